@@ -1,0 +1,324 @@
+// OpenClaw context-engine adapter: lifecycle calls → core Session calls; state via store.js.
+//
+// Boundary design (measured, see README "How it works"): moving whole histories through
+// serde-wasm-bindgen costs ~25 µs per message, so the core keeps a compact per-message record
+// and asks (`need(count)`) only for the messages it has not seen plus a few checks; JS
+// stringifies just those. The core answers with a plan of host indices and synthetic messages;
+// the host's own objects are returned untouched, so their bytes cannot drift.
+//
+// Engine instances live one turn (openclaw-plugin-api.md §4.1). Sessions are cached per
+// process (Gateway mode) and reloaded from disk when another process wrote their journal.
+// Nothing here throws into the host: on any error the turn passes history through unchanged
+// (OpenClaw quarantines engines that throw) and the state on disk is kept.
+import { loadCore, resetCore } from "./core.js";
+import * as store from "./store.js";
+
+const VERSION = "0.1.0";
+const SNAPSHOT_MIN_BYTES = 1 << 20;
+const live = new Map(); // sessionId -> { session, core, journalBytes, snapshotBytes }
+
+/** Factory registered with api.registerContextEngine (async: instantiates wasm). */
+export function createEngineFactory(ctx) {
+  return async (factoryCtx = {}) => {
+    try {
+      await loadCore();
+    } catch (err) {
+      ctx.logger?.error?.(`cachefold: core failed to load (${err.message}); passing history through`);
+    }
+    return new CachefoldEngine(ctx, factoryCtx);
+  };
+}
+
+function nowMs() {
+  return Date.now();
+}
+
+function modelOf(params) {
+  const rs = params.runtimeSettings?.model;
+  const m = params.model ?? rs?.resolved ?? rs?.requested ?? null;
+  if (!m) return null;
+  const provider = rs?.provider;
+  return provider && !String(m).includes("/") ? `${provider}/${m}` : String(m);
+}
+
+async function openSession(ctx, sessionId) {
+  const core = await loadCore();
+  const paths = store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId));
+  const cached = live.get(sessionId);
+  if (cached && cached.core === core && cached.journalBytes === store.journalSize(paths)) {
+    return { ...cached, paths };
+  }
+  cached?.session?.free?.();
+  const { snapshot, journal, journalBytes } = store.readState(paths);
+  const restored = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
+  const entry = { session: restored, core, journalBytes, snapshotBytes: snapshot ? snapshot.length : 0 };
+  live.set(sessionId, entry);
+  return { ...entry, paths };
+}
+
+function persist(ctx, sessionId, h) {
+  const lines = h.session.takeJournal();
+  let size = store.appendJournal(h.paths, lines);
+  if (size > Math.max(SNAPSHOT_MIN_BYTES, h.snapshotBytes)) {
+    const snap = h.session.snapshot();
+    store.writeSnapshot(h.paths, snap);
+    h.snapshotBytes = snap.length;
+    size = 0;
+  }
+  const entry = live.get(sessionId);
+  if (entry) {
+    entry.journalBytes = size;
+    entry.snapshotBytes = h.snapshotBytes;
+  }
+}
+
+async function withSession(ctx, sessionId, fn) {
+  const paths = store.sessionPaths(ctx.stateDir, (await loadCore()).sessionDirName(sessionId));
+  return store.withSessionLock(paths, async () => {
+    const h = await openSession(ctx, sessionId);
+    try {
+      const out = await fn(h);
+      persist(ctx, sessionId, h);
+      return out;
+    } catch (err) {
+      // Drop the cached handle: the next call reloads from disk, which holds every event
+      // persisted so far. A trap also drops the wasm instance (core.js).
+      live.delete(sessionId);
+      if (err instanceof WebAssembly.RuntimeError) resetCore();
+      throw err;
+    }
+  });
+}
+
+function indexed(messages, indices) {
+  const out = new Array(indices.length);
+  for (let k = 0; k < indices.length; k++) {
+    const i = indices[k];
+    out[k] = { index: i, json: JSON.stringify(messages[i]) };
+  }
+  return out;
+}
+
+function allIndices(n) {
+  return Uint32Array.from({ length: n }, (_, i) => i);
+}
+
+function runPlan(h, ctx, sessionId, messages, build) {
+  const count = messages.length;
+  let plan = build(indexed(messages, h.session.need(count)));
+  if (plan.needFull) plan = build(indexed(messages, allIndices(count)));
+  for (const w of plan.foldWrites ?? []) {
+    const text = messages.slice(w.from, w.to).map((m) => JSON.stringify(m)).join("\n") + "\n";
+    store.writeFold(h.paths, w.foldId, text);
+  }
+  const synthetic = (plan.synthetic ?? []).map((s) => JSON.parse(s));
+  const out = new Array(plan.order.length);
+  for (let k = 0; k < plan.order.length; k++) {
+    const i = plan.order[k];
+    out[k] = i >= 0 ? messages[i] : synthetic[-i - 1];
+  }
+  return { plan, out };
+}
+
+export class CachefoldEngine {
+  constructor(ctx, factoryCtx) {
+    this.ctx = ctx;
+    this.factoryCtx = factoryCtx;
+    this.info = {
+      id: "cachefold",
+      name: "cachefold",
+      version: VERSION,
+      ownsCompaction: ctx.config.ownsCompaction !== false,
+      transcriptSemantics: {
+        currentTurnFence: "before-current-turn-entry-v1",
+        turnAdvancementIdempotency: "atomic-idempotent-v1",
+      },
+    };
+  }
+
+  async bootstrap() {
+    return { bootstrapped: false, reason: "cachefold restores its own state on first assemble" };
+  }
+
+  async ingest() {
+    return { ingested: false };
+  }
+
+  async assemble(params) {
+    const messages = Array.isArray(params?.messages) ? params.messages : [];
+    const t0 = performance.now();
+    try {
+      const sessionId = String(params.sessionId ?? "");
+      if (!sessionId) throw Object.assign(new Error("assemble without sessionId"), { code: "CACHEFOLD_INPUT" });
+      const model = modelOf(params);
+      const result = await withSession(this.ctx, sessionId, async (h) =>
+        runPlan(h, this.ctx, sessionId, messages, (list) =>
+          h.session.assemble({
+            count: messages.length,
+            messages: list,
+            model,
+            tokenBudget: params.tokenBudget ?? null,
+            nowMs: nowMs(),
+          }),
+        ),
+      );
+      const { plan, out } = result;
+      this.ctx.log({
+        event: "assemble",
+        sessionId,
+        model,
+        count: messages.length,
+        outCount: out.length,
+        passthrough: !!plan.passthrough,
+        estimatedTokens: plan.estimatedTokens,
+        report: plan.report ?? null,
+        ms: +(performance.now() - t0).toFixed(3),
+      });
+      const res = { messages: out, estimatedTokens: plan.estimatedTokens ?? 0 };
+      if (plan.systemPromptAddition) res.systemPromptAddition = plan.systemPromptAddition;
+      return res;
+    } catch (err) {
+      return this.#passthrough("assemble", err, messages);
+    }
+  }
+
+  #passthrough(where, err, messages) {
+    this.ctx.logger?.warn?.(`cachefold: ${where} failed (${err?.code ?? "error"}: ${err?.message}); history passed through unchanged`);
+    this.ctx.log({ event: "error", where, code: err?.code ?? null, message: String(err?.message ?? err) });
+    return { messages, estimatedTokens: 0 };
+  }
+
+  async commitTurn(params) {
+    try {
+      const sessionId = String(params.sessionId ?? params.terminal?.sessionId ?? "");
+      const key = String(params.advancementKey ?? "");
+      const msgs = Array.isArray(params.messages) ? params.messages : [];
+      const outcome = await withSession(this.ctx, sessionId, async (h) =>
+        h.session.commitTurn({ advancementKey: key, messages: msgs.map((m) => JSON.stringify(m)), nowMs: nowMs() }),
+      );
+      this.ctx.log({ event: "commitTurn", sessionId, advancementKey: key, status: outcome.status, messages: msgs.length });
+      return { status: outcome.status };
+    } catch (err) {
+      // A failed commit must not fail the user's turn; the state simply does not advance.
+      this.ctx.logger?.warn?.(`cachefold: commitTurn failed (${err?.message}); state not advanced`);
+      this.ctx.log({ event: "error", where: "commitTurn", message: String(err?.message ?? err) });
+      return { status: "committed" };
+    }
+  }
+
+  async compact(params) {
+    try {
+      const sessionId = String(params.sessionId ?? "");
+      const messages = await this.#historyFor(params);
+      if (!messages) {
+        return { ok: true, compacted: false, reason: "cachefold folds at the next assemble (history not available here)" };
+      }
+      const { plan } = await withSession(this.ctx, sessionId, async (h) =>
+        runPlan(h, this.ctx, sessionId, messages, (list) =>
+          h.session.compact({ count: messages.length, messages: list, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs() }, params.force !== false),
+        ),
+      );
+      this.ctx.log({ event: "compact", sessionId, report: plan.report ?? null });
+      const fold = plan.report?.fold;
+      return {
+        ok: true,
+        compacted: !!fold,
+        reason: fold ? undefined : "nothing to fold",
+        result: { tokensBefore: plan.report?.tokensBefore ?? plan.estimatedTokens ?? 0, tokensAfter: plan.estimatedTokens ?? 0, summary: fold?.summary },
+      };
+    } catch (err) {
+      this.ctx.log({ event: "error", where: "compact", message: String(err?.message ?? err) });
+      return { ok: false, compacted: false, reason: `cachefold: ${err?.message ?? err}` };
+    }
+  }
+
+  // compact() receives no message list; the engine asks to fold at the next assemble instead.
+  async #historyFor(params) {
+    if (Array.isArray(params.messages)) return params.messages;
+    try {
+      const sessionId = String(params.sessionId ?? "");
+      await withSession(this.ctx, sessionId, async (h) => h.session.requestFold?.(nowMs()));
+    } catch {
+      /* best effort */
+    }
+    return null;
+  }
+
+  async maintain(params) {
+    const none = { changed: false, bytesFreed: 0, rewrittenEntries: 0 };
+    try {
+      const sessionId = String(params.sessionId ?? "");
+      const llm = params.runtimeContext?.llm;
+      if (!sessionId || !llm?.complete || this.ctx.config.summary?.useLlm === false) return none;
+      const req = await withSession(this.ctx, sessionId, async (h) => h.session.summaryRequest(nowMs()) ?? null);
+      if (!req) return none;
+      let text = "";
+      let ok = false;
+      try {
+        const res = await withTimeout(
+          llm.complete({
+            systemPrompt: req.system,
+            messages: [{ role: "user", content: req.prompt }],
+            maxTokens: req.maxTokens,
+            temperature: 0.2,
+            purpose: "cachefold fold summary",
+          }),
+          req.timeoutMs,
+        );
+        text = String(res?.text ?? "");
+        ok = text.trim().length > 0;
+      } catch (err) {
+        this.ctx.log({ event: "summary", sessionId, ok: false, message: String(err?.message ?? err) });
+      }
+      await withSession(this.ctx, sessionId, async (h) => h.session.acceptSummary(req.id, text, ok, nowMs()));
+      this.ctx.log({ event: "summary", sessionId, id: req.id, ok, chars: text.length });
+      return { ...none, reason: ok ? "summary prepared" : "summary failed; extractive fallback" };
+    } catch (err) {
+      this.ctx.log({ event: "error", where: "maintain", message: String(err?.message ?? err) });
+      return none;
+    }
+  }
+
+  async afterTurn() {}
+
+  async dispose() {}
+}
+
+function withTimeout(promise, ms) {
+  let timer;
+  return Promise.race([
+    promise,
+    new Promise((_, rej) => {
+      timer = setTimeout(() => rej(Object.assign(new Error(`timed out after ${ms} ms`), { code: "CACHEFOLD_TIMEOUT" })), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+// ---- read-only views for the agent tools (js/tools.js) ----------------------------------------
+
+/** Stats of one session (as the core reports them), or null when the session is unknown. */
+export async function sessionStats(ctx, sessionId) {
+  const core = await loadCore();
+  const paths = store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId));
+  const { snapshot, journal } = store.readState(paths);
+  if (!snapshot && !journal) return null;
+  const s = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
+  try {
+    return s.stats();
+  } finally {
+    s.free?.();
+  }
+}
+
+/** Folded regions of a session as searchable documents. */
+export async function foldedDocs(ctx, sessionId) {
+  const core = await loadCore();
+  const paths = store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId));
+  return store.listFolds(paths).map((id) => ({ id, kind: "fold", text: store.readFold(paths, id) ?? "" }));
+}
+
+/** Raw text of one folded region (JSON lines of the original messages), or null. */
+export async function foldText(ctx, sessionId, foldId) {
+  const core = await loadCore();
+  return store.readFold(store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId)), foldId);
+}

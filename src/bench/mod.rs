@@ -1,0 +1,1 @@
+//! Replay bench (feature `bench`): under construction.

@@ -1,0 +1,343 @@
+//! Plugin configuration: the only place defaults live.
+//!
+//! The JS shim passes `api.pluginConfig` (the object under `plugins.entries.cachefold.config`)
+//! in as JSON. [`Config::from_value`] fills defaults, accepts numbers written as strings (the
+//! `openclaw config set` CLI stores plain strings unless `--strict-json` is given), and
+//! [`Config::validate`] rejects out-of-range values with the offending key in the message.
+//! `openclaw.plugin.json#configSchema` mirrors this struct; `tests/config_schema.rs` keeps
+//! the two equal.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
+
+/// When the engine manages context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Manage context for models matching `targetModels`; pass everything else through.
+    #[default]
+    Auto,
+    /// Manage context for every model, including unknown ids.
+    Always,
+    /// Pass history through unchanged (as `legacy` would) for every model.
+    Off,
+}
+
+/// Full plugin configuration. Field docs double as the README's config reference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Config {
+    /// `auto` | `always` | `off`.
+    pub mode: Mode,
+    /// Case-insensitive glob patterns (`*` wildcard) matched against the model id
+    /// (`provider/model` and bare `model` are both tried).
+    pub target_models: Vec<String>,
+    /// Messages at the start of the history pinned for the session (extended so an
+    /// assistant tool call is never separated from its results).
+    #[serde(deserialize_with = "de_u32")]
+    pub prefix_lock_count: u32,
+    /// Fold at once, whatever the price, when the estimate exceeds this share of the token budget.
+    #[serde(deserialize_with = "de_f64")]
+    pub compact_ratio: f64,
+    /// Overrides the host's token budget (0 = use the host's).
+    #[serde(deserialize_with = "de_u64")]
+    pub token_budget: u64,
+    /// Estimated tokens of live history kept verbatim after a fold.
+    #[serde(deserialize_with = "de_u64")]
+    pub tail_tokens: u64,
+    /// Smallest region (estimated tokens) a priced fold may cover.
+    #[serde(deserialize_with = "de_u64")]
+    pub min_fold_tokens: u64,
+    /// When all fold records together pass this many estimated tokens, condense them into one.
+    #[serde(deserialize_with = "de_u64")]
+    pub fold_record_budget: u64,
+    /// Expected remaining model calls used by the fold cost model (0 = estimate from the
+    /// session so far: as many calls again as already made, clamped to 4..200).
+    #[serde(deserialize_with = "de_u64")]
+    pub expected_remaining_calls: u64,
+    /// Price table key (`auto` picks from the model id), e.g. `deepseek-flash-peak`.
+    pub price: String,
+    /// Extra or overriding price rows, USD per 1M tokens.
+    pub prices: BTreeMap<String, PriceRow>,
+    /// Summary generation with the host's LLM.
+    pub summary: SummaryConfig,
+    /// Basenames (case-insensitive) whose `read` results survive folds verbatim.
+    pub protected_reads: Vec<String>,
+    /// Default arguments added by `before_tool_call` when the model gave none, per tool.
+    pub tool_defaults: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+    /// Oversized tool results become previews plus artifacts.
+    pub persist: PersistConfig,
+    /// The artifact store.
+    pub artifacts: ArtifactsConfig,
+    /// Where journals, snapshots and artifacts live (empty = `$OPENCLAW_STATE_DIR/cachefold`).
+    pub state_dir: String,
+    /// Append one JSON line per engine decision to this file (empty = off).
+    pub log_file: String,
+    /// Declare `info.ownsCompaction` to the host: cachefold folds instead of the host's
+    /// cache-hostile compaction, and the host re-runs `assemble` before every model call.
+    pub owns_compaction: bool,
+}
+
+/// One price row, USD per 1M tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PriceRow {
+    /// Cached input token.
+    #[serde(deserialize_with = "de_f64")]
+    pub hit: f64,
+    /// Uncached input token.
+    #[serde(deserialize_with = "de_f64")]
+    pub miss: f64,
+    /// Output token.
+    #[serde(deserialize_with = "de_f64")]
+    pub output: f64,
+}
+
+/// Summaries made with `runtimeContext.llm.complete`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct SummaryConfig {
+    /// Use the host's LLM for fold summaries (the extractive summary is always the fallback).
+    pub use_llm: bool,
+    /// At most this many summary calls per session per hour.
+    #[serde(deserialize_with = "de_u32")]
+    pub max_calls_per_hour: u32,
+    /// Give up on one summary call after this long.
+    #[serde(deserialize_with = "de_u64")]
+    pub timeout_ms: u64,
+    /// Output cap of one summary call.
+    #[serde(deserialize_with = "de_u32")]
+    pub max_tokens: u32,
+}
+
+/// Tool-result shrinking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct PersistConfig {
+    /// Master switch.
+    pub enabled: bool,
+    /// Threshold in characters per tool name.
+    pub thresholds: BTreeMap<String, u64>,
+    /// Threshold for tools not listed.
+    #[serde(deserialize_with = "de_u64")]
+    pub default_threshold: u64,
+    /// Preview size in characters (about 70 % head, 30 % tail, cut at line boundaries).
+    #[serde(deserialize_with = "de_u64")]
+    pub preview_chars: u64,
+}
+
+/// Artifact store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ArtifactsConfig {
+    /// Size budget in bytes; least recently referenced unreferenced artifacts are evicted above it.
+    #[serde(deserialize_with = "de_u64")]
+    pub max_bytes: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let mut tool_defaults = BTreeMap::new();
+        let mut read = serde_json::Map::new();
+        read.insert("offset".into(), 1.into());
+        read.insert("limit".into(), 200.into());
+        tool_defaults.insert("read".to_string(), read);
+        let mut fetch = serde_json::Map::new();
+        fetch.insert("maxChars".into(), 12000.into());
+        tool_defaults.insert("web_fetch".to_string(), fetch);
+        Config {
+            mode: Mode::Auto,
+            target_models: vec!["*deepseek*".to_string()],
+            prefix_lock_count: 2,
+            compact_ratio: 0.8,
+            token_budget: 0,
+            tail_tokens: 24_000,
+            min_fold_tokens: 8_000,
+            fold_record_budget: 16_000,
+            expected_remaining_calls: 0,
+            price: "auto".to_string(),
+            prices: BTreeMap::new(),
+            summary: SummaryConfig::default(),
+            protected_reads: DEFAULT_PROTECTED_READS.iter().map(|s| s.to_string()).collect(),
+            tool_defaults,
+            persist: PersistConfig::default(),
+            artifacts: ArtifactsConfig::default(),
+            state_dir: String::new(),
+            log_file: String::new(),
+            owns_compaction: true,
+        }
+    }
+}
+
+/// Workspace files whose reads survive folds verbatim.
+pub const DEFAULT_PROTECTED_READS: &[&str] = &[
+    "AGENTS.md",
+    "SOUL.md",
+    "MEMORY.md",
+    "TOOLS.md",
+    "USER.md",
+    "IDENTITY.md",
+    "HEARTBEAT.md",
+    "NOW.md",
+    "SESSION-STATE.md",
+    "SKILL.md",
+    "TODAY.md",
+];
+
+impl Default for SummaryConfig {
+    fn default() -> Self {
+        SummaryConfig { use_llm: true, max_calls_per_hour: 6, timeout_ms: 45_000, max_tokens: 1_500 }
+    }
+}
+
+impl Default for PersistConfig {
+    fn default() -> Self {
+        let mut thresholds = BTreeMap::new();
+        thresholds.insert("read".to_string(), 12_000);
+        for t in ["exec", "bash", "web_fetch"] {
+            thresholds.insert(t.to_string(), 4_000);
+        }
+        PersistConfig { enabled: true, thresholds, default_threshold: 8_000, preview_chars: 4_000 }
+    }
+}
+
+impl Default for ArtifactsConfig {
+    fn default() -> Self {
+        ArtifactsConfig { max_bytes: 1 << 30 }
+    }
+}
+
+impl Config {
+    /// Parse from the host's plugin config object (missing or `null` gives the defaults).
+    pub fn from_value(v: &serde_json::Value) -> Result<Config> {
+        if v.is_null() {
+            return Ok(Config::default());
+        }
+        if !v.is_object() {
+            return Err(Error::config("", "plugin config must be an object"));
+        }
+        let cfg: Config = serde_json::from_value(v.clone()).map_err(|e| Error::config("", e.to_string()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Parse from a JSON string.
+    pub fn from_json(s: &str) -> Result<Config> {
+        let v: serde_json::Value = serde_json::from_str(s)?;
+        Config::from_value(&v)
+    }
+
+    /// Range checks with the offending key in the error.
+    pub fn validate(&self) -> Result<()> {
+        if self.prefix_lock_count > 64 {
+            return Err(Error::config("prefixLockCount", "must be between 0 and 64"));
+        }
+        if !(self.compact_ratio > 0.05 && self.compact_ratio <= 1.0) {
+            return Err(Error::config("compactRatio", "must be greater than 0.05 and at most 1"));
+        }
+        if self.tail_tokens < 1_000 {
+            return Err(Error::config("tailTokens", "must be at least 1000"));
+        }
+        if self.summary.timeout_ms < 100 {
+            return Err(Error::config("summary.timeoutMs", "must be at least 100"));
+        }
+        if self.persist.preview_chars < 200 {
+            return Err(Error::config("persist.previewChars", "must be at least 200"));
+        }
+        if self.persist.default_threshold < self.persist.preview_chars {
+            return Err(Error::config("persist.defaultThreshold", "must be at least persist.previewChars"));
+        }
+        for (tool, t) in &self.persist.thresholds {
+            if *t < self.persist.preview_chars {
+                return Err(Error::config(
+                    format!("persist.thresholds.{tool}"),
+                    "must be at least persist.previewChars",
+                ));
+            }
+        }
+        if self.artifacts.max_bytes < 1 << 20 {
+            return Err(Error::config("artifacts.maxBytes", "must be at least 1048576 (1 MiB)"));
+        }
+        for (name, row) in &self.prices {
+            if !(row.hit >= 0.0 && row.miss > 0.0 && row.output >= 0.0) {
+                return Err(Error::config(format!("prices.{name}"), "hit, miss and output must be non-negative (miss > 0)"));
+            }
+        }
+        for p in &self.target_models {
+            if p.is_empty() {
+                return Err(Error::config("targetModels", "patterns must be non-empty"));
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---- lenient number parsing: numbers or numeric strings -------------------------------------
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum NumOrStr {
+    N(serde_json::Number),
+    S(String),
+}
+
+fn num<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    match NumOrStr::deserialize(d)? {
+        NumOrStr::N(n) => n.as_f64().ok_or_else(|| serde::de::Error::custom("not a number")),
+        NumOrStr::S(s) => s
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| serde::de::Error::custom(format!("expected a number, got {s:?}"))),
+    }
+}
+
+fn de_f64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    let v = num(d)?;
+    if !v.is_finite() {
+        return Err(serde::de::Error::custom("expected a finite number"));
+    }
+    Ok(v)
+}
+
+fn de_u64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u64, D::Error> {
+    let v = num(d)?;
+    if !(v >= 0.0 && v.fract() == 0.0 && v < 9.0e15) {
+        return Err(serde::de::Error::custom(format!("expected a non-negative integer, got {v}")));
+    }
+    Ok(v as u64)
+}
+
+fn de_u32<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
+    let v = de_u64(d)?;
+    u32::try_from(v).map_err(|_| serde::de::Error::custom("integer too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate() {
+        Config::default().validate().unwrap();
+        assert_eq!(Config::from_value(&serde_json::Value::Null).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn numeric_strings_accepted() {
+        let c = Config::from_json(r#"{"tailTokens":"30000","compactRatio":"0.7"}"#).unwrap();
+        assert_eq!(c.tail_tokens, 30_000);
+        assert_eq!(c.compact_ratio, 0.7);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = Config::from_json(r#"{"compactRatio":3}"#).unwrap_err();
+        assert_eq!(e.code(), "CACHEFOLD_CONFIG");
+        assert!(e.to_string().contains("compactRatio"), "{e}");
+        let e = Config::from_json(r#"{"nope":1}"#).unwrap_err();
+        assert!(e.to_string().contains("nope"), "{e}");
+        let e = Config::from_json(r#"{"tailTokens":"lots"}"#).unwrap_err();
+        assert!(e.to_string().contains("lots"), "{e}");
+    }
+}

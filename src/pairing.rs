@@ -1,0 +1,809 @@
+//! DeepSeek-strict tool-call pairing: validation, repair and safe cut points.
+//!
+//! DeepSeek (like the OpenAI chat API it mirrors, but stricter in practice) rejects a request
+//! with HTTP 400 unless every assistant message that carries tool calls is followed
+//! *immediately* by exactly one tool result per call id (in any order among themselves), and no
+//! tool result stands anywhere else. Every peer plugin has broken this rule at some point
+//! (peers.md §10.3), so the engine runs [`repair`] as a final pass over whatever it assembled.
+//!
+//! The module works on [`Shape`]s — the pairing-relevant skeleton of a message — so it is cheap
+//! and easy to fuzz. Invariants (checked by the property tests at the bottom):
+//!
+//! * [`repair`] never drops a message: every input position appears exactly once in
+//!   [`Repaired::slots`]; only synthetic messages are added.
+//! * After [`repair`], [`violations`] of the resolved sequence is empty (with
+//!   `leave_trailing_open`, only the trailing open group may lack results, see
+//!   [`violations_with`]).
+//! * A sequence without violations is returned unchanged, with no repairs.
+//! * Every change is reported as a [`Repair`]; nothing is fixed silently.
+//! * For a valid sequence, cutting at any index from [`cut_points`] leaves both halves valid.
+//!
+//! Groups are matched by call *occurrence*, not by id alone: an assistant message that calls
+//! the same id twice needs two results with that id, and two different assistant messages may
+//! reuse an id (each group is checked locally, which is what the provider does).
+
+use crate::message::{Message, Role};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// The pairing-relevant role of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ShapeRole {
+    /// `user`: opens a new turn; the only place a fold may cut.
+    User,
+    /// `assistant`, with or without tool calls.
+    Assistant,
+    /// `toolResult`.
+    ToolResult,
+    /// Anything else (`bashExecution`, `custom`, summaries, unknown roles). The host sends these
+    /// to the model as non-tool messages, so they break a tool group like a user message does.
+    #[default]
+    Other,
+}
+
+/// Pairing skeleton of one message.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Shape {
+    /// Role class.
+    pub role: ShapeRole,
+    /// Tool-call ids of an assistant message, in call order (duplicates kept; a missing id is `""`).
+    pub call_ids: Vec<String>,
+    /// `toolCallId` of a tool result (a missing id is `Some("")`: it can only be an orphan).
+    pub result_id: Option<String>,
+    /// `toolName` of a tool result; for an assistant, the first call's name.
+    pub tool_name: Option<String>,
+    /// Tool names parallel to `call_ids` (addition to the contract: synthetic results are named
+    /// after their call). Shorter than `call_ids` is tolerated; missing names become `tool_name`
+    /// or `"unknown"`.
+    pub call_names: Vec<String>,
+}
+
+impl Shape {
+    /// Pairing skeleton of a host message.
+    pub fn of(m: &Message) -> Shape {
+        match m.role() {
+            Role::User => Shape { role: ShapeRole::User, ..Shape::default() },
+            Role::Assistant => {
+                let calls = m.tool_calls();
+                Shape {
+                    role: ShapeRole::Assistant,
+                    call_ids: calls.iter().map(|c| c.id.to_string()).collect(),
+                    result_id: None,
+                    tool_name: calls.first().map(|c| c.name.to_string()),
+                    call_names: calls.iter().map(|c| c.name.to_string()).collect(),
+                }
+            }
+            Role::ToolResult => Shape {
+                role: ShapeRole::ToolResult,
+                call_ids: Vec::new(),
+                result_id: Some(m.tool_call_id().unwrap_or("").to_string()),
+                tool_name: m.tool_name().map(str::to_string),
+                call_names: Vec::new(),
+            },
+            _ => Shape { role: ShapeRole::Other, ..Shape::default() },
+        }
+    }
+
+    /// A user message.
+    pub fn user() -> Shape {
+        Shape { role: ShapeRole::User, ..Shape::default() }
+    }
+
+    /// An assistant message calling `ids` (tool names `"t"`); `&[]` is a plain text reply.
+    pub fn call(ids: &[&str]) -> Shape {
+        Shape {
+            role: ShapeRole::Assistant,
+            call_ids: ids.iter().map(|s| s.to_string()).collect(),
+            result_id: None,
+            tool_name: ids.first().map(|_| "t".to_string()),
+            call_names: ids.iter().map(|_| "t".to_string()).collect(),
+        }
+    }
+
+    /// A tool result for `id` (tool name `"t"`).
+    pub fn result(id: &str) -> Shape {
+        Shape {
+            role: ShapeRole::ToolResult,
+            call_ids: Vec::new(),
+            result_id: Some(id.to_string()),
+            tool_name: Some("t".to_string()),
+            call_names: Vec::new(),
+        }
+    }
+
+    /// Any other message.
+    pub fn other() -> Shape {
+        Shape { role: ShapeRole::Other, ..Shape::default() }
+    }
+
+    /// True for an assistant message with at least one tool call.
+    pub fn has_calls(&self) -> bool {
+        self.role == ShapeRole::Assistant && !self.call_ids.is_empty()
+    }
+
+    /// Name of call number `k` of this assistant message.
+    fn call_name(&self, k: usize) -> String {
+        self.call_names
+            .get(k)
+            .or(self.tool_name.as_ref())
+            .cloned()
+            .unwrap_or_else(|| "unknown".to_string())
+    }
+
+    fn rid(&self) -> &str {
+        self.result_id.as_deref().unwrap_or("")
+    }
+}
+
+/// One element of a repaired sequence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Slot {
+    /// The input message at this position, unchanged.
+    Orig(usize),
+    /// A synthetic error tool result ([`synthetic_result_json`]) for a call whose result is missing.
+    SyntheticResult {
+        /// Call id answered.
+        call_id: String,
+        /// Tool name of the call.
+        tool_name: String,
+    },
+    /// A synthetic assistant tool call ([`synthetic_call_json`]) placed before a result whose
+    /// call is not in the sequence (orphan) or whose call already has a result (duplicate).
+    SyntheticCall {
+        /// Call id (the result's `toolCallId`).
+        call_id: String,
+        /// Tool name (the result's `toolName`, or `"unknown"`).
+        tool_name: String,
+    },
+}
+
+/// One pairing problem, found by [`violations`] or fixed by [`repair`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Repair {
+    /// `missing_result` | `orphan_result` | `moved_result` | `duplicate_result`.
+    pub kind: String,
+    /// The call id concerned.
+    pub call_id: String,
+    /// Input position: the assistant message for `missing_result`, the tool result otherwise.
+    pub position: usize,
+}
+
+/// Output of [`repair`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Repaired {
+    /// The repaired order: every input position exactly once, plus synthetic messages.
+    pub slots: Vec<Slot>,
+    /// Every change made, in input order of discovery (missing results last).
+    pub repairs: Vec<Repair>,
+}
+
+impl Repaired {
+    /// The shapes of the repaired sequence (for validation and tests). Positions outside `seq`
+    /// resolve to [`ShapeRole::Other`] (cannot happen for a `Repaired` made from `seq`).
+    pub fn resolve(&self, seq: &[Shape]) -> Vec<Shape> {
+        self.slots
+            .iter()
+            .map(|s| match s {
+                Slot::Orig(i) => seq.get(*i).cloned().unwrap_or_default(),
+                Slot::SyntheticResult { call_id, tool_name } => Shape {
+                    role: ShapeRole::ToolResult,
+                    result_id: Some(call_id.clone()),
+                    tool_name: Some(tool_name.clone()),
+                    ..Shape::default()
+                },
+                Slot::SyntheticCall { call_id, tool_name } => Shape {
+                    role: ShapeRole::Assistant,
+                    call_ids: vec![call_id.clone()],
+                    tool_name: Some(tool_name.clone()),
+                    call_names: vec![tool_name.clone()],
+                    result_id: None,
+                },
+            })
+            .collect()
+    }
+
+    /// True when nothing had to change.
+    pub fn is_identity(&self) -> bool {
+        self.repairs.is_empty()
+    }
+}
+
+fn rep(kind: &str, call_id: &str, position: usize) -> Repair {
+    Repair { kind: kind.to_string(), call_id: call_id.to_string(), position }
+}
+
+/// DeepSeek rule: each assistant message with tool calls is followed immediately by exactly one
+/// result per call id (any order among them), and no result stands anywhere else.
+///
+/// Reports `missing_result` (at the assistant's position, once per unanswered call),
+/// `duplicate_result` (a second result for a call of the current group), `moved_result`
+/// (a result whose id is called somewhere else in `seq`) and `orphan_result` (no call anywhere).
+/// Empty iff the sequence is valid.
+pub fn violations(seq: &[Shape]) -> Vec<Repair> {
+    violations_with(seq, false)
+}
+
+/// [`violations`], optionally tolerating a tool-call group still open at the very end of `seq`
+/// (`leave_trailing_open`: the host is about to append its results).
+pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> {
+    let mut out = Vec::new();
+    // Open group: (assistant position, call ids still unanswered, all call ids of the group).
+    let mut open: Option<(usize, Vec<&str>, &[String])> = None;
+    let close = |open: &mut Option<(usize, Vec<&str>, &[String])>, out: &mut Vec<Repair>| {
+        if let Some((p, pending, _)) = open.take() {
+            for id in pending {
+                out.push(rep("missing_result", id, p));
+            }
+        }
+    };
+    for (i, s) in seq.iter().enumerate() {
+        match s.role {
+            ShapeRole::ToolResult => {
+                let id = s.rid();
+                let matched = match open.as_mut() {
+                    Some((_, pending, _)) => match pending.iter().position(|p| *p == id) {
+                        Some(k) => {
+                            pending.remove(k);
+                            true
+                        }
+                        None => false,
+                    },
+                    None => false,
+                };
+                if !matched {
+                    let in_group = open.as_ref().is_some_and(|(_, _, all)| all.iter().any(|c| c == id));
+                    let kind = if in_group {
+                        "duplicate_result"
+                    } else if seq.iter().any(|x| x.has_calls() && x.call_ids.iter().any(|c| c == id)) {
+                        "moved_result"
+                    } else {
+                        "orphan_result"
+                    };
+                    out.push(rep(kind, id, i));
+                }
+            }
+            _ => {
+                close(&mut open, &mut out);
+                if s.has_calls() {
+                    open = Some((i, s.call_ids.iter().map(String::as_str).collect(), &s.call_ids));
+                }
+            }
+        }
+    }
+    if !leave_trailing_open {
+        close(&mut open, &mut out);
+    }
+    out
+}
+
+/// Repair a sequence so that [`violations`] of the result is empty. Never drops a message.
+///
+/// Algorithm (deterministic):
+/// 1. Results standing in the contiguous run right after an assistant message are matched to
+///    that message's calls (one result per call occurrence) and stay where they are.
+/// 2. Every other result is matched to an unanswered occurrence of its id in the nearest
+///    *preceding* assistant message, else the nearest *following* one, and is moved to the end
+///    of that message's result run (`moved_result`).
+/// 3. A result left unmatched keeps its relative position and gets a synthetic assistant call
+///    with its id inserted right before it (`duplicate_result` when its id is called somewhere
+///    in `seq` but every occurrence already has a result, `orphan_result` otherwise). Keeping a
+///    duplicate (rather than dropping it) preserves whatever the tool returned; the synthetic
+///    call makes it a self-contained group that the provider accepts. If it stood inside
+///    another group's run it is placed after that run, so the run stays contiguous.
+/// 4. Each call occurrence still unanswered gets a synthetic error result appended to its run
+///    (`missing_result`), in call order — except, with `leave_trailing_open`, the calls of an
+///    assistant message that is the last non-result message with nothing unmatched after it:
+///    the host appends those results itself.
+///
+/// Non-result messages keep their relative order.
+pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
+    let n = seq.len();
+    // assigned[r] = Some((assistant position, call index)) for matched results.
+    let mut assigned: Vec<Option<(usize, usize)>> = vec![None; n];
+    // answered[p][k]: call k of assistant p has a result.
+    let mut answered: Vec<Vec<bool>> = seq.iter().map(|s| vec![false; s.call_ids.len()]).collect();
+    let mut repairs = Vec::new();
+
+    // Phase 1: in-place results.
+    for (p, s) in seq.iter().enumerate() {
+        if !s.has_calls() {
+            continue;
+        }
+        let mut r = p + 1;
+        while let Some(res) = seq.get(r) {
+            if res.role != ShapeRole::ToolResult {
+                break;
+            }
+            if let Some(k) = free_call(s, &answered[p], res.rid()) {
+                answered[p][k] = true;
+                assigned[r] = Some((p, k));
+            }
+            r += 1;
+        }
+    }
+
+    // Phase 2: stray results move to the nearest preceding, else following, unanswered call.
+    let mut unmatched: Vec<usize> = Vec::new();
+    for r in 0..n {
+        if seq[r].role != ShapeRole::ToolResult || assigned[r].is_some() {
+            continue;
+        }
+        let id = seq[r].rid();
+        let before = (0..r).rev().find_map(|p| free_call(&seq[p], &answered[p], id).map(|k| (p, k)));
+        let found = before.or_else(|| (r + 1..n).find_map(|p| free_call(&seq[p], &answered[p], id).map(|k| (p, k))));
+        match found {
+            Some((p, k)) => {
+                answered[p][k] = true;
+                assigned[r] = Some((p, k));
+                repairs.push(rep("moved_result", id, r));
+            }
+            None => unmatched.push(r),
+        }
+    }
+    for &r in &unmatched {
+        let id = seq[r].rid();
+        let called = seq.iter().any(|x| x.has_calls() && x.call_ids.iter().any(|c| c == id));
+        repairs.push(rep(if called { "duplicate_result" } else { "orphan_result" }, id, r));
+    }
+
+    // The trailing open group: last non-result message, an assistant with calls, and no
+    // unmatched result after it (one would have to stand after the group's synthetic call).
+    let last_anchor = (0..n).rev().find(|&i| seq[i].role != ShapeRole::ToolResult);
+    let trailing_open = match last_anchor {
+        Some(a) if leave_trailing_open && seq[a].has_calls() => !unmatched.iter().any(|&r| r > a),
+        _ => false,
+    };
+
+    // Results per assistant, in input order.
+    let mut block: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (r, a) in assigned.iter().enumerate() {
+        if let Some((p, _)) = a {
+            block[*p].push(r);
+        }
+    }
+
+    let mut slots = Vec::with_capacity(n + 4);
+    let mut missing = Vec::new();
+    let orphan_group = |slots: &mut Vec<Slot>, r: usize| {
+        let s = &seq[r];
+        slots.push(Slot::SyntheticCall {
+            call_id: s.rid().to_string(),
+            tool_name: s.tool_name.clone().unwrap_or_else(|| "unknown".to_string()),
+        });
+        slots.push(Slot::Orig(r));
+    };
+    // Unmatched results before the first non-result message.
+    let first_anchor = (0..n).find(|&i| seq[i].role != ShapeRole::ToolResult).unwrap_or(n);
+    for &r in unmatched.iter().filter(|&&r| r < first_anchor) {
+        orphan_group(&mut slots, r);
+    }
+    let anchors: Vec<usize> = (0..n).filter(|&i| seq[i].role != ShapeRole::ToolResult).collect();
+    for (ai, &a) in anchors.iter().enumerate() {
+        slots.push(Slot::Orig(a));
+        let s = &seq[a];
+        for &r in &block[a] {
+            slots.push(Slot::Orig(r));
+        }
+        if s.has_calls() && !(trailing_open && Some(a) == last_anchor) {
+            for (k, done) in answered[a].iter().enumerate() {
+                if !done {
+                    let id = &s.call_ids[k];
+                    slots.push(Slot::SyntheticResult { call_id: id.clone(), tool_name: s.call_name(k) });
+                    missing.push(rep("missing_result", id, a));
+                }
+            }
+        }
+        let next = anchors.get(ai + 1).copied().unwrap_or(n);
+        for &r in unmatched.iter().filter(|&&r| r > a && r < next) {
+            orphan_group(&mut slots, r);
+        }
+    }
+    repairs.extend(missing);
+    debug_assert_eq!(slots.iter().filter(|s| matches!(s, Slot::Orig(_))).count(), n);
+    Repaired { slots, repairs }
+}
+
+/// First unanswered call of `s` with id `id`.
+fn free_call(s: &Shape, answered: &[bool], id: &str) -> Option<usize> {
+    if !s.has_calls() {
+        return None;
+    }
+    s.call_ids.iter().zip(answered).position(|(c, done)| !done && c == id)
+}
+
+/// Text of every synthetic tool result.
+pub const SYNTHETIC_RESULT_TEXT: &str = "[cachefold] tool result missing from history; the call's outcome is unknown.";
+
+/// Model name on synthetic assistant messages (lets readers tell them apart).
+pub const SYNTHETIC_MODEL: &str = "cachefold-repair";
+
+/// JSON number for a timestamp: integral milliseconds print without a fraction (as the host
+/// writes `Date.now()`); non-finite becomes 0.
+fn ts_value(t: f64) -> Value {
+    if !t.is_finite() {
+        return json!(0);
+    }
+    if t.fract() == 0.0 && t.abs() < 9.0e15 {
+        return json!(t as i64);
+    }
+    json!(t)
+}
+
+/// OpenClaw `toolResult` answering `call_id` with an error (`isError: true`).
+pub fn synthetic_result_json(call_id: &str, tool_name: &str, timestamp: f64) -> String {
+    let v = json!({
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": tool_name,
+        "content": [{"type": "text", "text": SYNTHETIC_RESULT_TEXT}],
+        "isError": true,
+        "timestamp": ts_value(timestamp),
+    });
+    v.to_string()
+}
+
+/// OpenClaw assistant message with one `toolCall` (empty arguments), for an orphan result.
+pub fn synthetic_call_json(call_id: &str, tool_name: &str, timestamp: f64) -> String {
+    let v = json!({
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": call_id, "name": tool_name, "arguments": {}}],
+        "stopReason": "toolUse",
+        "timestamp": ts_value(timestamp),
+        "api": "openai-completions",
+        "provider": "cachefold",
+        "model": SYNTHETIC_MODEL,
+        "usage": {
+            "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+        },
+    });
+    v.to_string()
+}
+
+/// Positions where a fold may cut: index i such that seq[i] is a User message and no tool-call
+/// group is open before it (so [..i] and [i..] are both pairing-valid on their own).
+///
+/// Meant for repaired sequences. On an invalid sequence it still never returns an index inside
+/// an unanswered group, but results standing after the cut for calls before it are not checked.
+pub fn cut_points(seq: &[Shape]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut pending: Vec<&str> = Vec::new();
+    for (i, s) in seq.iter().enumerate() {
+        match s.role {
+            ShapeRole::ToolResult => {
+                if let Some(k) = pending.iter().position(|p| *p == s.rid()) {
+                    pending.remove(k);
+                }
+            }
+            ShapeRole::User => {
+                if pending.is_empty() {
+                    out.push(i);
+                }
+                pending.clear();
+            }
+            _ => {
+                pending.clear();
+                if s.has_calls() {
+                    pending = s.call_ids.iter().map(String::as_str).collect();
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn kinds(r: &[Repair]) -> Vec<(&str, &str, usize)> {
+        r.iter().map(|x| (x.kind.as_str(), x.call_id.as_str(), x.position)).collect()
+    }
+
+    fn u() -> Shape {
+        Shape::user()
+    }
+    fn a(ids: &[&str]) -> Shape {
+        Shape::call(ids)
+    }
+    fn r(id: &str) -> Shape {
+        Shape::result(id)
+    }
+
+    /// Checks every invariant of `repair` on one sequence.
+    fn check(seq: &[Shape]) {
+        for open in [false, true] {
+            let rep = repair(seq, open);
+            let resolved = rep.resolve(seq);
+            let v = violations_with(&resolved, open);
+            assert!(v.is_empty(), "open={open} seq={seq:?}\nslots={:?}\nviolations={v:?}", rep.slots);
+            if !open {
+                assert!(violations(&resolved).is_empty());
+            }
+            let mut seen = vec![0u32; seq.len()];
+            for s in &rep.slots {
+                if let Slot::Orig(i) = s {
+                    seen[*i] += 1;
+                }
+            }
+            assert!(seen.iter().all(|&c| c == 1), "positions not exactly once: {seen:?}");
+            let before = violations_with(seq, open);
+            assert_eq!(before.is_empty(), rep.repairs.is_empty(), "seq={seq:?} before={before:?} repairs={:?}", rep.repairs);
+            if before.is_empty() {
+                let ident: Vec<Slot> = (0..seq.len()).map(Slot::Orig).collect();
+                assert_eq!(rep.slots, ident);
+            }
+            // Every synthetic message is accounted for by a repair of the matching kind.
+            let synth_results = rep.slots.iter().filter(|s| matches!(s, Slot::SyntheticResult { .. })).count();
+            let synth_calls = rep.slots.iter().filter(|s| matches!(s, Slot::SyntheticCall { .. })).count();
+            let missing = rep.repairs.iter().filter(|x| x.kind == "missing_result").count();
+            let orphans = rep
+                .repairs
+                .iter()
+                .filter(|x| x.kind == "orphan_result" || x.kind == "duplicate_result")
+                .count();
+            assert_eq!(synth_results, missing);
+            assert_eq!(synth_calls, orphans);
+            // Non-result messages keep their relative order.
+            let anchors: Vec<usize> = rep
+                .slots
+                .iter()
+                .filter_map(|s| match s {
+                    Slot::Orig(i) if seq[*i].role != ShapeRole::ToolResult => Some(*i),
+                    _ => None,
+                })
+                .collect();
+            assert!(anchors.windows(2).all(|w| w[0] < w[1]));
+        }
+        if violations(seq).is_empty() {
+            for i in cut_points(seq) {
+                assert!(violations(&seq[..i]).is_empty(), "cut {i} head of {seq:?}");
+                assert!(violations(&seq[i..]).is_empty(), "cut {i} tail of {seq:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn valid_sequence_untouched() {
+        let seq = vec![u(), a(&["x", "y"]), r("y"), r("x"), a(&[]), u(), a(&["z"]), r("z"), a(&[])];
+        assert!(violations(&seq).is_empty());
+        let rep = repair(&seq, false);
+        assert!(rep.is_identity());
+        assert_eq!(rep.slots, (0..seq.len()).map(Slot::Orig).collect::<Vec<_>>());
+        assert_eq!(cut_points(&seq), vec![0, 5]);
+        check(&seq);
+    }
+
+    #[test]
+    fn missing_result_gets_synthetic_error() {
+        let seq = vec![u(), a(&["x", "y"]), r("x"), u()];
+        assert_eq!(kinds(&violations(&seq)), vec![("missing_result", "y", 1)]);
+        let rep = repair(&seq, false);
+        assert_eq!(
+            rep.slots,
+            vec![
+                Slot::Orig(0),
+                Slot::Orig(1),
+                Slot::Orig(2),
+                Slot::SyntheticResult { call_id: "y".into(), tool_name: "t".into() },
+                Slot::Orig(3)
+            ]
+        );
+        assert_eq!(kinds(&rep.repairs), vec![("missing_result", "y", 1)]);
+        check(&seq);
+    }
+
+    #[test]
+    fn trailing_open_call_left_alone_only_when_asked() {
+        let seq = vec![u(), a(&["x"])];
+        assert!(repair(&seq, true).is_identity());
+        assert!(violations_with(&seq, true).is_empty());
+        let rep = repair(&seq, false);
+        assert_eq!(kinds(&rep.repairs), vec![("missing_result", "x", 1)]);
+        // An open group that is not last is always closed.
+        let seq = vec![u(), a(&["x"]), u()];
+        assert_eq!(kinds(&repair(&seq, true).repairs), vec![("missing_result", "x", 1)]);
+        check(&seq);
+    }
+
+    #[test]
+    fn orphan_gets_synthetic_call_before_it() {
+        let seq = vec![u(), r("ghost"), a(&[])];
+        assert_eq!(kinds(&violations(&seq)), vec![("orphan_result", "ghost", 1)]);
+        let rep = repair(&seq, false);
+        assert_eq!(
+            rep.slots,
+            vec![
+                Slot::Orig(0),
+                Slot::SyntheticCall { call_id: "ghost".into(), tool_name: "t".into() },
+                Slot::Orig(1),
+                Slot::Orig(2)
+            ]
+        );
+        check(&seq);
+    }
+
+    #[test]
+    fn orphan_inside_a_group_moves_after_the_run() {
+        let seq = vec![u(), a(&["x", "y"]), r("x"), r("ghost"), r("y")];
+        let rep = repair(&seq, false);
+        assert_eq!(
+            rep.slots,
+            vec![
+                Slot::Orig(0),
+                Slot::Orig(1),
+                Slot::Orig(2),
+                Slot::Orig(4),
+                Slot::SyntheticCall { call_id: "ghost".into(), tool_name: "t".into() },
+                Slot::Orig(3)
+            ]
+        );
+        assert_eq!(kinds(&rep.repairs), vec![("orphan_result", "ghost", 3)]);
+        check(&seq);
+    }
+
+    #[test]
+    fn displaced_result_is_moved_to_its_call() {
+        // A user message slipped between the call and its result.
+        let seq = vec![u(), a(&["x"]), u(), r("x")];
+        assert_eq!(kinds(&violations(&seq)), vec![("missing_result", "x", 1), ("moved_result", "x", 3)]);
+        let rep = repair(&seq, false);
+        assert_eq!(rep.slots, vec![Slot::Orig(0), Slot::Orig(1), Slot::Orig(3), Slot::Orig(2)]);
+        assert_eq!(kinds(&rep.repairs), vec![("moved_result", "x", 3)]);
+        // Result before its call.
+        let seq = vec![u(), r("x"), a(&["x"]), u()];
+        let rep = repair(&seq, false);
+        assert_eq!(rep.slots, vec![Slot::Orig(0), Slot::Orig(2), Slot::Orig(1), Slot::Orig(3)]);
+        check(&seq);
+    }
+
+    #[test]
+    fn duplicate_result_is_kept_and_reported() {
+        let seq = vec![u(), a(&["x"]), r("x"), r("x"), u()];
+        assert_eq!(kinds(&violations(&seq)), vec![("duplicate_result", "x", 3)]);
+        let rep = repair(&seq, false);
+        assert_eq!(
+            rep.slots,
+            vec![
+                Slot::Orig(0),
+                Slot::Orig(1),
+                Slot::Orig(2),
+                Slot::SyntheticCall { call_id: "x".into(), tool_name: "t".into() },
+                Slot::Orig(3),
+                Slot::Orig(4)
+            ]
+        );
+        assert_eq!(kinds(&rep.repairs), vec![("duplicate_result", "x", 3)]);
+        check(&seq);
+    }
+
+    #[test]
+    fn repeated_id_in_one_message_needs_two_results() {
+        let seq = vec![u(), a(&["x", "x"]), r("x")];
+        assert_eq!(kinds(&violations(&seq)), vec![("missing_result", "x", 1)]);
+        check(&seq);
+        assert!(violations(&[u(), a(&["x", "x"]), r("x"), r("x")]).is_empty());
+    }
+
+    #[test]
+    fn other_roles_break_groups() {
+        let seq = vec![u(), a(&["x"]), Shape::other(), r("x")];
+        assert!(!violations(&seq).is_empty());
+        check(&seq);
+    }
+
+    #[test]
+    fn shape_of_real_messages() {
+        let m = Message::from_json(
+            r#"{"role":"assistant","content":[{"type":"text","text":"hi"},{"type":"toolCall","id":"c1","name":"read","arguments":{}},{"type":"toolCall","id":"c2","name":"exec","arguments":{}}]}"#,
+        )
+        .unwrap();
+        let s = Shape::of(&m);
+        assert_eq!(s.role, ShapeRole::Assistant);
+        assert_eq!(s.call_ids, vec!["c1", "c2"]);
+        assert_eq!(s.call_names, vec!["read", "exec"]);
+        let rep = repair(&[Shape::user(), s.clone()], false);
+        assert_eq!(rep.slots[3], Slot::SyntheticResult { call_id: "c2".into(), tool_name: "exec".into() });
+        let t = Message::from_json(r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":"x"}"#).unwrap();
+        assert_eq!(Shape::of(&t).result_id.as_deref(), Some("c1"));
+        let t = Message::from_json(r#"{"role":"toolResult","content":"x"}"#).unwrap();
+        assert_eq!(Shape::of(&t).result_id.as_deref(), Some(""));
+        let b = Message::from_json(r#"{"role":"bashExecution","command":"ls"}"#).unwrap();
+        assert_eq!(Shape::of(&b).role, ShapeRole::Other);
+        let u = Message::from_json(r#"{"role":"user","content":"q"}"#).unwrap();
+        assert_eq!(Shape::of(&u).role, ShapeRole::User);
+    }
+
+    #[test]
+    fn synthetic_messages_have_openclaw_shape() {
+        let r = synthetic_result_json("call_1", "read", 1_700_000_000_123.0);
+        assert_eq!(
+            r,
+            r#"{"role":"toolResult","toolCallId":"call_1","toolName":"read","content":[{"type":"text","text":"[cachefold] tool result missing from history; the call's outcome is unknown."}],"isError":true,"timestamp":1700000000123}"#
+        );
+        let m = Message::from_json(&r).unwrap();
+        assert_eq!(m.tool_call_id(), Some("call_1"));
+        assert!(m.is_error());
+        let c = synthetic_call_json("call_\"2", "exec", 5.5);
+        let m = Message::from_json(&c).unwrap();
+        let calls = m.tool_calls();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].id, "call_\"2");
+        assert_eq!(calls[0].name, "exec");
+        assert_eq!(m.raw()["stopReason"], "toolUse");
+        assert_eq!(m.raw()["model"], "cachefold-repair");
+        assert_eq!(m.raw()["usage"]["cost"]["total"], 0);
+        assert_eq!(m.timestamp(), Some(5.5));
+        assert!(c.starts_with(r#"{"role":"assistant","content":[{"type":"toolCall","id":"call_\"2","name":"exec","arguments":{}}],"stopReason":"toolUse","timestamp":5.5,"api":"openai-completions","provider":"cachefold""#));
+        assert!(synthetic_result_json("a", "b", f64::NAN).ends_with(r#""timestamp":0}"#));
+    }
+
+    #[test]
+    fn cut_points_skip_open_groups() {
+        // A user message inside an open (broken) group is not a cut point.
+        let seq = vec![u(), a(&["x"]), u(), r("x"), u()];
+        assert_eq!(cut_points(&seq), vec![0, 4]);
+        assert_eq!(cut_points(&[]), Vec::<usize>::new());
+    }
+
+    // ---- property tests ----------------------------------------------------------------
+
+    const IDS: &[&str] = &["a", "b", "c", "d", "e"];
+
+    fn shape_strategy() -> impl Strategy<Value = Shape> {
+        prop_oneof![
+            2 => Just(Shape::user()),
+            1 => Just(Shape::other()),
+            1 => Just(Shape::call(&[])),
+            3 => proptest::collection::vec(0..IDS.len(), 1..=3).prop_map(|v| {
+                let ids: Vec<&str> = v.into_iter().map(|i| IDS[i]).collect();
+                Shape::call(&ids)
+            }),
+            4 => (0..IDS.len() + 1).prop_map(|i| Shape::result(IDS.get(i).copied().unwrap_or("foreign"))),
+        ]
+    }
+
+    /// A valid sequence built from groups, so cut points are exercised on realistic input.
+    fn valid_strategy() -> impl Strategy<Value = Vec<Shape>> {
+        let group = prop_oneof![
+            Just(vec![Shape::user()]),
+            Just(vec![Shape::other()]),
+            Just(vec![Shape::call(&[])]),
+            (proptest::collection::vec(0..IDS.len(), 1..=3), any::<bool>()).prop_map(|(v, rev)| {
+                let ids: Vec<&str> = v.into_iter().map(|i| IDS[i]).collect();
+                let mut g = vec![Shape::call(&ids)];
+                let mut res: Vec<Shape> = ids.iter().map(|i| Shape::result(i)).collect();
+                if rev {
+                    res.reverse();
+                }
+                g.extend(res);
+                g
+            }),
+        ];
+        proptest::collection::vec(group, 0..12).prop_map(|gs| gs.into_iter().flatten().collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn repair_always_yields_valid_sequences(seq in proptest::collection::vec(shape_strategy(), 0..16)) {
+            check(&seq);
+        }
+
+        #[test]
+        fn valid_sequences_are_untouched_and_cut_cleanly(seq in valid_strategy()) {
+            prop_assert!(violations(&seq).is_empty());
+            check(&seq);
+            prop_assert!(cut_points(&seq).iter().all(|&i| seq[i].role == ShapeRole::User));
+            let users = seq.iter().filter(|s| s.role == ShapeRole::User).count();
+            prop_assert_eq!(cut_points(&seq).len(), users);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+// DeepSeek prefix-cache simulation, "DS-unit" model of cache-economics.md §1.1.
+//
+// A request's input X is its canonical serialization (tokenize.mjs); its output Y is the
+// assistant message it produced, serialized the same way. Tokens are 4-byte pieces, so a
+// B-token block is 4·B bytes and a prefix of k blocks is identified by a chained SHA-1 over the
+// first k blocks. After request j these "units" are persisted:
+//   - B·⌊|X_j|/B⌋ over X_j                    (end of input)
+//   - B·⌊(|X_j|+|Y_j|)/B⌋ over X_j ⊕ Y_j       (end of output)
+//   - B·⌊LCP(X_j, X_j')/B⌋ for every j' < j     (common-prefix detection)
+//   - mode "optimistic" only: every block boundary of X_j ⊕ Y_j (fixed interval K = B)
+// The hit of request i is the largest persisted unit u ≤ |X_i| whose prefix equals X_i[0:u];
+// miss = |X_i| − hit. Units are added *after* the hit is computed, so a request never hits
+// itself. The cache is per simulator instance (one per engine run), never evicted.
+
+import { createHash } from "node:crypto";
+import { BYTES_PER_TOKEN } from "./tokenize.mjs";
+
+/** Default DeepSeek V4 unit in tokens. */
+export const DS_BLOCK = 128;
+
+/** Chained block hashes of a byte buffer: result[k] identifies the first k blocks (result[0] = ""). */
+export function blockChain(buf, blockBytes) {
+  const n = Math.floor(buf.length / blockBytes);
+  const out = new Array(n + 1);
+  out[0] = "";
+  let prev = "";
+  for (let k = 1; k <= n; k++) {
+    const h = createHash("sha1");
+    h.update(prev);
+    h.update(buf.subarray((k - 1) * blockBytes, k * blockBytes));
+    prev = h.digest("hex");
+    out[k] = prev;
+  }
+  return out;
+}
+
+export class CacheSim {
+  /** @param {{block?: number, mode?: "strict"|"optimistic"}} [opts] */
+  constructor(opts = {}) {
+    this.block = opts.block ?? DS_BLOCK;
+    this.mode = opts.mode ?? "strict";
+    this.blockBytes = this.block * BYTES_PER_TOKEN;
+    /** @type {Set<string>} chain hashes of persisted units */
+    this.units = new Set();
+    /** @type {string[][]} chains of earlier inputs, for common-prefix detection */
+    this.inputs = [];
+  }
+
+  /** Hit/miss for an input (canonical text), without persisting anything. */
+  lookup(inputText) {
+    const buf = Buffer.from(inputText, "utf8");
+    const tokens = Math.ceil(buf.length / BYTES_PER_TOKEN);
+    const chain = blockChain(buf, this.blockBytes);
+    let hitBlocks = 0;
+    for (let k = chain.length - 1; k >= 1; k--) {
+      if (this.units.has(chain[k])) {
+        hitBlocks = k;
+        break;
+      }
+    }
+    const hit = hitBlocks * this.block;
+    return { tokens, hit, miss: tokens - hit, chain };
+  }
+
+  /** Account one request: returns {tokens, hit, miss}, then persists its units. */
+  request(inputText, outputText) {
+    const r = this.lookup(inputText);
+    const chain = r.chain;
+    // End of input.
+    if (chain.length > 1) this.units.add(chain[chain.length - 1]);
+    // End of input + output (and every boundary in optimistic mode).
+    const full = blockChain(Buffer.from(inputText + (outputText ?? ""), "utf8"), this.blockBytes);
+    if (full.length > 1) this.units.add(full[full.length - 1]);
+    if (this.mode === "optimistic") for (let k = 1; k < full.length; k++) this.units.add(full[k]);
+    // Common prefixes with every earlier input.
+    for (const other of this.inputs) {
+      let k = 0;
+      const max = Math.min(other.length, chain.length) - 1;
+      while (k < max && other[k + 1] === chain[k + 1]) k++;
+      if (k >= 1) this.units.add(chain[k]);
+    }
+    this.inputs.push(chain);
+    return { tokens: r.tokens, hit: r.hit, miss: r.miss };
+  }
+}

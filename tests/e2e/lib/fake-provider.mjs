@@ -1,0 +1,161 @@
+// Fake OpenAI-compatible provider for the e2e harness, bound to 127.0.0.1 on a free port.
+//
+// POST /v1/chat/completions:
+//   - records the request (JSONL, one line per request: seq, time, session, body, usage, status);
+//   - checks DeepSeek's tool-call pairing rule and answers HTTP 400 with a DeepSeek-style error
+//     body when it is broken (counted in `stats.http400`);
+//   - otherwise answers with the scripted model (script.mjs), streamed as SSE when
+//     `stream:true`: role delta, content or tool_calls delta, finish_reason, a final chunk with
+//     `choices: []` and usage, then `[DONE]`;
+//   - usage carries DeepSeek fields from the DS-unit prefix-cache simulation (cache-sim.mjs):
+//     prompt_tokens, completion_tokens, prompt_cache_hit_tokens, prompt_cache_miss_tokens and
+//     prompt_tokens_details.cached_tokens (= hit).
+// GET /v1/models lists the one model. Anything else is 404.
+
+import http from "node:http";
+import fs from "node:fs";
+import { CacheSim } from "./cache-sim.mjs";
+import { pairingViolations, deepseekErrorBody } from "./pairing.mjs";
+import { countTokens, serializeMessage, serializeRequest, contentText } from "./tokenize.mjs";
+import { respond, responseAsMessage, INTERNAL_CONTEXT_MARK } from "./script.mjs";
+
+/** Session key named in the runtime carrier of the first user message ("session=..."), if any. */
+export function requestSession(body) {
+  for (const m of body?.messages ?? []) {
+    if (m?.role !== "user") continue;
+    const t = contentText(m.content);
+    if (t.includes(INTERNAL_CONTEXT_MARK)) continue;
+    const mm = /Runtime: [^\n]*?\bsession=([^\s|]+)/.exec(t);
+    if (mm) return mm[1];
+  }
+  return null;
+}
+
+/**
+ * Start the provider.
+ * @param {{logFile?: string, model?: string, cacheMode?: "strict"|"optimistic", block?: number, host?: string}} [opts]
+ * @returns {Promise<{port:number, url:string, baseUrl:string, requests:object[], stats:object, close:()=>Promise<void>}>}
+ */
+export async function startFakeProvider(opts = {}) {
+  const model = opts.model ?? "deepseek-v4-flash";
+  const sim = new CacheSim({ mode: opts.cacheMode ?? "strict", block: opts.block });
+  const requests = [];
+  const stats = { requests: 0, http400: 0, promptTokens: 0, hitTokens: 0, missTokens: 0, completionTokens: 0 };
+  const log = opts.logFile ? fs.openSync(opts.logFile, "a") : null;
+  let seq = 0;
+
+  const record = (rec) => {
+    requests.push(rec);
+    if (log != null) fs.writeSync(log, JSON.stringify(rec) + "\n");
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      try {
+        handle(req, res, Buffer.concat(chunks).toString("utf8"));
+      } catch (e) {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: String(e?.stack ?? e), type: "fake_provider_error" } }));
+      }
+    });
+  });
+
+  function handle(req, res, raw) {
+    const url = req.url ?? "";
+    if (req.method === "GET" && url.endsWith("/models")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: model, object: "model", owned_by: "fake" }] }));
+      return;
+    }
+    if (req.method !== "POST" || !url.endsWith("/chat/completions")) {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `no route ${req.method} ${url}`, type: "not_found" } }));
+      return;
+    }
+    const body = JSON.parse(raw);
+    const n = ++seq;
+    stats.requests++;
+    const session = requestSession(body);
+    const violations = pairingViolations(body.messages);
+    if (violations.length) {
+      stats.http400++;
+      record({ seq: n, t: Date.now(), session, status: 400, violations, body });
+      res.writeHead(400, { "content-type": "application/json" });
+      res.end(JSON.stringify(deepseekErrorBody(violations)));
+      return;
+    }
+    const r = respond(body);
+    const input = serializeRequest(body);
+    const outMsg = responseAsMessage(r);
+    const output = serializeMessage(outMsg);
+    const u = sim.request(input, output);
+    const completion = countTokens(output);
+    stats.promptTokens += u.tokens;
+    stats.hitTokens += u.hit;
+    stats.missTokens += u.miss;
+    stats.completionTokens += completion;
+    const usage = {
+      prompt_tokens: u.tokens,
+      completion_tokens: completion,
+      total_tokens: u.tokens + completion,
+      prompt_cache_hit_tokens: u.hit,
+      prompt_cache_miss_tokens: u.miss,
+      prompt_tokens_details: { cached_tokens: u.hit },
+    };
+    record({ seq: n, t: Date.now(), session, status: 200, note: r.note, usage, response: outMsg, body });
+    const id = `chatcmpl-fake-${n}`;
+    const created = Math.floor(Date.now() / 1000);
+    const finish = r.kind === "text" ? "stop" : "tool_calls";
+    if (!body.stream) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id, object: "chat.completion", created, model: body.model ?? model, choices: [{ index: 0, message: outMsg, finish_reason: finish }], usage }));
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    const send = (choices, extra = {}) => res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model ?? model, choices, ...extra })}\n\n`);
+    send([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]);
+    if (r.kind === "text") {
+      // Two content deltas, to exercise the host's stream assembly.
+      const cut = Math.floor(r.text.length / 2);
+      send([{ index: 0, delta: { content: r.text.slice(0, cut) }, finish_reason: null }]);
+      send([{ index: 0, delta: { content: r.text.slice(cut) }, finish_reason: null }]);
+    } else {
+      r.calls.forEach((c, index) => {
+        send([{ index: 0, delta: { tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }] }, finish_reason: null }]);
+      });
+    }
+    send([{ index: 0, delta: {}, finish_reason: finish }]);
+    send([], { usage });
+    res.write("data: [DONE]\n\n");
+    res.end();
+  }
+
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, opts.host ?? "127.0.0.1", resolve);
+  });
+  const port = server.address().port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    stats,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => {
+          if (log != null) fs.closeSync(log);
+          resolve();
+        });
+      }),
+  };
+}
+
+// Standalone: `node fake-provider.mjs [logFile]` prints the port and serves until killed.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const p = await startFakeProvider({ logFile: process.argv[2] });
+  console.log(JSON.stringify({ port: p.port, baseUrl: p.baseUrl }));
+}
