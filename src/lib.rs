@@ -64,3 +64,5 @@ pub mod pairing;
 pub mod transcript;
 #[cfg(feature = "bench")]
 pub mod bench;
+pub mod cost;
+pub mod tokens;

@@ -1,0 +1,56 @@
+//! `openclaw.plugin.json#configSchema` must mirror `Config`: the same keys, the same defaults.
+//! OpenClaw validates user config against the schema before the plugin loads, so a key missing
+//! there could never be set, and a default that differs would be documented wrongly.
+
+use cachefold::Config;
+use serde_json::Value;
+
+fn manifest() -> Value {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openclaw.plugin.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn check(schema: &Value, value: &Value, path: &str) {
+    let props = schema["properties"].as_object().unwrap_or_else(|| panic!("{path}: schema has no properties"));
+    let obj = value.as_object().unwrap_or_else(|| panic!("{path}: config value is not an object"));
+    let mut schema_keys: Vec<_> = props.keys().cloned().collect();
+    let mut config_keys: Vec<_> = obj.keys().cloned().collect();
+    schema_keys.sort();
+    config_keys.sort();
+    assert_eq!(schema_keys, config_keys, "{path}: schema keys differ from Config keys");
+    for (k, sub) in props {
+        let here = format!("{path}.{k}");
+        assert!(
+            sub["description"].as_str().is_some_and(|d| d.len() > 10),
+            "{here}: every config key needs a description"
+        );
+        if sub.get("properties").is_some() {
+            check(sub, &obj[k], &here);
+        } else {
+            let default = sub.get("default").unwrap_or_else(|| panic!("{here}: no default"));
+            let want = &obj[k];
+            let same = match (default.as_f64(), want.as_f64()) {
+                (Some(a), Some(b)) => a == b,
+                _ => default == want,
+            };
+            assert!(same, "{here}: schema default {default} != Config default {want}");
+        }
+    }
+}
+
+#[test]
+fn schema_mirrors_config_defaults() {
+    let m = manifest();
+    assert_eq!(m["id"], "cachefold");
+    assert_eq!(m["kind"], "context-engine");
+    assert_eq!(m["activation"]["onStartup"], true);
+    let defaults = serde_json::to_value(Config::default()).unwrap();
+    check(&m["configSchema"], &defaults, "config");
+}
+
+#[test]
+fn schema_rejects_unknown_keys_like_config_does() {
+    let m = manifest();
+    assert_eq!(m["configSchema"]["additionalProperties"], false);
+    assert!(Config::from_json(r#"{"notAKey":1}"#).is_err());
+}

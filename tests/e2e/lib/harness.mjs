@@ -1,0 +1,374 @@
+// Runner library: one isolated OpenClaw installation per engine run, driven through a Gateway.
+//
+//   const h = await Harness.create({ engine: "cachefold", pluginDir: REPO_ROOT, contextWindow: 48000,
+//                                    pluginConfig: { logFile: "<auto>" } });
+//   await h.startGateway();
+//   const t = await h.turn("s1", "hello");      // one `openclaw agent --json` turn via the Gateway
+//   ...; await h.close();                       // stops the Gateway and the fake provider
+//
+// Isolation: HOME, OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH and TMPDIR all point into a fresh
+// temp dir; the model is `fake/deepseek-v4-flash` served by the in-process fake provider on
+// 127.0.0.1; the Gateway binds loopback on a free port with token auth. Every child process
+// has a timeout; everything started is killed on close, on failure and on process exit.
+// The Gateway launcher re-parents the real `openclaw-gateway` process, so it is found (and
+// stopped) by scanning /proc for our OPENCLAW_STATE_DIR in its environment
+// (openclaw-plugin-api.md §10).
+
+import fs from "node:fs";
+import path from "node:path";
+import os from "node:os";
+import { locateToolchain, freePort, run, spawnLogged, pidsWithEnv, alive, sleep, onExit, REPO_ROOT } from "./env.mjs";
+import { startFakeProvider } from "./fake-provider.mjs";
+
+export const MODEL_ID = "deepseek-v4-flash";
+export const PLUGIN_ID = "cachefold";
+
+/** Default per-command time limits (ms). Slow machine (2 shared cores): generous but bounded. */
+export const TIMEOUTS = { cli: 90_000, install: 180_000, gatewayReady: 120_000, turn: 240_000, stop: 20_000 };
+
+function flattenConfig(obj, prefix = "") {
+  // {persist:{enabled:false}} → [["persist.enabled", false]]
+  const out = [];
+  for (const [k, v] of Object.entries(obj ?? {})) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (v && typeof v === "object" && !Array.isArray(v)) out.push(...flattenConfig(v, key));
+    else out.push([key, v]);
+  }
+  return out;
+}
+
+export class Harness {
+  /**
+   * @param {object} o
+   * @param {"legacy"|string} [o.engine]  context-engine slot value ("legacy" installs nothing)
+   * @param {string} [o.pluginDir]        plugin checkout to link (default: repo root) when engine != legacy
+   * @param {Record<string,unknown>} [o.pluginConfig] values for plugins.entries.<id>.config (nested ok)
+   * @param {string} [o.pluginId]
+   * @param {number} [o.contextWindow]
+   * @param {number} [o.maxTokens]
+   * @param {string} [o.baseDir]          where the temp dir goes (default os.tmpdir())
+   * @param {boolean} [o.keep]            keep the temp dir after close
+   * @param {"strict"|"optimistic"} [o.cacheMode]
+   * @param {(s:string)=>void} [o.log]
+   * @param {Record<string,unknown>} [o.extraConfig] deep-merged into openclaw.json before start
+   * @param {Record<string,string>} [o.files] workspace files to create (name → content)
+   */
+  static async create(o = {}) {
+    const h = new Harness(o);
+    try {
+      await h.setup();
+    } catch (e) {
+      await h.close().catch(() => {});
+      throw e;
+    }
+    return h;
+  }
+
+  constructor(o) {
+    this.o = o;
+    this.engine = o.engine ?? "legacy";
+    this.pluginId = o.pluginId ?? PLUGIN_ID;
+    this.pluginDir = o.pluginDir ?? REPO_ROOT;
+    this.log = o.log ?? (() => {});
+    this.tc = locateToolchain();
+    this.dir = fs.mkdtempSync(path.join(o.baseDir ?? os.tmpdir(), `cachefold-e2e-${this.engine}-`));
+    this.home = path.join(this.dir, "home");
+    this.state = path.join(this.dir, "state");
+    this.work = path.join(this.dir, "work");
+    this.tmp = path.join(this.dir, "tmp");
+    this.configPath = path.join(this.state, "openclaw.json");
+    this.decisionLogPath = path.join(this.dir, "cachefold-decisions.jsonl");
+    this.requestsPath = path.join(this.dir, "requests.jsonl");
+    this.gatewayLogPath = path.join(this.dir, "gateway.log");
+    this.cliLogPath = path.join(this.dir, "cli.log");
+    for (const d of [this.home, this.state, this.work, this.tmp]) fs.mkdirSync(d, { recursive: true });
+    this.token = `e2e-${Math.random().toString(36).slice(2)}`;
+    this.gateway = null;
+    this.gatewayPids = [];
+    this.turns = [];
+    this.cliCalls = [];
+    this.unhook = onExit(() => this.killGatewaySync());
+  }
+
+  env(extra = {}) {
+    const env = {
+      PATH: `${this.tc.nodeDir}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+      HOME: this.home,
+      OPENCLAW_STATE_DIR: this.state,
+      OPENCLAW_CONFIG_PATH: this.configPath,
+      TMPDIR: this.tmp,
+      LANG: process.env.LANG ?? "C.UTF-8",
+      TZ: "UTC",
+      NO_COLOR: "1",
+      FORCE_COLOR: "0",
+      CI: "1",
+      OPENCLAW_GATEWAY_TOKEN: this.token,
+      ...(this.gatewayPort ? { OPENCLAW_GATEWAY_PORT: String(this.gatewayPort) } : {}),
+      ...extra,
+    };
+    return env;
+  }
+
+  /** Run `openclaw <args>` (bounded). Throws on failure unless `allowFail`. */
+  async oc(args, { timeoutMs = TIMEOUTS.cli, allowFail = false, env } = {}) {
+    const r = await run(this.tc.node, [this.tc.openclaw, ...args], { env: this.env(env), cwd: this.work, timeoutMs });
+    const entry = { args, code: r.code, ms: r.ms, timedOut: r.timedOut };
+    this.cliCalls.push(entry);
+    fs.appendFileSync(this.cliLogPath, `\n$ openclaw ${args.join(" ")}\n[exit ${r.code}${r.timedOut ? " TIMEOUT" : ""} ${r.ms} ms]\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}\n`);
+    if (!allowFail && (r.code !== 0 || r.timedOut)) {
+      throw new Error(`openclaw ${args.join(" ")} failed (exit ${r.code}${r.timedOut ? ", timed out" : ""} after ${r.ms} ms)\n${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}\n(logs: ${this.dir})`);
+    }
+    return r;
+  }
+
+  baseConfig() {
+    const cw = this.o.contextWindow ?? 128_000;
+    const cfg = {
+      agents: {
+        defaults: {
+          model: { primary: `fake/${MODEL_ID}` },
+          workspace: this.work,
+          heartbeat: { every: "0m" },
+        },
+      },
+      models: {
+        mode: "merge",
+        providers: {
+          fake: {
+            baseUrl: this.provider.baseUrl,
+            apiKey: "sk-local-e2e",
+            api: "openai-completions",
+            timeoutSeconds: 120,
+            models: [
+              {
+                id: MODEL_ID,
+                name: "Fake DeepSeek V4 Flash",
+                reasoning: false,
+                input: ["text"],
+                cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+                contextWindow: cw,
+                maxTokens: this.o.maxTokens ?? 4096,
+              },
+            ],
+          },
+        },
+      },
+      gateway: { port: this.gatewayPort, bind: "loopback", auth: { mode: "token" } },
+    };
+    return deepMerge(cfg, this.o.extraConfig ?? {});
+  }
+
+  async setup() {
+    const t0 = Date.now();
+    this.provider = await startFakeProvider({ logFile: this.requestsPath, model: MODEL_ID, cacheMode: this.o.cacheMode });
+    this.gatewayPort = await freePort();
+    fs.writeFileSync(this.configPath, JSON.stringify(this.baseConfig(), null, 2));
+    for (const [name, content] of Object.entries(this.o.files ?? {})) {
+      const p = path.join(this.work, name);
+      fs.mkdirSync(path.dirname(p), { recursive: true });
+      fs.writeFileSync(p, content);
+    }
+    if (this.engine !== "legacy") {
+      this.log(`[${this.engine}] plugins install -l ${this.pluginDir}`);
+      await this.oc(["plugins", "install", "-l", this.pluginDir, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
+      const pc = { ...(this.o.pluginConfig ?? {}) };
+      if (pc.logFile === "<auto>" || pc.logFile === undefined) pc.logFile = this.decisionLogPath;
+      for (const [key, value] of flattenConfig(pc)) await this.configSet(`plugins.entries.${this.pluginId}.config.${key}`, value);
+      for (const [key, value] of flattenConfig(this.o.pluginHooks ?? {})) await this.configSet(`plugins.entries.${this.pluginId}.hooks.${key}`, value);
+    }
+    await this.configSet("plugins.slots.contextEngine", this.engine);
+    this.setupMs = Date.now() - t0;
+  }
+
+  /** `openclaw config set <key> <value>`; non-strings go through --strict-json. */
+  async configSet(key, value) {
+    const args = typeof value === "string" ? ["config", "set", key, value] : ["config", "set", key, JSON.stringify(value), "--strict-json"];
+    return this.oc(args);
+  }
+
+  /** Read the current openclaw.json (plain JSON after the CLI rewrote it). */
+  readConfig() {
+    return JSON.parse(fs.readFileSync(this.configPath, "utf8"));
+  }
+
+  async startGateway() {
+    if (this.gateway) return;
+    const t0 = Date.now();
+    const args = [this.tc.openclaw, "gateway", "run", "--allow-unconfigured", "--bind", "loopback", "--port", String(this.gatewayPort), "--auth", "token"];
+    fs.appendFileSync(this.gatewayLogPath, `\n=== gateway start ${new Date().toISOString()} port ${this.gatewayPort}\n`);
+    this.gateway = spawnLogged(this.tc.node, args, { env: this.env(), cwd: this.work, logFile: this.gatewayLogPath });
+    const deadline = Date.now() + TIMEOUTS.gatewayReady;
+    while (Date.now() < deadline) {
+      await sleep(500);
+      const text = this.gatewayLog();
+      if (/\bready\b/i.test(text.slice(text.lastIndexOf("=== gateway start")))) {
+        const ok = await this.probeGateway();
+        if (ok) break;
+      }
+      if (this.gateway.exitCode != null && this.findGatewayPids().length === 0) {
+        throw new Error(`gateway exited (code ${this.gateway.exitCode}) before ready; log: ${this.gatewayLogPath}\n${text.slice(-3000)}`);
+      }
+    }
+    if (Date.now() >= deadline) throw new Error(`gateway not ready after ${TIMEOUTS.gatewayReady} ms; log: ${this.gatewayLogPath}\n${this.gatewayLog().slice(-3000)}`);
+    this.gatewayPids = this.findGatewayPids().map((p) => p.pid);
+    this.gatewayReadyMs = Date.now() - t0;
+    this.log(`[${this.engine}] gateway ready in ${this.gatewayReadyMs} ms (pids ${this.gatewayPids.join(",")})`);
+  }
+
+  probeGateway() {
+    return fetch(`http://127.0.0.1:${this.gatewayPort}/`, { signal: AbortSignal.timeout(3000) })
+      .then(() => true)
+      .catch(() => false);
+  }
+
+  /** Every process running with our state dir (the launcher and the re-parented openclaw-gateway). */
+  findGatewayPids() {
+    return pidsWithEnv("OPENCLAW_STATE_DIR", this.state).filter((p) => p.pid !== process.pid);
+  }
+
+  async stopGateway() {
+    const pids = new Set([...this.gatewayPids, ...this.findGatewayPids().map((p) => p.pid)]);
+    if (this.gateway?.pid) pids.add(this.gateway.pid);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGTERM");
+      } catch {}
+    }
+    const deadline = Date.now() + TIMEOUTS.stop;
+    while (Date.now() < deadline && [...pids].some(alive)) await sleep(200);
+    for (const pid of pids) {
+      if (alive(pid)) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {}
+      }
+    }
+    this.gateway = null;
+    this.gatewayPids = [];
+  }
+
+  killGatewaySync() {
+    for (const p of this.findGatewayPids()) {
+      try {
+        process.kill(p.pid, "SIGKILL");
+      } catch {}
+    }
+  }
+
+  /**
+   * One user turn through the Gateway. Returns {ok, ms, code, json, text, stderr, requests}
+   * where `requests` are the provider requests recorded during the turn.
+   */
+  async turn(session, message, { timeoutMs = TIMEOUTS.turn } = {}) {
+    if (!this.gateway) await this.startGateway();
+    const before = this.provider.requests.length;
+    const r = await this.oc(["agent", "--agent", "main", "--session-key", `agent:main:${session}`, "--message", message, "--json", "--timeout", String(Math.ceil(timeoutMs / 1000) - 10)], {
+      timeoutMs,
+      allowFail: true,
+    });
+    let json = null;
+    try {
+      json = JSON.parse(r.stdout);
+    } catch {
+      const i = r.stdout.indexOf("{");
+      if (i >= 0) {
+        try {
+          json = JSON.parse(r.stdout.slice(i));
+        } catch {}
+      }
+    }
+    const t = {
+      session,
+      index: this.turns.length,
+      ok: r.code === 0 && !r.timedOut,
+      code: r.code,
+      timedOut: r.timedOut,
+      ms: r.ms,
+      json,
+      text: extractReplyText(json) ?? r.stdout.trim(),
+      stderr: r.stderr,
+      requests: this.provider.requests.slice(before),
+    };
+    this.turns.push(t);
+    this.log(`[${this.engine}] turn ${t.index} ${t.ok ? "ok" : `FAILED(${r.code})`} ${r.ms} ms, ${t.requests.length} requests`);
+    return t;
+  }
+
+  gatewayLog() {
+    try {
+      return fs.readFileSync(this.gatewayLogPath, "utf8");
+    } catch {
+      return "";
+    }
+  }
+
+  /** Gateway stdout/stderr plus the host's own file logs under $TMPDIR/openclaw and state/logs. */
+  allLogs() {
+    let s = this.gatewayLog();
+    for (const d of [path.join(this.tmp, "openclaw"), path.join(this.state, "logs")]) {
+      let names = [];
+      try {
+        names = fs.readdirSync(d);
+      } catch {}
+      for (const n of names.sort()) {
+        if (!/\.(log|jsonl)$/.test(n) || n === "cache-trace.jsonl") continue;
+        try {
+          s += `\n=== ${path.join(d, n)}\n` + fs.readFileSync(path.join(d, n), "utf8");
+        } catch {}
+      }
+    }
+    return s;
+  }
+
+  /** Parsed decision-log events (JSON lines written by the plugin when config logFile is set). */
+  decisionEvents() {
+    let text = "";
+    try {
+      text = fs.readFileSync(this.decisionLogPath, "utf8");
+    } catch {
+      return [];
+    }
+    const out = [];
+    for (const line of text.split("\n")) {
+      if (!line.trim()) continue;
+      try {
+        out.push(JSON.parse(line));
+      } catch {
+        out.push({ event: "<unparsable>", line });
+      }
+    }
+    return out;
+  }
+
+  artifactsDir() {
+    return path.join(this.state, "cachefold", "artifacts");
+  }
+
+  async close({ keep = this.o.keep } = {}) {
+    try {
+      await this.stopGateway();
+    } catch {}
+    try {
+      await this.provider?.close();
+    } catch {}
+    this.unhook?.();
+    if (!keep) fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Reply text from `openclaw agent --json` output (shape varies a little across versions). */
+export function extractReplyText(json) {
+  if (!json || typeof json !== "object") return null;
+  const p = json.result?.payloads ?? json.payloads;
+  if (Array.isArray(p)) return p.map((x) => x?.text ?? "").join("\n");
+  if (typeof json.final === "string") return json.final;
+  if (typeof json.text === "string") return json.text;
+  return null;
+}
+
+export function deepMerge(a, b) {
+  if (!b || typeof b !== "object" || Array.isArray(b)) return b === undefined ? a : b;
+  const out = { ...(a ?? {}) };
+  for (const [k, v] of Object.entries(b)) out[k] = v && typeof v === "object" && !Array.isArray(v) ? deepMerge(out[k], v) : v;
+  return out;
+}

@@ -1,0 +1,83 @@
+// Shared helpers for the JS tests: a fake OpenClaw plugin API and message builders.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export function tempDir(prefix = "cachefold-test-") {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A fake `api` recording everything the plugin registers. */
+export function fakeApi(pluginConfig = {}) {
+  const reg = { engines: {}, hooks: {}, tools: [], middleware: [], errors: [], warnings: [] };
+  const api = {
+    id: "cachefold",
+    name: "cachefold",
+    pluginConfig,
+    config: {},
+    logger: {
+      info() {},
+      debug() {},
+      warn: (m) => reg.warnings.push(String(m)),
+      error: (m) => reg.errors.push(String(m)),
+    },
+    registerContextEngine(id, factory) {
+      reg.engines[id] = factory;
+    },
+    on(name, handler, opts) {
+      (reg.hooks[name] ??= []).push({ handler, opts });
+    },
+    registerTool(tool, opts) {
+      reg.tools.push({ tool, opts });
+    },
+    registerAgentToolResultMiddleware(handler, opts) {
+      reg.middleware.push({ handler, opts });
+    },
+  };
+  return { api, reg };
+}
+
+/** Tool names a registration recorded (factories are called with a fake tool context). */
+export function toolNames(reg) {
+  const names = [];
+  for (const { tool, opts } of reg.tools) {
+    if (opts?.names) names.push(...opts.names);
+    else if (opts?.name) names.push(opts.name);
+    else if (typeof tool === "function") {
+      const made = tool({ sessionId: "s", sessionKey: "agent:main:t", agentId: "main" });
+      for (const t of [made].flat()) if (t?.name) names.push(t.name);
+    } else if (tool?.name) names.push(tool.name);
+  }
+  return [...new Set(names)].sort();
+}
+
+let ts = 1_763_700_000_000;
+export const user = (text) => ({ role: "user", content: [{ type: "text", text }], timestamp: (ts += 1000) });
+export const assistantText = (text, usage) => ({
+  role: "assistant",
+  content: [{ type: "text", text }],
+  api: "openai-completions",
+  provider: "fake",
+  model: "deepseek-v4-flash",
+  usage: usage ?? { input: 0, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: 10, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: "stop",
+  timestamp: (ts += 1000),
+});
+export const assistantCall = (id, name, args) => ({
+  role: "assistant",
+  content: [{ type: "toolCall", id, name, arguments: args }],
+  api: "openai-completions",
+  provider: "fake",
+  model: "deepseek-v4-flash",
+  usage: { input: 0, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: 10, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: "toolUse",
+  timestamp: (ts += 1000),
+});
+export const toolResult = (id, name, text) => ({
+  role: "toolResult",
+  toolCallId: id,
+  toolName: name,
+  content: [{ type: "text", text }],
+  isError: false,
+  timestamp: (ts += 1000),
+});

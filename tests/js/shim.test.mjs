@@ -1,0 +1,125 @@
+// The plugin shim against a fake OpenClaw API, through the real wasm build in pkg/.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { fakeApi, toolNames, tempDir, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const manifest = JSON.parse(readFileSync(join(ROOT, "openclaw.plugin.json"), "utf8"));
+const built = existsSync(join(ROOT, "pkg/cachefold_bg.wasm"));
+const skip = built ? false : "pkg/ not built (run `npm run build`)";
+
+async function loadPlugin(config) {
+  const { default: plugin } = await import("../../js/index.js");
+  const { api, reg } = fakeApi(config);
+  plugin.register(api);
+  return { plugin, api, reg };
+}
+
+async function engineFor(config) {
+  const { reg } = await loadPlugin(config);
+  return reg.engines.cachefold({});
+}
+
+test("registers the engine, both hooks and exactly the manifest's tools", { skip }, async () => {
+  const { plugin, reg } = await loadPlugin({ stateDir: tempDir() });
+  assert.equal(plugin.id, manifest.id);
+  assert.equal(typeof reg.engines.cachefold, "function");
+  assert.ok(reg.hooks.before_tool_call?.length, "before_tool_call registered");
+  assert.ok(reg.hooks.tool_result_persist?.length, "tool_result_persist registered");
+  assert.deepEqual(toolNames(reg), [...manifest.contracts.tools].sort());
+});
+
+test("engine info declares transcript semantics, commitTurn and ownsCompaction", { skip }, async () => {
+  const eng = await engineFor({ stateDir: tempDir() });
+  assert.equal(eng.info.id, "cachefold");
+  assert.deepEqual(eng.info.transcriptSemantics, {
+    currentTurnFence: "before-current-turn-entry-v1",
+    turnAdvancementIdempotency: "atomic-idempotent-v1",
+  });
+  for (const m of ["ingest", "assemble", "compact", "commitTurn", "maintain"]) assert.equal(typeof eng[m], "function", m);
+  assert.equal(eng.info.ownsCompaction, true);
+  const off = await engineFor({ stateDir: tempDir(), ownsCompaction: false });
+  assert.equal(off.info.ownsCompaction, false);
+});
+
+test("a bad config value is reported with its key and the engine passes history through", { skip }, async () => {
+  const { reg } = await loadPlugin({ stateDir: tempDir(), compactRatio: 7 });
+  assert.ok(reg.errors.some((e) => e.includes("compactRatio")), reg.errors.join("\n"));
+  const eng = await reg.engines.cachefold({});
+  const msgs = [user("hi"), assistantText("hello")];
+  const res = await eng.assemble({ sessionId: "bad-config", messages: msgs, model: "deepseek-v4-flash", tokenBudget: 100000 });
+  assert.equal(res.messages.length, 2);
+  assert.equal(res.messages[0], msgs[0]);
+});
+
+test("assemble output of turn N is a prefix of turn N+1 (host objects untouched)", { skip }, async () => {
+  const stateDir = tempDir();
+  const h1 = [user("read a.txt please"), assistantCall("c1", "read", { path: "a.txt" }), toolResult("c1", "read", "alpha\n".repeat(50)), assistantText("done")];
+  const e1 = await engineFor({ stateDir });
+  const r1 = await e1.assemble({ sessionId: "s-append", messages: h1, model: "deepseek-v4-flash", tokenBudget: 100000 });
+  await e1.commitTurn({ sessionId: "s-append", advancementKey: "k1", messages: h1 });
+  const h2 = [...h1, user("and b.txt"), assistantText("ok")];
+  const e2 = await engineFor({ stateDir });
+  const r2 = await e2.assemble({ sessionId: "s-append", messages: h2, model: "deepseek-v4-flash", tokenBudget: 100000 });
+  assert.ok(r2.messages.length >= r1.messages.length);
+  for (let i = 0; i < r1.messages.length; i++) {
+    assert.equal(JSON.stringify(r2.messages[i]), JSON.stringify(r1.messages[i]), `message ${i} changed`);
+  }
+  assert.equal(typeof r2.estimatedTokens, "number");
+});
+
+test("commitTurn is idempotent by advancementKey, across engine instances and processes", { skip }, async () => {
+  const stateDir = tempDir();
+  const msgs = [user("hi"), assistantText("hello", { input: 100, output: 5, cacheRead: 900, cacheWrite: 0, totalTokens: 1005 })];
+  const e1 = await engineFor({ stateDir });
+  assert.equal((await e1.commitTurn({ sessionId: "s-commit", advancementKey: "turn-1", messages: msgs })).status, "committed");
+  assert.equal((await e1.commitTurn({ sessionId: "s-commit", advancementKey: "turn-1", messages: msgs })).status, "duplicate");
+  const e2 = await engineFor({ stateDir });
+  assert.equal((await e2.commitTurn({ sessionId: "s-commit", advancementKey: "turn-1", messages: msgs })).status, "duplicate");
+  // A new process sees the same durable state.
+  const script = `
+    import plugin from ${JSON.stringify(new URL("../../js/index.js", import.meta.url).href)};
+    let f; plugin.register({ pluginConfig: ${JSON.stringify({ stateDir })}, logger: console,
+      registerContextEngine: (_i, fac) => (f = fac), on() {}, registerTool() {}, registerAgentToolResultMiddleware() {} });
+    const e = await f({});
+    const a = await e.commitTurn({ sessionId: "s-commit", advancementKey: "turn-1", messages: ${JSON.stringify(msgs)} });
+    const b = await e.commitTurn({ sessionId: "s-commit", advancementKey: "turn-2", messages: ${JSON.stringify(msgs)} });
+    console.log(JSON.stringify([a.status, b.status]));`;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.deepEqual(JSON.parse(out.trim().split("\n").pop()), ["duplicate", "committed"]);
+});
+
+test("unknown roles, parts and fields round-trip byte-for-byte through the wasm core", { skip }, async () => {
+  const { loadCore } = await import("../../js/core.js");
+  const core = await loadCore();
+  const weird = JSON.stringify({
+    role: "hologram",
+    zeta: [1.5, 1e21, -0, "\u001f"],
+    content: [{ type: "sparkle", data: { nested: true } }, { type: "text", text: "é 漢字 😀" }],
+    __openclaw: { runId: "r1" },
+  });
+  assert.equal(core.roundTripMessage(weird), weird);
+  assert.throws(() => core.roundTripMessage("[1,2]"), (e) => e.code === "CACHEFOLD_INPUT");
+});
+
+test("session directory names cannot escape the state directory", { skip }, async () => {
+  const { loadCore } = await import("../../js/core.js");
+  const core = await loadCore();
+  for (const id of ["../../etc/passwd", "/abs", "a\\b", "", ".."]) {
+    assert.match(core.sessionDirName(id), /^[A-Za-z0-9_-]+$/);
+  }
+});
+
+test("npm pack ships the wasm (pkg/.gitignore must not drop it)", { skip }, () => {
+  const out = execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: ROOT, encoding: "utf8" });
+  const files = JSON.parse(out)[0].files.map((f) => f.path);
+  assert.ok(files.includes("pkg/cachefold_bg.wasm"), files.join("\n"));
+  assert.ok(files.includes("pkg/cachefold.js"));
+  assert.ok(files.includes("openclaw.plugin.json"));
+  assert.ok(files.includes("js/index.js"));
+  assert.ok(!files.some((f) => f.startsWith("src/") || f.startsWith("target/")));
+});
