@@ -10,6 +10,8 @@
 // process (Gateway mode) and reloaded from disk when another process wrote their journal.
 // Nothing here throws into the host: on any error the turn passes history through unchanged
 // (OpenClaw quarantines engines that throw) and the state on disk is kept.
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 import { loadCore, resetCore } from "./core.js";
 import * as store from "./store.js";
 
@@ -207,6 +209,12 @@ export class CachefoldEngine {
   }
 
   async compact(params) {
+    if (!this.info.ownsCompaction) {
+      // Not owning compaction: a no-op compact() would leave the host unable to recover from an
+      // overflow, so hand it to the host's built-in compaction (what `legacy` does).
+      const delegated = await delegateToRuntime(params);
+      if (delegated) return delegated;
+    }
     try {
       const sessionId = String(params.sessionId ?? "");
       const messages = await this.#historyFor(params);
@@ -282,6 +290,26 @@ export class CachefoldEngine {
   async afterTurn() {}
 
   async dispose() {}
+}
+
+// delegateCompactionToRuntime lives in the host package; resolve it from the host's own entry
+// point (plugins are imported from a copy outside the host's node_modules).
+async function delegateToRuntime(params) {
+  const specs = ["openclaw/plugin-sdk/core"];
+  try {
+    specs.push(pathToFileURL(createRequire(process.argv[1] ?? import.meta.url).resolve("openclaw/plugin-sdk/core")).href);
+  } catch {
+    /* host entry not resolvable */
+  }
+  for (const spec of specs) {
+    try {
+      const mod = await import(spec);
+      if (typeof mod.delegateCompactionToRuntime === "function") return await mod.delegateCompactionToRuntime(params);
+    } catch {
+      /* try the next way */
+    }
+  }
+  return null;
 }
 
 function withTimeout(promise, ms) {

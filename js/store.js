@@ -95,7 +95,7 @@ export function writeSnapshot(paths, snapshotText) {
 
 /** Store the raw JSON lines of a folded region (idempotent). */
 export function writeFold(paths, foldId, text) {
-  if (!/^f[0-9]{1,9}$/.test(foldId)) throw Object.assign(new Error(`bad fold id ${foldId}`), { code: "CACHEFOLD_INVALID_ID" });
+  if (!/^[fc][0-9]{1,9}$/.test(foldId)) throw Object.assign(new Error(`bad fold id ${foldId}`), { code: "CACHEFOLD_INVALID_ID" });
   ensureDir(paths.folds);
   const file = join(paths.folds, `${foldId}.jsonl`);
   if (!existsSync(file)) writeAtomic(file, text);
@@ -104,7 +104,7 @@ export function writeFold(paths, foldId, text) {
 
 /** Read one fold's raw text, or null. */
 export function readFold(paths, foldId) {
-  if (!/^f[0-9]{1,9}$/.test(foldId)) return null;
+  if (!/^[fc][0-9]{1,9}$/.test(foldId)) return null;
   return readOr(join(paths.folds, `${foldId}.jsonl`), null);
 }
 
@@ -112,7 +112,7 @@ export function readFold(paths, foldId) {
 export function listFolds(paths) {
   try {
     return readdirSync(paths.folds)
-      .filter((f) => /^f[0-9]+\.jsonl$/.test(f))
+      .filter((f) => /^[fc][0-9]+\.jsonl$/.test(f))
       .map((f) => f.slice(0, -6))
       .sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
   } catch {

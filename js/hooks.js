@@ -1,0 +1,181 @@
+// Tool hooks: safe default arguments, and oversized tool results → preview + artifact.
+//
+// - before_tool_call: fills `toolDefaults` (read: offset/limit, web_fetch: maxChars, ...) where the
+//   model gave none. Never overrides an explicit value, never blocks. OpenClaw fails closed when
+//   this hook throws or times out, so every path is wrapped and returns undefined on any error.
+// - agent tool-result middleware (runtime "openclaw"): shrinks the result before the model sees
+//   it. Needs manifest `contracts.agentToolResultMiddleware: ["openclaw"]` and an explicitly
+//   enabled plugin (`plugins.entries.cachefold.enabled: true`, or selected in
+//   `plugins.slots.contextEngine`).
+// - tool_result_persist (synchronous): the same transform for the stored transcript. After the
+//   middleware ran, the content already carries our header, so only oversized `details` are
+//   compacted here; without the middleware it shrinks the content itself (then the model sees
+//   the original in the current turn and the preview from the next turn on: one cache break).
+//
+// All decisions are made by the Rust core (processToolResult, applyToolDefaults); this file moves
+// data and writes artifacts. If the artifact cannot be written, the original result is kept.
+import { scheduleGc, writeArtifact } from "./artifacts.js";
+
+let coreJs = null; // ./core.js, imported lazily so this module loads without a built pkg/
+
+/** The loaded wasm core for synchronous paths, or null (not loaded yet, or reset after a trap). */
+function syncCore(ctx) {
+  if (ctx.core) return ctx.core;
+  const c = coreJs?.coreIfLoaded?.() ?? coreJs?.loadCoreSync?.() ?? null;
+  if (!c && coreJs) coreJs.loadCore().catch(() => {}); // warm up for the next call
+  return c;
+}
+
+async function asyncCore(ctx) {
+  if (ctx.core) return ctx.core;
+  coreJs ??= await import("./core.js");
+  return coreJs.loadCore();
+}
+
+function call(core, name, ...args) {
+  // core.js maps errors and drops a trapped instance; without it (tests) call directly.
+  if (coreJs?.callCoreSync) return coreJs.callCoreSync(core, name, ...args);
+  return core[name](...args);
+}
+
+function warn(ctx, where, err) {
+  try {
+    ctx.logger?.warn?.(`cachefold: ${where} skipped: ${err?.message ?? err}`);
+    ctx.log?.({ event: "hook_error", hook: where, code: err?.code ?? null, message: String(err?.message ?? err) });
+  } catch {}
+}
+
+function hasDefaultsFor(ctx, toolName) {
+  // Routing only: the table's keys come from config, not from message content.
+  const table = ctx.config?.toolDefaults;
+  if (!table || typeof table !== "object") return true; // unknown config shape: let the core decide
+  const lower = toolName.toLowerCase();
+  return Object.keys(table).some((k) => k === toolName || k.toLowerCase() === lower);
+}
+
+/** before_tool_call handler: `{params}` with defaults added, or undefined. */
+export async function beforeToolCall(ctx, event, hookCtx) {
+  try {
+    const toolName = event?.toolName ?? hookCtx?.toolName;
+    if (typeof toolName !== "string" || !toolName || !hasDefaultsFor(ctx, toolName)) return undefined;
+    const params = event.params ?? null;
+    const core = syncCore(ctx) ?? (await asyncCore(ctx));
+    const out = call(core, "applyToolDefaults", ctx.configJson, toolName, JSON.stringify(params));
+    if (out == null) return undefined;
+    const next = JSON.parse(out);
+    const added = Object.keys(next).filter((k) => params == null || params[k] == null);
+    ctx.log?.({ event: "tool_defaults", tool: toolName, toolCallId: event.toolCallId ?? hookCtx?.toolCallId ?? null, added });
+    return { params: next };
+  } catch (err) {
+    warn(ctx, "before_tool_call", err);
+    return undefined;
+  }
+}
+
+/**
+ * Shared by both rewrite paths: run the core, store the artifact, return the rewritten object
+ * (parsed from the core's JSON) or null when nothing changes or storing failed.
+ */
+function transform(ctx, core, { toolName, payload, compactDetails, path, session, callId }) {
+  const p = call(core, "processToolResult", ctx.configJson, toolName ?? "", JSON.stringify(payload), compactDetails);
+  if (!p || p.action === "none" || p.messageJson == null) return null;
+  if (p.artifactId) {
+    // Store first: a preview without its artifact would lose data.
+    const w = writeArtifact(ctx.stateDir, p.artifactId, p.artifactText, {
+      tool: p.toolName,
+      callId: callId ?? null,
+      session,
+      originalChars: p.originalChars,
+      shrunkChars: p.shrunkChars,
+    });
+    if (w.created) {
+      scheduleGc(ctx.stateDir, {
+        maxBytes: ctx.config?.artifacts?.maxBytes,
+        onReport: (r) => (r.evicted.length || r.overBudget || r.staleRefFiles) && ctx.log?.({ event: "artifact_gc", ...r }),
+        onError: (err) => warn(ctx, "artifact_gc", err),
+      });
+    }
+  }
+  ctx.log?.({
+    event: p.action === "shrink" ? "tool_result_shrunk" : "tool_result_details",
+    path,
+    tool: p.toolName,
+    toolCallId: callId ?? null,
+    session,
+    artifactId: p.artifactId ?? null,
+    originalChars: p.originalChars ?? null,
+    shrunkChars: p.shrunkChars ?? null,
+    detailsCompacted: p.detailsCompacted,
+  });
+  return JSON.parse(p.messageJson);
+}
+
+/** Agent tool-result middleware: `{result}` with shrunk content, or undefined. Never throws
+ * (a throwing middleware makes OpenClaw replace the result with an error text). */
+export async function toolResultMiddleware(ctx, event, mwCtx) {
+  try {
+    const result = event?.result;
+    if (!result || !Array.isArray(result.content)) return undefined;
+    const core = syncCore(ctx) ?? (await asyncCore(ctx));
+    const out = transform(ctx, core, {
+      toolName: event.toolName,
+      // Content only: details never reach the model, and host code reads them after us.
+      payload: { content: result.content },
+      compactDetails: false,
+      path: "middleware",
+      session: mwCtx?.sessionKey ?? mwCtx?.sessionId ?? "unknown",
+      callId: event.toolCallId,
+    });
+    if (!out) return undefined;
+    return { result: { ...result, content: out.content } };
+  } catch (err) {
+    warn(ctx, "tool_result_middleware", err);
+    return undefined;
+  }
+}
+
+/** tool_result_persist handler (synchronous): `{message}` or undefined. */
+export function persistToolResult(ctx, event, hookCtx) {
+  try {
+    const message = event?.message;
+    if (!message || typeof message !== "object" || message.role !== "toolResult") return undefined;
+    const core = syncCore(ctx);
+    if (!core) return undefined;
+    const out = transform(ctx, core, {
+      toolName: event.toolName ?? hookCtx?.toolName ?? message.toolName,
+      payload: message,
+      compactDetails: true,
+      path: "persist",
+      // tool_result_persist's context has sessionKey but no sessionId (OpenClaw 2026.9.6).
+      session: hookCtx?.sessionKey ?? "unknown",
+      callId: event.toolCallId ?? hookCtx?.toolCallId ?? message.toolCallId,
+    });
+    return out ? { message: out } : undefined;
+  } catch (err) {
+    warn(ctx, "tool_result_persist", err);
+    return undefined;
+  }
+}
+
+/** Register the three hooks. `ctx` = {config, configJson, stateDir, logger, log, core?}. */
+export function registerHooks(api, ctx) {
+  if (!ctx.core && !coreJs) {
+    import("./core.js").then(
+      (m) => {
+        coreJs = m;
+      },
+      (err) => warn(ctx, "core import", err),
+    );
+  }
+  api.on("before_tool_call", (event, hookCtx) => beforeToolCall(ctx, event, hookCtx));
+  api.on("tool_result_persist", (event, hookCtx) => persistToolResult(ctx, event, hookCtx));
+  if (typeof api.registerAgentToolResultMiddleware === "function") {
+    try {
+      api.registerAgentToolResultMiddleware((event, mwCtx) => toolResultMiddleware(ctx, event, mwCtx), { runtimes: ["openclaw"] });
+    } catch (err) {
+      warn(ctx, "registerAgentToolResultMiddleware", err);
+    }
+  } else {
+    ctx.logger?.warn?.("cachefold: this OpenClaw has no agent tool-result middleware; tool results are shrunk at persist time only (one prompt-cache break per shrunk result)");
+  }
+}

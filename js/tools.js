@@ -1,0 +1,225 @@
+// Agent tools: cachefold_recover, cachefold_search, cachefold_stats.
+//
+// Each is registered as a factory so it learns the calling session from OpenClaw's tool context
+// ({sessionId, sessionKey, ...}). Artifact references are keyed by sessionKey (falling back to
+// sessionId): tool_result_persist only knows the sessionKey. Folded history and engine stats are
+// keyed by sessionId (js/engine.js). Names must match manifest `contracts.tools`. By default
+// OpenClaw keeps plugin tools behind Tool Search, so models reach them with
+// `tool_call {"id":"cachefold_recover","args":{...}}`.
+//
+// Ranges, search and rendering happen in the Rust core; this file finds the texts.
+import { readArtifact, sessionArtifactIds, sessionShrinkStats, touchArtifact } from "./artifacts.js";
+
+export const TOOL_NAMES = ["cachefold_recover", "cachefold_search", "cachefold_stats"];
+/** Search reads at most this many bytes of artifacts (newest first) per call. */
+export const SEARCH_MAX_BYTES = 32 * 1024 * 1024;
+/** ... and at most this many documents. */
+export const SEARCH_MAX_DOCS = 200;
+export const DEFAULT_MAX_HITS = 20;
+export const MAX_MAX_HITS = 50;
+
+let coreJs = null;
+
+async function core(ctx) {
+  if (ctx.core) return ctx.core;
+  coreJs ??= await import("./core.js");
+  return coreJs.loadCore();
+}
+
+function call(c, name, ...args) {
+  if (coreJs?.callCoreSync) return coreJs.callCoreSync(c, name, ...args);
+  return c[name](...args);
+}
+
+/** Engine views (js/engine.js, lead-owned); missing functions degrade to null/empty. */
+async function engineView(ctx) {
+  if (ctx.engine) return ctx.engine;
+  try {
+    return await import("./engine.js");
+  } catch {
+    return {};
+  }
+}
+
+function textResult(text, details) {
+  return { content: [{ type: "text", text }], details };
+}
+
+function sessionOf(toolCtx) {
+  return { refKey: toolCtx?.sessionKey ?? toolCtx?.sessionId ?? "unknown", sessionId: toolCtx?.sessionId ?? null };
+}
+
+const RANGE = { type: "array", items: { type: "integer", minimum: 0 }, minItems: 2, maxItems: 2 };
+
+/** cachefold_recover */
+export function recoverTool(ctx, toolCtx = {}) {
+  return {
+    name: "cachefold_recover",
+    label: "cachefold recover",
+    description:
+      "Read part of a stored tool output or folded history region. `id` is the artifact id (40 hex) from a '[cachefold] … → artifact <id>' header, or a fold id like 'f3'. Give `lines: [start, end]` (1-based, inclusive) or `chars: [start, end)` (0-based); the answer is capped (default 8,000 chars) and says which range to ask for next.",
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      required: ["id"],
+      properties: {
+        id: { type: "string", description: "Artifact id (40 lowercase hex) or fold id (f1, f2, ...)." },
+        lines: { ...RANGE, description: "[start, end], 1-based inclusive line numbers." },
+        chars: { ...RANGE, description: "[start, end), 0-based char offsets; wins over lines." },
+        maxChars: { type: "integer", minimum: 1, maximum: 32000, description: "Cap on returned chars (default 8000)." },
+      },
+    },
+    async execute(_toolCallId, params) {
+      const c = await core(ctx);
+      const { refKey, sessionId } = sessionOf(toolCtx);
+      const target = call(c, "parseRecoverTarget", String(params?.id ?? "")); // throws CACHEFOLD_INVALID_ID
+      let text = null;
+      if (target.kind === "artifact") {
+        text = readArtifact(ctx.stateDir, target.id);
+        if (text != null) touchArtifact(ctx.stateDir, target.id, { tool: "cachefold_recover", session: refKey });
+      } else if (sessionId) {
+        const engine = await engineView(ctx);
+        text = typeof engine.foldText === "function" ? await engine.foldText(ctx, sessionId, target.id) : null;
+      }
+      if (text == null) {
+        const why =
+          target.kind === "artifact"
+            ? "is not in the artifact store (never stored here, or evicted by the size budget)"
+            : "is not a folded region of this session";
+        return textResult(`[cachefold_recover] ${target.id} ${why}.`, { id: target.id, found: false });
+      }
+      const ans = call(c, "recoverAnswer", target.id, text, JSON.stringify(params ?? {}));
+      ctx.log?.({ event: "tool_recover", id: target.id, kind: target.kind, ...ans.details });
+      return textResult(ans.text, { ...ans.details, kind: target.kind, found: true });
+    },
+  };
+}
+
+/** Documents of one session for search: folded regions first, then artifacts newest first. */
+export async function searchDocs(ctx, toolCtx = {}) {
+  const { refKey, sessionId } = sessionOf(toolCtx);
+  const docs = [];
+  let bytes = 0;
+  let skipped = 0;
+  if (sessionId) {
+    const engine = await engineView(ctx);
+    if (typeof engine.foldedDocs === "function") {
+      for (const d of (await engine.foldedDocs(ctx, sessionId)) ?? []) {
+        if (typeof d?.text !== "string") continue;
+        if (docs.length >= SEARCH_MAX_DOCS || bytes + d.text.length > SEARCH_MAX_BYTES) {
+          skipped += 1;
+          continue;
+        }
+        docs.push({ id: String(d.id), kind: d.kind ?? "fold", text: d.text });
+        bytes += d.text.length;
+      }
+    }
+  }
+  for (const id of sessionArtifactIds(ctx.stateDir, refKey)) {
+    if (docs.length >= SEARCH_MAX_DOCS) {
+      skipped += 1;
+      continue;
+    }
+    const text = readArtifact(ctx.stateDir, id);
+    if (text == null) continue;
+    if (bytes + text.length > SEARCH_MAX_BYTES) {
+      skipped += 1;
+      continue;
+    }
+    docs.push({ id, kind: "artifact", text });
+    bytes += text.length;
+  }
+  return { docs, skipped };
+}
+
+/** cachefold_search */
+export function searchTool(ctx, toolCtx = {}) {
+  return {
+    name: "cachefold_search",
+    label: "cachefold search",
+    description:
+      "Search this session's stored tool outputs (artifacts) and folded history. Substring match by default (case-insensitive unless the query has uppercase); `regex: true` allows . * + ? [] \\d \\w \\s ^ $ and a|b. Returns ids and line numbers to pass to cachefold_recover.",
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      required: ["query"],
+      properties: {
+        query: { type: "string", minLength: 1, maxLength: 1000, description: "Text (or regex) to find." },
+        regex: { type: "boolean", description: "Treat query as a regex (small subset). Default false." },
+        maxHits: { type: "integer", minimum: 1, maximum: MAX_MAX_HITS, description: `Most hits to return (default ${DEFAULT_MAX_HITS}).` },
+      },
+    },
+    async execute(_toolCallId, params) {
+      const c = await core(ctx);
+      const query = typeof params?.query === "string" ? params.query : "";
+      const n = Number(params?.maxHits);
+      const maxHits = Number.isInteger(n) ? Math.min(Math.max(n, 1), MAX_MAX_HITS) : DEFAULT_MAX_HITS;
+      const { docs, skipped } = await searchDocs(ctx, toolCtx);
+      const ans = call(c, "searchAnswer", JSON.stringify(docs), query, params?.regex === true, maxHits);
+      let text = ans.text;
+      if (skipped) text += `\n(${skipped} older documents not searched: over the ${SEARCH_MAX_BYTES / 1048576} MiB / ${SEARCH_MAX_DOCS}-document scan limit)`;
+      ctx.log?.({ event: "tool_search", hits: ans.hits.length, more: ans.more, docs: docs.length, skipped });
+      return textResult(text, { hits: ans.hits.slice(0, MAX_MAX_HITS), more: ans.more, documents: docs.length, skipped });
+    },
+  };
+}
+
+function flatten(obj, prefix, out, depth) {
+  for (const [k, v] of Object.entries(obj ?? {})) {
+    if (out.length >= 60) return;
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (v && typeof v === "object" && !Array.isArray(v) && depth < 2) flatten(v, key, out, depth + 1);
+    else if (v == null || typeof v !== "object") out.push(`${key}: ${typeof v === "number" && !Number.isInteger(v) ? Number(v.toFixed(4)) : v}`);
+    else out.push(`${key}: ${JSON.stringify(v).slice(0, 200)}`);
+  }
+}
+
+/** Stats text: engine stats (as the core reports them) plus this session's shrink totals. */
+export function renderStats(sessionLabel, engineStats, shrink) {
+  const lines = [`[cachefold_stats] session ${sessionLabel}`];
+  if (engineStats && typeof engineStats === "object") {
+    const flat = [];
+    flatten(engineStats, "", flat, 0);
+    lines.push(...flat);
+  } else {
+    lines.push("engine: no recorded turns for this session yet");
+  }
+  lines.push(
+    `shrink.resultsShrunk: ${shrink.shrunkResults}`,
+    `shrink.artifacts: ${shrink.artifacts}`,
+    `shrink.originalChars: ${shrink.originalChars}`,
+    `shrink.charsSaved: ${shrink.savedChars}`,
+  );
+  return lines.join("\n");
+}
+
+/** cachefold_stats */
+export function statsTool(ctx, toolCtx = {}) {
+  return {
+    name: "cachefold_stats",
+    label: "cachefold stats",
+    description:
+      "This session's cache numbers: model calls, prompt tokens, cache hit %, predicted vs reported hits, folds, chars saved by shrinking tool output, estimated $ saved.",
+    parameters: { type: "object", additionalProperties: false, properties: {} },
+    async execute() {
+      const { refKey, sessionId } = sessionOf(toolCtx);
+      let engineStats = null;
+      if (sessionId) {
+        const engine = await engineView(ctx);
+        if (typeof engine.sessionStats === "function") engineStats = await engine.sessionStats(ctx, sessionId);
+      }
+      const shrink = sessionShrinkStats(ctx.stateDir, refKey);
+      const text = renderStats(sessionId ?? refKey, engineStats, shrink);
+      return textResult(text, { sessionId, shrink, engine: engineStats ? true : false });
+    },
+  };
+}
+
+const FACTORIES = { cachefold_recover: recoverTool, cachefold_search: searchTool, cachefold_stats: statsTool };
+
+/** Register the agent tools, one factory each (OpenClaw passes the session in the tool context). */
+export function registerTools(api, ctx) {
+  for (const name of TOOL_NAMES) {
+    api.registerTool((toolCtx) => FACTORIES[name](ctx, toolCtx ?? {}), { name });
+  }
+}

@@ -1,0 +1,153 @@
+//! Anchor extraction for the offline retention metric R (cache-economics.md §5.4 (a)).
+//!
+//! An *anchor* is a token a later answer might need verbatim: a file path, an identifier
+//! (snake_case, camelCase, dotted or `::` paths), an error code, a number with ≥ 3 digits, a
+//! URL or a commit-like hex string. Extraction is a single pass over the text: split on
+//! characters that cannot be part of such a token, trim trailing punctuation, classify.
+//! Plain English words never qualify (no `_`, no inner capital, no digit, no `/`), so the
+//! metric follows concrete facts, not vocabulary.
+//!
+//! The same extractor runs on the recorded output (what was *needed*) and on the assembled
+//! request (what was *present*), so "present" means "the same anchor token occurs in the
+//! request": a trimmed text that cuts an anchor in half does not count as retaining it.
+
+use std::collections::HashMap;
+
+/// Interned anchor id.
+pub type AnchorId = u32;
+
+/// Interner shared by one replay job.
+#[derive(Default, Clone)]
+pub struct Interner {
+    ids: HashMap<String, AnchorId>,
+}
+
+impl Interner {
+    /// Id of `s`, creating it.
+    pub fn id(&mut self, s: &str) -> AnchorId {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        let i = self.ids.len() as AnchorId;
+        self.ids.insert(s.to_string(), i);
+        i
+    }
+
+    /// Id of `s` if it was seen.
+    pub fn get(&self, s: &str) -> Option<AnchorId> {
+        self.ids.get(s).copied()
+    }
+
+    /// Number of distinct anchors.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | ':' | '@' | '#' | '~' | '+' | '%' | '=' | '?' | '&')
+}
+
+/// Anchors of `text`, deduplicated, in order of first occurrence.
+pub fn extract(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for raw in text.split(|c: char| !is_word_char(c)) {
+        if raw.len() < 3 {
+            continue;
+        }
+        for cand in candidates(raw) {
+            if seen.insert(cand.clone()) {
+                out.push(cand);
+            }
+        }
+    }
+    out
+}
+
+/// The anchors inside one raw word (a URL is taken whole; otherwise the word is trimmed and
+/// split at `:` so `src/a.rs:12:5` yields the path and not the position).
+fn candidates(raw: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let trimmed = raw.trim_matches(|c: char| matches!(c, '.' | ':' | '-' | '#' | '~' | '+' | '=' | '?' | '&' | '%' | '@'));
+    if trimmed.starts_with("http://") || trimmed.starts_with("https://") {
+        if trimmed.len() > 10 {
+            out.push(trimmed.to_string());
+        }
+        return out;
+    }
+    for part in trimmed.split(':') {
+        let p = part.trim_matches(|c: char| matches!(c, '.' | '-' | '#' | '~' | '+' | '=' | '?' | '&' | '%' | '@'));
+        if p.len() >= 3 && is_anchor(p) {
+            out.push(p.to_string());
+        }
+    }
+    // Rust/C++ paths (`crate::module::Item`) are kept whole as well.
+    if trimmed.contains("::") && trimmed.len() >= 6 && trimmed.chars().any(char::is_alphabetic) {
+        out.push(trimmed.to_string());
+    }
+    out
+}
+
+fn is_anchor(w: &str) -> bool {
+    let has_alpha = w.chars().any(char::is_alphabetic);
+    let digits = w.chars().filter(char::is_ascii_digit).count();
+    // Numbers with ≥ 3 digits (ids, ports, sizes, line numbers).
+    if !has_alpha {
+        return digits >= 3 && w.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '_'));
+    }
+    // File paths.
+    if w.contains('/') && w.len() >= 4 && w.chars().filter(|c| c.is_alphanumeric()).count() >= 3 {
+        return true;
+    }
+    // Commit-like hex.
+    if w.len() >= 7 && w.len() <= 64 && w.chars().all(|c| c.is_ascii_hexdigit()) && digits > 0 && digits < w.len() {
+        return true;
+    }
+    // file.ext
+    if let Some((stem, ext)) = w.rsplit_once('.') {
+        if !stem.is_empty() && (1..=6).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric()) && ext.chars().any(|c| c.is_ascii_alphabetic()) && stem.chars().any(char::is_alphanumeric) {
+            return true;
+        }
+    }
+    // Identifiers: snake_case, camelCase / PascalCase with an inner capital, or letters+digits.
+    if w.len() >= 4 {
+        let chars: Vec<char> = w.chars().collect();
+        if w.contains('_') && chars.iter().filter(|c| c.is_alphabetic()).count() >= 3 {
+            return true;
+        }
+        let inner_cap = chars.windows(2).any(|p| matches!(p, [a, b] if a.is_lowercase() && b.is_uppercase()));
+        if inner_cap {
+            return true;
+        }
+        // Error codes and versions: E0308, TS2345, ENOENT-like codes with digits, v1.2.3.
+        if digits > 0 && chars.first().is_some_and(|c| c.is_ascii_alphabetic()) && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-') {
+            return true;
+        }
+        if w.len() >= 5 && w.chars().all(|c| c.is_ascii_uppercase() || c == '_') && w.starts_with('E') {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_usual_suspects() {
+        let a = extract("error[E0308]: mismatched types at src/bench/cache.rs:120:5 in fn block_hashes; see https://doc.rust-lang.org/x.html commit 1a2b3c4d port 18789 parseClaudeCode the and");
+        for want in ["E0308", "src/bench/cache.rs", "block_hashes", "https://doc.rust-lang.org/x.html", "1a2b3c4d", "18789", "parseClaudeCode"] {
+            assert!(a.iter().any(|x| x == want), "{want} missing from {a:?}");
+        }
+        for not in ["the", "and", "error", "mismatched"] {
+            assert!(!a.iter().any(|x| x == not), "{not} should not be an anchor: {a:?}");
+        }
+    }
+}

@@ -1,0 +1,648 @@
+//! Replay loop and per-(session, strategy) metrics (cache-economics.md §5.2, §5.4).
+//!
+//! For each recorded call k (in order): the messages before it are ingested (through the
+//! strategy's ingest hook), the strategy assembles the request, any summariser calls it made
+//! are simulated on the strategy's separate summariser cache, the request `X_k` is rendered
+//! (static prefix + assembled messages) and simulated with output `Y_k` = the recorded
+//! assistant message, replayed verbatim.
+
+use super::anchors::{AnchorId, Interner};
+use super::cache::{Params, Seq, Sim};
+use super::render::{self, Slot};
+use super::store::{output_text, Store, M};
+use super::strategies::{Ctx, ExtraCall, Strategy};
+use super::tokenizer::{hash128, TokenCache, Tokenizer, Tokens};
+use crate::cost::{self, Price};
+use crate::message::{Message, Role};
+use crate::pairing::{self, Shape};
+use crate::transcript::Transcript;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+/// Bench-wide options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Context window / token budget given to strategies.
+    pub window: u64,
+    /// Cache model.
+    pub cache: Params,
+    /// Headline price key; a `-auto` suffix (e.g. `deepseek-flash-auto`) picks peak/off-peak
+    /// per call from its timestamp.
+    pub price: String,
+}
+
+/// The fixed prefix every main request starts with.
+pub struct StaticPrefix {
+    /// Rendered text (BOS + system + tools).
+    pub text: String,
+    /// Its tokens.
+    pub tokens: Tokens,
+    /// Chars (for chars/4 estimators).
+    pub chars: u64,
+    /// Profile name.
+    pub profile: String,
+}
+
+/// Template glue pieces, tokenized once.
+pub struct Glue {
+    user: Tokens,
+    sep: Tokens,
+    trans: Tokens,
+    summarizer_static: Tokens,
+}
+
+impl Glue {
+    /// Tokenize the glue and the summariser's static prefix.
+    pub fn new(tok: &Tokenizer) -> Glue {
+        Glue {
+            user: tok.encode(render::USER).into(),
+            sep: tok.encode(render::SEP).into(),
+            trans: tok.encode(render::TRANSITION).into(),
+            summarizer_static: tok.encode(&render::render_static(super::summarize::SUMMARIZER_SYSTEM, &[])).into(),
+        }
+    }
+}
+
+/// One session prepared for replay (shared, read-only, by all strategy jobs).
+pub struct Prepared {
+    /// Display name.
+    pub name: String,
+    /// Reader format.
+    pub format: String,
+    /// Messages replayed (assistant messages without content are dropped: pi-ai drops
+    /// aborted/errored empty turns from the context).
+    pub messages: Vec<Message>,
+    /// Replayed calls: (assistant index in `messages`, timestamp ms).
+    pub calls: Vec<(usize, f64)>,
+    /// Bench messages of the originals (keys, anchors).
+    pub store: Store,
+    /// Original bench messages by index.
+    pub orig: Vec<M>,
+    /// Pre-tokenized bodies of the originals (key = hash of body text).
+    pub base_tokens: Arc<HashMap<u128, Tokens>>,
+    /// Needed anchors per call: (anchor, first seen ≥ 50 calls earlier).
+    pub needed: Vec<Vec<(AnchorId, bool)>>,
+    /// Anchor → original indices whose text contains it (for recovery credit).
+    pub orig_holders: HashMap<AnchorId, Vec<usize>>,
+    /// Recorded compactions (for the report).
+    pub recorded_compactions: usize,
+    /// Lines the reader skipped.
+    pub skipped_lines: u64,
+    /// Recorded provider usage summed over replayed calls (prompt, cached, output).
+    pub recorded: (u64, u64, u64),
+}
+
+/// Prepare a parsed transcript: filter, wrap, tokenize originals (in parallel), find anchors.
+pub fn prepare(tok: &Tokenizer, name: &str, t: &Transcript) -> Prepared {
+    // Drop assistant messages with no content at all (aborted before any output).
+    let mut keep_idx: Vec<Option<usize>> = Vec::with_capacity(t.messages.len());
+    let mut messages = Vec::new();
+    for m in &t.messages {
+        if m.role() == Role::Assistant && m.parts().is_empty() {
+            keep_idx.push(None);
+        } else {
+            keep_idx.push(Some(messages.len()));
+            messages.push(m.clone());
+        }
+    }
+    let mut calls = Vec::new();
+    let mut recorded = (0u64, 0u64, 0u64);
+    for c in &t.calls {
+        if let Some(Some(i)) = keep_idx.get(c.assistant_index) {
+            calls.push((*i, c.timestamp_ms));
+            if let Some(u) = c.usage {
+                recorded.0 += u.prompt();
+                recorded.1 += u.cache_read;
+                recorded.2 += u.output;
+            }
+        }
+    }
+    let mut store = Store::with_interner(Interner::default());
+    let orig: Vec<M> = messages.iter().enumerate().map(|(i, m)| store.make(m.clone(), Some(i), Vec::new())).collect();
+
+    // Tokenize every original body once, in parallel.
+    let bodies: Vec<String> = orig.iter().map(|m| render::body(&m.msg)).collect();
+    let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
+    let mut cache = TokenCache::default();
+    cache.prefill(tok, &refs);
+    let mut base = HashMap::with_capacity(bodies.len());
+    for b in &bodies {
+        base.insert(hash128(b.as_bytes()), cache.get(tok, b));
+    }
+
+    // Anchors: first sighting in a user message or tool result; needed when a later output uses it.
+    let mut first_seen: HashMap<AnchorId, usize> = HashMap::new();
+    let mut orig_holders: HashMap<AnchorId, Vec<usize>> = HashMap::new();
+    for (i, m) in orig.iter().enumerate() {
+        for a in &m.anchors {
+            orig_holders.entry(*a).or_default().push(i);
+        }
+        if matches!(m.role(), Role::User | Role::ToolResult) {
+            for a in &m.anchors {
+                first_seen.entry(*a).or_insert(i);
+            }
+        }
+    }
+    // calls_before[i] = number of replayed calls whose assistant index < i.
+    let mut calls_before = vec![0usize; messages.len() + 1];
+    {
+        let mut ci = 0usize;
+        for (i, slot) in calls_before.iter_mut().enumerate() {
+            while calls.get(ci).is_some_and(|(ai, _)| *ai < i) {
+                ci += 1;
+            }
+            *slot = ci;
+        }
+    }
+    let mut needed = Vec::with_capacity(calls.len());
+    for (k, (ai, _)) in calls.iter().enumerate() {
+        let mut v = Vec::new();
+        if let Some(m) = messages.get(*ai) {
+            let text = output_text(m);
+            let mut seen = HashSet::new();
+            for a in super::anchors::extract(&text) {
+                let Some(id) = store.interner.get(&a) else { continue };
+                if let Some(&fs) = first_seen.get(&id) {
+                    if fs < *ai && seen.insert(id) {
+                        let old = calls_before.get(fs).copied().unwrap_or(0) + 50 <= k;
+                        v.push((id, old));
+                    }
+                }
+            }
+        }
+        needed.push(v);
+    }
+    Prepared {
+        name: name.to_string(),
+        format: t.format.clone(),
+        messages,
+        calls,
+        store,
+        orig,
+        base_tokens: Arc::new(base),
+        needed,
+        orig_holders,
+        recorded_compactions: t.compactions.len(),
+        skipped_lines: t.skipped_lines,
+        recorded,
+    }
+}
+
+/// Renders requests from bench messages, memoising body tokens.
+pub struct Renderer<'a> {
+    tok: &'a Tokenizer,
+    base: Arc<HashMap<u128, Tokens>>,
+    local: TokenCache,
+    memo: HashMap<u128, Tokens>,
+    glue: &'a Glue,
+}
+
+impl<'a> Renderer<'a> {
+    /// New renderer over a session's pre-tokenized originals.
+    pub fn new(tok: &'a Tokenizer, base: Arc<HashMap<u128, Tokens>>, glue: &'a Glue) -> Renderer<'a> {
+        Renderer { tok, base, local: TokenCache::default(), memo: HashMap::new(), glue }
+    }
+
+    /// Tokens of a message body.
+    pub fn body(&mut self, m: &M) -> Tokens {
+        if let Some(t) = self.memo.get(&m.key) {
+            return t.clone();
+        }
+        let text = render::body(&m.msg);
+        let h = hash128(text.as_bytes());
+        let t = match self.base.get(&h) {
+            Some(t) => t.clone(),
+            None => self.local.get(self.tok, &text),
+        };
+        self.memo.insert(m.key, t.clone());
+        t
+    }
+
+    /// Request tokens: static prefix, then the messages in template order, then the transition.
+    pub fn request(&mut self, static_tokens: &Tokens, msgs: &[M]) -> Seq {
+        let mut s = Seq::new();
+        s.push(static_tokens.clone());
+        let mut in_user = false;
+        for m in msgs {
+            match m.slot {
+                Slot::UserBlock => {
+                    s.push(if in_user { self.glue.sep.clone() } else { self.glue.user.clone() });
+                    s.push(self.body(m));
+                    in_user = true;
+                }
+                Slot::Assistant => {
+                    if in_user {
+                        s.push(self.glue.trans.clone());
+                    }
+                    s.push(self.body(m));
+                    in_user = false;
+                }
+            }
+        }
+        if in_user {
+            s.push(self.glue.trans.clone());
+        }
+        s
+    }
+
+    /// A summariser request.
+    pub fn summarizer_request(&mut self, call: &ExtraCall) -> (Seq, Seq) {
+        let st = self.glue.summarizer_static.clone();
+        let x = self.request(&st, &call.prompt);
+        let mut y = Seq::new();
+        y.push(self.body(&call.output));
+        (x, y)
+    }
+}
+
+/// Costs under the fixed price rows, plus the headline.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Costs {
+    /// Headline price (per `Options.price`).
+    pub headline: f64,
+    /// deepseek-flash peak.
+    pub flash_peak: f64,
+    /// deepseek-flash off-peak.
+    pub flash_offpeak: f64,
+    /// deepseek-v4-pro peak.
+    pub pro_peak: f64,
+    /// deepseek-v4-pro off-peak.
+    pub pro_offpeak: f64,
+    /// Headline, input only (hit + miss), no output.
+    pub headline_input: f64,
+}
+
+impl Costs {
+    fn add(&mut self, o: &Costs) {
+        self.headline += o.headline;
+        self.flash_peak += o.flash_peak;
+        self.flash_offpeak += o.flash_offpeak;
+        self.pro_peak += o.pro_peak;
+        self.pro_offpeak += o.pro_offpeak;
+        self.headline_input += o.headline_input;
+    }
+}
+
+/// Metrics of one strategy on one session (or summed over sessions).
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metrics {
+    /// Main calls replayed.
+    pub calls: u64,
+    /// Σ|X| over main calls.
+    pub prompt_tokens: u64,
+    /// Σ hit over main calls.
+    pub hit_tokens: u64,
+    /// Σ miss over main calls.
+    pub miss_tokens: u64,
+    /// Σ ceiling over main calls.
+    pub ceiling_tokens: u64,
+    /// Σ novel (U) over main calls.
+    pub novel_tokens: u64,
+    /// Σ sub-block remainders over main calls.
+    pub remainder_tokens: u64,
+    /// Σ|Y| of main calls (recorded outputs).
+    pub output_tokens: u64,
+    /// Summariser calls.
+    pub extra_calls: u64,
+    /// Σ|X| of summariser calls.
+    pub extra_prompt_tokens: u64,
+    /// Σ hit of summariser calls.
+    pub extra_hit_tokens: u64,
+    /// Σ|Y| of summariser calls.
+    pub extra_output_tokens: u64,
+    /// Σ ceiling of summariser calls.
+    pub extra_ceiling_tokens: u64,
+    /// Σ novel of summariser calls.
+    pub extra_novel_tokens: u64,
+    /// Costs (main + summariser).
+    pub cost: Costs,
+    /// max |X|.
+    pub peak_context: u64,
+    /// p95 of |X| (per session; for totals the max of sessions' p95).
+    pub p95_context: u64,
+    /// Time-weighted mean |X| (weight = gap to the next call, capped at 5 min).
+    pub time_weighted_context: f64,
+    /// Needed anchor pairs.
+    pub anchors_needed: u64,
+    /// Retained without credit.
+    pub anchors_retained: u64,
+    /// Retained with recovery credit.
+    pub anchors_retained_credit: u64,
+    /// Needed pairs whose anchor is ≥ 50 calls old.
+    pub anchors_needed_old: u64,
+    /// Of those, retained without credit.
+    pub anchors_retained_old: u64,
+    /// Calls with |X| > window.
+    pub overflow_calls: u64,
+    /// Requests with at least one DeepSeek pairing violation.
+    pub pairing_violation_calls: u64,
+    /// Total pairing violations.
+    pub pairing_violations: u64,
+    /// Folds / compactions.
+    pub folds: u64,
+    /// Folds whose summariser input exceeded the window.
+    pub fold_failures: u64,
+    /// First call's hit rate (cold start), per session; for totals Σ first hits / Σ first prompts.
+    pub first_hit: u64,
+    /// First call's prompt.
+    pub first_prompt: u64,
+    /// Median per-request hit rate (per session).
+    pub median_hit_rate: f64,
+    /// Strategy counters.
+    pub counters: BTreeMap<String, u64>,
+}
+
+impl Metrics {
+    /// Hit rate H over all requests (main + summariser).
+    pub fn hit_rate(&self) -> f64 {
+        ratio(self.hit_tokens + self.extra_hit_tokens, self.prompt_tokens + self.extra_prompt_tokens)
+    }
+    /// H_max over all requests.
+    pub fn ceiling_rate(&self) -> f64 {
+        ratio(self.ceiling_tokens + self.extra_ceiling_tokens, self.prompt_tokens + self.extra_prompt_tokens)
+    }
+    /// E = H / H_max.
+    pub fn efficiency(&self) -> f64 {
+        ratio(self.hit_tokens + self.extra_hit_tokens, self.ceiling_tokens + self.extra_ceiling_tokens)
+    }
+    /// R without credit.
+    pub fn recall(&self) -> f64 {
+        if self.anchors_needed == 0 {
+            1.0
+        } else {
+            ratio(self.anchors_retained, self.anchors_needed)
+        }
+    }
+    /// R with recovery credit.
+    pub fn recall_credit(&self) -> f64 {
+        if self.anchors_needed == 0 {
+            1.0
+        } else {
+            ratio(self.anchors_retained_credit, self.anchors_needed)
+        }
+    }
+    /// R over anchors ≥ 50 calls old.
+    pub fn recall_old(&self) -> f64 {
+        if self.anchors_needed_old == 0 {
+            1.0
+        } else {
+            ratio(self.anchors_retained_old, self.anchors_needed_old)
+        }
+    }
+    /// Σ miss over all requests.
+    pub fn all_miss(&self) -> u64 {
+        self.miss_tokens + self.extra_prompt_tokens - self.extra_hit_tokens
+    }
+    /// Reprocessed tokens: Σ miss − U (main + summariser).
+    pub fn reprocessed(&self) -> u64 {
+        self.all_miss().saturating_sub(self.novel_tokens + self.extra_novel_tokens)
+    }
+    /// Mean |X| over main calls.
+    pub fn mean_context(&self) -> f64 {
+        ratio(self.prompt_tokens, self.calls)
+    }
+
+    /// Add another session's metrics (token-weighted corpus totals).
+    pub fn add(&mut self, o: &Metrics) {
+        let w_self = self.calls as f64;
+        let w_o = o.calls as f64;
+        self.time_weighted_context = if w_self + w_o > 0.0 { (self.time_weighted_context * w_self + o.time_weighted_context * w_o) / (w_self + w_o) } else { 0.0 };
+        self.median_hit_rate = if w_self + w_o > 0.0 { (self.median_hit_rate * w_self + o.median_hit_rate * w_o) / (w_self + w_o) } else { 0.0 };
+        self.calls += o.calls;
+        self.prompt_tokens += o.prompt_tokens;
+        self.hit_tokens += o.hit_tokens;
+        self.miss_tokens += o.miss_tokens;
+        self.ceiling_tokens += o.ceiling_tokens;
+        self.novel_tokens += o.novel_tokens;
+        self.remainder_tokens += o.remainder_tokens;
+        self.output_tokens += o.output_tokens;
+        self.extra_calls += o.extra_calls;
+        self.extra_prompt_tokens += o.extra_prompt_tokens;
+        self.extra_hit_tokens += o.extra_hit_tokens;
+        self.extra_output_tokens += o.extra_output_tokens;
+        self.extra_ceiling_tokens += o.extra_ceiling_tokens;
+        self.extra_novel_tokens += o.extra_novel_tokens;
+        self.cost.add(&o.cost);
+        self.peak_context = self.peak_context.max(o.peak_context);
+        self.p95_context = self.p95_context.max(o.p95_context);
+        self.anchors_needed += o.anchors_needed;
+        self.anchors_retained += o.anchors_retained;
+        self.anchors_retained_credit += o.anchors_retained_credit;
+        self.anchors_needed_old += o.anchors_needed_old;
+        self.anchors_retained_old += o.anchors_retained_old;
+        self.overflow_calls += o.overflow_calls;
+        self.pairing_violation_calls += o.pairing_violation_calls;
+        self.pairing_violations += o.pairing_violations;
+        self.folds += o.folds;
+        self.fold_failures += o.fold_failures;
+        self.first_hit += o.first_hit;
+        self.first_prompt += o.first_prompt;
+        for (k, v) in &o.counters {
+            *self.counters.entry(k.clone()).or_insert(0) += v;
+        }
+    }
+}
+
+/// `a / b`, 0 when `b` is 0.
+pub fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// One call's numbers for charts.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Point {
+    /// |X| of the main call.
+    pub context: u64,
+    /// Hit tokens of the main call.
+    pub hit: u64,
+    /// Headline cost of this call including its summariser calls.
+    pub cost: f64,
+}
+
+/// Result of one (session, strategy) job.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobResult {
+    /// Session name.
+    pub session: String,
+    /// Strategy id.
+    pub strategy: String,
+    /// Strategy label.
+    pub label: String,
+    /// Metrics.
+    pub metrics: Metrics,
+    /// Per-call series.
+    pub series: Vec<Point>,
+}
+
+fn price_at(opts: &Options, ts: f64) -> Price {
+    let key = match opts.price.strip_suffix("-auto") {
+        Some(base) => format!("{base}-{}", if cost::is_peak(ts) { "peak" } else { "offpeak" }),
+        None => opts.price.clone(),
+    };
+    cost::builtin_price(&key).unwrap_or(Price { key, hit: 0.0, miss: 0.0, output: 0.0 })
+}
+
+/// Whether a price key is known (with or without `-auto`).
+pub fn price_known(key: &str) -> bool {
+    match key.strip_suffix("-auto") {
+        Some(base) => cost::builtin_price(&format!("{base}-peak")).is_some(),
+        None => cost::builtin_price(key).is_some(),
+    }
+}
+
+fn costs(opts: &Options, ts: f64, hit: u64, miss: u64, out: u64) -> Costs {
+    let row = |k: &str| cost::builtin_price(k).map_or(0.0, |p| cost::cost_usd(&p, hit, miss, out));
+    let p = price_at(opts, ts);
+    Costs {
+        headline: cost::cost_usd(&p, hit, miss, out),
+        headline_input: cost::cost_usd(&p, hit, miss, 0),
+        flash_peak: row("deepseek-flash-peak"),
+        flash_offpeak: row("deepseek-flash-offpeak"),
+        pro_peak: row("deepseek-v4-pro-peak"),
+        pro_offpeak: row("deepseek-v4-pro-offpeak"),
+    }
+}
+
+/// Replay one session with one strategy.
+pub fn run_job(
+    tok: &Tokenizer,
+    glue: &Glue,
+    prefix: &StaticPrefix,
+    prep: &Prepared,
+    strategy: &mut dyn Strategy,
+    opts: &Options,
+    progress: &mut dyn FnMut(usize),
+) -> JobResult {
+    let mut store = prep.store.clone_for_job();
+    let mut renderer = Renderer::new(tok, prep.base_tokens.clone(), glue);
+    let mut sim = Sim::new(opts.cache);
+    let mut sum_sim = Sim::new(opts.cache);
+    let mut hist: Vec<M> = Vec::with_capacity(prep.orig.len());
+    let mut next = 0usize;
+    let mut m = Metrics::default();
+    let mut series = Vec::with_capacity(prep.calls.len());
+    let mut rates: Vec<f64> = Vec::with_capacity(prep.calls.len());
+    let mut sizes: Vec<u64> = Vec::with_capacity(prep.calls.len());
+    let mut tw_num = 0f64;
+    let mut tw_den = 0f64;
+    for (k, &(ai, ts)) in prep.calls.iter().enumerate() {
+        let mut ctx = Ctx { store: &mut store, window: opts.window, static_chars: prefix.chars, extra: Vec::new(), fold_failures: 0, folds: 0, now_ms: ts };
+        while next < ai {
+            if let Some(o) = prep.orig.get(next) {
+                let im = strategy.ingest(&mut ctx, o.clone(), next);
+                hist.push(im);
+            }
+            next += 1;
+        }
+        let msgs = strategy.assemble(&mut ctx, &hist);
+        let extra = std::mem::take(&mut ctx.extra);
+        m.folds += ctx.folds;
+        m.fold_failures += ctx.fold_failures;
+        let mut call_cost = 0f64;
+        for e in &extra {
+            let (x, y) = renderer.summarizer_request(e);
+            let o = sum_sim.request(&x, &y, ts);
+            m.extra_calls += 1;
+            m.extra_prompt_tokens += o.prompt;
+            m.extra_hit_tokens += o.hit;
+            m.extra_ceiling_tokens += o.ceiling;
+            m.extra_novel_tokens += o.novel;
+            m.extra_output_tokens += y.len() as u64;
+            let c = costs(opts, ts, o.hit, o.miss, y.len() as u64);
+            call_cost += c.headline;
+            m.cost.add(&c);
+        }
+        let x = renderer.request(&prefix.tokens, &msgs);
+        let mut y = Seq::new();
+        if let Some(a) = prep.orig.get(ai) {
+            y.push(renderer.body(a));
+        }
+        let o = sim.request(&x, &y, ts);
+        m.calls += 1;
+        m.prompt_tokens += o.prompt;
+        m.hit_tokens += o.hit;
+        m.miss_tokens += o.miss;
+        m.ceiling_tokens += o.ceiling;
+        m.novel_tokens += o.novel;
+        m.remainder_tokens += o.remainder;
+        m.output_tokens += y.len() as u64;
+        if k == 0 {
+            m.first_hit = o.hit;
+            m.first_prompt = o.prompt;
+        }
+        let c = costs(opts, ts, o.hit, o.miss, y.len() as u64);
+        call_cost += c.headline;
+        m.cost.add(&c);
+        m.peak_context = m.peak_context.max(o.prompt);
+        if o.prompt > opts.window {
+            m.overflow_calls += 1;
+        }
+        rates.push(ratio(o.hit, o.prompt));
+        sizes.push(o.prompt);
+        let gap = prep.calls.get(k + 1).map_or(0.0, |(_, t2)| (t2 - ts).clamp(0.0, 300_000.0));
+        tw_num += o.prompt as f64 * gap;
+        tw_den += gap;
+
+        // Pairing (DeepSeek rule) on the assembled request.
+        let shapes: Vec<Shape> = msgs.iter().map(|mm| Shape::of(&mm.msg)).collect();
+        let v = pairing::violations(&shapes);
+        if !v.is_empty() {
+            m.pairing_violation_calls += 1;
+            m.pairing_violations += v.len() as u64;
+        }
+
+        // Anchor recall.
+        if let Some(needed) = prep.needed.get(k) {
+            if !needed.is_empty() {
+                let keys: HashSet<u128> = msgs.iter().map(|mm| mm.key).collect();
+                let credited: HashSet<usize> = msgs.iter().flat_map(|mm| mm.credit.iter().copied()).collect();
+                for &(a, old) in needed {
+                    let present = store.holders(a).iter().any(|kk| keys.contains(kk));
+                    let credit = present || prep.orig_holders.get(&a).is_some_and(|v| v.iter().any(|i| credited.contains(i)));
+                    m.anchors_needed += 1;
+                    m.anchors_retained += u64::from(present);
+                    m.anchors_retained_credit += u64::from(credit);
+                    if old {
+                        m.anchors_needed_old += 1;
+                        m.anchors_retained_old += u64::from(present);
+                    }
+                }
+            }
+        }
+        series.push(Point { context: o.prompt, hit: o.hit, cost: call_cost });
+        progress(k + 1);
+    }
+    rates.sort_by(|a, b| a.total_cmp(b));
+    m.median_hit_rate = rates.get(rates.len() / 2).copied().unwrap_or(0.0);
+    sizes.sort_unstable();
+    m.p95_context = sizes.get((sizes.len() * 95 / 100).min(sizes.len().saturating_sub(1))).copied().unwrap_or(0);
+    m.time_weighted_context = if tw_den > 0.0 { tw_num / tw_den } else { m.mean_context() };
+    m.counters = strategy.counters();
+    JobResult { session: prep.name.clone(), strategy: strategy.id().to_string(), label: strategy.label().to_string(), metrics: m, series }
+}
+
+/// Keep the memo of `Store` cheap to clone for each job.
+impl Store {
+    /// A copy for one job (messages are shared `Arc`s).
+    pub fn clone_for_job(&self) -> Store {
+        self.clone()
+    }
+}
+
+/// Tokens of the static prefix for a profile.
+pub fn static_prefix(tok: &Tokenizer, profile: super::prefix::Profile) -> StaticPrefix {
+    let system = super::prefix::system_prompt(profile);
+    let tools = super::prefix::tools(profile);
+    let text = render::render_static(&system, &tools);
+    let tokens: Tokens = tok.encode(&text).into();
+    StaticPrefix { chars: text.chars().count() as u64, tokens, text, profile: profile.name().to_string() }
+}

@@ -1,0 +1,165 @@
+//! Content identity of host messages and detection of history divergence.
+//!
+//! The canonical serialisation of a host message is the JSON text the shim produced with
+//! `JSON.stringify` (the host's own key order, numbers as written). Its SHA-1 (lowercase hex)
+//! is the message's identity. The pinned head's fingerprint is the SHA-1 over the newline-joined
+//! per-message SHA-1s, so one hash covers the whole head while the engine stores only
+//! per-message hashes (40 bytes a message instead of the text).
+//!
+//! Divergence: the first index where incoming history differs from what the engine recorded,
+//! with a cause code ([`Cause`]). Invariants:
+//! * [`first_divergence`] only compares indices that are both recorded and supplied; a shorter
+//!   incoming history is reported at its own length when everything before agrees.
+//! * [`classify`] is total: every combination yields a cause, `unknown` as the fallback.
+
+use crate::fingerprint_hex;
+use crate::pairing::{Shape, ShapeRole};
+use std::collections::BTreeMap;
+
+/// SHA-1 (lowercase hex, 40 chars) of one message's JSON text.
+pub fn message_hash(json: &str) -> String {
+    fingerprint_hex(json.as_bytes())
+}
+
+/// Short key (first 16 hex chars) used for output-prefix comparison (64 bits: a collision
+/// inside one session is vanishingly unlikely and only affects a statistic).
+pub fn short_key(hash: &str) -> String {
+    hash.chars().take(16).collect()
+}
+
+/// Fingerprint of the pinned head: SHA-1 over the per-message hashes joined by `\n`.
+pub fn head_fingerprint<'a>(hashes: impl IntoIterator<Item = &'a str>) -> String {
+    let mut joined = String::new();
+    for (k, h) in hashes.into_iter().enumerate() {
+        if k > 0 {
+            joined.push('\n');
+        }
+        joined.push_str(h);
+    }
+    fingerprint_hex(joined.as_bytes())
+}
+
+/// Why the incoming history no longer matches the recorded one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Cause {
+    /// The host compacted: a `compactionSummary`/`branchSummary` message stands at or after
+    /// the divergence.
+    HostCompaction,
+    /// The history got shorter, or its very first message differs (new branch / reset).
+    BranchReset,
+    /// A recorded message changed in place (same role and tool ids), e.g. `tool_result_persist`.
+    HostRewrite,
+    /// The model id changed (the provider cache is per model).
+    ModelChanged,
+    /// `systemPromptAddition` changed: everything after the system prompt's stable block misses.
+    SystemPromptAdditionChanged,
+    /// Anything else.
+    Unknown,
+}
+
+impl Cause {
+    /// Stable snake_case code (reports, stats, journal).
+    pub fn code(self) -> &'static str {
+        match self {
+            Cause::HostCompaction => "host_compaction",
+            Cause::BranchReset => "branch_reset",
+            Cause::HostRewrite => "host_rewrite",
+            Cause::ModelChanged => "model_changed",
+            Cause::SystemPromptAdditionChanged => "system_prompt_addition_changed",
+            Cause::Unknown => "unknown",
+        }
+    }
+}
+
+/// First index `< min(count, recorded.len())` whose supplied hash differs from the recorded
+/// one; when none differs but `count < recorded.len()`, `Some(count)` (the history shrank).
+/// Indices not in `incoming` are not compared.
+pub fn first_divergence(recorded: &[&str], incoming: &BTreeMap<u32, String>, count: u32) -> Option<u32> {
+    let upto = (count as usize).min(recorded.len());
+    for (&i, h) in incoming.range(..upto as u32) {
+        if recorded.get(i as usize).is_some_and(|r| *r != h) {
+            return Some(i);
+        }
+    }
+    if (count as usize) < recorded.len() {
+        return Some(count);
+    }
+    None
+}
+
+/// Classify a divergence at `at`.
+///
+/// * `roles_from_at`: role strings of the incoming messages at indices `>= at` (as supplied);
+/// * `recorded_shape` / `incoming_shape`: the pairing skeletons at `at` when both exist.
+///
+/// Order of rules: a host summary role at/after the divergence → `host_compaction`; the
+/// history shrank or differs from index 0 → `branch_reset`; same skeleton at `at` →
+/// `host_rewrite` (the message was rewritten in place); else `unknown`.
+pub fn classify(
+    at: u32,
+    count: u32,
+    recorded_len: u32,
+    roles_from_at: &[&str],
+    recorded_shape: Option<&Shape>,
+    incoming_shape: Option<&Shape>,
+) -> Cause {
+    if roles_from_at.iter().any(|r| *r == "compactionSummary" || *r == "branchSummary") {
+        return Cause::HostCompaction;
+    }
+    if count < recorded_len || at == 0 {
+        return Cause::BranchReset;
+    }
+    match (recorded_shape, incoming_shape) {
+        (Some(a), Some(b)) if same_skeleton(a, b) => Cause::HostRewrite,
+        _ => Cause::Unknown,
+    }
+}
+
+fn same_skeleton(a: &Shape, b: &Shape) -> bool {
+    a.role == b.role
+        && a.call_ids == b.call_ids
+        && a.result_id == b.result_id
+        && (a.role != ShapeRole::Other || a.tool_name == b.tool_name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_are_sha1_of_the_text() {
+        assert_eq!(message_hash("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+        assert_eq!(short_key("a9993e364706816aba3e25717850c26c9cd0d89d"), "a9993e364706816a");
+        let a = head_fingerprint(["x", "y"]);
+        assert_eq!(a, fingerprint_hex(b"x\ny"));
+        assert_ne!(a, head_fingerprint(["y", "x"]));
+    }
+
+    #[test]
+    fn divergence_points() {
+        let rec = ["a", "b", "c"];
+        let mut inc = BTreeMap::new();
+        inc.insert(0, "a".to_string());
+        inc.insert(2, "c".to_string());
+        inc.insert(3, "d".to_string());
+        assert_eq!(first_divergence(&rec, &inc, 4), None);
+        inc.insert(1, "B".to_string());
+        assert_eq!(first_divergence(&rec, &inc, 4), Some(1));
+        let mut short = BTreeMap::new();
+        short.insert(0, "a".to_string());
+        assert_eq!(first_divergence(&rec, &short, 1), Some(1));
+        assert_eq!(first_divergence(&rec, &BTreeMap::new(), 0), Some(0));
+    }
+
+    #[test]
+    fn causes() {
+        let r = Shape::result("c1");
+        let u = Shape::user();
+        assert_eq!(classify(5, 9, 9, &["user", "compactionSummary"], None, None), Cause::HostCompaction);
+        assert_eq!(classify(3, 3, 9, &[], None, None), Cause::BranchReset);
+        assert_eq!(classify(0, 9, 9, &["user"], Some(&u), Some(&u)), Cause::BranchReset);
+        assert_eq!(classify(4, 9, 9, &["toolResult"], Some(&r), Some(&r)), Cause::HostRewrite);
+        assert_eq!(classify(4, 9, 9, &["user"], Some(&r), Some(&u)), Cause::Unknown);
+        assert_eq!(Cause::SystemPromptAdditionChanged.code(), "system_prompt_addition_changed");
+    }
+}

@@ -1,0 +1,281 @@
+//! Journal: the event types and their line format, and replay.
+//!
+//! One line per event, newline-terminated:
+//! `{"v":1,"seq":N,"crc":"<8 hex>","e":{"<kind>":{…}}}` where `crc` is the first 8 hex digits of the
+//! SHA-1 of the event JSON text exactly as it stands in the line (`e`'s value). `seq` counts
+//! events from 1 for a session and continues across snapshots (a snapshot stores the `seq` it
+//! includes).
+//!
+//! Replay ([`replay`]) is crash-tolerant: lines whose `seq` the state already includes are
+//! skipped (a journal that was not truncated after a snapshot); the first line that is torn,
+//! fails its checksum, does not parse, is out of sequence or is refused by
+//! [`SessionState::apply`] ends the replay. Everything before it applies, so any byte-prefix of
+//! a journal yields the state after some prefix of the event sequence. The bytes left unread
+//! are reported, never an error.
+//!
+//! Write cost per turn is proportional to new content: an `ingest` event carries one bounded
+//! record (hash, sizes, skeleton, ≤ 1,500-char digest) per new message; `out` carries only the
+//! keys appended to the output; nothing re-serialises history.
+
+use crate::error::{Error, Result};
+use crate::state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState};
+use crate::fingerprint_hex;
+use serde::{Deserialize, Serialize};
+
+/// Journal line format version.
+pub const JOURNAL_VERSION: u32 = 1;
+
+/// One state change. Every value the change needs is inside (nothing is recomputed on replay).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Externally tagged (`{"commit":{…}}`): an internally tagged enum buffers its content, which
+// breaks `serde_json`'s `arbitrary_precision` numbers (f64 fields fail to parse back).
+#[serde(rename_all = "camelCase")]
+pub enum Event {
+    /// Model id / system-prompt-addition hash changed.
+    Env {
+        /// Model id.
+        model: Option<String>,
+        /// SHA-1 of `systemPromptAddition`.
+        spa: Option<String>,
+    },
+    /// Incoming history diverged from the recorded one.
+    Diverge {
+        /// First differing index.
+        at: u32,
+        /// Cause code ([`crate::fingerprint::Cause::code`]).
+        cause: String,
+        /// `truncate` (drop records from `at`), `repin` (fresh structure) or `none`.
+        action: String,
+    },
+    /// A new host message.
+    Ingest {
+        /// Host index (must equal the number of records).
+        i: u32,
+        /// What is kept about it.
+        rec: MsgRecord,
+        /// Its tool calls (assistant only), bounded, kept until their results arrive.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        calls: Vec<CallArg>,
+    },
+    /// The head got pinned.
+    Pin {
+        /// Head length.
+        len: u32,
+        /// Head fingerprint.
+        fp: String,
+    },
+    /// A fold appended a segment.
+    Fold {
+        /// The segment.
+        seg: Segment,
+        /// `priced` | `emergency` | `compact`.
+        reason: String,
+        /// Weighted chars removed from the prompt.
+        #[serde(rename = "foldedW")]
+        folded_w: u64,
+        /// Estimated tokens removed from the prompt.
+        #[serde(rename = "foldedTokens")]
+        folded_tokens: u64,
+        /// Saved less than 5 % of the estimate (circuit breaker).
+        low: bool,
+    },
+    /// All segments were condensed into one.
+    Condense {
+        /// The replacing segment.
+        seg: Segment,
+    },
+    /// The assembled output changed.
+    Out {
+        /// Keys of the previous output kept.
+        keep: u32,
+        /// Keys appended.
+        add: Vec<OutKey>,
+        /// Weighted chars shared with the previous request (hit prediction).
+        shared: u64,
+        /// Pairing repairs in this output.
+        repairs: u32,
+    },
+    /// A turn was committed.
+    Commit {
+        /// Advancement key.
+        key: String,
+        /// One row per assistant message with usage.
+        rows: Vec<CallRow>,
+        /// Calibration point `[weighted chars, prompt tokens]`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        calib: Option<[u64; 2]>,
+        /// Turn messages that were part of the last request (hit prediction).
+        #[serde(default, rename = "reqAdd")]
+        req_add: Vec<OutKey>,
+        /// USD spent by the turn's calls.
+        #[serde(default, rename = "costUsd")]
+        cost_usd: f64,
+        /// USD the calls would have cost uncached.
+        #[serde(default, rename = "uncachedUsd")]
+        uncached_usd: f64,
+    },
+    /// A summary request was handed out.
+    SummaryReq {
+        /// Request id.
+        id: String,
+        /// First host index.
+        from: u32,
+        /// One past the last.
+        to: u32,
+        /// Issue time (ms).
+        at: f64,
+    },
+    /// A summary came back (or failed).
+    SummaryDone {
+        /// Request id.
+        id: String,
+        /// Usable text.
+        ok: bool,
+        /// The text (bounded).
+        text: String,
+    },
+    /// A tool result was shrunk to an artifact.
+    Artifact {
+        /// The note.
+        note: ArtifactNote,
+    },
+    /// Fold at the next assemble (host compaction request without messages).
+    ForceFold {
+        /// Set or cleared.
+        on: bool,
+    },
+}
+
+/// Outcome of [`replay`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayReport {
+    /// Events applied.
+    pub applied: u64,
+    /// Lines skipped because the snapshot already included them.
+    pub skipped: u64,
+    /// Bytes of the journal not applied (torn or corrupt tail).
+    pub ignored_bytes: u64,
+    /// Why replay stopped early (`torn`, `checksum`, `parse`, `sequence`, `refused: …`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// `seq` of the state after replay.
+    pub seq: u64,
+}
+
+const PREFIX: &str = "{\"v\":1,\"seq\":";
+
+/// First 8 hex digits of the SHA-1 of `event_json`.
+pub fn crc(event_json: &str) -> String {
+    fingerprint_hex(event_json.as_bytes()).chars().take(8).collect()
+}
+
+/// Serialise one event as a journal line (with trailing newline).
+pub fn encode_line(seq: u64, e: &Event) -> Result<String> {
+    let body = serde_json::to_string(e).map_err(|err| Error::Internal(format!("event serialisation: {err}")))?;
+    Ok(format!("{PREFIX}{seq},\"crc\":\"{}\",\"e\":{body}}}\n", crc(&body)))
+}
+
+/// Parse one line (without its newline) into `(seq, event)`.
+pub fn decode_line(line: &str) -> std::result::Result<(u64, Event), &'static str> {
+    let rest = line.strip_prefix(PREFIX).ok_or("parse")?;
+    let comma = rest.find(',').ok_or("parse")?;
+    let seq: u64 = rest.get(..comma).ok_or("parse")?.parse().map_err(|_| "parse")?;
+    let rest = rest.get(comma..).ok_or("parse")?;
+    let rest = rest.strip_prefix(",\"crc\":\"").ok_or("parse")?;
+    let sum = rest.get(..8).ok_or("parse")?;
+    let rest = rest.get(8..).ok_or("parse")?;
+    let body = rest.strip_prefix("\",\"e\":").ok_or("parse")?;
+    let body = body.strip_suffix('}').ok_or("torn")?;
+    if crc(body) != sum {
+        return Err("checksum");
+    }
+    let e: Event = serde_json::from_str(body).map_err(|_| "parse")?;
+    Ok((seq, e))
+}
+
+/// Apply the journal `text` to `state` (see the module doc for the stopping rules).
+pub fn replay(state: &mut SessionState, text: &str) -> ReplayReport {
+    let mut rep = ReplayReport::default();
+    let mut pos = 0usize;
+    let bytes = text.len();
+    let mut started = false;
+    while pos < bytes {
+        let (line, next) = match text[pos..].find('\n') {
+            Some(k) => (&text[pos..pos + k], pos + k + 1),
+            None => (&text[pos..], bytes),
+        };
+        if line.trim().is_empty() {
+            pos = next;
+            continue;
+        }
+        let (seq, e) = match decode_line(line) {
+            Ok(x) => x,
+            Err(why) => {
+                rep.stopped = Some(if next == bytes && !text.ends_with('\n') { "torn" } else { why }.to_string());
+                break;
+            }
+        };
+        if !started && seq <= state.seq {
+            rep.skipped += 1;
+            pos = next;
+            continue;
+        }
+        started = true;
+        if seq != state.seq + 1 {
+            rep.stopped = Some("sequence".to_string());
+            break;
+        }
+        if let Err(err) = state.apply(&e) {
+            rep.stopped = Some(format!("refused: {err}"));
+            break;
+        }
+        rep.applied += 1;
+        pos = next;
+    }
+    rep.ignored_bytes = (bytes - pos.min(bytes)) as u64;
+    rep.seq = state.seq;
+    rep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_round_trip_and_checksum() {
+        let e = Event::ForceFold { on: true };
+        let line = encode_line(7, &e).unwrap();
+        assert!(line.starts_with("{\"v\":1,\"seq\":7,\"crc\":\""), "{line}");
+        assert!(line.ends_with("}\n"));
+        let v: serde_json::Value = serde_json::from_str(line.trim_end()).unwrap();
+        assert_eq!(v["e"]["forceFold"]["on"], true);
+        assert_eq!(v["crc"].as_str().unwrap(), crc(&serde_json::to_string(&v["e"]).unwrap()));
+        assert_eq!(decode_line(line.trim_end()).unwrap(), (7, e));
+        let bad = line.trim_end().replace("true", "false");
+        assert_eq!(decode_line(&bad).unwrap_err(), "checksum");
+        assert_eq!(decode_line(&line[..line.len() - 3]).unwrap_err(), "torn");
+    }
+
+    #[test]
+    fn replay_stops_at_gaps_and_skips_included_lines() {
+        let mut text = String::new();
+        for s in 1..=3 {
+            text.push_str(&encode_line(s, &Event::ForceFold { on: s % 2 == 1 }).unwrap());
+        }
+        let mut st = SessionState::new("s");
+        let r = replay(&mut st, &text);
+        assert_eq!((r.applied, r.ignored_bytes, st.seq), (3, 0, 3));
+        assert!(st.force_fold);
+        // Already included: skipped, then continues.
+        let more = encode_line(4, &Event::ForceFold { on: false }).unwrap();
+        let r = replay(&mut st, &format!("{text}{more}"));
+        assert_eq!((r.skipped, r.applied, st.seq), (3, 1, 4));
+        // Gap: seq 6 after 4.
+        let gap = encode_line(6, &Event::ForceFold { on: true }).unwrap();
+        let r = replay(&mut st, &gap);
+        assert_eq!(r.stopped.as_deref(), Some("sequence"));
+        assert_eq!(r.ignored_bytes, gap.len() as u64);
+        assert_eq!(st.seq, 4);
+    }
+}

@@ -1,0 +1,509 @@
+//! Replay a recorded session through a [`Session`] call by call, exactly as the JS shim drives
+//! it, and check the engine's invariants on every call. Used by the corpus and property tests
+//! and by the bench (strategy S3).
+//!
+//! Turn structure (OpenClaw durable path, openclaw-plugin-api.md §4.4): the calls that share the
+//! same last user message `u` form one turn. The first call of a turn assembles history
+//! `[0, u)` (the host passes the current prompt separately and appends the turn's messages
+//! after the returned ones); with [`ReplayOptions::reassemble_each_call`] (`ownsCompaction`)
+//! every later call re-assembles `[0, assistant_index)`. Each assemble follows the shim:
+//! `need(count)` → assemble with those indices → on `needFull`, again with every index. After a
+//! turn's last call, `commit_turn(messages[u, next u))`; then, as in `maintain`,
+//! `summary_request` answered by a deterministic stand-in for the host LLM.
+//!
+//! Invariants checked (each failure is a [`Violation`], never a panic):
+//! * `pairing`: the resolved output has no tool-pairing violation (a trailing open group allowed);
+//! * `completeness`: every host index `< count` is in the output or in a declared fold range,
+//!   none twice, none out of range;
+//! * `append_only`: the previous output is a prefix of the new one, unless the report declares
+//!   a fold/condensation (then the declared `stablePrefix`, covering at least the head, must be
+//!   unchanged), a divergence, an environment change or a passthrough switch;
+//! * `budget`: after an emergency fold the estimate is under the threshold, or no boundary is
+//!   left to cut at;
+//! * `idempotent_assemble` / `idempotent_commit`: repeating a call changes nothing and journals
+//!   nothing;
+//! * `journal`: restoring from the journal alone, and from a mid-session snapshot plus the rest
+//!   of the journal, gives the live snapshot text.
+
+use crate::config::Config;
+use crate::engine::{AssembleInput, AssemblePlan, CommitInput, IndexedJson, Session};
+use crate::message::Message;
+use crate::pairing::{self, Shape};
+use crate::tokens;
+use crate::transcript::Call;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// How the host LLM answers summary requests during a replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SummaryMode {
+    /// `maintain` never asks.
+    #[default]
+    Off,
+    /// A deterministic summary (the request's range and the first lines of its prompt).
+    Echo,
+    /// Every call fails (extractive fallback).
+    Fail,
+}
+
+/// Replay settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReplayOptions {
+    /// Model id passed to every assemble (`None`: the recorded assistant message's `model`).
+    pub model: Option<String>,
+    /// Host token budget passed to assemble.
+    pub token_budget: Option<u64>,
+    /// Re-assemble before every call of a turn (`ownsCompaction: true`).
+    pub reassemble_each_call: bool,
+    /// Summary stand-in.
+    pub summaries: SummaryMode,
+    /// Run the per-call invariant checks.
+    pub check: bool,
+    /// Repeat every assemble and commit and require identical, journal-free results.
+    pub check_idempotent: bool,
+    /// Restore checks at the end (journal only, and mid snapshot + rest).
+    pub check_journal: bool,
+    /// Keep the resolved output JSON of every call in the outcome (memory: whole prompts).
+    pub keep_resolved: bool,
+    /// Keep `(journal length, snapshot)` after every call (property tests).
+    pub keep_checkpoints: bool,
+    /// Stop collecting violations after this many.
+    pub max_violations: usize,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            model: None,
+            token_budget: None,
+            reassemble_each_call: false,
+            summaries: SummaryMode::Off,
+            check: true,
+            check_idempotent: false,
+            check_journal: true,
+            keep_resolved: false,
+            keep_checkpoints: false,
+            max_violations: 50,
+        }
+    }
+}
+
+/// One model call as replayed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallOutcome {
+    /// Index of the recorded assistant message this call produced.
+    pub assistant_index: usize,
+    /// First message of the call's turn (its user prompt).
+    pub turn_start: usize,
+    /// Host history length assembled for this call (`None`: no assemble, the turn's earlier
+    /// output is reused, as the host does when `ownsCompaction` is false).
+    pub history: Option<usize>,
+    /// The plan in force for this call.
+    pub order: Vec<i64>,
+    /// Its synthetic messages.
+    pub synthetic: Vec<String>,
+    /// Engine estimate (messages only).
+    pub estimated_tokens: u64,
+    /// Weighted chars of the prompt's messages: output plus the turn's messages before the call
+    /// that the host appends.
+    pub prompt_w: u64,
+    /// `needFull` round trips.
+    pub need_full: u32,
+    /// The report of this call's assemble (`None` when it reused an earlier plan).
+    pub report: Option<crate::engine::AssembleReport>,
+    /// Resolved output (with `keep_resolved`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Vec<String>>,
+}
+
+/// One invariant failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Violation {
+    /// Call number (position in `calls`).
+    pub call: usize,
+    /// Invariant name.
+    pub kind: String,
+    /// What was seen.
+    pub detail: String,
+}
+
+/// Result of [`replay`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayOutcome {
+    /// Per call.
+    pub calls: Vec<CallOutcome>,
+    /// Invariant failures.
+    pub violations: Vec<Violation>,
+    /// Output changes attributed to pairing repairs of malformed host history (a result that
+    /// shows up later than a synthetic stand-in did): declared, not violations.
+    pub repair_shifts: u64,
+    /// Engine errors (the shim would pass history through).
+    pub errors: Vec<String>,
+    /// `Session::stats()` at the end.
+    pub stats: Value,
+    /// Journal written.
+    pub journal: String,
+    /// Final snapshot.
+    pub snapshot: String,
+    /// `(journal bytes, snapshot)` after every call, with `keep_checkpoints`.
+    #[serde(skip)]
+    pub checkpoints: Vec<(usize, String)>,
+}
+
+/// One output entry, comparable across calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ent {
+    Host(i64),
+    Syn(String),
+}
+
+fn entries(plan_order: &[i64], synthetic: &[String]) -> Vec<Ent> {
+    plan_order
+        .iter()
+        .map(|&i| if i >= 0 { Ent::Host(i) } else { Ent::Syn(synthetic.get((-i - 1) as usize).cloned().unwrap_or_default()) })
+        .collect()
+}
+
+/// Resolve a plan to message JSON (host messages serialised from `messages`).
+pub fn resolve(messages: &[Message], order: &[i64], synthetic: &[String]) -> Vec<String> {
+    order
+        .iter()
+        .map(|&i| {
+            if i >= 0 {
+                messages.get(i as usize).map(Message::to_json).unwrap_or_default()
+            } else {
+                synthetic.get((-i - 1) as usize).cloned().unwrap_or_default()
+            }
+        })
+        .collect()
+}
+
+/// Calls of a transcript grouped into turns: `(turn start u, [call positions])`.
+pub fn turns(messages: &[Message], calls: &[Call]) -> Vec<(usize, Vec<usize>)> {
+    let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (k, c) in calls.iter().enumerate() {
+        let a = c.assistant_index.min(messages.len());
+        let u = (0..a).rev().find(|&i| messages[i].role_str() == "user").unwrap_or(0);
+        match out.last_mut() {
+            Some((lu, ks)) if *lu == u => ks.push(k),
+            _ => out.push((u, vec![k])),
+        }
+    }
+    out
+}
+
+struct Driver<'a> {
+    messages: &'a [Message],
+    jsons: Vec<String>,
+    shapes: Vec<Shape>,
+    ws: Vec<u64>,
+    opts: &'a ReplayOptions,
+    s: Session,
+    out: ReplayOutcome,
+    prev: Option<(Vec<Ent>, bool)>,
+    folded: Vec<(u32, u32)>,
+    mid: Option<(usize, String)>,
+}
+
+impl Driver<'_> {
+    fn violate(&mut self, call: usize, kind: &str, detail: String) {
+        if self.out.violations.len() < self.opts.max_violations {
+            self.out.violations.push(Violation { call, kind: kind.to_string(), detail });
+        }
+    }
+
+    fn drain(&mut self) -> String {
+        let j = self.s.take_journal();
+        self.out.journal.push_str(&j);
+        j
+    }
+
+    fn input(&self, count: usize, indices: &[u32], model: Option<String>, now: f64) -> AssembleInput {
+        AssembleInput {
+            count: count as u32,
+            messages: indices.iter().map(|&i| IndexedJson { index: i, json: self.jsons[i as usize].clone() }).collect(),
+            model,
+            token_budget: self.opts.token_budget,
+            now_ms: now,
+            system_prompt_addition: None,
+        }
+    }
+
+    fn assemble(&mut self, call: usize, count: usize, model: Option<String>, now: f64) -> Option<(AssemblePlan, u32)> {
+        let need = self.s.need(count as u32);
+        let mut input = self.input(count, &need, model.clone(), now);
+        let mut retries = 0;
+        let mut plan = match self.s.assemble(&input) {
+            Ok(p) => p,
+            Err(e) => {
+                self.out.errors.push(format!("call {call}: {e}"));
+                return None;
+            }
+        };
+        if plan.need_full {
+            retries += 1;
+            let all: Vec<u32> = (0..count as u32).collect();
+            input = self.input(count, &all, model, now);
+            plan = match self.s.assemble(&input) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.out.errors.push(format!("call {call}: {e}"));
+                    return None;
+                }
+            };
+            if plan.need_full {
+                self.violate(call, "need_full_loop", "needFull with every index supplied".into());
+            }
+        }
+        self.drain();
+        if self.opts.check_idempotent {
+            match self.s.assemble(&input) {
+                Ok(again) => {
+                    let j = self.s.take_journal();
+                    if again.order != plan.order || again.synthetic != plan.synthetic || again.estimated_tokens != plan.estimated_tokens {
+                        self.violate(call, "idempotent_assemble", "repeated assemble changed the plan".into());
+                    }
+                    if !j.is_empty() {
+                        self.violate(call, "idempotent_assemble", format!("repeated assemble journaled {} bytes", j.len()));
+                        self.out.journal.push_str(&j);
+                    }
+                }
+                Err(e) => self.violate(call, "idempotent_assemble", e.to_string()),
+            }
+        }
+        Some((plan, retries))
+    }
+
+    fn check(&mut self, call: usize, count: usize, plan: &AssemblePlan) {
+        let ents = entries(&plan.order, &plan.synthetic);
+        for w in &plan.fold_writes {
+            self.folded.push((w.from, w.to));
+        }
+        // pairing
+        let mut shapes = Vec::with_capacity(ents.len());
+        for e in &ents {
+            shapes.push(match e {
+                Ent::Host(i) => self.shapes.get(*i as usize).cloned().unwrap_or_default(),
+                Ent::Syn(j) => Message::from_json(j).map(|m| Shape::of(&m)).unwrap_or_default(),
+            });
+        }
+        if !plan.passthrough {
+            let v = pairing::violations_with(&shapes, true);
+            if let Some(first) = v.first() {
+                self.violate(call, "pairing", format!("{} violations, first {:?} {} at {}", v.len(), first.kind, first.call_id, first.position));
+            }
+        }
+        // completeness
+        let mut seen = vec![false; count];
+        for e in &ents {
+            if let Ent::Host(i) = e {
+                match seen.get_mut(*i as usize) {
+                    Some(s) if !*s => *s = true,
+                    Some(_) => self.violate(call, "completeness", format!("host index {i} twice")),
+                    None => self.violate(call, "completeness", format!("host index {i} out of range {count}")),
+                }
+            }
+        }
+        for (i, s) in seen.iter().enumerate() {
+            if !*s && !self.folded.iter().any(|(a, b)| (*a as usize) <= i && i < (*b as usize)) {
+                self.violate(call, "completeness", format!("host index {i} neither in the output nor folded"));
+                break;
+            }
+        }
+        // append-only
+        let r = &plan.report;
+        if let Some((prev, prev_pass)) = self.prev.take() {
+            let declared = r.divergence.is_some() || !r.env_changes.is_empty() || prev_pass != plan.passthrough;
+            if !declared {
+                let (limit, what) = match r.stable_prefix {
+                    Some(k) => (k as usize, "stable prefix"),
+                    None => (prev.len(), "previous output"),
+                };
+                if let Some(k) = r.stable_prefix {
+                    let head = prev.iter().take_while(|e| matches!(e, Ent::Host(i) if (*i as u32) < r.head_len)).count();
+                    if (k as usize) < head {
+                        self.violate(call, "append_only", format!("stable prefix {k} shorter than the head ({head})"));
+                    }
+                }
+                let limit = limit.min(prev.len());
+                if ents.len() < limit {
+                    self.violate(call, "append_only", format!("output shorter ({}) than the {what} ({limit})", ents.len()));
+                } else if let Some(p) = (0..limit).find(|&p| prev[p] != ents[p]) {
+                    // A synthetic pairing repair (never a fold record, which is a user message).
+                    let is_repair = |e: &Ent| matches!(e, Ent::Syn(j) if !j.starts_with("{\"role\":\"user\""));
+                    if is_repair(&prev[p]) || is_repair(&ents[p]) {
+                        self.out.repair_shifts += 1;
+                    } else {
+                        self.violate(call, "append_only", format!("{what} differs at {p}: {:?} vs {:?}", short(&prev[p]), short(&ents[p])));
+                    }
+                }
+            }
+        }
+        // budget
+        if r.emergency && r.tokens_after > r.threshold_tokens {
+            let bounds = pairing::cut_points(&self.shapes[..count]);
+            if bounds.iter().any(|&c| c > r.live_from as usize && c < count) {
+                self.violate(call, "budget", format!("over threshold ({} > {}) with boundaries left after {}", r.tokens_after, r.threshold_tokens, r.live_from));
+            }
+        }
+        self.prev = Some((ents, plan.passthrough));
+    }
+}
+
+fn short(e: &Ent) -> String {
+    match e {
+        Ent::Host(i) => format!("host {i}"),
+        Ent::Syn(j) => format!("synthetic {}", crate::fold::truncate_chars(j, 80)),
+    }
+}
+
+/// Replay `messages` with the recorded `calls` (see the module doc).
+pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayOptions) -> ReplayOutcome {
+    let jsons: Vec<String> = messages.iter().map(Message::to_json).collect();
+    let ws = jsons.iter().map(|j| tokens::weighted_chars(j)).collect();
+    let shapes = messages.iter().map(Shape::of).collect();
+    let mut d = Driver {
+        messages,
+        jsons,
+        shapes,
+        ws,
+        opts,
+        s: Session::new(cfg.clone(), "replay"),
+        out: ReplayOutcome::default(),
+        prev: None,
+        folded: Vec::new(),
+        mid: None,
+    };
+    let turns = turns(messages, calls);
+    let mid_turn = turns.len() / 2;
+    for (t, (u, ks)) in turns.iter().enumerate() {
+        let mut current: Option<(AssemblePlan, usize)> = None;
+        let mut last_now = 0.0;
+        for (j, &k) in ks.iter().enumerate() {
+            let c = &calls[k];
+            let a = c.assistant_index.min(messages.len());
+            let now = if c.timestamp_ms.is_finite() { c.timestamp_ms } else { 0.0 };
+            last_now = now;
+            let model = opts
+                .model
+                .clone()
+                .or_else(|| d.messages.get(a).and_then(|m| m.raw().get("model")).and_then(Value::as_str).map(str::to_string));
+            let history = if j == 0 { Some(*u) } else if opts.reassemble_each_call { Some(a) } else { None };
+            let mut need_full = 0;
+            let mut report = None;
+            if let Some(h) = history {
+                if let Some((plan, retries)) = d.assemble(k, h, model, now) {
+                    need_full = retries;
+                    if opts.check {
+                        d.check(k, h, &plan);
+                    }
+                    report = Some(plan.report.clone());
+                    current = Some((plan, h));
+                }
+            }
+            let (order, synthetic, est, hist_len) = match &current {
+                Some((p, h)) => (p.order.clone(), p.synthetic.clone(), p.estimated_tokens, *h),
+                None => ((0..*u as i64).collect(), Vec::new(), 0, *u),
+            };
+            let out_w: u64 = order
+                .iter()
+                .map(|&i| if i >= 0 { d.ws.get(i as usize).copied().unwrap_or(0) } else { synthetic.get((-i - 1) as usize).map(|s| tokens::weighted_chars(s)).unwrap_or(0) })
+                .sum();
+            let turn_w: u64 = d.ws.get(hist_len.max(*u)..a).map(|s| s.iter().sum()).unwrap_or(0);
+            let resolved = opts.keep_resolved.then(|| resolve(messages, &order, &synthetic));
+            d.out.calls.push(CallOutcome {
+                assistant_index: a,
+                turn_start: *u,
+                history,
+                order,
+                synthetic,
+                estimated_tokens: est,
+                prompt_w: out_w + turn_w,
+                need_full,
+                report,
+                resolved,
+            });
+        }
+        // commit the turn
+        let end = turns.get(t + 1).map(|(nu, _)| *nu).unwrap_or(messages.len());
+        let commit = CommitInput { advancement_key: format!("turn-{u}"), messages: d.jsons[*u..end.max(*u)].to_vec(), now_ms: last_now };
+        match d.s.commit_turn(&commit) {
+            Ok(o) if o.status == "committed" => {}
+            Ok(o) => d.violate(ks[0], "idempotent_commit", format!("first commit answered {}", o.status)),
+            Err(e) => d.out.errors.push(format!("commit turn {u}: {e}")),
+        }
+        d.drain();
+        if opts.check_idempotent {
+            match d.s.commit_turn(&commit) {
+                Ok(o) if o.status == "duplicate" => {}
+                Ok(o) => d.violate(ks[0], "idempotent_commit", format!("second commit answered {}", o.status)),
+                Err(e) => d.violate(ks[0], "idempotent_commit", e.to_string()),
+            }
+            let j = d.s.take_journal();
+            if !j.is_empty() {
+                d.violate(ks[0], "idempotent_commit", "duplicate commit journaled".into());
+                d.out.journal.push_str(&j);
+            }
+        }
+        // maintain
+        if opts.summaries != SummaryMode::Off {
+            if let Some(req) = d.s.summary_request(last_now) {
+                let (text, ok) = match opts.summaries {
+                    SummaryMode::Echo => (echo_summary(&req.prompt, req.from, req.to), true),
+                    _ => (String::new(), false),
+                };
+                d.s.accept_summary(&req.id, &text, ok, last_now);
+            }
+            d.drain();
+        }
+        if opts.keep_checkpoints {
+            d.out.checkpoints.push((d.out.journal.len(), d.s.snapshot()));
+        }
+        if t == mid_turn && opts.check_journal {
+            d.mid = Some((d.out.journal.len(), d.s.snapshot()));
+        }
+    }
+    d.out.snapshot = d.s.snapshot();
+    d.out.stats = d.s.stats();
+    if opts.check_journal {
+        let last = calls.len();
+        match Session::restore(cfg.clone(), "replay", None, &d.out.journal) {
+            Ok((r, rep)) => {
+                if r.snapshot() != d.out.snapshot {
+                    d.violate(last, "journal", format!("journal-only restore differs from live state ({rep:?})"));
+                }
+            }
+            Err(e) => d.violate(last, "journal", e.to_string()),
+        }
+        if let Some((len, snap)) = d.mid.clone() {
+            let rest = d.out.journal.get(len..).unwrap_or("").to_string();
+            match Session::restore(cfg.clone(), "replay", Some(&snap), &rest) {
+                Ok((r, _)) if r.snapshot() == d.out.snapshot => {}
+                Ok(_) => d.violate(last, "journal", "snapshot + rest restore differs from live state".into()),
+                Err(e) => d.violate(last, "journal", e.to_string()),
+            }
+        }
+    }
+    d.out
+}
+
+/// The deterministic stand-in summary used by [`SummaryMode::Echo`].
+pub fn echo_summary(prompt: &str, from: u32, to: u32) -> String {
+    let mut s = format!("Summary of host messages {from}-{to}.\n");
+    for line in prompt.lines().filter(|l| !l.trim().is_empty()).take(12) {
+        s.push_str(crate::fold::truncate_chars(line, 160));
+        s.push('\n');
+    }
+    s
+}
+
+/// Unique host indices mentioned by a plan (helper for tests).
+pub fn host_indices(order: &[i64]) -> BTreeSet<i64> {
+    order.iter().copied().filter(|i| *i >= 0).collect()
+}

@@ -1,0 +1,570 @@
+//! The session state and the only code that mutates it: [`SessionState::apply`].
+//!
+//! The state is event-sourced. Live calls in [`crate::engine`] decide, build an
+//! [`Event`](crate::journal::Event) carrying every computed value, apply it here and append it to
+//! the journal; `restore` applies the same events. Because `apply` reads nothing but the state
+//! and the event (no config, no clock, no hashing), live state and replayed state are equal by
+//! construction, byte for byte in [`SessionState`]'s JSON (the snapshot).
+//!
+//! Invariants kept by `apply` (and checked by the property tests):
+//! * `records[i]` describes host index `i`; records are only appended or truncated;
+//! * `head_len <= live_from <= records.len()` once pinned (the live tail may be empty);
+//! * segments are ordered, disjoint and cover `[head_len, live_from)` exactly
+//!   (`segs[k].to == segs[k+1].from`), each `protected` index lies inside its segment;
+//! * everything bounded that grows per call: call rows (500), commit keys (1,000),
+//!   open calls (64), artifact notes (256), summary timestamps (one hour).
+
+use crate::digest::Digest;
+use crate::error::{Error, Result};
+use crate::journal::Event;
+use crate::pairing::{Shape, ShapeRole};
+use crate::tokens::Calibration;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Version of the snapshot format.
+pub const STATE_VERSION: u32 = 1;
+/// Per-call usage rows kept (older calls only count in the running totals).
+pub const MAX_CALL_ROWS: usize = 500;
+/// Advancement keys remembered for `commit_turn` idempotency (the host retries at once, so
+/// 1,000 turns back is far beyond any retry window).
+pub const MAX_COMMIT_KEYS: usize = 1_000;
+/// Tool calls remembered until their result arrives (to name the file a result belongs to).
+pub const MAX_OPEN_CALLS: usize = 64;
+/// Artifact notes kept.
+pub const MAX_ARTIFACTS: usize = 256;
+/// Rolling window of the summary rate limit.
+pub const HOUR_MS: f64 = 3_600_000.0;
+
+/// What the engine remembers about one host message (never the message itself).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MsgRecord {
+    /// SHA-1 of the message JSON text ([`crate::fingerprint::message_hash`]).
+    pub h: String,
+    /// Weighted characters of the JSON text ([`crate::tokens::weighted_chars`]).
+    pub w: u64,
+    /// Pairing skeleton.
+    pub shape: Shape,
+    /// The message's `timestamp` exactly as the host wrote it (numbers keep their text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ts: Option<Value>,
+    /// An assistant message with a tool call reading a protected file: its whole group
+    /// survives folds verbatim.
+    #[serde(default)]
+    pub protected: bool,
+    /// Bounded extract for fold records.
+    pub digest: Digest,
+}
+
+/// A tool call waiting for its result: name and bounded arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallArg {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments, reduced to short scalar fields (paths, commands, numbers).
+    pub args: Value,
+}
+
+/// One fold segment of the output: a synthetic record message followed by the protected host
+/// messages of the region, in host order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Segment {
+    /// `f<k>` for a fold, `c<k>` for a condensed record.
+    pub id: String,
+    /// First host index covered.
+    pub from: u32,
+    /// One past the last host index covered.
+    pub to: u32,
+    /// Host indices kept verbatim after the record.
+    pub protected: Vec<u32>,
+    /// The record message JSON (`{"role":"user","content":[{"type":"text","text":…}],"timestamp":…}`).
+    pub json: String,
+    /// Weighted characters of `json`.
+    pub w: u64,
+    /// Weighted characters of the protected messages.
+    pub protected_w: u64,
+    /// Fold ids whose raw messages back this segment (itself for a fold).
+    pub covers: Vec<String>,
+    /// Record text came from an LLM summary.
+    #[serde(default)]
+    pub summary: bool,
+}
+
+/// Key of one output message: short content hash and weighted characters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutKey(pub String, pub u64);
+
+/// Usage of one model call, with the engine's predicted cache hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRow {
+    /// When the turn was committed (ms).
+    pub at: f64,
+    /// Model id of the call, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Uncached input tokens.
+    pub input: u64,
+    /// Cached input tokens (reported hit).
+    pub cache_read: u64,
+    /// Cache-write tokens.
+    pub cache_write: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Predicted hit: `floor_block(static + shared prefix, 128)`.
+    pub predicted: u64,
+}
+
+/// Running totals over every committed call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Totals {
+    /// Model calls.
+    pub calls: u64,
+    /// Uncached input tokens.
+    pub input: u64,
+    /// Cached input tokens.
+    pub cache_read: u64,
+    /// Cache-write tokens.
+    pub cache_write: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Predicted hit tokens.
+    pub predicted: u64,
+    /// Sum over calls of |predicted − reported hit|.
+    pub predicted_abs_err: u64,
+    /// USD actually spent (price table).
+    pub cost_usd: f64,
+    /// USD the same calls would have cost with no cache hit at all.
+    pub uncached_usd: f64,
+}
+
+/// Event counters for stats.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Counters {
+    /// Folds made (ids `f1..`).
+    pub folds: u64,
+    /// Of which priced / emergency / compact.
+    pub priced_folds: u64,
+    /// Emergency folds.
+    pub emergency_folds: u64,
+    /// Host- or force-requested folds.
+    pub compact_folds: u64,
+    /// Weighted characters folded away (records and kept messages subtracted).
+    pub folded_w: u64,
+    /// Estimated tokens removed from the prompt by folds (at fold time).
+    pub folded_tokens: u64,
+    /// Condensations (ids `c1..`).
+    pub condenses: u64,
+    /// Pairing repairs in assembled outputs (counted when an output changes).
+    pub repairs: u64,
+    /// Re-pins after a divergence inside the head or a folded region.
+    pub repins: u64,
+    /// Divergences by cause code.
+    pub divergences: BTreeMap<String, u64>,
+    /// Artifacts noted.
+    pub artifacts: u64,
+    /// Summary requests issued.
+    pub summaries_requested: u64,
+    /// Summaries received.
+    pub summaries_ok: u64,
+    /// Summaries failed or timed out.
+    pub summaries_failed: u64,
+    /// Folds that used an LLM summary.
+    pub summaries_used: u64,
+}
+
+/// Accumulator for the turn in progress (reset by `commit_turn`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TurnAcc {
+    /// Per distinct assembled output this turn: weighted chars shared with the previous request.
+    pub shared: Vec<u64>,
+    /// Weighted chars of the first output assembled this turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_w: Option<u64>,
+}
+
+/// A summary request handed to JS and not yet answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingSummary {
+    /// Request id.
+    pub id: String,
+    /// First host index summarised.
+    pub from: u32,
+    /// One past the last.
+    pub to: u32,
+    /// When it was issued (ms).
+    pub at: f64,
+}
+
+/// A summary ready for the fold that covers exactly `[from, to)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadySummary {
+    /// Request id.
+    pub id: String,
+    /// First host index summarised.
+    pub from: u32,
+    /// One past the last.
+    pub to: u32,
+    /// Summary text (bounded).
+    pub text: String,
+}
+
+/// A tool result the host-side middleware shrank to a preview plus an artifact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactNote {
+    /// Artifact id (SHA-1 hex).
+    pub id: String,
+    /// Tool that produced it.
+    pub tool: String,
+    /// Original size in characters.
+    pub chars: u64,
+    /// When (ms).
+    pub at: f64,
+}
+
+/// The last divergence seen, for stats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DivergenceNote {
+    /// First differing index.
+    pub at: u32,
+    /// Cause code.
+    pub cause: String,
+    /// `truncate` | `repin` | `none`.
+    pub action: String,
+}
+
+/// Whole session state; its JSON is the snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionState {
+    /// Snapshot format version.
+    pub v: u32,
+    /// Number of events applied.
+    pub seq: u64,
+    /// Host session id.
+    pub session_id: String,
+    /// Model id of the last assemble.
+    pub model: Option<String>,
+    /// SHA-1 of the last `systemPromptAddition`.
+    pub spa: Option<String>,
+    /// One record per host index seen.
+    pub records: Vec<MsgRecord>,
+    /// Head pinned.
+    pub pinned: bool,
+    /// Pinned head length.
+    pub head_len: u32,
+    /// Head fingerprint ([`crate::fingerprint::head_fingerprint`]).
+    pub head_fp: String,
+    /// Fold segments in output order.
+    pub segs: Vec<Segment>,
+    /// First host index of the live tail.
+    pub live_from: u32,
+    /// Calls waiting for results.
+    pub open_calls: VecDeque<CallArg>,
+    /// Keys of the last assembled output.
+    pub out: Vec<OutKey>,
+    /// Keys of the last request as the engine predicts it was sent.
+    pub req: Vec<OutKey>,
+    /// Turn in progress.
+    pub turn: TurnAcc,
+    /// Token estimator fit.
+    pub calibration: Calibration,
+    /// Advancement keys already committed.
+    pub commit_keys: VecDeque<String>,
+    /// Recent per-call usage rows.
+    pub rows: VecDeque<CallRow>,
+    /// Totals over all calls.
+    pub totals: Totals,
+    /// Counters.
+    pub counters: Counters,
+    /// Consecutive folds that saved less than 5 % of the estimate (3 stop priced folds).
+    pub breaker_low: u32,
+    /// Summary request in flight.
+    pub pending_summary: Option<PendingSummary>,
+    /// Summary ready for the next fold.
+    pub ready_summary: Option<ReadySummary>,
+    /// Issue times of summary requests within the last hour.
+    pub summary_times: Vec<f64>,
+    /// Recent artifact notes.
+    pub artifacts: VecDeque<ArtifactNote>,
+    /// The host asked for a fold (`compact` without messages): done at the next assemble.
+    pub force_fold: bool,
+    /// Last divergence.
+    pub last_divergence: Option<DivergenceNote>,
+}
+
+impl SessionState {
+    /// Fresh state of a new session.
+    pub fn new(session_id: &str) -> SessionState {
+        SessionState {
+            v: STATE_VERSION,
+            seq: 0,
+            session_id: session_id.to_string(),
+            model: None,
+            spa: None,
+            records: Vec::new(),
+            pinned: false,
+            head_len: 0,
+            head_fp: String::new(),
+            segs: Vec::new(),
+            live_from: 0,
+            open_calls: VecDeque::new(),
+            out: Vec::new(),
+            req: Vec::new(),
+            turn: TurnAcc::default(),
+            calibration: Calibration::default(),
+            commit_keys: VecDeque::new(),
+            rows: VecDeque::new(),
+            totals: Totals::default(),
+            counters: Counters::default(),
+            breaker_low: 0,
+            pending_summary: None,
+            ready_summary: None,
+            summary_times: Vec::new(),
+            artifacts: VecDeque::new(),
+            force_fold: false,
+            last_divergence: None,
+        }
+    }
+
+    /// Number of recorded host messages.
+    pub fn recorded(&self) -> u32 {
+        u32::try_from(self.records.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Priced folds are stopped after 3 consecutive low-saving folds.
+    pub fn breaker_tripped(&self) -> bool {
+        self.breaker_low >= 3
+    }
+
+    /// Apply one event. On error the state is unchanged and `seq` is not advanced (replay
+    /// stops there).
+    pub fn apply(&mut self, e: &Event) -> Result<()> {
+        self.check(e)?;
+        match e {
+            Event::Env { model, spa } => {
+                self.model = model.clone();
+                self.spa = spa.clone();
+            }
+            Event::Diverge { at, cause, action } => {
+                *self.counters.divergences.entry(cause.clone()).or_insert(0) += 1;
+                self.last_divergence = Some(DivergenceNote { at: *at, cause: cause.clone(), action: action.clone() });
+                match action.as_str() {
+                    "truncate" => self.truncate(*at),
+                    "repin" => self.repin(),
+                    _ => {}
+                }
+            }
+            Event::Ingest { rec, calls, .. } => {
+                match rec.shape.role {
+                    ShapeRole::Assistant => {
+                        for c in calls {
+                            self.open_calls.push_back(c.clone());
+                            if self.open_calls.len() > MAX_OPEN_CALLS {
+                                self.open_calls.pop_front();
+                            }
+                        }
+                    }
+                    ShapeRole::ToolResult => {
+                        if let Some(id) = &rec.shape.result_id {
+                            if let Some(k) = self.open_calls.iter().position(|c| &c.id == id) {
+                                self.open_calls.remove(k);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                self.records.push(rec.clone());
+            }
+            Event::Pin { len, fp } => {
+                self.pinned = true;
+                self.head_len = *len;
+                self.head_fp = fp.clone();
+                self.live_from = self.live_from.max(*len);
+            }
+            Event::Fold { seg, reason, folded_w, folded_tokens, low } => {
+                self.live_from = seg.to;
+                self.counters.folds += 1;
+                match reason.as_str() {
+                    "priced" => self.counters.priced_folds += 1,
+                    "emergency" => self.counters.emergency_folds += 1,
+                    _ => self.counters.compact_folds += 1,
+                }
+                self.counters.folded_w += folded_w;
+                self.counters.folded_tokens += folded_tokens;
+                if seg.summary {
+                    self.counters.summaries_used += 1;
+                }
+                self.breaker_low = if *low { self.breaker_low.saturating_add(1) } else { 0 };
+                self.drop_summaries_before(seg.to);
+                self.force_fold = false;
+                self.segs.push(seg.clone());
+            }
+            Event::Condense { seg } => {
+                self.counters.condenses += 1;
+                self.segs.clear();
+                self.segs.push(seg.clone());
+            }
+            Event::Out { keep, add, shared, repairs } => {
+                self.out.truncate(*keep as usize);
+                self.out.extend(add.iter().cloned());
+                self.req = self.out.clone();
+                self.turn.shared.push(*shared);
+                if self.turn.first_w.is_none() {
+                    self.turn.first_w = Some(self.out.iter().map(|k| k.1).sum());
+                }
+                self.counters.repairs += u64::from(*repairs);
+            }
+            Event::Commit { key, rows, calib, req_add, cost_usd, uncached_usd } => {
+                self.commit_keys.push_back(key.clone());
+                while self.commit_keys.len() > MAX_COMMIT_KEYS {
+                    self.commit_keys.pop_front();
+                }
+                for r in rows {
+                    let t = &mut self.totals;
+                    t.calls += 1;
+                    t.input += r.input;
+                    t.cache_read += r.cache_read;
+                    t.cache_write += r.cache_write;
+                    t.output += r.output;
+                    t.predicted += r.predicted;
+                    t.predicted_abs_err += r.predicted.abs_diff(r.cache_read);
+                    self.rows.push_back(r.clone());
+                    while self.rows.len() > MAX_CALL_ROWS {
+                        self.rows.pop_front();
+                    }
+                }
+                self.totals.cost_usd += cost_usd;
+                self.totals.uncached_usd += uncached_usd;
+                if let Some([x, y]) = calib {
+                    self.calibration.observe(*x, *y);
+                }
+                self.req.extend(req_add.iter().cloned());
+                self.turn = TurnAcc::default();
+            }
+            Event::SummaryReq { id, from, to, at } => {
+                self.summary_times.retain(|t| *t > at - HOUR_MS);
+                self.summary_times.push(*at);
+                self.pending_summary = Some(PendingSummary { id: id.clone(), from: *from, to: *to, at: *at });
+                self.counters.summaries_requested += 1;
+            }
+            Event::SummaryDone { id, ok, text } => {
+                if let Some(p) = self.pending_summary.take() {
+                    if &p.id == id && *ok {
+                        self.counters.summaries_ok += 1;
+                        self.ready_summary = Some(ReadySummary { id: id.clone(), from: p.from, to: p.to, text: text.clone() });
+                    } else {
+                        self.counters.summaries_failed += 1;
+                    }
+                }
+            }
+            Event::Artifact { note } => {
+                self.counters.artifacts += 1;
+                self.artifacts.push_back(note.clone());
+                while self.artifacts.len() > MAX_ARTIFACTS {
+                    self.artifacts.pop_front();
+                }
+            }
+            Event::ForceFold { on } => self.force_fold = *on,
+        }
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// Preconditions of each event; a violation means the journal does not belong to this
+    /// state (or the engine has a bug): refuse rather than corrupt.
+    fn check(&self, e: &Event) -> Result<()> {
+        let bad = |m: String| Err(Error::State(m));
+        match e {
+            Event::Diverge { at, action, .. } => {
+                if action == "truncate" && (*at as usize > self.records.len() || (self.pinned && *at < self.live_from)) {
+                    return bad(format!("truncate at {at} outside the live tail"));
+                }
+            }
+            Event::Ingest { i, .. } => {
+                if *i as usize != self.records.len() {
+                    return bad(format!("ingest of index {i} with {} recorded", self.records.len()));
+                }
+            }
+            Event::Pin { len, .. } => {
+                if self.pinned || *len as usize > self.records.len() {
+                    return bad(format!("pin of {len} messages"));
+                }
+            }
+            Event::Fold { seg, .. } => {
+                if !self.pinned || seg.from != self.live_from || seg.to <= seg.from || seg.to as usize > self.records.len() {
+                    return bad(format!("fold {}..{} with live tail at {}", seg.from, seg.to, self.live_from));
+                }
+            }
+            Event::Condense { seg } => {
+                let first = self.segs.first().map(|s| s.from);
+                if first != Some(seg.from) || seg.to != self.live_from {
+                    return bad("condense does not cover the folded region".into());
+                }
+            }
+            Event::Out { keep, .. } => {
+                if *keep as usize > self.out.len() {
+                    return bad(format!("output keeps {keep} of {}", self.out.len()));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn truncate(&mut self, at: u32) {
+        self.records.truncate(at as usize);
+        if !self.pinned {
+            self.live_from = 0;
+        }
+        if self.ready_summary.as_ref().is_some_and(|s| s.to > at) {
+            self.ready_summary = None;
+        }
+        if self.pending_summary.as_ref().is_some_and(|s| s.to > at) {
+            self.pending_summary = None;
+            self.counters.summaries_failed += 1;
+        }
+    }
+
+    /// Fresh structure over the incoming history; counters, calibration, usage rows, commit
+    /// keys, artifact notes and the last output (for hit prediction) survive.
+    fn repin(&mut self) {
+        self.records.clear();
+        self.pinned = false;
+        self.head_len = 0;
+        self.head_fp.clear();
+        self.segs.clear();
+        self.live_from = 0;
+        self.open_calls.clear();
+        self.ready_summary = None;
+        if self.pending_summary.take().is_some() {
+            self.counters.summaries_failed += 1;
+        }
+        self.breaker_low = 0;
+        self.force_fold = false;
+        self.counters.repins += 1;
+    }
+
+    fn drop_summaries_before(&mut self, to: u32) {
+        if self.ready_summary.as_ref().is_some_and(|s| s.from < to) {
+            self.ready_summary = None;
+        }
+        if self.pending_summary.as_ref().is_some_and(|s| s.from < to) {
+            self.pending_summary = None;
+            self.counters.summaries_failed += 1;
+        }
+    }
+}
