@@ -58,9 +58,9 @@ async function openSession(ctx, sessionId) {
   return { ...entry, paths };
 }
 
-function persist(ctx, sessionId, h) {
+function persist(ctx, sessionId, h, sync) {
   const lines = h.session.takeJournal();
-  let size = store.appendJournal(h.paths, lines);
+  let size = store.appendJournal(h.paths, lines, sync);
   if (size > Math.max(SNAPSHOT_MIN_BYTES, h.snapshotBytes)) {
     const snap = h.session.snapshot();
     store.writeSnapshot(h.paths, snap);
@@ -74,13 +74,13 @@ function persist(ctx, sessionId, h) {
   }
 }
 
-async function withSession(ctx, sessionId, fn) {
+async function withSession(ctx, sessionId, fn, { sync = false } = {}) {
   const paths = store.sessionPaths(ctx.stateDir, (await loadCore()).sessionDirName(sessionId));
   return store.withSessionLock(paths, async () => {
     const h = await openSession(ctx, sessionId);
     try {
       const out = await fn(h);
-      persist(ctx, sessionId, h);
+      persist(ctx, sessionId, h, sync);
       return out;
     } catch (err) {
       // Drop the cached handle: the next call reloads from disk, which holds every event
@@ -197,7 +197,7 @@ export class CachefoldEngine {
       const msgs = Array.isArray(params.messages) ? params.messages : [];
       const outcome = await withSession(this.ctx, sessionId, async (h) =>
         h.session.commitTurn({ advancementKey: key, messages: msgs.map((m) => JSON.stringify(m)), nowMs: nowMs() }),
-      );
+      { sync: true });
       this.ctx.log({ event: "commitTurn", sessionId, advancementKey: key, status: outcome.status, messages: msgs.length });
       return { status: outcome.status };
     } catch (err) {

@@ -912,7 +912,7 @@ fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     };
     // Goal: the first user message that states something (not a bare `/command` or a
     // one-word reply), else the first user message.
-    let substantive = |u: &&str| !(u.starts_with('/') && !u.contains('\n')) && u.split_whitespace().count() >= 3;
+    let substantive = |u: &&str| (!u.starts_with('/') || u.contains('\n')) && u.split_whitespace().count() >= 3;
     let goal = digests
         .iter()
         .filter_map(|d| d.user_text.as_deref())

@@ -68,23 +68,23 @@ pub fn protected_groups(records: &[MsgRecord], from: u32, to: u32) -> Vec<u32> {
     out
 }
 
-/// Per-fold record cap in characters: a quarter of `foldRecordBudget` at the default estimator
-/// slope (0.3 tokens per weighted char), within 1,500..16,000. With the default budget of 16,000
-/// tokens that is 13,333 chars (≈ 4,000 tokens), so about four folds fit before condensing.
+/// Per-fold record cap in characters: an eighth of `foldRecordBudget` at the default estimator
+/// slope (0.3 tokens per weighted char), within 1,500..12,000. With the default budget of 16,000
+/// tokens that is 6,666 chars (≈ 2,000 tokens), so about eight folds fit before condensing.
 pub fn fold_cap_chars(fold_record_budget: u64) -> usize {
-    ((fold_record_budget as f64 / 0.3 / 4.0) as usize).clamp(1_500, 16_000)
+    ((fold_record_budget as f64 / 0.3 / 8.0) as usize).clamp(1_500, 12_000)
 }
 
-/// Condensed record cap: half of `foldRecordBudget` (so a condensed record never re-triggers
-/// condensation by itself), within 2,000..32,000 chars.
+/// Condensed record cap: a quarter of `foldRecordBudget` (≈ 4,000 tokens by default, so six
+/// more folds fit before the next condensation), within 2,000..24,000 chars.
 pub fn condensed_cap_chars(fold_record_budget: u64) -> usize {
-    ((fold_record_budget as f64 / 0.3 / 2.0) as usize).clamp(2_000, 32_000)
+    ((fold_record_budget as f64 / 0.3 / 4.0) as usize).clamp(2_000, 24_000)
 }
 
-/// A record never needs to be larger than half the text it replaces (else the fold cannot
-/// pay); at least 600 chars so a tiny emergency fold still names what it dropped.
+/// A record never needs more than a quarter of the text it replaces (a fold that keeps more
+/// rarely pays); at least 600 chars so a tiny emergency fold still names what it dropped.
 pub fn cap_for_region(cap: usize, region_w: u64) -> usize {
-    cap.min(((region_w / 2) as usize).max(600))
+    cap.min(((region_w / 4) as usize).max(600))
 }
 
 /// The `[n]`-char prefix of `s` (on a char boundary).
@@ -196,6 +196,7 @@ mod tests {
         assert_eq!(truncate_chars("héllo", 2), "hé");
         assert_eq!(truncate_chars("hé", 9), "hé");
         assert_eq!(cap_for_region(10_000, 100_000), 10_000);
+        assert_eq!(cap_for_region(10_000, 20_000), 5_000);
         assert_eq!(cap_for_region(10_000, 100), 600);
     }
 

@@ -403,6 +403,52 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Line and char ranges equal a naive slice of the text, within the cap, with `remaining`
+        /// consistent; `next` ranges tile the text.
+        #[test]
+        fn ranges_equal_naive(lines in proptest::collection::vec("[a-zé語]{0,30}", 0..40), trailing_nl: bool,
+                              s in 0u64..45, len in 0u64..45, max in 1u64..200) {
+            let mut text = lines.join("\n");
+            if trailing_nl && !text.is_empty() { text.push('\n'); }
+            let all: Vec<&str> = if text.is_empty() { vec![] } else { text.strip_suffix('\n').unwrap_or(&text).split('\n').collect() };
+            let r = recover_range(&text, &RangeSpec { lines: Some((s, s + len)), chars: None, max_chars: max });
+            proptest::prop_assert!(r.text.chars().count() as u64 <= max);
+            if r.unit == "lines" {
+                proptest::prop_assert_eq!(r.total, all.len() as u64);
+                let lo = (r.start.max(1) - 1) as usize;
+                let hi = (r.end as usize).min(all.len());
+                let expect = if lo < hi { all[lo..hi].join("\n") } else { String::new() };
+                proptest::prop_assert_eq!(&r.text, &expect);
+                proptest::prop_assert_eq!(r.remaining, r.total - r.end.min(r.total));
+            } else {
+                // Fallback: the first requested line is longer than the cap.
+                let chars: Vec<char> = text.chars().collect();
+                proptest::prop_assert_eq!(r.total, chars.len() as u64);
+                proptest::prop_assert!(all[(s.max(1) - 1) as usize].chars().count() as u64 > max);
+                let expect: String = chars[r.start as usize..r.end as usize].iter().collect();
+                proptest::prop_assert_eq!(&r.text, &expect);
+                proptest::prop_assert_eq!(r.remaining, chars.len() as u64 - r.end);
+            }
+            let c = recover_range(&text, &RangeSpec { chars: Some((s, s + len)), lines: None, max_chars: max });
+            let chars: Vec<char> = text.chars().collect();
+            let a = (s as usize).min(chars.len());
+            let b = ((s + len) as usize).min(chars.len()).min(a + max as usize).max(a);
+            proptest::prop_assert_eq!(c.text, chars[a..b].iter().collect::<String>());
+        }
+    }
+
+    /// Proptest counterexample (kept): when the first requested line is over the cap, the
+    /// answer is a char range and `total` counts chars, not lines.
+    #[test]
+    fn regression_long_line_fallback_counts_chars() {
+        let text = "\n\n\n語éé語語語éaééa語aaa語éaaa語ééa語aaa";
+        let r = recover_range(text, &RangeSpec { lines: Some((4, 4)), chars: None, max_chars: 1 });
+        assert_eq!((r.unit.as_str(), r.start, r.end, r.total, r.remaining), ("chars", 3, 4, 31, 27));
+        assert_eq!(r.text, "語");
+    }
+
     #[test]
     fn matches_a_naive_split() {
         let t = "alpha\n\nbeta\ngamma\ndelta\n";

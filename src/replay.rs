@@ -48,6 +48,32 @@ pub enum SummaryMode {
     Fail,
 }
 
+/// Which usage `commit_turn` sees for each replayed call.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum UsageMode {
+    /// The usage recorded in the transcript. Only meaningful while the engine sends what the
+    /// original agent sent: after a fold the recorded prompt sizes describe another prompt and
+    /// would corrupt the engine's calibration.
+    Recorded,
+    /// Usage of the prompt actually replayed: `prompt = static + round(k · weighted chars)`,
+    /// hit = `floor_block(static + k · weighted chars shared with the previous call's prompt,
+    /// 128)` (the DS-unit model with the strict rule of cache-economics.md §1.1), output as
+    /// recorded. Written into the assistant message before any later history contains it.
+    Simulated {
+        /// System prompt + tool schemas (the corpus files do not contain them).
+        static_tokens: u64,
+        /// Tokens per weighted char.
+        tokens_per_weighted_char: f64,
+    },
+}
+
+impl Default for UsageMode {
+    fn default() -> Self {
+        UsageMode::Simulated { static_tokens: 6_000, tokens_per_weighted_char: 0.3 }
+    }
+}
+
 /// Replay settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -60,6 +86,8 @@ pub struct ReplayOptions {
     pub reassemble_each_call: bool,
     /// Summary stand-in.
     pub summaries: SummaryMode,
+    /// Usage fed to `commit_turn`.
+    pub usage: UsageMode,
     /// Run the per-call invariant checks.
     pub check: bool,
     /// Repeat every assemble and commit and require identical, journal-free results.
@@ -81,6 +109,7 @@ impl Default for ReplayOptions {
             token_budget: None,
             reassemble_each_call: false,
             summaries: SummaryMode::Off,
+            usage: UsageMode::default(),
             check: true,
             check_idempotent: false,
             check_journal: true,
@@ -209,6 +238,8 @@ struct Driver<'a> {
     prev: Option<(Vec<Ent>, bool)>,
     folded: Vec<(u32, u32)>,
     mid: Option<(usize, String)>,
+    /// Previous call's prompt (entries with weighted chars), for simulated hits.
+    prev_prompt: Vec<(Ent, u64)>,
 }
 
 impl Driver<'_> {
@@ -356,6 +387,43 @@ impl Driver<'_> {
     }
 }
 
+impl Driver<'_> {
+    /// Write simulated usage into assistant message `a` (see [`UsageMode::Simulated`]).
+    fn simulate_usage(&mut self, order: &[i64], synthetic: &[String], turn_from: usize, a: usize, stat: u64, k: f64) {
+        let mut prompt: Vec<(Ent, u64)> = entries(order, synthetic)
+            .into_iter()
+            .map(|e| {
+                let w = match &e {
+                    Ent::Host(i) => self.ws.get(*i as usize).copied().unwrap_or(0),
+                    Ent::Syn(j) => tokens::weighted_chars(j),
+                };
+                (e, w)
+            })
+            .collect();
+        prompt.extend((turn_from..a).map(|i| (Ent::Host(i as i64), self.ws.get(i).copied().unwrap_or(0))));
+        let total: u64 = prompt.iter().map(|x| x.1).sum();
+        let shared: u64 = prompt.iter().zip(&self.prev_prompt).take_while(|(x, y)| x.0 == y.0).map(|(x, _)| x.1).sum();
+        let tok = |w: u64| (w as f64 * k).round().max(0.0) as u64;
+        let prompt_tokens = stat + tok(total);
+        let hit = if self.prev_prompt.is_empty() { 0 } else { crate::cost::floor_block(stat + tok(shared), crate::cost::DS_BLOCK).min(prompt_tokens) };
+        self.prev_prompt = prompt;
+        let Some(json) = self.jsons.get(a) else { return };
+        let Ok(mut v) = serde_json::from_str::<Value>(json) else { return };
+        let output = v.pointer("/usage/output").cloned().unwrap_or(Value::from(0));
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert(
+                "usage".into(),
+                serde_json::json!({"input": prompt_tokens - hit, "output": output, "cacheRead": hit, "cacheWrite": 0}),
+            );
+        }
+        let text = v.to_string();
+        if let Some(w) = self.ws.get_mut(a) {
+            *w = tokens::weighted_chars(&text);
+        }
+        self.jsons[a] = text;
+    }
+}
+
 fn short(e: &Ent) -> String {
     match e {
         Ent::Host(i) => format!("host {i}"),
@@ -379,6 +447,7 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
         prev: None,
         folded: Vec::new(),
         mid: None,
+        prev_prompt: Vec::new(),
     };
     let turns = turns(messages, calls);
     let mid_turn = turns.len() / 2;
@@ -416,6 +485,9 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
                 .map(|&i| if i >= 0 { d.ws.get(i as usize).copied().unwrap_or(0) } else { synthetic.get((-i - 1) as usize).map(|s| tokens::weighted_chars(s)).unwrap_or(0) })
                 .sum();
             let turn_w: u64 = d.ws.get(hist_len.max(*u)..a).map(|s| s.iter().sum()).unwrap_or(0);
+            if let UsageMode::Simulated { static_tokens, tokens_per_weighted_char } = opts.usage {
+                d.simulate_usage(&order, &synthetic, hist_len.max(*u), a, static_tokens, tokens_per_weighted_char);
+            }
             let resolved = opts.keep_resolved.then(|| resolve(messages, &order, &synthetic));
             d.out.calls.push(CallOutcome {
                 assistant_index: a,

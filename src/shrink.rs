@@ -688,6 +688,52 @@ mod tests {
         assert_eq!(group(104_857_600), "104,857,600");
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Preview = exact head prefix + marker + exact tail suffix, both line-snapped unless a
+        /// single line is longer than its budget; omitted counts add up; same input, same bytes.
+        #[test]
+        fn preview_reassembles(lines in proptest::collection::vec("[a-zé語 ]{0,120}", 1..300), trailing_nl: bool, preview in 200u64..2_000) {
+            let mut text = lines.join("\n");
+            if trailing_nl { text.push('\n'); }
+            let threshold = preview;
+            let cfg = Config::from_json(&format!(r#"{{"persist":{{"defaultThreshold":{threshold},"previewChars":{preview},"thresholds":{{}}}}}}"#)).unwrap();
+            let m = result("x", &text);
+            let out = shrink_tool_result(&cfg, "x", &m).unwrap();
+            let chars = text.chars().count() as u64;
+            proptest::prop_assert_eq!(out.is_some(), chars > threshold);
+            let Some(o) = out else { return Ok(()) };
+            proptest::prop_assert_eq!(&o.artifact_text, &text);
+            let again = shrink_tool_result(&cfg, "x", &m).unwrap().unwrap();
+            proptest::prop_assert_eq!(serde_json::to_string(&again.message).unwrap(), serde_json::to_string(&o.message).unwrap());
+            let t = text0(&o.message).to_string();
+            proptest::prop_assert_eq!(is_shrunk(&t), Some(artifact_id(&text)));
+            let body = &t[t.find('\n').unwrap() + 1..];
+            let mpos = body.find("\n[cachefold] … ").map(|p| p + 1).or_else(|| body.starts_with("[cachefold] … ").then_some(0)).unwrap();
+            let head = &body[..mpos];
+            let after = &body[mpos..];
+            let tail = &after[after.find('\n').unwrap() + 1..];
+            // The renderer adds one '\n' after a head that was cut mid-line.
+            let head_text = if text.starts_with(head) { head } else { head.strip_suffix('\n').unwrap() };
+            proptest::prop_assert!(text.starts_with(head_text));
+            proptest::prop_assert!(text.ends_with(tail));
+            proptest::prop_assert!(head_text.chars().count() as u64 <= preview * 7 / 10);
+            proptest::prop_assert!(tail.chars().count() as u64 <= preview - preview * 7 / 10);
+            let omitted = chars - head_text.chars().count() as u64 - tail.chars().count() as u64;
+            let marker = after.split('\n').next().unwrap();
+            proptest::prop_assert!(marker.contains(&format!("{} chars", group(omitted))), "{} vs {}", marker, omitted);
+            // Line-snapped whenever the text has a line break inside each budget.
+            let head_budget_text: String = text.chars().take((preview * 7 / 10) as usize).collect();
+            if head_budget_text.contains('\n') { proptest::prop_assert!(head_text.ends_with('\n')); }
+            let tail_budget = (preview - preview * 7 / 10) as usize;
+            let rev: String = text.chars().rev().take(tail_budget + 1).collect();
+            if rev.chars().skip(1).any(|c| c == '\n') && !tail.is_empty() {
+                let start = text.len() - tail.len();
+                proptest::prop_assert!(start == 0 || text.as_bytes()[start - 1] == b'\n');
+            }
+        }
+    }
+
     #[test]
     fn tail_and_head_boundaries() {
         let s = "ab\ncd\nef\n";

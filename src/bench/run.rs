@@ -248,7 +248,10 @@ impl<'a> Renderer<'a> {
 
     /// A summariser request.
     pub fn summarizer_request(&mut self, call: &ExtraCall) -> (Seq, Seq) {
-        let st = self.glue.summarizer_static.clone();
+        let st = match &call.system {
+            Some(sys) => self.local.get(self.tok, &render::render_static(sys, &[])),
+            None => self.glue.summarizer_static.clone(),
+        };
         let x = self.request(&st, &call.prompt);
         let mut y = Seq::new();
         y.push(self.body(&call.output));
@@ -567,6 +570,7 @@ pub fn run_job(
             y.push(renderer.body(a));
         }
         let o = sim.request(&x, &y, ts);
+        strategy.observe(ai, o.hit, o.miss, y.len() as u64);
         m.calls += 1;
         m.prompt_tokens += o.prompt;
         m.hit_tokens += o.hit;

@@ -24,6 +24,8 @@ use std::collections::{BTreeMap, BTreeSet};
 /// An extra model request a strategy makes (a summariser call).
 #[derive(Debug, Clone)]
 pub struct ExtraCall {
+    /// System prompt (`None`: the bench summariser's [`summarize::SUMMARIZER_SYSTEM`]).
+    pub system: Option<String>,
     /// Messages after the summariser system prompt.
     pub prompt: Vec<M>,
     /// What the summariser wrote.
@@ -66,7 +68,7 @@ impl Ctx<'_> {
         let p = self.store.user_text(prompt, self.now_ms);
         let o = self.store.assistant_text(output, self.now_ms);
         if let (Some(prompt), Some(output)) = (p, o) {
-            self.extra.push(ExtraCall { prompt: vec![prompt], output });
+            self.extra.push(ExtraCall { system: None, prompt: vec![prompt], output });
         }
     }
 }
@@ -81,6 +83,9 @@ pub trait Strategy: Send {
     fn ingest(&mut self, _ctx: &mut Ctx, m: M, _index: usize) -> M {
         m
     }
+    /// The simulated outcome of the call that produced assistant message `assistant_index`
+    /// (called after the call, before that message is ingested).
+    fn observe(&mut self, _assistant_index: usize, _hit: u64, _miss: u64, _output: u64) {}
     /// The messages to send for the next call, given the ingested history so far.
     fn assemble(&mut self, ctx: &mut Ctx, hist: &[M]) -> Vec<M>;
     /// Strategy-specific counters for the report (name → value).

@@ -13,10 +13,8 @@
 //! system prompt, then one user message holding the serialised conversation the strategy
 //! would send (see [`serialize`]), output = the summary.
 
-use super::anchors;
 use super::store::M;
 use crate::message::{Part, Role};
-use std::collections::BTreeSet;
 
 /// System prompt of the simulated summariser call (pi/OpenClaw-style compaction prompt).
 pub const SUMMARIZER_SYSTEM: &str = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.
@@ -129,118 +127,29 @@ pub fn summary_prompt(conversation: &str, previous: Option<&str>) -> String {
     }
 }
 
-fn first_line(s: &str, max: usize) -> String {
-    clip(s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim(), max).to_string()
-}
-
-/// Deterministic extractive summary of `msgs` (plus a previous summary to carry forward),
-/// bounded by `max_chars`.
+/// Deterministic extractive summary of `msgs` (plus a previous summary carried forward),
+/// bounded by `max_chars`: the engine's own fold-record renderer
+/// (`crate::digest::render_extractive` over per-message digests), so every strategy's summary
+/// has the same sections and the same density as cachefold's extractive records.
 pub fn extractive(msgs: &[M], previous: Option<&str>, max_chars: usize) -> String {
-    let mut goal = String::new();
-    let mut users: Vec<String> = Vec::new();
-    let mut files: BTreeSet<String> = BTreeSet::new();
-    let mut commands: Vec<String> = Vec::new();
-    let mut errors: Vec<String> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    let mut idents: Vec<String> = Vec::new();
-    let mut seen_ident = BTreeSet::new();
+    let cfg = crate::config::Config::default();
+    let mut calls: std::collections::HashMap<String, (String, serde_json::Value)> = std::collections::HashMap::new();
+    let mut digests: Vec<crate::digest::Digest> = Vec::with_capacity(msgs.len());
     for m in msgs {
-        match m.role() {
-            Role::User => {
-                let t = m.msg.text();
-                let t = t.trim();
-                if t.is_empty() {
-                    continue;
-                }
-                if goal.is_empty() {
-                    goal = clip(t, 400).to_string();
-                }
-                users.push(clip(t, 300).to_string());
+        if m.role() == Role::Assistant {
+            for c in m.msg.tool_calls() {
+                calls.insert(c.id.to_string(), (c.name.to_string(), c.arguments.clone()));
             }
-            Role::Assistant => {
-                for p in m.msg.parts() {
-                    match p {
-                        Part::Text(t) if !t.trim().is_empty() => notes.push(first_line(t, 200)),
-                        Part::ToolCall(c) => {
-                            for k in ["path", "file_path", "file", "filePath"] {
-                                if let Some(f) = c.arguments.get(k).and_then(|v| v.as_str()) {
-                                    files.insert(clip(f, 200).to_string());
-                                }
-                            }
-                            for k in ["command", "cmd"] {
-                                if let Some(cmd) = c.arguments.get(k).and_then(|v| v.as_str()) {
-                                    commands.push(first_line(cmd, 160));
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            Role::ToolResult => {
-                let t = m.msg.text();
-                if m.msg.is_error() {
-                    errors.push(first_line(&t, 200));
-                } else if let Some(l) = t.lines().find(|l| {
-                    let l = l.to_ascii_lowercase();
-                    l.contains("error") || l.contains("failed") || l.contains("panicked")
-                }) {
-                    errors.push(clip(l.trim(), 200).to_string());
-                }
-                for a in anchors::extract(clip(&t, 4_000)).into_iter().take(8) {
-                    if seen_ident.insert(a.clone()) {
-                        idents.push(a);
-                    }
-                }
-            }
-            _ => {}
         }
+        let args = m.msg.tool_call_id().and_then(|id| calls.get(id)).map(|(n, a)| (n.as_str(), a));
+        digests.push(crate::digest::digest(&m.msg, &cfg, args));
     }
-    let mut s = String::new();
-    let mut push_section = |title: &str, items: &[String], budget: usize, s: &mut String| {
-        if items.is_empty() {
-            return;
-        }
-        let mut sec = format!("## {title}\n");
-        // Keep the most recent items when over budget: later facts supersede earlier ones.
-        let mut chosen: Vec<&String> = Vec::new();
-        let mut used = 0usize;
-        for it in items.iter().rev() {
-            if used + it.len() + 3 > budget {
-                break;
-            }
-            used += it.len() + 3;
-            chosen.push(it);
-        }
-        chosen.reverse();
-        for it in chosen {
-            sec.push_str("- ");
-            sec.push_str(it);
-            sec.push('\n');
-        }
-        sec.push('\n');
-        s.push_str(&sec);
-    };
-    if let Some(p) = previous.filter(|p| !p.is_empty()) {
-        s.push_str("## Earlier summary\n");
-        s.push_str(clip(p, max_chars / 3));
-        s.push_str("\n\n");
+    let refs: Vec<&crate::digest::Digest> = digests.iter().collect();
+    let carried = previous.filter(|p| !p.is_empty()).map(|p| clip(p, max_chars / 3).to_string());
+    let budget = max_chars.saturating_sub(carried.as_ref().map_or(0, |c| c.len() + 24));
+    let body = crate::digest::render_extractive("summary", &refs, budget.max(200));
+    match carried {
+        Some(c) => format!("## Earlier summary\n{c}\n\n{body}"),
+        None => body,
     }
-    if !goal.is_empty() {
-        s.push_str("## Goal\n");
-        s.push_str(&goal);
-        s.push_str("\n\n");
-    }
-    let rest = max_chars.saturating_sub(s.len());
-    let files: Vec<String> = files.into_iter().collect();
-    commands.dedup();
-    errors.dedup();
-    notes.dedup();
-    push_section("User instructions (verbatim)", &users, rest * 30 / 100, &mut s);
-    push_section("Files touched", &files, rest * 15 / 100, &mut s);
-    push_section("Commands", &commands, rest * 12 / 100, &mut s);
-    push_section("Errors", &errors, rest * 13 / 100, &mut s);
-    push_section("Decisions and notes", &notes, rest * 15 / 100, &mut s);
-    push_section("Identifiers", &idents, rest * 15 / 100, &mut s);
-    clip(&s, max_chars).trim_end().to_string()
 }

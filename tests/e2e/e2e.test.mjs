@@ -1,0 +1,208 @@
+// Real-runtime e2e: cachefold inside an actual OpenClaw 2026.9.6 Gateway, talking to the fake
+// DeepSeek provider (lib/fake-provider.mjs). Skipped unless CACHEFOLD_E2E=1.
+//
+//   CACHEFOLD_E2E=1 .cache/node24/node_modules/node/bin/node --test --test-concurrency=1 tests/e2e/
+//   (or `npm run e2e`, which is .ci/e2e test)
+//
+// Env: CACHEFOLD_NODE24 / CACHEFOLD_OPENCLAW (toolchain, default <repo>/.cache/...),
+// CACHEFOLD_E2E_PLUGIN_DIR (plugin checkout, default the repo), CACHEFOLD_E2E_KEEP=1 (keep the
+// temp dirs and print where), CACHEFOLD_E2E_FOLD=1 (also run the slow fold-scenario comparison
+// against legacy and check the issue's target figures).
+//
+// Decision-log events read from the plugin's logFile (one JSON object per line, field `event`):
+// config, assemble, commitTurn, before_tool_call, tool_result_persist. The tools module's own
+// names (tool_defaults; tool_result_shrunk/tool_result_details with path "persist") are
+// accepted as the hook events too.
+
+import { describe, it, before } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { runScenario } from "./lib/session.mjs";
+import { buildScenario, bigOutputCommand } from "./lib/scenarios.mjs";
+import { locateToolchain, REPO_ROOT } from "./lib/env.mjs";
+import { contentText, serializeRequest, BYTES_PER_TOKEN } from "./lib/tokenize.mjs";
+import { lcpBytes, messageEndOffsets, requestKind, markdownTable } from "./lib/analyze.mjs";
+
+const ENABLED = process.env.CACHEFOLD_E2E === "1";
+const SKIP = ENABLED ? false : "set CACHEFOLD_E2E=1 to run the real-OpenClaw e2e suite (needs .cache/node24, .cache/openclaw and a built pkg/; see tests/e2e/README.md)";
+const KEEP = process.env.CACHEFOLD_E2E_KEEP === "1";
+const PLUGIN_DIR = process.env.CACHEFOLD_E2E_PLUGIN_DIR || REPO_ROOT;
+const log = (s) => process.stderr.write(`${s}\n`);
+
+const ARTIFACT_RE = /artifact[ :=]+([0-9a-f]{40})/;
+const SHRUNK_PREFIX = "[cachefold]";
+/** A distinctive config value (default 24000) proving plugin config reaches the plugin. */
+const PROBE_TAIL_TOKENS = 20_000;
+
+/** Expected bytes of rows a..b (1-based, inclusive) of bigOutputCommand(n, tag). */
+function seqRows(a, b, tag = "row") {
+  const out = [];
+  for (let i = a; i <= b; i++) out.push(`${tag} ${String(i).padStart(6, "0")} payload=abcdefghijklmnopqrstuvwxyz0123`);
+  return out.join("\n");
+}
+
+function eventTime(e) {
+  if (typeof e.t === "number") return e.t;
+  if (typeof e.at === "string") return Date.parse(e.at);
+  return NaN;
+}
+
+const isBeforeToolCall = (e) => e.event === "before_tool_call" || e.event === "tool_defaults";
+const isToolResultPersist = (e) => e.event === "tool_result_persist" || ((e.event === "tool_result_shrunk" || e.event === "tool_result_details") && e.path === "persist");
+
+/** Transcript toolResult messages (OpenClaw AgentMessage shape). */
+function transcriptToolResults(transcript) {
+  return (transcript ?? []).filter((e) => e.event?.type === "message" && e.event.message?.role === "toolResult").map((e) => e.event.message);
+}
+
+function toolResultText(m) {
+  return (m.content ?? []).map((p) => (typeof p?.text === "string" ? p.text : "")).join("");
+}
+
+describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, timeout: 20 * 60_000 }, () => {
+  const scenario = buildScenario("tools");
+  let run;
+
+  before(async () => {
+    locateToolchain(); // throws a clear message when .cache/node24 or .cache/openclaw is missing
+    run = await runScenario(
+      { label: "cachefold", engine: "cachefold", pluginConfig: { tailTokens: PROBE_TAIL_TOKENS } },
+      scenario,
+      { pluginDir: PLUGIN_DIR, keep: KEEP, log },
+    );
+    if (KEEP) log(`kept: ${run.dir}`);
+    log(markdownTable([run]));
+    const perTurnAssembles = run.turns.map((t) => run.events.filter((e) => e.event === "assemble" && eventTime(e) >= t.startedAt && eventTime(e) <= t.endedAt + 2000).length);
+    log(`turn ms: ${run.turns.map((t) => t.ms).join(", ")}; assemble calls per turn: ${perTurnAssembles.join(", ")}; model requests per turn: ${run.turns.map((t) => t.requests.length).join(", ")}`);
+  });
+
+  it("every scripted turn completed", () => {
+    for (const t of run.turns) assert.ok(t.ok, `turn ${t.index} (${t.kind}) failed: exit ${t.code}${t.timedOut ? " (timeout)" : ""}\n${t.stderr.slice(-1500)}`);
+  });
+
+  it("the engine was not degraded to legacy or quarantined", () => {
+    assert.doesNotMatch(run.logs, /degraded to "legacy"/, "OpenClaw degraded the engine to legacy (transcriptSemantics/commitTurn missing?)");
+    assert.doesNotMatch(run.logs, /factory returned an invalid ContextEngine|quarantin/i);
+  });
+
+  it("the plugin config value arrived (config event)", () => {
+    const cfg = run.events.filter((e) => e.event === "config");
+    assert.ok(cfg.length > 0, `no {"event":"config"} line in the decision log ${run.dir}`);
+    const last = cfg[cfg.length - 1];
+    assert.equal(last.error ?? null, null, `plugin reported a config error: ${last.error}`);
+    assert.equal(Number(last.config?.tailTokens), PROBE_TAIL_TOKENS, `config event: ${JSON.stringify(last).slice(0, 500)}`);
+  });
+
+  it("assemble ran on every user turn", () => {
+    const assembles = run.events.filter((e) => e.event === "assemble");
+    for (const t of run.turns) {
+      const inTurn = assembles.filter((e) => eventTime(e) >= t.startedAt - 50 && eventTime(e) <= t.endedAt + 2000);
+      assert.ok(inTurn.length >= 1, `no assemble event during turn ${t.index} (${t.kind})`);
+      if (run.sessionId) assert.ok(inTurn.some((e) => e.sessionId === run.sessionId), `assemble in turn ${t.index} had another sessionId`);
+    }
+    assert.equal(run.events.filter((e) => e.event === "error" && e.where === "assemble").length, 0, "assemble reported errors");
+  });
+
+  it("commitTurn was called once per turn (retries answered duplicate)", () => {
+    const commits = run.events.filter((e) => e.event === "commitTurn");
+    const byKey = new Map();
+    for (const e of commits) {
+      if (!byKey.has(e.advancementKey)) byKey.set(e.advancementKey, []);
+      byKey.get(e.advancementKey).push(e.status);
+    }
+    assert.equal(byKey.size, run.turns.length, `distinct advancementKeys ${byKey.size} for ${run.turns.length} turns`);
+    for (const [key, statuses] of byKey) {
+      assert.equal(statuses[0], "committed", `first commit of ${key}: ${statuses[0]}`);
+      for (const s of statuses.slice(1)) assert.equal(s, "duplicate", `repeat commit of ${key} answered ${s}`);
+    }
+  });
+
+  it("both tool hooks fired (before_tool_call, tool_result_persist)", () => {
+    assert.ok(run.events.some(isBeforeToolCall), `no before_tool_call event; events seen: ${[...new Set(run.events.map((e) => e.event))].join(", ")}`);
+    assert.ok(run.events.some(isToolResultPersist), `no tool_result_persist event; events seen: ${[...new Set(run.events.map((e) => e.event))].join(", ")}`);
+  });
+
+  it("the provider never answered 400 (tool-call pairing intact)", () => {
+    const bad = run.requests.filter((r) => r.status === 400);
+    assert.equal(bad.length, 0, JSON.stringify(bad.map((r) => ({ seq: r.seq, violations: r.violations }))));
+  });
+
+  it("oversized tool output: previews in the transcript, artifacts on disk", () => {
+    assert.ok(run.transcript, `transcript not read: ${run.transcriptError}`);
+    const results = transcriptToolResults(run.transcript);
+    const shrunk = results.filter((m) => toolResultText(m).startsWith(SHRUNK_PREFIX) && ARTIFACT_RE.test(toolResultText(m)));
+    const byTool = new Set(shrunk.map((m) => m.toolName));
+    assert.ok(byTool.has("read"), `read result not shrunk in the transcript (tool results: ${results.map((m) => `${m.toolName}:${toolResultText(m).length}`).join(", ")})`);
+    assert.ok(byTool.has("exec"), "exec result not shrunk in the transcript");
+    for (const m of shrunk) {
+      const text = toolResultText(m);
+      assert.ok(text.length < 12_000, `preview of ${m.toolName} is ${text.length} chars`);
+      const id = ARTIFACT_RE.exec(text)[1];
+      const file = run.artifacts.find((f) => f.path.includes(id));
+      assert.ok(file, `artifact ${id} not under ${run.artifactsDir} (have ${run.artifacts.map((f) => f.path).join(", ")})`);
+    }
+    // The exec artifact holds the command's output byte for byte (plain-text store).
+    const execId = ARTIFACT_RE.exec(toolResultText(shrunk.find((m) => m.toolName === "exec")))[1];
+    const execFile = run.artifacts.find((f) => f.path.includes(execId) && !f.path.endsWith(".json"));
+    const stored = fs.existsSync(execFile.path) ? fs.readFileSync(execFile.path, "utf8") : null;
+    if (stored != null && stored.includes("row 000001")) assert.ok(stored.includes(seqRows(1, 2000)), "exec artifact differs from the command output");
+  });
+
+  it("cachefold_recover returns the exact original bytes through OpenClaw's tool path", () => {
+    const turn = run.turns.find((t) => t.kind === "recover");
+    const req = turn.requests.find((r) => r.status === 200 && (r.body.messages ?? []).some((m) => m.role === "tool" && contentText(m.content).includes("cachefold_recover")));
+    assert.ok(req, `no request carried a cachefold_recover result (turn replies: ${turn.text.slice(0, 200)})`);
+    const toolMsg = [...req.body.messages].reverse().find((m) => m.role === "tool" && contentText(m.content).includes("cachefold_recover"));
+    let text = contentText(toolMsg.content);
+    try {
+      const wrapped = JSON.parse(text); // Tool Search wraps: {tool:{id:"openclaw:cachefold:cachefold_recover"}, result:{content}}
+      assert.equal(wrapped.tool?.name ?? wrapped.tool?.id?.split(":").pop(), "cachefold_recover");
+      text = (wrapped.result?.content ?? []).map((p) => p.text ?? "").join("");
+    } catch (e) {
+      if (e instanceof assert.AssertionError) throw e;
+    }
+    const want = seqRows(100, 120);
+    assert.ok(text.includes(want), `recovered text lacks rows 100..120 verbatim:\n${text.slice(0, 800)}`);
+    assert.ok(!text.includes("row 000099 ") && !text.includes("row 000121 "), "recovered more than the requested lines");
+  });
+
+  it("the shrunk result is replayed byte-identically and later requests hit the cache through it", () => {
+    const main = run.requests.filter((r) => requestKind(r) === "main");
+    const k = main.findIndex((r) => r.body.messages.some((m) => m.role === "tool" && contentText(m.content).startsWith(SHRUNK_PREFIX)));
+    assert.ok(k >= 0 && k + 2 < main.length, "no request with a shrunk tool result followed by two more requests");
+    const rk = main[k];
+    const ti = rk.body.messages.findIndex((m) => m.role === "tool" && contentText(m.content).startsWith(SHRUNK_PREFIX));
+    const { ends } = messageEndOffsets(rk.body);
+    const endOfResult = ends[ti];
+    const lcp = lcpBytes(serializeRequest(rk.body), serializeRequest(main[k + 1].body));
+    assert.ok(lcp >= endOfResult, `next request diverges at byte ${lcp}, inside/before the shrunk result ending at ${endOfResult} (request ${rk.seq} → ${main[k + 1].seq}): the model saw one version in-turn and another on replay`);
+    const needHit = Math.floor(endOfResult / BYTES_PER_TOKEN / 128) * 128;
+    const hits = [main[k + 1], main[k + 2]].map((r) => r.usage.prompt_cache_hit_tokens);
+    assert.ok(Math.max(...hits) >= needHit, `hits ${hits.join(", ")} never reach the shrunk result's end (${needHit} tokens)`);
+  });
+
+  it("the planted fact is reachable at the last turn", () => {
+    assert.notEqual(run.summary.factReachable, "no", `last turn reply: ${run.turns.at(-1).text.slice(0, 200)}`);
+  });
+});
+
+describe("fold scenario vs legacy (issue targets)", { skip: SKIP || (process.env.CACHEFOLD_E2E_FOLD === "1" ? false : "set CACHEFOLD_E2E_FOLD=1 for the slow fold comparison"), timeout: 40 * 60_000 }, () => {
+  const scenario = buildScenario("fold");
+  let legacy;
+  let cf;
+  before(async () => {
+    legacy = await runScenario({ label: "legacy", engine: "legacy" }, scenario, { keep: KEEP, log, transcript: false });
+    cf = await runScenario({ label: "cachefold", engine: "cachefold" }, scenario, { pluginDir: PLUGIN_DIR, keep: KEEP, log, transcript: false });
+    log(markdownTable([legacy, cf]));
+  });
+  it("every turn completed on both engines", () => {
+    for (const r of [legacy, cf]) for (const t of r.turns) assert.ok(t.ok, `${r.label} turn ${t.index} failed`);
+  });
+  it("cachefold input cost <= 0.6x legacy", () => {
+    const ratio = cf.summary.inputCostUsd / legacy.summary.inputCostUsd;
+    assert.ok(ratio <= 0.6, `cost ratio ${ratio.toFixed(3)}`);
+  });
+  it("cachefold hit rate >= 93%", () => assert.ok(cf.summary.hitPct >= 93, `hit ${cf.summary.hitPct.toFixed(1)}%`));
+  it("no 400s", () => assert.equal(cf.summary.http400, 0));
+  it("planted fact reachable at the last turn", () => assert.notEqual(cf.summary.factReachable, "no"));
+});

@@ -1,0 +1,153 @@
+// Engine benchmark (not a test): warm assemble p50/p99, cold start, bytes written per turn,
+// and the boundary design measured against marshalling the whole history every call.
+//
+//   node tests/js/bench-engine.mjs [--sizes 100,1000,10000] [--turns 200]
+//
+// "warm" = the Gateway case: the process already holds the session; each turn appends a user
+// message and an assistant reply, then runs the real engine.assemble() (lock, need(), plan,
+// journal append with fsync). "cold" = a new process: compile + instantiate the wasm, then
+// restore the session from snapshot + journal. The full-marshal row stringifies and passes every
+// message each call (what a naive binding does) through the same core.
+import { performance } from "node:perf_hooks";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const SIZES = opt("sizes", "100,1000,10000").split(",").map(Number);
+const TURNS = Number(opt("turns", "200"));
+const MODEL = "deepseek-v4-flash";
+const BUDGET = 50_000_000; // large: this measures assembly, not folding
+
+function history(n) {
+  const out = [];
+  let k = 0;
+  while (out.length < n) {
+    const id = `call_${k++}`;
+    out.push(user(`step ${k}: please look at src/module_${k % 37}.rs and fix the failing test ${k}`));
+    out.push(assistantCall(id, "read", { path: `src/module_${k % 37}.rs` }));
+    out.push(toolResult(id, "read", `// file body ${k}\n` + "fn x() { let y = 42; }\n".repeat(60)));
+    out.push(assistantText(`Done with step ${k}; the fix is in place and tests pass.`));
+  }
+  return out.slice(0, n - (n % 4 === 0 ? 0 : n % 4));
+}
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+async function makeEngine(stateDir) {
+  const { default: plugin } = await import("../../js/index.js");
+  const { api, reg } = fakeApi({ stateDir });
+  plugin.register(api);
+  return reg.engines.cachefold({});
+}
+
+const rows = [];
+for (const n of SIZES) {
+  const stateDir = tempDir("cachefold-bench-");
+  const sessionId = `bench-${n}`;
+  const msgs = history(n);
+  const eng = await makeEngine(stateDir);
+  const t0 = performance.now();
+  await eng.assemble({ sessionId, messages: msgs, model: MODEL, tokenBudget: BUDGET });
+  const firstMs = performance.now() - t0;
+  // Warm turns.
+  const times = [];
+  const { readdirSync } = await import("node:fs");
+  const sdir = join(stateDir, "sessions", readdirSync(join(stateDir, "sessions"))[0]);
+  const size = () => {
+    let b = 0;
+    for (const f of ["journal.jsonl", "snapshot.json"]) {
+      try {
+        b += statSync(join(sdir, f)).size;
+      } catch {
+        /* absent */
+      }
+    }
+    return b;
+  };
+  let written = 0;
+  for (let t = 0; t < TURNS; t++) {
+    msgs.push(user(`turn ${t}: next step`), assistantText(`ok ${t}`));
+    const before = size();
+    const s = performance.now();
+    await eng.assemble({ sessionId, messages: msgs, model: MODEL, tokenBudget: BUDGET });
+    times.push(performance.now() - s);
+    const after = size();
+    if (after >= before) written += after - before;
+  }
+  // Core only, two boundary designs on identical sessions: "delta" asks need(count) and
+  // stringifies only those indices (the shipping design); "full" stringifies and passes every
+  // message on every call (a naive binding).
+  const { loadCore } = await import("../../js/core.js");
+  const core = await loadCore();
+  const cfgJson = JSON.stringify({ stateDir });
+  const sDelta = new core.Session(cfgJson, `${sessionId}-delta`);
+  const sFull = new core.Session(cfgJson, `${sessionId}-full`);
+  const pick = (m, idx) => Array.from(idx, (i) => ({ index: i, json: JSON.stringify(m[i]) }));
+  const all = (m) => m.map((x, i) => ({ index: i, json: JSON.stringify(x) }));
+  const run = (sess, m, list) => sess.assemble({ count: m.length, messages: list, model: MODEL, tokenBudget: BUDGET, nowMs: Date.now() });
+  run(sDelta, msgs, all(msgs));
+  run(sFull, msgs, all(msgs));
+  const delta = [];
+  const full = [];
+  for (let t = 0; t < Math.min(TURNS, 100); t++) {
+    msgs.push(user(`core ${t}`), assistantText(`ok ${t}`));
+    let s = performance.now();
+    const plan = run(sDelta, msgs, pick(msgs, sDelta.need(msgs.length)));
+    if (plan.needFull) throw new Error("delta path fell back to a full pass");
+    delta.push(performance.now() - s);
+    s = performance.now();
+    run(sFull, msgs, all(msgs));
+    full.push(performance.now() - s);
+    sDelta.takeJournal();
+    sFull.takeJournal();
+  }
+  sDelta.free();
+  sFull.free();
+  // Cold start in a fresh process: compile + instantiate + restore from disk.
+  const { execFileSync } = await import("node:child_process");
+  const coldScript = `
+    const t0 = performance.now();
+    const { loadCore } = await import(${JSON.stringify(new URL("../../js/core.js", import.meta.url).href)});
+    const core = await loadCore();
+    const t1 = performance.now();
+    const fs = await import("node:fs");
+    const dir = ${JSON.stringify(sdir)};
+    const snap = fs.existsSync(dir + "/snapshot.json") ? fs.readFileSync(dir + "/snapshot.json", "utf8") : null;
+    const j = fs.readFileSync(dir + "/journal.jsonl", "utf8");
+    const s = core.Session.restore(${JSON.stringify(JSON.stringify({ stateDir }))}, ${JSON.stringify(sessionId)}, snap, j);
+    const t2 = performance.now();
+    console.log(JSON.stringify({ instantiate: t1 - t0, restore: t2 - t1 }));`;
+  const colds = [];
+  for (let r = 0; r < 5; r++) {
+    colds.push(JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", coldScript], { encoding: "utf8" }).trim()));
+  }
+  rows.push({
+    n,
+    firstIngestMs: firstMs,
+    warmP50: pct(times, 50),
+    warmP99: pct(times, 99),
+    deltaP50: pct(delta, 50),
+    deltaP99: pct(delta, 99),
+    fullP50: pct(full, 50),
+    coldInstantiate: pct(colds.map((c) => c.instantiate), 50),
+    coldRestore: pct(colds.map((c) => c.restore), 50),
+    bytesPerTurn: written / TURNS,
+  });
+  process.stderr.write(`size ${n} done\n`);
+}
+
+const f = (x) => x.toFixed(2);
+console.log(`\nnode ${process.version}, ${TURNS} warm turns per size (each appends 2 messages)\n`);
+console.log("| history | first assemble (ingests all) ms | warm engine.assemble p50 / p99 ms | core, delta boundary p50 / p99 ms | core, full marshal p50 ms | full ÷ delta | cold: instantiate ms | cold: restore state ms | bytes written / turn |");
+console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+for (const r of rows) {
+  console.log(`| ${r.n} | ${f(r.firstIngestMs)} | ${f(r.warmP50)} / ${f(r.warmP99)} | ${f(r.deltaP50)} / ${f(r.deltaP99)} | ${f(r.fullP50)} | ${(r.fullP50 / r.deltaP50).toFixed(1)}× | ${f(r.coldInstantiate)} | ${f(r.coldRestore)} | ${Math.round(r.bytesPerTurn)} |`);
+}
