@@ -432,8 +432,34 @@ impl Session {
         Ok(())
     }
 
+    /// Calibration is trusted once it has seen prompts of clearly different sizes: a two-point
+    /// fit needs spread, and `Calibration` fits one point (or equal sizes) through the origin,
+    /// which makes the first turn (≈ 12K static tokens over a few hundred chars of history) read
+    /// as 2 tokens per char, 6.7× too high. Until then: default slope, static = residual of the
+    /// last observation.
+    fn calibrated(&self) -> bool {
+        let g = &self.st.calib_guard;
+        self.st.calibration.samples() >= 2 && g.hi.saturating_sub(g.lo) >= (g.lo / 10).max(2_000)
+    }
+
+    /// Estimated tokens of `w` weighted chars of messages.
     fn tokens(&self, w: u64) -> u64 {
-        self.st.calibration.tokens(w)
+        if self.calibrated() {
+            self.st.calibration.tokens(w)
+        } else {
+            (w as f64 * tokens::DEFAULT_SLOPE).round() as u64
+        }
+    }
+
+    /// Estimated static prompt (system prompt + tools).
+    fn static_tokens(&self) -> u64 {
+        if self.calibrated() {
+            return self.static_tokens();
+        }
+        match self.st.calib_guard.last {
+            Some([x, y]) => y.saturating_sub((x as f64 * tokens::DEFAULT_SLOPE).round() as u64),
+            None => 0,
+        }
     }
 
     // ---- need ----------------------------------------------------------------------------------
@@ -570,9 +596,9 @@ impl Session {
         if report.budget_tokens == 0 {
             report.budget_tokens = self.budget(input);
             report.threshold_tokens = self.threshold(input);
-            report.tokens_before = self.st.calibration.static_tokens() + est;
+            report.tokens_before = self.static_tokens() + est;
         }
-        report.tokens_after = self.st.calibration.static_tokens() + est;
+        report.tokens_after = self.static_tokens() + est;
         report.over_budget = managed && report.tokens_after > report.threshold_tokens;
         self.record_output(&built)?;
         Ok(AssemblePlan {
@@ -678,7 +704,7 @@ impl Session {
     }
 
     fn estimate(&self, count: u32) -> u64 {
-        self.st.calibration.static_tokens() + self.tokens(self.layout_w(count))
+        self.static_tokens() + self.tokens(self.layout_w(count))
     }
 
     fn expected_calls(&self) -> f64 {
@@ -728,11 +754,11 @@ impl Session {
     /// Prompt estimate if `p` were appended now.
     fn estimate_with(&self, count: u32, p: &Prepared) -> u64 {
         let w = self.prefix_w() + p.seg.w + p.seg.protected_w + fold::span_w(&self.st.records, p.seg.to, count);
-        self.st.calibration.static_tokens() + self.tokens(w)
+        self.static_tokens() + self.tokens(w)
     }
 
     fn candidate_price(&self, count: u32, p: &Prepared, before: u64) -> cost::FoldCandidate {
-        let stat = self.st.calibration.static_tokens();
+        let stat = self.static_tokens();
         cost::FoldCandidate {
             context_tokens: before,
             unchanged_prefix_tokens: stat + self.tokens(self.prefix_w()),
@@ -828,7 +854,7 @@ impl Session {
                         None => self.prepare(&id, self.st.live_from, c, None),
                     });
                 } else {
-                    let stat = self.st.calibration.static_tokens();
+                    let stat = self.static_tokens();
                     let fixed = self.prefix_w();
                     for &c in &cuts {
                         // Lower bound without the record: skip cuts that cannot fit anyway.
@@ -937,7 +963,7 @@ impl Session {
         let w = tokens::weighted_chars(&json);
         let merged = self.st.segs.len() as u32;
         let seg = Segment { id: id.clone(), from, to, protected, json, w, protected_w, covers, summary: false };
-        let stat = self.st.calibration.static_tokens();
+        let stat = self.static_tokens();
         let head_w = fold::span_w(recs, 0, self.st.head_len);
         let tail_w = fold::span_w(recs, to, count);
         let after = stat + self.tokens(head_w + w + protected_w + tail_w);
@@ -1057,7 +1083,10 @@ impl Session {
 
     fn record_output(&mut self, built: &Built) -> Result<()> {
         let keep = self.st.out.iter().zip(&built.keys).take_while(|(a, b)| a == b).count();
-        if keep == self.st.out.len() && keep == built.keys.len() {
+        // Unchanged output: nothing to journal, except for the first assemble of a turn, which
+        // must leave its shared-prefix entry (one per model call) even when it equals the last
+        // output (an empty first history, a turn with no new history).
+        if keep == self.st.out.len() && keep == built.keys.len() && !self.st.turn.shared.is_empty() {
             return Ok(());
         }
         let shared: u64 = self.st.req.iter().zip(&built.keys).take_while(|(a, b)| a == b).map(|(a, _)| a.1).sum();
@@ -1074,8 +1103,7 @@ impl Session {
         }
         let msgs: Vec<Message> = input.messages.iter().map(|j| Message::from_json(j)).collect::<Result<_>>()?;
         let ws: Vec<u64> = input.messages.iter().map(|j| tokens::weighted_chars(j)).collect();
-        let cal = &self.st.calibration;
-        let stat = cal.static_tokens();
+        let stat = self.static_tokens();
         let asst: Vec<usize> = (0..msgs.len()).filter(|&k| msgs[k].role_str() == "assistant" && msgs[k].usage().is_some()).collect();
         let out_w: u64 = self.st.out.iter().map(|k| k.1).sum();
         let first_w = self.st.turn.first_w;
@@ -1090,7 +1118,7 @@ impl Session {
                 None if j > 0 => out_w + ws[..asst[j - 1]].iter().sum::<u64>(),
                 None => 0,
             };
-            let predicted = cost::floor_block(stat + cal.tokens(shared_w), cost::DS_BLOCK);
+            let predicted = cost::floor_block(stat + self.tokens(shared_w), cost::DS_BLOCK);
             let model = msgs[k].raw().get("model").and_then(Value::as_str).map(str::to_string).or_else(|| self.st.model.clone());
             let p = cost::price_for(&self.cfg, model.as_deref(), input.now_ms);
             cost_usd += cost::cost_usd(&p, u.cache_read, u.input + u.cache_write, u.output);
@@ -1237,7 +1265,8 @@ impl Session {
             "calibration": {
                 "samples": self.st.calibration.samples(),
                 "meanAbsErrorPct": round2(self.st.calibration.mean_abs_error_pct()),
-                "staticTokens": self.st.calibration.static_tokens(),
+                "staticTokens": self.static_tokens(),
+                "trusted": self.calibrated(),
                 "tokensPerWeightedChar": self.st.calibration.slope_b(),
             },
             "costUsd": round6(t.cost_usd),

@@ -234,6 +234,19 @@ pub struct ArtifactNote {
     pub at: f64,
 }
 
+/// Range and last point of the calibration observations (the engine trusts the fit only once
+/// the observed sizes spread; see `Session::calibrated`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CalibGuard {
+    /// Smallest weighted-char count observed.
+    pub lo: u64,
+    /// Largest.
+    pub hi: u64,
+    /// Last `[weighted chars, prompt tokens]`.
+    pub last: Option<[u64; 2]>,
+}
+
 /// The last divergence seen, for stats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -282,6 +295,9 @@ pub struct SessionState {
     pub turn: TurnAcc,
     /// Token estimator fit.
     pub calibration: Calibration,
+    /// Spread of the calibration points.
+    #[serde(default)]
+    pub calib_guard: CalibGuard,
     /// Advancement keys already committed.
     pub commit_keys: VecDeque<String>,
     /// Recent per-call usage rows.
@@ -326,6 +342,7 @@ impl SessionState {
             req: Vec::new(),
             turn: TurnAcc::default(),
             calibration: Calibration::default(),
+            calib_guard: CalibGuard::default(),
             commit_keys: VecDeque::new(),
             rows: VecDeque::new(),
             totals: Totals::default(),
@@ -451,6 +468,10 @@ impl SessionState {
                 self.totals.uncached_usd += uncached_usd;
                 if let Some([x, y]) = calib {
                     self.calibration.observe(*x, *y);
+                    let g = &mut self.calib_guard;
+                    g.lo = if g.last.is_none() { *x } else { g.lo.min(*x) };
+                    g.hi = g.hi.max(*x);
+                    g.last = Some([*x, *y]);
                 }
                 self.req.extend(req_add.iter().cloned());
                 self.turn = TurnAcc::default();

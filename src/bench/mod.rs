@@ -1,1 +1,89 @@
-//! Replay bench (feature `bench`): under construction.
+//! # cachefold-bench: offline replay of recorded agent sessions under prefix-cache pricing
+//!
+//! (Compiled only with feature `bench`; the binary is `src/bin/cachefold-bench.rs`. This module
+//! doc is the bench's README.)
+//!
+//! ## What it measures
+//!
+//! Each recorded LLM call of a session becomes one request: a fixed static prefix (system
+//! prompt + tool schemas, identical for every strategy, see [`prefix`]) followed by the
+//! messages a **strategy** assembles from the history so far. Requests are rendered with the
+//! DeepSeek-V4 chat template ([`render`]) and tokenized with the exact V4 tokenizer
+//! ([`tokenizer`]). The recorded assistant output is replayed verbatim as `Y`. A prefix-cache
+//! model ([`cache`]) gives hit / miss per request; prices come from `crate::cost`.
+//!
+//! Metrics ([`run::Metrics`], cache-economics.md §5.4): tokens sent `T = Σ|X|`, misses, hit
+//! rate `H`, the strategy's own ceiling `H_max` and efficiency `E = H/H_max`, billed cost on
+//! deepseek-flash and deepseek-v4-pro at peak and off-peak (plus the headline price), peak /
+//! p95 / mean / time-weighted context, reprocessed tokens (`Σ miss − U`), anchor recall `R`
+//! (with and without recovery credit, and for anchors ≥ 50 calls old), overflow count, folds,
+//! fold failures, and DeepSeek pairing violations. Corpus numbers are token-weighted sums over
+//! sessions, never means of ratios. Summariser calls are requests too (own cache state), and
+//! are included in `H`, `E` and cost.
+//!
+//! ## Strategies
+//!
+//! See [`strategies`] for the exact model of each: S0 naive, S1a OpenClaw legacy (DeepSeek
+//! default: no pruning), S1b legacy + cache-ttl pruning, S2 ReasoniXlaw-like, S2c
+//! context-safe-like, S2f ContextFold-like, S3 cachefold ([`cachefold`]: the real engine and
+//! the real tool-output shrink). Every summarising strategy uses the same deterministic
+//! summariser ([`summarize`], the engine's extractive renderer) and pays for it as a model call.
+//!
+//! ## Inputs
+//!
+//! pi / OpenClaw session JSONL, Claude Code JSONL, Reasonix transcripts
+//! (`crate::transcript`), OpenClaw's SQLite transcript store ([`sqlite`]), or the built-in
+//! demo session ([`demo`]).
+//!
+//! ## Approximations (all deliberate, all strategy-neutral)
+//!
+//! - The static prefix is ours (no corpus file holds the real one); OpenClaw profile ≈ 12K
+//!   DeepSeek tokens ([`prefix`]).
+//! - Pieces (message bodies, template glue) are tokenized separately and concatenated; every
+//!   seam sits at a special token or a `\n\n`, so counts match whole-prompt tokenization to
+//!   within a few tokens per request.
+//! - Tool results keep transcript order inside a merged user turn; call ids are not rendered
+//!   (the V4 template has none).
+//! - Thinking mode with tools: earlier reasoning is re-sent (the template keeps it), so an
+//!   append-only strategy's `X_i ⊕ Y_i` is an exact prefix of `X_{i+1}`.
+//! - Recorded compactions and the original provider's usage are not replayed; strategies
+//!   decide everything from the raw history (the recorded usage is kept for reference only).
+//! - Assistant messages without any content (aborted before output) are dropped from the
+//!   replay, as pi-ai drops them from the context.
+//! - Summaries are extractive and deterministic (the same function for every strategy); real
+//!   LLM summaries differ in wording, not in size class.
+//! - The DS-unit cache model is an assumption calibrated on 577 real calls (§1.1); `ds-strict`
+//!   is the primary mode, `ds-optimistic` the upper bound.
+
+pub mod anchors;
+pub mod cache;
+pub mod cachefold;
+pub mod demo;
+pub mod prefix;
+pub mod render;
+pub mod report;
+pub mod run;
+pub mod sqlite;
+pub mod store;
+pub mod strategies;
+pub mod summarize;
+pub mod tokenizer;
+
+use strategies::Strategy;
+
+/// Every strategy id, in report order.
+pub const ALL_STRATEGIES: &[&str] = &["S0", "S1a", "S1b", "S2", "S2c", "S2f", "S3"];
+
+/// A fresh strategy by id (`None` for unknown ids).
+pub fn strategy(id: &str) -> Option<Box<dyn Strategy>> {
+    match id {
+        "S0" => Some(Box::new(strategies::Naive)),
+        "S1a" => Some(Box::new(strategies::Legacy::new(false))),
+        "S1b" => Some(Box::new(strategies::Legacy::new(true))),
+        "S2" => Some(Box::new(strategies::ReasoniXlaw::new())),
+        "S2c" => Some(Box::new(strategies::ContextSafe::new())),
+        "S2f" => Some(Box::new(strategies::ContextFold::new())),
+        "S3" => Some(Box::new(cachefold::Cachefold::new(crate::config::Config::default()))),
+        _ => None,
+    }
+}

@@ -109,7 +109,7 @@ test("tool_result_persist: under threshold untouched, over threshold shrunk with
   const refs = sessionRefs(ctx.stateDir, "agent:main:t");
   assert.deepEqual(refs.map((x) => [x.id, x.tool, x.callId, x.originalChars]), [[id, "read", "c1", 53000]]);
   // Deterministic: same input, same bytes; identical content stored once.
-  const again = persistToolResult(ctx, { toolName: "read", toolCallId: "c2", message: toolResult("c1", "read", text) }, { sessionKey: "agent:main:t" });
+  const again = persistToolResult(ctx, { toolName: "read", toolCallId: "c2", message: structuredClone(msg) }, { sessionKey: "agent:main:t" });
   assert.equal(JSON.stringify(again.message), JSON.stringify(r.message));
   assert.deepEqual(readdirSync(join(storeRoot(ctx.stateDir), id.slice(0, 2))).sort(), [id, `${id}.json`]);
   // Already shrunk: left alone.

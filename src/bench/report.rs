@@ -1,0 +1,375 @@
+//! Report rendering: markdown tables, JSON and a hand-written SVG chart.
+//!
+//! Corpus rows are token-weighted sums over sessions ([`run::Metrics::add`]); ratios are
+//! taken of sums, never averaged. Output is deterministic (no clock, no map iteration order).
+
+use super::run::{JobResult, Metrics, Point};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Run-wide facts printed in every report header.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Header {
+    /// Tokenizer name.
+    pub tokenizer: String,
+    /// Static prefix profile.
+    pub prefix_profile: String,
+    /// Static prefix tokens.
+    pub prefix_tokens: u64,
+    /// Cache model name.
+    pub cache_model: String,
+    /// Block size.
+    pub block: u64,
+    /// Idle expiry (hours), if any.
+    pub expiry_hours: Option<f64>,
+    /// Headline price key.
+    pub price: String,
+    /// Price rows used: key → (hit, miss, output) USD / 1M.
+    pub prices: BTreeMap<String, (f64, f64, f64)>,
+    /// Token budget given to strategies.
+    pub window: u64,
+    /// Sessions replayed.
+    pub sessions: Vec<SessionInfo>,
+}
+
+/// One replayed session.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// Name.
+    pub name: String,
+    /// Reader format.
+    pub format: String,
+    /// Messages replayed.
+    pub messages: u64,
+    /// Calls replayed.
+    pub calls: u64,
+    /// Compactions recorded in the source (not replayed).
+    pub recorded_compactions: u64,
+    /// Lines the reader skipped.
+    pub skipped_lines: u64,
+    /// Recorded provider usage (prompt, cached, output), for reference.
+    pub recorded: (u64, u64, u64),
+}
+
+/// Totals of one strategy.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyTotal {
+    /// Id.
+    pub strategy: String,
+    /// Label.
+    pub label: String,
+    /// Summed metrics.
+    pub metrics: Metrics,
+    /// Derived ratios.
+    pub derived: Derived,
+}
+
+/// Ratios computed from the sums.
+#[derive(Debug, Clone, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Derived {
+    /// H.
+    pub hit_rate: f64,
+    /// H_max.
+    pub ceiling_rate: f64,
+    /// E.
+    pub efficiency: f64,
+    /// R.
+    pub recall: f64,
+    /// R with credit.
+    pub recall_credit: f64,
+    /// R, anchors ≥ 50 calls old.
+    pub recall_old: f64,
+    /// Headline cost / S1a headline cost.
+    pub cost_vs_s1a: f64,
+    /// Headline cost / S0 headline cost.
+    pub cost_vs_s0: f64,
+    /// Input cost / S1a input cost.
+    pub input_vs_s1a: f64,
+    /// Input cost / S0 input cost.
+    pub input_vs_s0: f64,
+    /// Reprocessed tokens.
+    pub reprocessed: u64,
+    /// Mean context.
+    pub mean_context: f64,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// Header.
+    pub header: Header,
+    /// Corpus totals per strategy (report order).
+    pub totals: Vec<StrategyTotal>,
+    /// Per (session, strategy).
+    pub jobs: Vec<JobResult>,
+}
+
+fn derive(m: &Metrics, s0: Option<&Metrics>, s1a: Option<&Metrics>) -> Derived {
+    let r = |a: f64, b: Option<f64>| match b {
+        Some(b) if b > 0.0 => a / b,
+        _ => 0.0,
+    };
+    Derived {
+        hit_rate: m.hit_rate(),
+        ceiling_rate: m.ceiling_rate(),
+        efficiency: m.efficiency(),
+        recall: m.recall(),
+        recall_credit: m.recall_credit(),
+        recall_old: m.recall_old(),
+        cost_vs_s1a: r(m.cost.headline, s1a.map(|x| x.cost.headline)),
+        cost_vs_s0: r(m.cost.headline, s0.map(|x| x.cost.headline)),
+        input_vs_s1a: r(m.cost.headline_input, s1a.map(|x| x.cost.headline_input)),
+        input_vs_s0: r(m.cost.headline_input, s0.map(|x| x.cost.headline_input)),
+        reprocessed: m.reprocessed(),
+        mean_context: m.mean_context(),
+    }
+}
+
+/// Build the report from job results (jobs in any order; output order is fixed).
+pub fn build(header: Header, mut jobs: Vec<JobResult>, order: &[&str]) -> Report {
+    let pos = |s: &str| order.iter().position(|o| *o == s).unwrap_or(usize::MAX);
+    let session_pos: BTreeMap<String, usize> = header.sessions.iter().enumerate().map(|(i, s)| (s.name.clone(), i)).collect();
+    jobs.sort_by(|a, b| {
+        (session_pos.get(&a.session).copied().unwrap_or(usize::MAX), pos(&a.strategy)).cmp(&(session_pos.get(&b.session).copied().unwrap_or(usize::MAX), pos(&b.strategy)))
+    });
+    let mut sums: BTreeMap<usize, (String, String, Metrics)> = BTreeMap::new();
+    for j in &jobs {
+        let e = sums.entry(pos(&j.strategy)).or_insert_with(|| (j.strategy.clone(), j.label.clone(), Metrics::default()));
+        e.2.add(&j.metrics);
+    }
+    let find = |id: &str| sums.values().find(|(s, _, _)| s == id).map(|(_, _, m)| m.clone());
+    let s0 = find("S0");
+    let s1a = find("S1a");
+    let totals = sums
+        .into_values()
+        .map(|(strategy, label, metrics)| {
+            let derived = derive(&metrics, s0.as_ref(), s1a.as_ref());
+            StrategyTotal { strategy, label, metrics, derived }
+        })
+        .collect();
+    Report { header, totals, jobs }
+}
+
+fn mtok(n: u64) -> String {
+    format!("{:.2}", n as f64 / 1e6)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1} %", x * 100.0)
+}
+
+fn usd(x: f64) -> String {
+    if x >= 100.0 {
+        format!("${x:.0}")
+    } else if x >= 1.0 {
+        format!("${x:.2}")
+    } else {
+        format!("${x:.4}")
+    }
+}
+
+fn ktok(n: f64) -> String {
+    format!("{:.1}K", n / 1e3)
+}
+
+/// Markdown report.
+pub fn markdown(r: &Report) -> String {
+    let h = &r.header;
+    let mut s = String::new();
+    let _ = writeln!(s, "## cachefold-bench");
+    let _ = writeln!(s);
+    let calls: u64 = h.sessions.iter().map(|x| x.calls).sum();
+    let _ = writeln!(
+        s,
+        "{} session(s), {} calls · tokenizer `{}` · static prefix `{}` = {} tokens · cache `{}` B={}{} · window {} · headline price `{}`",
+        h.sessions.len(),
+        calls,
+        h.tokenizer,
+        h.prefix_profile,
+        h.prefix_tokens,
+        h.cache_model,
+        h.block,
+        h.expiry_hours.map(|x| format!(", idle expiry {x} h")).unwrap_or_default(),
+        h.window,
+        h.price
+    );
+    let _ = writeln!(s);
+    let prices: Vec<String> = h.prices.iter().map(|(k, (a, b, c))| format!("`{k}` {a}/{b}/{c}")).collect();
+    let _ = writeln!(s, "Prices (USD per 1M hit/miss/output): {}", prices.join(" · "));
+    let _ = writeln!(s);
+    let _ = writeln!(s, "| strategy | T (M tok) | Σmiss (M) | H | H_max | E | cost | input cost | ×S1a (input) | ×S0 (input) | ×S1a (total) | peak ctx | mean ctx | R | R+recovery | overflow | pairing viol. |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for t in &r.totals {
+        let m = &t.metrics;
+        let d = &t.derived;
+        let _ = writeln!(
+            s,
+            "| {} {} | {} | {} | {} | {} | {:.4} | {} | {} | {:.3} | {:.3} | {:.3} | {} | {} | {:.3} | {:.3} | {} | {} |",
+            t.strategy,
+            t.label,
+            mtok(m.prompt_tokens + m.extra_prompt_tokens),
+            mtok(m.all_miss()),
+            pct(d.hit_rate),
+            pct(d.ceiling_rate),
+            d.efficiency,
+            usd(m.cost.headline),
+            usd(m.cost.headline_input),
+            d.input_vs_s1a,
+            d.input_vs_s0,
+            d.cost_vs_s1a,
+            ktok(m.peak_context as f64),
+            ktok(d.mean_context),
+            d.recall,
+            d.recall_credit,
+            m.overflow_calls,
+            m.pairing_violation_calls
+        );
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "| strategy | flash peak | flash off-peak | v4-pro peak | v4-pro off-peak | reprocessed (M) | novel U (M) | remainders (M) | output (M) | summariser calls / in (M) / out (K) | folds (failed) | R ≥50 calls | p95 ctx | time-wtd ctx | counters |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    for t in &r.totals {
+        let m = &t.metrics;
+        let counters: Vec<String> = m.counters.iter().filter(|(_, v)| **v > 0).map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {:.1} | {} ({}) | {:.3} | {} | {} | {} |",
+            t.strategy,
+            usd(m.cost.flash_peak),
+            usd(m.cost.flash_offpeak),
+            usd(m.cost.pro_peak),
+            usd(m.cost.pro_offpeak),
+            mtok(t.derived.reprocessed),
+            mtok(m.novel_tokens + m.extra_novel_tokens),
+            mtok(m.remainder_tokens),
+            mtok(m.output_tokens),
+            m.extra_calls,
+            mtok(m.extra_prompt_tokens),
+            m.extra_output_tokens as f64 / 1e3,
+            m.folds,
+            m.fold_failures,
+            t.derived.recall_old,
+            ktok(m.p95_context as f64),
+            ktok(m.time_weighted_context),
+            counters.join(", ")
+        );
+    }
+    if h.sessions.len() > 1 {
+        let _ = writeln!(s);
+        let _ = writeln!(s, "Per session (headline cost, ×S1a on input cost):");
+        let _ = writeln!(s);
+        let _ = writeln!(s, "| session | calls | S0 | S1a | S1b | S2 | S2c | S2f | S3 | S3 H / E / R |");
+        let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+        for si in &h.sessions {
+            let jobs: Vec<&JobResult> = r.jobs.iter().filter(|j| j.session == si.name).collect();
+            let base = jobs.iter().find(|j| j.strategy == "S1a").map(|j| j.metrics.cost.headline_input).unwrap_or(0.0);
+            let cell = |id: &str| -> String {
+                match jobs.iter().find(|j| j.strategy == id) {
+                    Some(j) if base > 0.0 => format!("{} ({:.2})", usd(j.metrics.cost.headline), j.metrics.cost.headline_input / base),
+                    Some(j) => usd(j.metrics.cost.headline),
+                    None => "–".into(),
+                }
+            };
+            let s3 = jobs.iter().find(|j| j.strategy == "S3").map(|j| format!("{} / {:.3} / {:.3}", pct(j.metrics.hit_rate()), j.metrics.efficiency(), j.metrics.recall())).unwrap_or_else(|| "–".into());
+            let _ = writeln!(s, "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |", si.name, si.calls, cell("S0"), cell("S1a"), cell("S1b"), cell("S2"), cell("S2c"), cell("S2f"), cell("S3"), s3);
+        }
+    }
+    s
+}
+
+/// JSON report (pretty, deterministic).
+pub fn json(r: &Report) -> String {
+    serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+const COLORS: &[&str] = &["#444444", "#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#2ca02c", "#17becf"];
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// SVG: cumulative cost (top) and context size (bottom) against call index, one line per
+/// strategy, sessions concatenated in report order.
+pub fn svg(r: &Report) -> String {
+    let mut series: Vec<(String, Vec<Point>)> = Vec::new();
+    for t in &r.totals {
+        let mut pts = Vec::new();
+        for si in &r.header.sessions {
+            if let Some(j) = r.jobs.iter().find(|j| j.session == si.name && j.strategy == t.strategy) {
+                pts.extend(j.series.iter().cloned());
+            }
+        }
+        series.push((format!("{} {}", t.strategy, t.label), pts));
+    }
+    let (w, ph, pad_l, pad_t, gap) = (960.0f64, 300.0f64, 70.0f64, 40.0f64, 70.0f64);
+    let pw = w - pad_l - 220.0;
+    let n = series.iter().map(|(_, p)| p.len()).max().unwrap_or(0).max(1);
+    let max_cost = series.iter().map(|(_, p)| p.iter().map(|x| x.cost).sum::<f64>()).fold(0.0, f64::max).max(1e-9);
+    let max_ctx = series.iter().flat_map(|(_, p)| p.iter().map(|x| x.context)).max().unwrap_or(1).max(1) as f64;
+    let h = pad_t + ph * 2.0 + gap + 50.0;
+    let mut s = String::new();
+    let _ = writeln!(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">");
+    let _ = writeln!(s, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
+    let title = format!(
+        "cachefold-bench: {} calls, price {}, cache {}, tokenizer {}",
+        r.header.sessions.iter().map(|x| x.calls).sum::<u64>(),
+        r.header.price,
+        r.header.cache_model,
+        r.header.tokenizer
+    );
+    let _ = writeln!(s, "<text x=\"{pad_l}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>", esc(&title));
+    for (panel, (label, top)) in [("cumulative cost (USD)", pad_t), ("context size (tokens)", pad_t + ph + gap)].iter().enumerate() {
+        let _ = writeln!(s, "<rect x=\"{pad_l}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#999\"/>");
+        let _ = writeln!(s, "<text x=\"{pad_l}\" y=\"{}\" fill=\"#333\">{}</text>", top - 6.0, esc(label));
+        let maxv = if panel == 0 { max_cost } else { max_ctx };
+        for k in 0..=4 {
+            let v = maxv * k as f64 / 4.0;
+            let y = top + ph - ph * k as f64 / 4.0;
+            let lab = if panel == 0 { format!("{v:.2}") } else { format!("{:.0}K", v / 1e3) };
+            let _ = writeln!(s, "<line x1=\"{pad_l}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#666\">{lab}</text>", pad_l + pw, pad_l - 6.0, y + 4.0);
+        }
+        for (si, (_, pts)) in series.iter().enumerate() {
+            let color = COLORS.get(si % COLORS.len()).copied().unwrap_or("#000");
+            let step = (pts.len() / 1200).max(1);
+            let mut d = String::new();
+            let mut acc = 0.0;
+            for (i, p) in pts.iter().enumerate() {
+                acc += p.cost;
+                if i % step != 0 && i + 1 != pts.len() {
+                    continue;
+                }
+                let v = if panel == 0 { acc } else { p.context as f64 };
+                let x = pad_l + pw * (i as f64 + 1.0) / n as f64;
+                let y = top + ph - ph * (v / maxv).min(1.0);
+                let _ = write!(d, "{}{x:.1},{y:.1}", if d.is_empty() { "M" } else { " L" });
+            }
+            if !d.is_empty() {
+                let _ = writeln!(s, "<path d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"1.4\"/>");
+            }
+        }
+    }
+    let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#333\">call index (sessions concatenated)</text>", pad_l + pw / 2.0, h - 12.0);
+    for (si, (name, pts)) in series.iter().enumerate() {
+        let color = COLORS.get(si % COLORS.len()).copied().unwrap_or("#000");
+        let y = pad_t + 10.0 + si as f64 * 20.0;
+        let total: f64 = pts.iter().map(|p| p.cost).sum();
+        let _ = writeln!(
+            s,
+            "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{color}\" stroke-width=\"3\"/><text x=\"{:.1}\" y=\"{:.1}\">{} ({})</text>",
+            pad_l + pw + 12.0,
+            pad_l + pw + 32.0,
+            pad_l + pw + 38.0,
+            y + 4.0,
+            esc(name.split(' ').next().unwrap_or("")),
+            esc(&usd(total))
+        );
+    }
+    let _ = writeln!(s, "</svg>");
+    s
+}

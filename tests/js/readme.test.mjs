@@ -1,0 +1,95 @@
+// The README stays true: its two commands exist, every config key is documented, and every
+// command it shows is exercised by a test or CI script (named here, checked by content).
+import test from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, existsSync, readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+const manifest = JSON.parse(readFileSync(join(ROOT, "openclaw.plugin.json"), "utf8"));
+
+function commands() {
+  const out = [];
+  for (const block of readme.matchAll(/```bash\n([\s\S]*?)```/g)) {
+    for (const line of block[1].split("\n")) {
+      const cmd = line.replace(/#.*$/, "").trim();
+      if (cmd) out.push(cmd);
+    }
+  }
+  return out;
+}
+
+function filesUnder(dir) {
+  const abs = join(ROOT, dir);
+  if (!existsSync(abs)) return [];
+  return readdirSync(abs, { recursive: true })
+    .filter((f) => /\.(mjs|js|sh)$/.test(f) || !f.includes("."))
+    .map((f) => join(abs, f))
+    .filter((f) => {
+      try {
+        return readFileSync(f, "utf8").length >= 0;
+      } catch {
+        return false;
+      }
+    });
+}
+
+function exercised(pattern, dirs) {
+  for (const d of dirs) {
+    for (const f of filesUnder(d)) {
+      if (readFileSync(f, "utf8").includes(pattern)) return f;
+    }
+  }
+  return null;
+}
+
+// How each kind of README command is exercised.
+const RULES = [
+  { match: /^npm test$/, check: () => assert.ok(pkg.scripts.test.includes(".ci/test")) && assert.ok(readFileSync(join(ROOT, ".ci/run"), "utf8").includes("npm test")) },
+  { match: /^npm run (\w[\w:-]*)/, check: (m) => assert.ok(pkg.scripts[m[1]], `package.json has no script ${m[1]}`) },
+  { match: /^npm pack$/, check: () => assert.ok(exercised('"pack"', ["tests/js"]) || exercised("npm pack", ["tests/js", "tests/e2e"])) },
+  { match: /^openclaw plugins install -l /, check: () => assert.ok(exercised("--accept-capabilities", ["tests/e2e"]), "e2e installs with -l") },
+  { match: /^openclaw plugins install npm-pack:/, check: () => assert.ok(exercised("npm-pack:", ["tests/e2e"]), "e2e installs from npm pack") },
+  { match: /^openclaw config set plugins\.slots\.contextEngine /, check: () => assert.ok(exercised("plugins.slots.contextEngine", ["tests/e2e"])) },
+  { match: /^openclaw config set plugins\.entries\.cachefold\.config\./, check: () => assert.ok(exercised("plugins.entries.cachefold.config.", ["tests/e2e"])) },
+  { match: /^openclaw config set plugins\.entries\.cachefold\.hooks\./, check: () => assert.ok(exercised("plugins.entries.cachefold.hooks.", ["tests/e2e"])) },
+  { match: /^openclaw config set plugins\.entries\.cachefold\.enabled /, check: () => assert.ok(exercised("plugins.entries.cachefold.enabled", ["tests/e2e"])) },
+  { match: /^node tests\/js\/(\S+)/, check: (m) => assert.ok(existsSync(join(ROOT, "tests/js", m[1])), m[1]) },
+  { match: /^(CACHEFOLD_\w+=\S+ )?(\.\/)?target\/release\/cachefold-bench/, check: () => assert.ok(readFileSync(join(ROOT, ".ci/bench"), "utf8").includes("cachefold-bench")) },
+  { match: /^cargo /, check: () => assert.ok(readFileSync(join(ROOT, ".ci/test"), "utf8").includes("cargo test")) },
+  { match: /^(bash )?\.ci\/(\S+)/, check: (m) => assert.ok(existsSync(join(ROOT, ".ci", m[2])), m[2]) },
+];
+
+test("the README's two commands are npm scripts that set up and run", () => {
+  const block = readme.match(/## Two commands\s+```bash\n([\s\S]*?)```/);
+  assert.ok(block, "README has a Two commands block");
+  const cmds = block[1].split("\n").map((l) => l.replace(/#.*$/, "").trim()).filter(Boolean);
+  assert.deepEqual(cmds, ["npm run demo", "npm test"]);
+  for (const s of ["demo", "test"]) assert.match(pkg.scripts[s], /\.ci\//);
+  for (const f of [".ci/demo", ".ci/test"]) assert.match(readFileSync(join(ROOT, f), "utf8"), /\.ci\/setup/, `${f} sets up`);
+});
+
+test("every command shown in the README is exercised", () => {
+  const cmds = commands();
+  assert.ok(cmds.length >= 4);
+  for (const cmd of cmds) {
+    const rule = RULES.find((r) => r.match.test(cmd));
+    assert.ok(rule, `no test covers README command: ${cmd}`);
+    rule.check(cmd.match(rule.match));
+  }
+});
+
+test("every config key is documented in the README", () => {
+  const keys = [];
+  const walk = (props, prefix) => {
+    for (const [k, v] of Object.entries(props)) {
+      if (v.properties) walk(v.properties, `${prefix}${k}.`);
+      else keys.push(`${prefix}${k}`);
+    }
+  };
+  walk(manifest.configSchema.properties, "");
+  for (const k of keys) assert.ok(readme.includes(`\`${k}\``), `README does not document ${k}`);
+});
