@@ -167,11 +167,31 @@ export function registerHooks(api, ctx) {
       (err) => warn(ctx, "core import", err),
     );
   }
-  api.on("before_tool_call", (event, hookCtx) => beforeToolCall(ctx, event, hookCtx));
-  api.on("tool_result_persist", (event, hookCtx) => persistToolResult(ctx, event, hookCtx));
-  if (typeof api.registerAgentToolResultMiddleware === "function") {
+  // One "fired" line per hook call (the e2e suite proves the hooks run from these).
+  const fired = (hook, event, hookCtx, changed) =>
+    ctx.log?.({ event: hook, tool: event?.toolName ?? hookCtx?.toolName ?? null, toolCallId: event?.toolCallId ?? hookCtx?.toolCallId ?? null, changed });
+  api.on("before_tool_call", async (event, hookCtx) => {
+    const out = await beforeToolCall(ctx, event, hookCtx);
+    fired("before_tool_call", event, hookCtx, !!out);
+    return out;
+  });
+  api.on("tool_result_persist", (event, hookCtx) => {
+    const out = persistToolResult(ctx, event, hookCtx);
+    fired("tool_result_persist", event, hookCtx, !!out);
+    return out;
+  });
+  if (ctx.config?.persist?.middleware === false) {
+    ctx.logger?.info?.("cachefold: tool-result middleware off (persist.middleware false): shrunk results break the prompt cache once, on the next turn");
+  } else if (typeof api.registerAgentToolResultMiddleware === "function") {
     try {
-      api.registerAgentToolResultMiddleware((event, mwCtx) => toolResultMiddleware(ctx, event, mwCtx), { runtimes: ["openclaw"] });
+      api.registerAgentToolResultMiddleware(
+        async (event, mwCtx) => {
+          const out = await toolResultMiddleware(ctx, event, mwCtx);
+          fired("tool_result_middleware", event, mwCtx, !!out);
+          return out;
+        },
+        { runtimes: ["openclaw"] },
+      );
     } catch (err) {
       warn(ctx, "registerAgentToolResultMiddleware", err);
     }

@@ -60,7 +60,6 @@ export function recoverTool(ctx, toolCtx = {}) {
       "Read part of a stored tool output or folded history region. `id` is the artifact id (40 hex) from a '[cachefold] … → artifact <id>' header, or a fold id like 'f3'. Give `lines: [start, end]` (1-based, inclusive) or `chars: [start, end)` (0-based); the answer is capped (default 8,000 chars) and says which range to ask for next.",
     parameters: {
       type: "object",
-      additionalProperties: false,
       required: ["id"],
       properties: {
         id: { type: "string", description: "Artifact id (40 lowercase hex) or fold id (f1, f2, ...)." },
@@ -141,7 +140,6 @@ export function searchTool(ctx, toolCtx = {}) {
       "Search this session's stored tool outputs (artifacts) and folded history. Substring match by default (case-insensitive unless the query has uppercase); `regex: true` allows . * + ? [] \\d \\w \\s ^ $ and a|b. Returns ids and line numbers to pass to cachefold_recover.",
     parameters: {
       type: "object",
-      additionalProperties: false,
       required: ["query"],
       properties: {
         query: { type: "string", minLength: 1, maxLength: 1000, description: "Text (or regex) to find." },
@@ -200,7 +198,7 @@ export function statsTool(ctx, toolCtx = {}) {
     label: "cachefold stats",
     description:
       "This session's cache numbers: model calls, prompt tokens, cache hit %, predicted vs reported hits, folds, chars saved by shrinking tool output, estimated $ saved.",
-    parameters: { type: "object", additionalProperties: false, properties: {} },
+    parameters: { type: "object", properties: {} },
     async execute() {
       const { refKey, sessionId } = sessionOf(toolCtx);
       let engineStats = null;

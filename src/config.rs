@@ -125,6 +125,9 @@ pub struct PersistConfig {
     /// Preview size in characters (about 70 % head, 30 % tail, cut at line boundaries).
     #[serde(deserialize_with = "de_u64")]
     pub preview_chars: u64,
+    /// Also shrink through OpenClaw's agent tool-result middleware, before the model first
+    /// sees a result, so the bytes it sees never change (no cache break on the next turn).
+    pub middleware: bool,
 }
 
 /// Artifact store.
@@ -198,7 +201,7 @@ impl Default for PersistConfig {
         for t in ["exec", "bash", "web_fetch"] {
             thresholds.insert(t.to_string(), 4_000);
         }
-        PersistConfig { enabled: true, thresholds, default_threshold: 8_000, preview_chars: 4_000 }
+        PersistConfig { enabled: true, thresholds, default_threshold: 8_000, preview_chars: 4_000, middleware: true }
     }
 }
 

@@ -454,7 +454,7 @@ impl Session {
     /// Estimated static prompt (system prompt + tools).
     fn static_tokens(&self) -> u64 {
         if self.calibrated() {
-            return self.static_tokens();
+            return self.st.calibration.static_tokens();
         }
         match self.st.calib_guard.last {
             Some([x, y]) => y.saturating_sub((x as f64 * tokens::DEFAULT_SLOPE).round() as u64),
@@ -808,29 +808,32 @@ impl Session {
                     Err(why) => report.skipped = Some(why.into()),
                     Ok(c) => {
                         let id = self.next_fold_id();
-                        let mut options: Vec<(u32, Option<String>)> = Vec::new();
-                        if let Some((to, text)) = self.ready_summary_for(c, &cuts) {
-                            options.push((to, Some(text)));
-                        }
-                        options.push((c, None));
-                        let mut why = String::new();
-                        for (cut, summary) in options {
-                            let region = self.tokens(fold::span_w(&self.st.records, self.st.live_from, cut));
-                            if region < self.cfg.min_fold_tokens {
-                                why = format!("region {region} tokens < minFoldTokens {}", self.cfg.min_fold_tokens);
-                                continue;
-                            }
-                            let p = self.prepare(&id, self.st.live_from, cut, summary.as_deref());
+                        let live = self.st.live_from;
+                        let region = self.tokens(fold::span_w(&self.st.records, live, c));
+                        if region < self.cfg.min_fold_tokens {
+                            report.skipped = Some(format!("region {region} tokens < minFoldTokens {}", self.cfg.min_fold_tokens));
+                        } else {
+                            let p = self.prepare(&id, live, c, None);
                             let d = cost::fold_decision(&self.candidate_price(count, &p, before), &price, expected);
-                            if d.pays {
-                                self.apply_fold(count, p, "priced", d, &price, expected, before, report, writes)?;
-                                why.clear();
-                                break;
+                            if !d.pays {
+                                report.skipped = Some(d.reason);
+                            } else {
+                                // The fold is decided at the candidate cut; a ready summary for
+                                // [liveFrom, to) with to <= c moves the cut back to `to` (the rest
+                                // stays live for the next fold), provided it covers at least half
+                                // of the candidate region.
+                                let with_summary = self.ready_summary_for(c, &cuts).filter(|(to, _)| {
+                                    2 * self.tokens(fold::span_w(&self.st.records, live, *to)) >= region
+                                });
+                                match with_summary {
+                                    Some((to, text)) => {
+                                        let ps = self.prepare(&id, live, to, Some(&text));
+                                        let ds = cost::fold_decision(&self.candidate_price(count, &ps, before), &price, expected);
+                                        self.apply_fold(count, ps, "priced", ds, &price, expected, before, report, writes)?;
+                                    }
+                                    None => self.apply_fold(count, p, "priced", d, &price, expected, before, report, writes)?,
+                                }
                             }
-                            why = d.reason.clone();
-                        }
-                        if !why.is_empty() {
-                            report.skipped = Some(why);
                         }
                     }
                 }
@@ -961,6 +964,12 @@ impl Session {
         let text = fold::condensed_text(&id, &covers, &digests, fold::condensed_cap_chars(self.cfg.fold_record_budget));
         let json = fold::record_json(&text, fold::record_ts(recs, from));
         let w = tokens::weighted_chars(&json);
+        let old_w: u64 = self.st.segs.iter().map(|s| s.w).sum();
+        if records_tokens <= self.cfg.fold_record_budget && w >= old_w {
+            // Under pressure only (prompt over the threshold): condensing would not shrink the
+            // records, so it would break the cache after the head for nothing.
+            return Ok(());
+        }
         let merged = self.st.segs.len() as u32;
         let seg = Segment { id: id.clone(), from, to, protected, json, w, protected_w, covers, summary: false };
         let stat = self.static_tokens();

@@ -166,8 +166,15 @@ pub fn process_tool_result_js(config_json: &str, tool_name: &str, message_json: 
     let cfg = parse_config(config_json)?;
     let message = tools_json_arg(&message_json)?;
     drop(message_json); // a 100 MB result: free the input copy before the artifact is built
-    let p = crate::shrink::process_tool_result(&cfg, tool_name, message, compact_details).map_err(|e| err(&e))?;
-    to_js(&p)
+    let mut p = crate::shrink::process_tool_result(&cfg, tool_name, message, compact_details).map_err(|e| err(&e))?;
+    // The artifact text (up to the whole tool output) goes out as a plain JS string, not through
+    // to_js's JSON text: escaping and re-parsing 1 MB costs ~2 ms of the persist hook's budget.
+    let artifact_text = p.artifact_text.take();
+    let out = to_js(&p)?;
+    if let Some(text) = artifact_text {
+        js_sys::Reflect::set(&out, &JsValue::from_str("artifactText"), &JsValue::from_str(&text))?;
+    }
+    Ok(out)
 }
 
 /// Params with `toolDefaults` filled in, as JSON text, or `undefined` when nothing changes.

@@ -1,0 +1,379 @@
+//! `cachefold-bench`: replay recorded agent sessions through every context strategy under a
+//! prefix-cache model and DeepSeek prices. See `cachefold::bench` (module doc) for what is
+//! measured and how; this file only does I/O: arguments, files, SQLite, threads, progress.
+
+use cachefold::bench::{self, cache, prefix, report, run, sqlite, tokenizer::Tokenizer};
+use cachefold::transcript::{self, Transcript};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+const USAGE: &str = "usage: cachefold-bench [SESSION...] [--demo] [--corpus [DIR]]
+       [--strategy S0,S1a,S1b,S2,S2c,S2f,S3] [--price deepseek-flash-peak|deepseek-flash-offpeak|
+        deepseek-v4-pro-peak|deepseek-v4-pro-offpeak|deepseek-flash-auto|deepseek-v4-pro-auto|openai-like|kimi-like]
+       [--window N] [--cache ds-strict|ds-optimistic|openai|kimi] [--block 128|64] [--expire-hours H]
+       [--prefix openclaw|pi] [--tokenizer PATH | --o200k] [--json out.json] [--svg out.svg] [--md out.md]
+       [--jobs N] [--quiet]
+
+SESSION: a pi/OpenClaw session .jsonl, a Claude Code .jsonl, a Reasonix .jsonl, an OpenClaw
+openclaw-agent.sqlite (every session in it; `file.sqlite#SESSION_ID` for one), or a directory
+(searched recursively for .jsonl/.sqlite; Claude Code compaction-agent files are skipped).
+--corpus: the shared corpus ($CACHEFOLD_CORPUS or /work/shared/corpus).
+--demo: the built-in deterministic demo session (default when no session is given).
+Tokenizer: $CACHEFOLD_TOKENIZER or <repo>/.cache/tokenizer/deepseek-v4/tokenizer.json
+(fetch it with .ci/fetch-tokenizer); without it the o200k fallback is used and said so.";
+
+struct Args {
+    inputs: Vec<String>,
+    demo: bool,
+    corpus: Option<PathBuf>,
+    strategies: Vec<String>,
+    price: String,
+    window: u64,
+    cache: cache::Params,
+    profile: prefix::Profile,
+    tokenizer: Option<PathBuf>,
+    o200k: bool,
+    json: Option<PathBuf>,
+    svg: Option<PathBuf>,
+    md: Option<PathBuf>,
+    jobs: usize,
+    quiet: bool,
+}
+
+fn die(msg: &str) -> ! {
+    eprintln!("cachefold-bench: {msg}");
+    std::process::exit(2)
+}
+
+fn parse_args() -> Args {
+    let mut a = Args {
+        inputs: Vec::new(),
+        demo: false,
+        corpus: None,
+        strategies: bench::ALL_STRATEGIES.iter().map(|s| s.to_string()).collect(),
+        price: "deepseek-flash-peak".into(),
+        window: 1_000_000,
+        cache: cache::Params::ds_strict(),
+        profile: prefix::Profile::OpenClaw,
+        tokenizer: None,
+        o200k: false,
+        json: None,
+        svg: None,
+        md: None,
+        jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(1, 8),
+        quiet: false,
+    };
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    let val = |i: &mut usize, name: &str| -> String {
+        *i += 1;
+        argv.get(*i).cloned().unwrap_or_else(|| die(&format!("{name} needs a value")))
+    };
+    while i < argv.len() {
+        let arg = argv.get(i).cloned().unwrap_or_default();
+        match arg.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            "--demo" => a.demo = true,
+            "--corpus" => {
+                let next = argv.get(i + 1).filter(|n| !n.starts_with("--")).cloned();
+                a.corpus = Some(match next {
+                    Some(p) => {
+                        i += 1;
+                        PathBuf::from(p)
+                    }
+                    None => std::env::var("CACHEFOLD_CORPUS").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from("/work/shared/corpus")),
+                });
+            }
+            "--strategy" | "--strategies" => {
+                let v = val(&mut i, &arg);
+                a.strategies = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+                for s in &a.strategies {
+                    if bench::strategy(s).is_none() {
+                        die(&format!("unknown strategy {s} (known: {})", bench::ALL_STRATEGIES.join(",")));
+                    }
+                }
+            }
+            "--price" => {
+                a.price = val(&mut i, &arg);
+                if !run::price_known(&a.price) {
+                    die(&format!("unknown price {}", a.price));
+                }
+            }
+            "--window" => a.window = val(&mut i, &arg).replace('_', "").parse().unwrap_or_else(|_| die("--window wants a token count")),
+            "--cache" => a.cache.model = cache::Model::parse(&val(&mut i, &arg)).unwrap_or_else(|| die("--cache: ds-strict|ds-optimistic|openai|kimi")),
+            "--block" => a.cache.block = val(&mut i, &arg).parse().ok().filter(|b: &usize| *b > 0).unwrap_or_else(|| die("--block wants a positive number")),
+            "--expire-hours" => {
+                let h: f64 = val(&mut i, &arg).parse().unwrap_or_else(|_| die("--expire-hours wants a number"));
+                a.cache.expiry_ms = Some(h * 3_600_000.0);
+            }
+            "--prefix" => a.profile = prefix::Profile::parse(&val(&mut i, &arg)).unwrap_or_else(|| die("--prefix: openclaw|pi")),
+            "--tokenizer" => a.tokenizer = Some(PathBuf::from(val(&mut i, &arg))),
+            "--o200k" => a.o200k = true,
+            "--json" => a.json = Some(PathBuf::from(val(&mut i, &arg))),
+            "--svg" => a.svg = Some(PathBuf::from(val(&mut i, &arg))),
+            "--md" => a.md = Some(PathBuf::from(val(&mut i, &arg))),
+            "--jobs" => a.jobs = val(&mut i, &arg).parse().ok().filter(|n: &usize| *n > 0).unwrap_or_else(|| die("--jobs wants a positive number")),
+            "--quiet" | "-q" => a.quiet = true,
+            s if s.starts_with("--") => die(&format!("unknown option {s}\n{USAGE}")),
+            _ => a.inputs.push(arg.clone()),
+        }
+        i += 1;
+    }
+    if a.inputs.is_empty() && a.corpus.is_none() {
+        a.demo = true;
+    }
+    a
+}
+
+fn load_tokenizer(a: &Args) -> Tokenizer {
+    if a.o200k {
+        return Tokenizer::o200k().unwrap_or_else(|e| die(&e.to_string()));
+    }
+    let path = a
+        .tokenizer
+        .clone()
+        .or_else(|| std::env::var("CACHEFOLD_TOKENIZER").ok().map(PathBuf::from))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/tokenizer/deepseek-v4/tokenizer.json"));
+    match std::fs::read(&path) {
+        Ok(bytes) => Tokenizer::deepseek_from_bytes(&bytes).unwrap_or_else(|e| die(&e.to_string())),
+        Err(_) => {
+            eprintln!(
+                "cachefold-bench: DeepSeek-V4 tokenizer not found at {} (run .ci/fetch-tokenizer); using the o200k fallback (counts within ~3-7 %, block positions differ)",
+                path.display()
+            );
+            Tokenizer::o200k().unwrap_or_else(|e| die(&e.to_string()))
+        }
+    }
+}
+
+fn collect_files(p: &Path, out: &mut Vec<PathBuf>) {
+    if p.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(p).map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
+        entries.sort();
+        for e in entries {
+            collect_files(&e, out);
+        }
+    } else {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let ext_ok = name.ends_with(".jsonl") || name.ends_with(".sqlite") || name.ends_with(".db");
+        // Claude Code's compaction agent is the recorded compaction itself, not a session.
+        if ext_ok && !name.starts_with("agent-acompact") {
+            out.push(p.to_path_buf());
+        }
+    }
+}
+
+fn display_name(p: &Path, root: Option<&Path>) -> String {
+    match root.and_then(|r| p.strip_prefix(r).ok()) {
+        Some(rel) => rel.display().to_string(),
+        None => p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| p.display().to_string()),
+    }
+}
+
+fn load_sessions(a: &Args) -> Vec<(String, Transcript)> {
+    let mut out = Vec::new();
+    if a.demo {
+        out.push(("demo".to_string(), bench::demo::session()));
+    }
+    let mut files: Vec<(PathBuf, Option<PathBuf>, Option<String>)> = Vec::new();
+    if let Some(c) = &a.corpus {
+        if !c.is_dir() {
+            die(&format!("corpus directory {} not found", c.display()));
+        }
+        let mut v = Vec::new();
+        collect_files(c, &mut v);
+        files.extend(v.into_iter().map(|f| (f, Some(c.clone()), None)));
+    }
+    for inp in &a.inputs {
+        let (path, only) = match inp.split_once('#') {
+            Some((p, s)) if p.ends_with(".sqlite") || p.ends_with(".db") => (PathBuf::from(p), Some(s.to_string())),
+            _ => (PathBuf::from(inp), None),
+        };
+        if path.is_dir() {
+            let mut v = Vec::new();
+            collect_files(&path, &mut v);
+            files.extend(v.into_iter().map(|f| (f, Some(path.clone()), None)));
+        } else if path.exists() {
+            files.push((path, None, only));
+        } else {
+            die(&format!("{} not found", path.display()));
+        }
+    }
+    for (f, root, only) in files {
+        let name = display_name(&f, root.as_deref());
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".sqlite") || lower.ends_with(".db") {
+            let conn = rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap_or_else(|e| die(&format!("{}: {e}", f.display())));
+            match sqlite::read_sessions(&conn, only.as_deref()) {
+                Ok(sessions) => {
+                    for s in sessions {
+                        if s.bad_rows > 0 {
+                            eprintln!("cachefold-bench: {name}#{}: {} undecodable rows skipped", s.session_id, s.bad_rows);
+                        }
+                        out.push((format!("{name}#{}", s.session_id), s.transcript));
+                    }
+                }
+                Err(e) => die(&format!("{}: {e}", f.display())),
+            }
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap_or_else(|e| die(&format!("{}: {e}", f.display())));
+        match transcript::parse_auto(&name, &text) {
+            Ok(t) => {
+                if t.calls.is_empty() {
+                    eprintln!("cachefold-bench: {name}: no LLM calls, skipped");
+                } else {
+                    out.push((name, t));
+                }
+            }
+            Err(e) => eprintln!("cachefold-bench: {name}: {e} (skipped)"),
+        }
+    }
+    if out.is_empty() {
+        die("no sessions to replay");
+    }
+    out
+}
+
+fn progress_line(done: u64, total: u64, start: Instant) -> String {
+    let w = 30usize;
+    let filled = if total == 0 { w } else { (done as usize * w / total as usize).min(w) };
+    format!(
+        "\r[{}{}] {done}/{total} calls  {:.1}s ",
+        "=".repeat(filled),
+        " ".repeat(w - filled),
+        start.elapsed().as_secs_f64()
+    )
+}
+
+fn write_file(p: &Path, body: &str) {
+    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    std::fs::write(p, body).unwrap_or_else(|e| die(&format!("{}: {e}", p.display())));
+}
+
+fn main() {
+    let mut a = parse_args();
+    let start = Instant::now();
+    let tok = load_tokenizer(&a);
+    let sessions = load_sessions(&a);
+    if a.demo && a.svg.is_none() {
+        a.svg = Some(PathBuf::from("bench-out/demo.svg"));
+    }
+    let glue = run::Glue::new(&tok);
+    let sp = run::static_prefix(&tok, a.profile);
+    let opts = run::Options { window: a.window, cache: a.cache, price: a.price.clone() };
+
+    // Prepare sessions (tokenize originals once; parallel inside the tokenizer).
+    let mut preps = Vec::new();
+    let mut infos = Vec::new();
+    for (name, t) in &sessions {
+        let p = run::prepare(&tok, name, t);
+        infos.push(report::SessionInfo {
+            name: p.name.clone(),
+            format: p.format.clone(),
+            messages: p.messages.len() as u64,
+            calls: p.calls.len() as u64,
+            recorded_compactions: p.recorded_compactions as u64,
+            skipped_lines: p.skipped_lines,
+            recorded: p.recorded,
+        });
+        preps.push(Arc::new(p));
+    }
+    let prep_secs = start.elapsed().as_secs_f64();
+
+    // Jobs: biggest first so two workers finish together.
+    let mut jobs: Vec<(usize, String)> = Vec::new();
+    for (si, _) in preps.iter().enumerate() {
+        for s in &a.strategies {
+            jobs.push((si, s.clone()));
+        }
+    }
+    jobs.sort_by_key(|(si, s)| {
+        let w = preps.get(*si).map_or(0, |p| p.calls.len() as u64 * p.messages.len() as u64);
+        (std::cmp::Reverse(w), s.clone())
+    });
+    let total_calls: u64 = jobs.iter().map(|(si, _)| preps.get(*si).map_or(0, |p| p.calls.len() as u64)).sum();
+    let done = Arc::new(AtomicU64::new(0));
+    let finished = Arc::new(AtomicBool::new(false));
+    let queue = Mutex::new(jobs);
+    let results = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        if !a.quiet {
+            let done = done.clone();
+            let finished = finished.clone();
+            scope.spawn(move || {
+                while !finished.load(Ordering::Relaxed) {
+                    eprint!("{}", progress_line(done.load(Ordering::Relaxed), total_calls, start));
+                    std::thread::sleep(std::time::Duration::from_millis(250));
+                }
+                eprintln!("{}", progress_line(done.load(Ordering::Relaxed), total_calls, start));
+            });
+        }
+        let mut workers = Vec::new();
+        for _ in 0..a.jobs {
+            let (queue, results, preps, tok, glue, sp, opts, done) = (&queue, &results, &preps, &tok, &glue, &sp, &opts, done.clone());
+            workers.push(scope.spawn(move || loop {
+                let job = queue.lock().ok().and_then(|mut q| q.pop());
+                let Some((si, sid)) = job else { break };
+                let Some(prep) = preps.get(si) else { continue };
+                let Some(mut strat) = bench::strategy(&sid) else { continue };
+                let mut last = 0usize;
+                let r = run::run_job(tok, glue, sp, prep, strat.as_mut(), opts, &mut |k| {
+                    done.fetch_add((k - last) as u64, Ordering::Relaxed);
+                    last = k;
+                });
+                if let Ok(mut v) = results.lock() {
+                    v.push(r);
+                }
+            }));
+        }
+        for w in workers {
+            let _ = w.join();
+        }
+        finished.store(true, Ordering::Relaxed);
+    });
+    let results = results.into_inner().unwrap_or_default();
+
+    let mut prices = std::collections::BTreeMap::new();
+    for k in ["deepseek-flash-peak", "deepseek-flash-offpeak", "deepseek-v4-pro-peak", "deepseek-v4-pro-offpeak", "openai-like", "kimi-like"] {
+        if let Some(p) = cachefold::cost::builtin_price(k) {
+            prices.insert(k.to_string(), (p.hit, p.miss, p.output));
+        }
+    }
+    let header = report::Header {
+        tokenizer: tok.name().to_string(),
+        prefix_profile: sp.profile.clone(),
+        prefix_tokens: sp.tokens.len() as u64,
+        cache_model: a.cache.model.name().to_string(),
+        block: a.cache.effective_block() as u64,
+        expiry_hours: a.cache.expiry_ms.map(|m| m / 3_600_000.0),
+        price: a.price.clone(),
+        prices,
+        window: a.window,
+        sessions: infos,
+    };
+    let order: Vec<&str> = bench::ALL_STRATEGIES.to_vec();
+    let rep = report::build(header, results, &order);
+    let md = report::markdown(&rep);
+    println!("{md}");
+    println!("Runtime: {:.1}s total ({:.1}s loading and tokenizing), {} worker(s).", start.elapsed().as_secs_f64(), prep_secs, a.jobs);
+    if let Some(p) = &a.md {
+        write_file(p, &md);
+    }
+    if let Some(p) = &a.json {
+        write_file(p, &report::json(&rep));
+        println!("JSON: {}", p.display());
+    }
+    if let Some(p) = &a.svg {
+        write_file(p, &report::svg(&rep));
+        println!("Chart: {}", p.display());
+    }
+}
