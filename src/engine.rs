@@ -52,6 +52,7 @@ use crate::state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, S
 use crate::tokens;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Token budget when neither the config nor the host gives one.
@@ -365,6 +366,7 @@ struct Built {
 }
 
 /// A record prepared for a fold (not yet applied).
+#[derive(Debug, Clone)]
 struct Prepared {
     seg: Segment,
     text: String,
@@ -382,18 +384,29 @@ pub struct Session {
     cfg: Config,
     st: SessionState,
     pending: String,
+    /// Records rendered during the current call, by (fold id, from, to, summary hash): the fold
+    /// rules run to a fixpoint and would otherwise render the same record repeatedly. Cleared
+    /// at the start of every assemble (records of a range never change within one call).
+    prepared: RefCell<BTreeMap<PreparedKey, Prepared>>,
 }
+
+type PreparedKey = (String, u32, u32, Option<String>);
 
 impl Session {
     /// A new, empty session.
     pub fn new(config: Config, session_id: &str) -> Session {
-        Session { cfg: config, st: SessionState::new(session_id), pending: String::new() }
+        Session { cfg: config, st: SessionState::new(session_id), pending: String::new(), prepared: RefCell::default() }
     }
 
     /// Rebuild from an optional snapshot (JSON text) plus the journal text written after it.
     /// A torn or corrupt tail is ignored (reported), never an error unless the snapshot itself
     /// is bad or belongs to another session.
-    pub fn restore(config: Config, session_id: &str, snapshot: Option<&str>, journal: &str) -> Result<(Session, ReplayReport)> {
+    pub fn restore(
+        config: Config,
+        session_id: &str,
+        snapshot: Option<&str>,
+        journal: &str,
+    ) -> Result<(Session, ReplayReport)> {
         let mut st = match snapshot.map(str::trim).filter(|s| !s.is_empty()) {
             Some(s) => serde_json::from_str::<SessionState>(s).map_err(|e| Error::State(format!("snapshot: {e}")))?,
             None => SessionState::new(session_id),
@@ -402,7 +415,7 @@ impl Session {
             return Err(Error::State(format!("snapshot belongs to session {:?}", st.session_id)));
         }
         let report = journal::replay(&mut st, journal);
-        Ok((Session { cfg: config, st, pending: String::new() }, report))
+        Ok((Session { cfg: config, st, pending: String::new(), prepared: RefCell::default() }, report))
     }
 
     /// The whole state as JSON (includes `seq`).
@@ -526,12 +539,26 @@ impl Session {
     }
 
     fn need_full_plan(&self, count: u32, missing: Vec<u32>, managed: bool) -> AssemblePlan {
-        let mut report = AssembleReport { count, managed, pinned: self.st.pinned, head_len: self.st.head_len, live_from: self.st.live_from, ..Default::default() };
+        let mut report = AssembleReport {
+            count,
+            managed,
+            pinned: self.st.pinned,
+            head_len: self.st.head_len,
+            live_from: self.st.live_from,
+            ..Default::default()
+        };
         report.missing = missing.into_iter().take(64).collect();
-        AssemblePlan { order: (0..i64::from(count)).collect(), need_full: true, passthrough: true, report, ..Default::default() }
+        AssemblePlan {
+            order: (0..i64::from(count)).collect(),
+            need_full: true,
+            passthrough: true,
+            report,
+            ..Default::default()
+        }
     }
 
     fn run(&mut self, input: &AssembleInput, op: Op) -> Result<AssemblePlan> {
+        self.prepared.borrow_mut().clear();
         let count = input.count;
         let mut given: BTreeMap<u32, &str> = BTreeMap::new();
         for m in &input.messages {
@@ -680,7 +707,7 @@ impl Session {
             .collect();
         let ts = m.raw().get("timestamp").filter(|v| v.is_number()).cloned();
         let rec = MsgRecord { h: fingerprint::message_hash(json), w, shape, ts, protected, digest: dg };
-        self.emit(Event::Ingest { i, rec, calls: call_args })
+        self.emit(Event::Ingest { i, rec: Box::new(rec), calls: call_args })
     }
 
     fn try_pin(&mut self) -> Result<()> {
@@ -696,7 +723,8 @@ impl Session {
 
     /// Weighted chars of head + segments (records and kept messages).
     fn prefix_w(&self) -> u64 {
-        fold::span_w(&self.st.records, 0, self.st.head_len) + self.st.segs.iter().map(|s| s.w + s.protected_w).sum::<u64>()
+        fold::span_w(&self.st.records, 0, self.st.head_len)
+            + self.st.segs.iter().map(|s| s.w + s.protected_w).sum::<u64>()
     }
 
     fn layout_w(&self, count: u32) -> u64 {
@@ -732,7 +760,45 @@ impl Session {
         cuts.iter().copied().find(|c| fits(*c)).ok_or("the last turn alone exceeds tailTokens")
     }
 
+    /// `Some(reason)` when folding `[from, to)` cannot pay even with an empty record (the
+    /// decision is monotone in the record size), so the record need not be rendered.
+    fn cannot_pay(
+        &self,
+        count: u32,
+        from: u32,
+        to: u32,
+        before: u64,
+        price: &cost::Price,
+        expected: f64,
+    ) -> Option<String> {
+        let protected_w: u64 = fold::protected_groups(&self.st.records, from, to)
+            .iter()
+            .filter_map(|i| self.st.records.get(*i as usize))
+            .map(|r| r.w)
+            .sum();
+        let cand = cost::FoldCandidate {
+            context_tokens: before,
+            unchanged_prefix_tokens: self.static_tokens() + self.tokens(self.prefix_w()),
+            new_record_tokens: 0,
+            after_tokens: self.tokens(protected_w + fold::span_w(&self.st.records, to, count)),
+            summary_input_tokens: 0,
+            summary_output_tokens: 0,
+        };
+        let d = cost::fold_decision(&cand, price, expected);
+        (!d.pays).then_some(d.reason)
+    }
+
     fn prepare(&self, id: &str, from: u32, to: u32, summary: Option<&str>) -> Prepared {
+        let key = (id.to_string(), from, to, summary.map(fingerprint::message_hash));
+        if let Some(p) = self.prepared.borrow().get(&key) {
+            return p.clone();
+        }
+        let p = self.prepare_uncached(id, from, to, summary);
+        self.prepared.borrow_mut().insert(key, p.clone());
+        p
+    }
+
+    fn prepare_uncached(&self, id: &str, from: u32, to: u32, summary: Option<&str>) -> Prepared {
         let recs = &self.st.records;
         let protected = fold::protected_groups(recs, from, to);
         let digests: Vec<&Digest> = (from..to)
@@ -746,7 +812,18 @@ impl Session {
         let w = tokens::weighted_chars(&json);
         let protected_w = protected.iter().filter_map(|i| recs.get(*i as usize)).map(|r| r.w).sum();
         Prepared {
-            seg: Segment { id: id.to_string(), from, to, protected, json, w, protected_w, covers: vec![id.to_string()], summary: summary.is_some() },
+            seg: Segment {
+                id: id.to_string(),
+                from,
+                to,
+                protected,
+                key: fingerprint::short_key(&fingerprint::message_hash(&json)),
+                json,
+                w,
+                protected_w,
+                covers: vec![id.to_string()],
+                summary: summary.is_some(),
+            },
             text,
         }
     }
@@ -797,8 +874,39 @@ impl Session {
         report.tokens_before = before;
         let forced = op == (Op::Compact { force: true }) || self.st.force_fold;
         report.forced = forced;
+        // Iterate to a fixpoint: a fold or condensation changes the prefix and so the next
+        // rule's inputs; stopping early would let a repeated assemble fold again (found by the
+        // property tests). Each round either advances `liveFrom` or leaves one segment, so at
+        // most a handful of rounds run; 8 is a safety cap.
+        let mut force_now = forced;
+        for _round in 0..8 {
+            let before = self.estimate(count);
+            let folds_before = report.folds.len();
+            let condenses_before = self.st.counters.condenses;
+            self.priced_step(count, &price, expected, before, force_now, report, writes)?;
+            self.emergency_step(count, &price, expected, thr, force_now, report, writes)?;
+            self.condense_step(count, thr, &price, expected, report, writes)?;
+            force_now = false;
+            let changed = report.folds.len() != folds_before || self.st.counters.condenses != condenses_before;
+            if !changed {
+                break;
+            }
+        }
+        Ok(())
+    }
 
-        // 1. Priced fold.
+    #[allow(clippy::too_many_arguments)]
+    fn priced_step(
+        &mut self,
+        count: u32,
+        price: &cost::Price,
+        expected: f64,
+        before: u64,
+        forced: bool,
+        report: &mut AssembleReport,
+        writes: &mut Vec<FoldWrite>,
+    ) -> Result<()> {
+        let (price, expected) = (price.clone(), expected);
         if !forced {
             if self.st.breaker_tripped() {
                 report.skipped = Some("circuit breaker: 3 consecutive folds saved < 5 %".into());
@@ -811,7 +919,11 @@ impl Session {
                         let live = self.st.live_from;
                         let region = self.tokens(fold::span_w(&self.st.records, live, c));
                         if region < self.cfg.min_fold_tokens {
-                            report.skipped = Some(format!("region {region} tokens < minFoldTokens {}", self.cfg.min_fold_tokens));
+                            report.skipped =
+                                Some(format!("region {region} tokens < minFoldTokens {}", self.cfg.min_fold_tokens));
+                        } else if let Some(why) = self.cannot_pay(count, live, c, before, &price, expected) {
+                            // Not even a zero-size record would pay: skip rendering one.
+                            report.skipped = Some(why);
                         } else {
                             let p = self.prepare(&id, live, c, None);
                             let d = cost::fold_decision(&self.candidate_price(count, &p, before), &price, expected);
@@ -828,10 +940,17 @@ impl Session {
                                 match with_summary {
                                     Some((to, text)) => {
                                         let ps = self.prepare(&id, live, to, Some(&text));
-                                        let ds = cost::fold_decision(&self.candidate_price(count, &ps, before), &price, expected);
-                                        self.apply_fold(count, ps, "priced", ds, &price, expected, before, report, writes)?;
+                                        let ds = cost::fold_decision(
+                                            &self.candidate_price(count, &ps, before),
+                                            &price,
+                                            expected,
+                                        );
+                                        self.apply_fold(
+                                            count, ps, "priced", ds, &price, expected, before, report, writes,
+                                        )?;
                                     }
-                                    None => self.apply_fold(count, p, "priced", d, &price, expected, before, report, writes)?,
+                                    None => self
+                                        .apply_fold(count, p, "priced", d, &price, expected, before, report, writes)?,
                                 }
                             }
                         }
@@ -840,10 +959,24 @@ impl Session {
             }
         }
 
-        // 2. Emergency or forced fold.
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emergency_step(
+        &mut self,
+        count: u32,
+        price: &cost::Price,
+        expected: f64,
+        thr: u64,
+        forced: bool,
+        report: &mut AssembleReport,
+        writes: &mut Vec<FoldWrite>,
+    ) -> Result<()> {
+        let (price, expected) = (price.clone(), expected);
         let est = self.estimate(count);
         let emergency = est > thr;
-        report.emergency = emergency && !forced;
+        report.emergency |= emergency && !forced;
         if emergency || forced {
             let cuts = self.live_cuts(count);
             if let Some(&last) = cuts.last() {
@@ -884,12 +1017,24 @@ impl Session {
             }
         }
 
-        // 3. Condense.
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn condense_step(
+        &mut self,
+        count: u32,
+        thr: u64,
+        price: &cost::Price,
+        expected: f64,
+        report: &mut AssembleReport,
+        writes: &mut Vec<FoldWrite>,
+    ) -> Result<()> {
         if self.st.segs.len() >= 2 {
             let records_tokens = self.tokens(self.st.segs.iter().map(|s| s.w).sum());
             let est = self.estimate(count);
             if records_tokens > self.cfg.fold_record_budget || est > thr {
-                self.condense(count, est, records_tokens, &price, expected, report, writes)?;
+                self.condense(count, est, records_tokens, price, expected, report, writes)?;
             }
         }
         Ok(())
@@ -931,7 +1076,7 @@ impl Session {
             expected_calls: expected,
         };
         writes.push(FoldWrite { fold_id: p.seg.id.clone(), from: p.seg.from, to: p.seg.to });
-        self.emit(Event::Fold { seg: p.seg, reason: reason.to_string(), folded_w, folded_tokens, low })?;
+        self.emit(Event::Fold { seg: Box::new(p.seg), reason: reason.to_string(), folded_w, folded_tokens, low })?;
         report.fold = Some(fr.clone());
         report.folds.push(fr);
         Ok(())
@@ -971,7 +1116,8 @@ impl Session {
             return Ok(());
         }
         let merged = self.st.segs.len() as u32;
-        let seg = Segment { id: id.clone(), from, to, protected, json, w, protected_w, covers, summary: false };
+        let key = fingerprint::short_key(&fingerprint::message_hash(&json));
+        let seg = Segment { id: id.clone(), from, to, protected, key, json, w, protected_w, covers, summary: false };
         let stat = self.static_tokens();
         let head_w = fold::span_w(recs, 0, self.st.head_len);
         let tail_w = fold::span_w(recs, to, count);
@@ -995,7 +1141,7 @@ impl Session {
             tokens_after: after,
             decision,
         });
-        self.emit(Event::Condense { seg })
+        self.emit(Event::Condense { seg: Box::new(seg) })
     }
 
     // ---- output --------------------------------------------------------------------------------
@@ -1033,7 +1179,14 @@ impl Session {
         } else {
             slots = (0..layout.len()).map(Slot::Orig).collect();
         }
-        let mut b = Built { order: Vec::with_capacity(slots.len()), synthetic: Vec::new(), keys: Vec::with_capacity(slots.len()), w: 0, repairs, origin: Vec::with_capacity(slots.len()) };
+        let mut b = Built {
+            order: Vec::with_capacity(slots.len()),
+            synthetic: Vec::new(),
+            keys: Vec::with_capacity(slots.len()),
+            w: 0,
+            repairs,
+            origin: Vec::with_capacity(slots.len()),
+        };
         let mut last_ts = 0.0f64;
         let mut last_pos = 0usize;
         for slot in slots {
@@ -1054,7 +1207,12 @@ impl Session {
                         }
                         Some(Src::Seg(k)) => {
                             let s = self.st.segs.get(*k).ok_or_else(|| Error::Internal("segment index".into()))?;
-                            (s.json.clone(), s.w)
+                            b.keys.push(OutKey(s.key.clone(), s.w));
+                            b.w += s.w;
+                            b.synthetic.push(s.json.clone());
+                            b.order.push(-(b.synthetic.len() as i64));
+                            b.origin.push(p);
+                            continue;
                         }
                         None => return Err(Error::Internal("repair slot outside the layout".into())),
                     }
@@ -1085,8 +1243,10 @@ impl Session {
         if report.folds.is_empty() && report.condensed.is_none() {
             return None;
         }
-        let first_changed_seg = if report.condensed.is_some() { 0 } else { self.st.segs.len().saturating_sub(report.folds.len()) };
-        let pos = layout.iter().position(|s| matches!(s, Src::Seg(k) if *k >= first_changed_seg)).unwrap_or(layout.len());
+        let first_changed_seg =
+            if report.condensed.is_some() { 0 } else { self.st.segs.len().saturating_sub(report.folds.len()) };
+        let pos =
+            layout.iter().position(|s| matches!(s, Src::Seg(k) if *k >= first_changed_seg)).unwrap_or(layout.len());
         Some(built.origin.iter().take_while(|o| **o < pos).count() as u32)
     }
 
@@ -1099,7 +1259,12 @@ impl Session {
             return Ok(());
         }
         let shared: u64 = self.st.req.iter().zip(&built.keys).take_while(|(a, b)| a == b).map(|(a, _)| a.1).sum();
-        self.emit(Event::Out { keep: keep as u32, add: built.keys[keep..].to_vec(), shared, repairs: built.repairs.len() as u32 })
+        self.emit(Event::Out {
+            keep: keep as u32,
+            add: built.keys[keep..].to_vec(),
+            shared,
+            repairs: built.repairs.len() as u32,
+        })
     }
 
     // ---- commit --------------------------------------------------------------------------------
@@ -1113,7 +1278,8 @@ impl Session {
         let msgs: Vec<Message> = input.messages.iter().map(|j| Message::from_json(j)).collect::<Result<_>>()?;
         let ws: Vec<u64> = input.messages.iter().map(|j| tokens::weighted_chars(j)).collect();
         let stat = self.static_tokens();
-        let asst: Vec<usize> = (0..msgs.len()).filter(|&k| msgs[k].role_str() == "assistant" && msgs[k].usage().is_some()).collect();
+        let asst: Vec<usize> =
+            (0..msgs.len()).filter(|&k| msgs[k].role_str() == "assistant" && msgs[k].usage().is_some()).collect();
         let out_w: u64 = self.st.out.iter().map(|k| k.1).sum();
         let first_w = self.st.turn.first_w;
         let mut rows = Vec::with_capacity(asst.len());
@@ -1128,11 +1294,24 @@ impl Session {
                 None => 0,
             };
             let predicted = cost::floor_block(stat + self.tokens(shared_w), cost::DS_BLOCK);
-            let model = msgs[k].raw().get("model").and_then(Value::as_str).map(str::to_string).or_else(|| self.st.model.clone());
+            let model = msgs[k]
+                .raw()
+                .get("model")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| self.st.model.clone());
             let p = cost::price_for(&self.cfg, model.as_deref(), input.now_ms);
             cost_usd += cost::cost_usd(&p, u.cache_read, u.input + u.cache_write, u.output);
             uncached_usd += cost::cost_usd(&p, 0, u.prompt(), u.output);
-            rows.push(CallRow { at: input.now_ms, model, input: u.input, cache_read: u.cache_read, cache_write: u.cache_write, output: u.output, predicted });
+            rows.push(CallRow {
+                at: input.now_ms,
+                model,
+                input: u.input,
+                cache_read: u.cache_read,
+                cache_write: u.cache_write,
+                output: u.output,
+                predicted,
+            });
         }
         let calib = match (first_w, asst.first()) {
             (Some(fw), Some(&k)) => {
@@ -1228,8 +1407,19 @@ impl Session {
 
     /// A tool result was shrunk to a preview plus an artifact (`tool_result_persist` or the
     /// tool-result middleware): counted in stats, listed for fold records.
-    pub fn note_artifact(&mut self, artifact_id: &str, tool_name: &str, original_chars: u64, now_ms: f64) -> Result<()> {
-        let note = ArtifactNote { id: artifact_id.to_string(), tool: tool_name.to_string(), chars: original_chars, at: if now_ms.is_finite() { now_ms } else { 0.0 } };
+    pub fn note_artifact(
+        &mut self,
+        artifact_id: &str,
+        tool_name: &str,
+        original_chars: u64,
+        now_ms: f64,
+    ) -> Result<()> {
+        let note = ArtifactNote {
+            id: artifact_id.to_string(),
+            tool: tool_name.to_string(),
+            chars: original_chars,
+            at: if now_ms.is_finite() { now_ms } else { 0.0 },
+        };
         self.emit(Event::Artifact { note })
     }
 

@@ -206,5 +206,4 @@ mod tests {
         assert_eq!(j, r#"{"role":"user","content":[{"type":"text","text":"x \"y\""}],"timestamp":1700000000123}"#);
         assert!(record_json("x", None).ends_with(r#""timestamp":0}"#));
     }
-
 }

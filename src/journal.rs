@@ -18,8 +18,8 @@
 //! keys appended to the output; nothing re-serialises history.
 
 use crate::error::{Error, Result};
-use crate::state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState};
 use crate::fingerprint_hex;
+use crate::state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState};
 use serde::{Deserialize, Serialize};
 
 /// Journal line format version.
@@ -51,8 +51,8 @@ pub enum Event {
     Ingest {
         /// Host index (must equal the number of records).
         i: u32,
-        /// What is kept about it.
-        rec: MsgRecord,
+        /// What is kept about it (boxed: the largest variant).
+        rec: Box<MsgRecord>,
         /// Its tool calls (assistant only), bounded, kept until their results arrive.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         calls: Vec<CallArg>,
@@ -67,7 +67,7 @@ pub enum Event {
     /// A fold appended a segment.
     Fold {
         /// The segment.
-        seg: Segment,
+        seg: Box<Segment>,
         /// `priced` | `emergency` | `compact`.
         reason: String,
         /// Weighted chars removed from the prompt.
@@ -82,7 +82,7 @@ pub enum Event {
     /// All segments were condensed into one.
     Condense {
         /// The replacing segment.
-        seg: Segment,
+        seg: Box<Segment>,
     },
     /// The assembled output changed.
     Out {
@@ -254,7 +254,10 @@ mod tests {
         assert_eq!(decode_line(line.trim_end()).unwrap(), (7, e));
         let bad = line.trim_end().replace("true", "false");
         assert_eq!(decode_line(&bad).unwrap_err(), "checksum");
-        assert_eq!(decode_line(&line[..line.len() - 3]).unwrap_err(), "torn");
+        assert_eq!(decode_line(&line[..line.len() - 6]).unwrap_err(), "torn");
+        // A cut that happens to end in `}` fails its checksum instead; replay() reports either
+        // kind on an unterminated last line as "torn".
+        assert_eq!(decode_line(&line[..line.len() - 3]).unwrap_err(), "checksum");
     }
 
     #[test]

@@ -96,8 +96,9 @@ pub struct ReplayOptions {
     pub check_journal: bool,
     /// Keep the resolved output JSON of every call in the outcome (memory: whole prompts).
     pub keep_resolved: bool,
-    /// Keep `(journal length, snapshot)` after every call (property tests).
-    pub keep_checkpoints: bool,
+    /// Keep `(journal length, snapshot)` after this turn (0-based; clamped to the last turn),
+    /// for restore checks at a call boundary (property tests).
+    pub checkpoint_turn: Option<usize>,
     /// Stop collecting violations after this many.
     pub max_violations: usize,
 }
@@ -114,7 +115,7 @@ impl Default for ReplayOptions {
             check_idempotent: false,
             check_journal: true,
             keep_resolved: false,
-            keep_checkpoints: false,
+            checkpoint_turn: None,
             max_violations: 50,
         }
     }
@@ -180,7 +181,7 @@ pub struct ReplayOutcome {
     pub journal: String,
     /// Final snapshot.
     pub snapshot: String,
-    /// `(journal bytes, snapshot)` after every call, with `keep_checkpoints`.
+    /// `(journal bytes, snapshot)` after [`ReplayOptions::checkpoint_turn`].
     #[serde(skip)]
     pub checkpoints: Vec<(usize, String)>,
 }
@@ -195,7 +196,13 @@ enum Ent {
 fn entries(plan_order: &[i64], synthetic: &[String]) -> Vec<Ent> {
     plan_order
         .iter()
-        .map(|&i| if i >= 0 { Ent::Host(i) } else { Ent::Syn(synthetic.get((-i - 1) as usize).cloned().unwrap_or_default()) })
+        .map(|&i| {
+            if i >= 0 {
+                Ent::Host(i)
+            } else {
+                Ent::Syn(synthetic.get((-i - 1) as usize).cloned().unwrap_or_default())
+            }
+        })
         .collect()
 }
 
@@ -297,11 +304,18 @@ impl Driver<'_> {
             match self.s.assemble(&input) {
                 Ok(again) => {
                     let j = self.s.take_journal();
-                    if again.order != plan.order || again.synthetic != plan.synthetic || again.estimated_tokens != plan.estimated_tokens {
+                    if again.order != plan.order
+                        || again.synthetic != plan.synthetic
+                        || again.estimated_tokens != plan.estimated_tokens
+                    {
                         self.violate(call, "idempotent_assemble", "repeated assemble changed the plan".into());
                     }
                     if !j.is_empty() {
-                        self.violate(call, "idempotent_assemble", format!("repeated assemble journaled {} bytes", j.len()));
+                        self.violate(
+                            call,
+                            "idempotent_assemble",
+                            format!("repeated assemble journaled {} bytes", j.len()),
+                        );
                         self.out.journal.push_str(&j);
                     }
                 }
@@ -327,7 +341,11 @@ impl Driver<'_> {
         if !plan.passthrough {
             let v = pairing::violations_with(&shapes, true);
             if let Some(first) = v.first() {
-                self.violate(call, "pairing", format!("{} violations, first {:?} {} at {}", v.len(), first.kind, first.call_id, first.position));
+                self.violate(
+                    call,
+                    "pairing",
+                    format!("{} violations, first {:?} {} at {}", v.len(), first.kind, first.call_id, first.position),
+                );
             }
         }
         // completeness
@@ -357,21 +375,30 @@ impl Driver<'_> {
                     None => (prev.len(), "previous output"),
                 };
                 if let Some(k) = r.stable_prefix {
-                    let head = prev.iter().take_while(|e| matches!(e, Ent::Host(i) if (*i as u32) < r.head_len)).count();
+                    let head =
+                        prev.iter().take_while(|e| matches!(e, Ent::Host(i) if (*i as u32) < r.head_len)).count();
                     if (k as usize) < head {
                         self.violate(call, "append_only", format!("stable prefix {k} shorter than the head ({head})"));
                     }
                 }
                 let limit = limit.min(prev.len());
                 if ents.len() < limit {
-                    self.violate(call, "append_only", format!("output shorter ({}) than the {what} ({limit})", ents.len()));
+                    self.violate(
+                        call,
+                        "append_only",
+                        format!("output shorter ({}) than the {what} ({limit})", ents.len()),
+                    );
                 } else if let Some(p) = (0..limit).find(|&p| prev[p] != ents[p]) {
                     // A synthetic pairing repair (never a fold record, which is a user message).
                     let is_repair = |e: &Ent| matches!(e, Ent::Syn(j) if !j.starts_with("{\"role\":\"user\""));
                     if is_repair(&prev[p]) || is_repair(&ents[p]) {
                         self.out.repair_shifts += 1;
                     } else {
-                        self.violate(call, "append_only", format!("{what} differs at {p}: {:?} vs {:?}", short(&prev[p]), short(&ents[p])));
+                        self.violate(
+                            call,
+                            "append_only",
+                            format!("{what} differs at {p}: {:?} vs {:?}", short(&prev[p]), short(&ents[p])),
+                        );
                     }
                 }
             }
@@ -380,7 +407,14 @@ impl Driver<'_> {
         if r.emergency && r.tokens_after > r.threshold_tokens {
             let bounds = pairing::cut_points(&self.shapes[..count]);
             if bounds.iter().any(|&c| c > r.live_from as usize && c < count) {
-                self.violate(call, "budget", format!("over threshold ({} > {}) with boundaries left after {}", r.tokens_after, r.threshold_tokens, r.live_from));
+                self.violate(
+                    call,
+                    "budget",
+                    format!(
+                        "over threshold ({} > {}) with boundaries left after {}",
+                        r.tokens_after, r.threshold_tokens, r.live_from
+                    ),
+                );
             }
         }
         self.prev = Some((ents, plan.passthrough));
@@ -405,7 +439,11 @@ impl Driver<'_> {
         let shared: u64 = prompt.iter().zip(&self.prev_prompt).take_while(|(x, y)| x.0 == y.0).map(|(x, _)| x.1).sum();
         let tok = |w: u64| (w as f64 * k).round().max(0.0) as u64;
         let prompt_tokens = stat + tok(total);
-        let hit = if self.prev_prompt.is_empty() { 0 } else { crate::cost::floor_block(stat + tok(shared), crate::cost::DS_BLOCK).min(prompt_tokens) };
+        let hit = if self.prev_prompt.is_empty() {
+            0
+        } else {
+            crate::cost::floor_block(stat + tok(shared), crate::cost::DS_BLOCK).min(prompt_tokens)
+        };
         self.prev_prompt = prompt;
         let Some(json) = self.jsons.get(a) else { return };
         let Ok(mut v) = serde_json::from_str::<Value>(json) else { return };
@@ -459,11 +497,16 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
             let a = c.assistant_index.min(messages.len());
             let now = if c.timestamp_ms.is_finite() { c.timestamp_ms } else { 0.0 };
             last_now = now;
-            let model = opts
-                .model
-                .clone()
-                .or_else(|| d.messages.get(a).and_then(|m| m.raw().get("model")).and_then(Value::as_str).map(str::to_string));
-            let history = if j == 0 { Some(*u) } else if opts.reassemble_each_call { Some(a) } else { None };
+            let model = opts.model.clone().or_else(|| {
+                d.messages.get(a).and_then(|m| m.raw().get("model")).and_then(Value::as_str).map(str::to_string)
+            });
+            let history = if j == 0 {
+                Some(*u)
+            } else if opts.reassemble_each_call {
+                Some(a)
+            } else {
+                None
+            };
             let mut need_full = 0;
             let mut report = None;
             if let Some(h) = history {
@@ -482,7 +525,13 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
             };
             let out_w: u64 = order
                 .iter()
-                .map(|&i| if i >= 0 { d.ws.get(i as usize).copied().unwrap_or(0) } else { synthetic.get((-i - 1) as usize).map(|s| tokens::weighted_chars(s)).unwrap_or(0) })
+                .map(|&i| {
+                    if i >= 0 {
+                        d.ws.get(i as usize).copied().unwrap_or(0)
+                    } else {
+                        synthetic.get((-i - 1) as usize).map(|s| tokens::weighted_chars(s)).unwrap_or(0)
+                    }
+                })
                 .sum();
             let turn_w: u64 = d.ws.get(hist_len.max(*u)..a).map(|s| s.iter().sum()).unwrap_or(0);
             if let UsageMode::Simulated { static_tokens, tokens_per_weighted_char } = opts.usage {
@@ -504,7 +553,11 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
         }
         // commit the turn
         let end = turns.get(t + 1).map(|(nu, _)| *nu).unwrap_or(messages.len());
-        let commit = CommitInput { advancement_key: format!("turn-{u}"), messages: d.jsons[*u..end.max(*u)].to_vec(), now_ms: last_now };
+        let commit = CommitInput {
+            advancement_key: format!("turn-{u}"),
+            messages: d.jsons[*u..end.max(*u)].to_vec(),
+            now_ms: last_now,
+        };
         match d.s.commit_turn(&commit) {
             Ok(o) if o.status == "committed" => {}
             Ok(o) => d.violate(ks[0], "idempotent_commit", format!("first commit answered {}", o.status)),
@@ -534,7 +587,7 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
             }
             d.drain();
         }
-        if opts.keep_checkpoints {
+        if opts.checkpoint_turn.map(|c| c.min(turns.len().saturating_sub(1))) == Some(t) {
             d.out.checkpoints.push((d.out.journal.len(), d.s.snapshot()));
         }
         if t == mid_turn && opts.check_journal {

@@ -85,6 +85,8 @@ pub struct Segment {
     pub protected: Vec<u32>,
     /// The record message JSON (`{"role":"user","content":[{"type":"text","text":…}],"timestamp":…}`).
     pub json: String,
+    /// Output key of `json` ([`crate::fingerprint::short_key`] of its SHA-1).
+    pub key: String,
     /// Weighted characters of `json`.
     pub w: u64,
     /// Weighted characters of the protected messages.
@@ -404,7 +406,7 @@ impl SessionState {
                     }
                     _ => {}
                 }
-                self.records.push(rec.clone());
+                self.records.push((**rec).clone());
             }
             Event::Pin { len, fp } => {
                 self.pinned = true;
@@ -428,12 +430,12 @@ impl SessionState {
                 self.breaker_low = if *low { self.breaker_low.saturating_add(1) } else { 0 };
                 self.drop_summaries_before(seg.to);
                 self.force_fold = false;
-                self.segs.push(seg.clone());
+                self.segs.push((**seg).clone());
             }
             Event::Condense { seg } => {
                 self.counters.condenses += 1;
                 self.segs.clear();
-                self.segs.push(seg.clone());
+                self.segs.push((**seg).clone());
             }
             Event::Out { keep, add, shared, repairs } => {
                 self.out.truncate(*keep as usize);
@@ -486,7 +488,8 @@ impl SessionState {
                 if let Some(p) = self.pending_summary.take() {
                     if &p.id == id && *ok {
                         self.counters.summaries_ok += 1;
-                        self.ready_summary = Some(ReadySummary { id: id.clone(), from: p.from, to: p.to, text: text.clone() });
+                        self.ready_summary =
+                            Some(ReadySummary { id: id.clone(), from: p.from, to: p.to, text: text.clone() });
                     } else {
                         self.counters.summaries_failed += 1;
                     }
@@ -510,36 +513,33 @@ impl SessionState {
     fn check(&self, e: &Event) -> Result<()> {
         let bad = |m: String| Err(Error::State(m));
         match e {
-            Event::Diverge { at, action, .. } => {
-                if action == "truncate" && (*at as usize > self.records.len() || (self.pinned && *at < self.live_from)) {
-                    return bad(format!("truncate at {at} outside the live tail"));
-                }
+            Event::Diverge { at, action, .. }
+                if action == "truncate"
+                    && (*at as usize > self.records.len() || (self.pinned && *at < self.live_from)) =>
+            {
+                return bad(format!("truncate at {at} outside the live tail"));
             }
-            Event::Ingest { i, .. } => {
-                if *i as usize != self.records.len() {
-                    return bad(format!("ingest of index {i} with {} recorded", self.records.len()));
-                }
+            Event::Ingest { i, .. } if *i as usize != self.records.len() => {
+                return bad(format!("ingest of index {i} with {} recorded", self.records.len()));
             }
-            Event::Pin { len, .. } => {
-                if self.pinned || *len as usize > self.records.len() {
-                    return bad(format!("pin of {len} messages"));
-                }
+            Event::Pin { len, .. } if self.pinned || *len as usize > self.records.len() => {
+                return bad(format!("pin of {len} messages"));
             }
-            Event::Fold { seg, .. } => {
-                if !self.pinned || seg.from != self.live_from || seg.to <= seg.from || seg.to as usize > self.records.len() {
-                    return bad(format!("fold {}..{} with live tail at {}", seg.from, seg.to, self.live_from));
-                }
+            Event::Fold { seg, .. }
+                if !self.pinned
+                    || seg.from != self.live_from
+                    || seg.to <= seg.from
+                    || seg.to as usize > self.records.len() =>
+            {
+                return bad(format!("fold {}..{} with live tail at {}", seg.from, seg.to, self.live_from));
             }
-            Event::Condense { seg } => {
-                let first = self.segs.first().map(|s| s.from);
-                if first != Some(seg.from) || seg.to != self.live_from {
-                    return bad("condense does not cover the folded region".into());
-                }
+            Event::Condense { seg }
+                if self.segs.first().map(|s| s.from) != Some(seg.from) || seg.to != self.live_from =>
+            {
+                return bad("condense does not cover the folded region".into());
             }
-            Event::Out { keep, .. } => {
-                if *keep as usize > self.out.len() {
-                    return bad(format!("output keeps {keep} of {}", self.out.len()));
-                }
+            Event::Out { keep, .. } if *keep as usize > self.out.len() => {
+                return bad(format!("output keeps {keep} of {}", self.out.len()));
             }
             _ => {}
         }

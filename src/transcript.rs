@@ -63,7 +63,10 @@ pub struct Call {
 
 impl Transcript {
     fn new(format: &str) -> Transcript {
-        Transcript { format: format.to_string(), ..Transcript::default() }
+        Transcript {
+            format: format.to_string(),
+            ..Transcript::default()
+        }
     }
 
     /// Push an assistant message and register it as one call.
@@ -71,7 +74,12 @@ impl Transcript {
         let ts = raw.get("timestamp").and_then(Value::as_f64).unwrap_or(0.0);
         if let Ok(m) = Message::from_value(raw) {
             let output_tokens = usage.map(|u| u.output).unwrap_or(0);
-            self.calls.push(Call { assistant_index: self.messages.len(), timestamp_ms: ts, usage, output_tokens });
+            self.calls.push(Call {
+                assistant_index: self.messages.len(),
+                timestamp_ms: ts,
+                usage,
+                output_tokens,
+            });
             self.messages.push(m);
         }
     }
@@ -565,9 +573,7 @@ fn cc_assistant_parts(content: Option<&Value>, tool_names: &mut BTreeMap<String,
             for p in items {
                 match p.get("type").and_then(Value::as_str).unwrap_or("") {
                     "text" => parts.push(json!({"type": "text", "text": p.get("text").and_then(Value::as_str).unwrap_or("")})),
-                    "thinking" => parts.push(
-                        json!({"type": "thinking", "thinking": p.get("thinking").and_then(Value::as_str).unwrap_or("")}),
-                    ),
+                    "thinking" => parts.push(json!({"type": "thinking", "thinking": p.get("thinking").and_then(Value::as_str).unwrap_or("")})),
                     "tool_use" => {
                         let id = p.get("id").and_then(Value::as_str).unwrap_or("").to_string();
                         let name = p.get("name").and_then(Value::as_str).unwrap_or("").to_string();
@@ -594,7 +600,10 @@ fn cc_merge_assistant(t: &mut Transcript, mi: usize, ci: usize, parts: Vec<Value
         // Claude Code repeats the request's usage on every line; the last line carries the
         // final output count, so take the maximum output and the latest input fields.
         let merged = match (Message::from_value(Value::Object(obj.clone())).ok().and_then(|x| x.usage()), usage) {
-            (Some(a), Some(b)) => Some(Usage { output: a.output.max(b.output), ..b }),
+            (Some(a), Some(b)) => Some(Usage {
+                output: a.output.max(b.output),
+                ..b
+            }),
             (a, b) => b.or(a),
         };
         if let Some(u) = merged {
@@ -663,7 +672,12 @@ pub fn parse_reasonix(text: &str) -> Result<Transcript> {
             continue;
         };
         let role = v.get("role").and_then(Value::as_str).unwrap_or("");
-        let ts = v.get("ts").and_then(Value::as_str).and_then(parse_iso_ms).map(|x| json!(x as u64)).unwrap_or(Value::Null);
+        let ts = v
+            .get("ts")
+            .and_then(Value::as_str)
+            .and_then(parse_iso_ms)
+            .map(|x| json!(x as u64))
+            .unwrap_or(Value::Null);
         let content = v.get("content").map(content_text).unwrap_or_default();
         match role {
             "user" => {
@@ -680,7 +694,12 @@ pub fn parse_reasonix(text: &str) -> Result<Transcript> {
                     } else {
                         prompt.saturating_sub(hit)
                     };
-                    Usage { input: miss, cache_read: hit, cache_write: 0, output: g("completion_tokens") }
+                    Usage {
+                        input: miss,
+                        cache_read: hit,
+                        cache_write: 0,
+                        output: g("completion_tokens"),
+                    }
                 });
                 let mut parts = Vec::new();
                 if !content.is_empty() {
@@ -778,7 +797,11 @@ pub fn parse_iso_ms(s: &str) -> Option<f64> {
         None | Some(b'Z' | b'z') => 0,
         Some(sign @ (b'+' | b'-')) => {
             let oh = num(i + 1..i + 3)?;
-            let om = if b.get(i + 3) == Some(&b':') { num(i + 4..i + 6)? } else { num(i + 3..i + 5).unwrap_or(0) };
+            let om = if b.get(i + 3) == Some(&b':') {
+                num(i + 4..i + 6)?
+            } else {
+                num(i + 3..i + 5).unwrap_or(0)
+            };
             let o = oh * 60 + om;
             if *sign == b'+' {
                 o

@@ -4,7 +4,9 @@ use cachefold::transcript::parse_auto;
 use std::path::PathBuf;
 
 fn corpus() -> Option<PathBuf> {
-    let p = std::env::var("CACHEFOLD_CORPUS").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from("/work/shared/corpus"));
+    let p = std::env::var("CACHEFOLD_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from("/work/shared/corpus"));
     p.is_dir().then_some(p)
 }
 
@@ -24,7 +26,15 @@ fn corpus_sessions_parse() {
         let text = std::fs::read_to_string(root.join(rel)).unwrap();
         let t = parse_auto(rel, &text).unwrap();
         let results = t.messages.iter().filter(|m| m.role_str() == "toolResult").count();
-        eprintln!("{rel}: fmt={} msgs={} calls={} results={} compactions={} skipped={}", t.format, t.messages.len(), t.calls.len(), results, t.compactions.len(), t.skipped_lines);
+        eprintln!(
+            "{rel}: fmt={} msgs={} calls={} results={} compactions={} skipped={}",
+            t.format,
+            t.messages.len(),
+            t.calls.len(),
+            results,
+            t.compactions.len(),
+            t.skipped_lines
+        );
         assert!(t.calls.len() >= min_calls, "{rel}: {} calls", t.calls.len());
     }
 }

@@ -62,7 +62,11 @@ fn run(opts: &ReplayOptions, cfg: &Config, label: &str) {
             out.journal.len()
         );
         if !out.violations.is_empty() || !out.errors.is_empty() {
-            failures.push(format!("{name}: {:?} {:?}", &out.violations[..out.violations.len().min(5)], &out.errors[..out.errors.len().min(5)]));
+            failures.push(format!(
+                "{name}: {:?} {:?}",
+                &out.violations[..out.violations.len().min(5)],
+                &out.errors[..out.errors.len().min(5)]
+            ));
         }
         assert_eq!(out.calls.len(), t.calls.len(), "{name}: every call replayed");
     }

@@ -12,7 +12,13 @@ use serde_json::Value;
 
 /// Small thresholds so a few turns force folds.
 fn small() -> Config {
-    Config { tail_tokens: 1_000, min_fold_tokens: 500, fold_record_budget: 4_000, expected_remaining_calls: 100, ..Config::default() }
+    Config {
+        tail_tokens: 1_000,
+        min_fold_tokens: 500,
+        fold_record_budget: 4_000,
+        expected_remaining_calls: 100,
+        ..Config::default()
+    }
 }
 
 fn session(cfg: Config) -> Session {
@@ -376,7 +382,11 @@ fn summaries_are_requested_accepted_and_used() {
 
 #[test]
 fn summary_failures_rate_limit_and_timeouts() {
-    let cfg = Config { min_fold_tokens: 100_000, summary: cachefold::config::SummaryConfig { max_calls_per_hour: 2, ..Default::default() }, ..small() };
+    let cfg = Config {
+        min_fold_tokens: 100_000,
+        summary: cachefold::config::SummaryConfig { max_calls_per_hour: 2, ..Default::default() },
+        ..small()
+    };
     let mut s = session(Config { min_fold_tokens: 1_500, ..cfg });
     let mut msgs = Vec::new();
     for k in 0..8 {
@@ -384,7 +394,15 @@ fn summary_failures_rate_limit_and_timeouts() {
     }
     // Fold nothing yet: a huge budget and a tail that does not fit, but no pay-off without
     // remaining calls.
-    let mut s2 = Session::new(Config { expected_remaining_calls: 1, min_fold_tokens: 1_500, summary: cachefold::config::SummaryConfig { max_calls_per_hour: 2, ..Default::default() }, ..small() }, "s2");
+    let mut s2 = Session::new(
+        Config {
+            expected_remaining_calls: 1,
+            min_fold_tokens: 1_500,
+            summary: cachefold::config::SummaryConfig { max_calls_per_hour: 2, ..Default::default() },
+            ..small()
+        },
+        "s2",
+    );
     shim(&mut s2, &msgs, DS, None);
     let now = T0 as f64;
     let r1 = s2.summary_request(now).expect("first request");
@@ -410,7 +428,11 @@ fn restore_from_journal_snapshot_and_torn_tail() {
     for k in 0..14 {
         turn(&mut msgs, k, "a.txt", 2_000);
         shim(&mut s, &msgs, DS, None);
-        let c = CommitInput { advancement_key: format!("t{k}"), messages: msgs[msgs.len() - 4..].to_vec(), now_ms: T0 as f64 };
+        let c = CommitInput {
+            advancement_key: format!("t{k}"),
+            messages: msgs[msgs.len() - 4..].to_vec(),
+            now_ms: T0 as f64,
+        };
         s.commit_turn(&c).unwrap();
         s.note_artifact(&"a".repeat(40), "exec", 9_000, T0 as f64).unwrap();
         journal.push_str(&s.take_journal());

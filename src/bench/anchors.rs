@@ -111,7 +111,12 @@ fn is_anchor(w: &str) -> bool {
     }
     // file.ext
     if let Some((stem, ext)) = w.rsplit_once('.') {
-        if !stem.is_empty() && (1..=6).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric()) && ext.chars().any(|c| c.is_ascii_alphabetic()) && stem.chars().any(char::is_alphanumeric) {
+        if !stem.is_empty()
+            && (1..=6).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic())
+            && stem.chars().any(char::is_alphanumeric)
+        {
             return true;
         }
     }
@@ -143,7 +148,15 @@ mod tests {
     #[test]
     fn finds_the_usual_suspects() {
         let a = extract("error[E0308]: mismatched types at src/bench/cache.rs:120:5 in fn block_hashes; see https://doc.rust-lang.org/x.html commit 1a2b3c4d port 18789 parseClaudeCode the and");
-        for want in ["E0308", "src/bench/cache.rs", "block_hashes", "https://doc.rust-lang.org/x.html", "1a2b3c4d", "18789", "parseClaudeCode"] {
+        for want in [
+            "E0308",
+            "src/bench/cache.rs",
+            "block_hashes",
+            "https://doc.rust-lang.org/x.html",
+            "1a2b3c4d",
+            "18789",
+            "parseClaudeCode",
+        ] {
             assert!(a.iter().any(|x| x == want), "{want} missing from {a:?}");
         }
         for not in ["the", "and", "error", "mismatched"] {

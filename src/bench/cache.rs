@@ -183,7 +183,11 @@ pub struct Params {
 impl Params {
     /// DS strict, B = 128, no expiry.
     pub fn ds_strict() -> Params {
-        Params { model: Model::DsStrict, block: 128, expiry_ms: None }
+        Params {
+            model: Model::DsStrict,
+            block: 128,
+            expiry_ms: None,
+        }
     }
 
     /// Block size actually used.
@@ -366,7 +370,14 @@ impl Sim {
 
         let prompt = x.len() as u64;
         let novel = novel.min(prompt - ceiling);
-        Outcome { prompt, hit, miss: prompt - hit, ceiling, novel, remainder: prompt - ceiling - novel }
+        Outcome {
+            prompt,
+            hit,
+            miss: prompt - hit,
+            ceiling,
+            novel,
+            remainder: prompt - ceiling - novel,
+        }
     }
 
     /// `|X| -` the longest token-exact prefix shared with an earlier X⊕Y. Compared against the

@@ -75,7 +75,12 @@ impl Cachefold {
             count: count as u32,
             messages: indices
                 .iter()
-                .filter_map(|&i| hist.get(i as usize).map(|m| IndexedJson { index: i, json: m.msg.to_json() }))
+                .filter_map(|&i| {
+                    hist.get(i as usize).map(|m| IndexedJson {
+                        index: i,
+                        json: m.msg.to_json(),
+                    })
+                })
                 .collect(),
             model: Some(self.model.clone()),
             token_budget: Some(ctx.window),
@@ -119,7 +124,11 @@ impl Cachefold {
 
     fn commit_and_maintain(&mut self, ctx: &mut Ctx, hist: &[M], u: usize, end: usize) {
         let messages: Vec<String> = hist.get(u..end).unwrap_or(&[]).iter().map(|m| m.msg.to_json()).collect();
-        let commit = CommitInput { advancement_key: format!("turn-{u}"), messages, now_ms: self.last_now };
+        let commit = CommitInput {
+            advancement_key: format!("turn-{u}"),
+            messages,
+            now_ms: self.last_now,
+        };
         if self.session.commit_turn(&commit).is_err() {
             self.errors += 1;
         }
@@ -133,7 +142,11 @@ impl Cachefold {
             let p = ctx.store.user_text(&req.prompt, self.last_now);
             let o = ctx.store.assistant_text(&text, self.last_now);
             if let (Some(p), Some(o)) = (p, o) {
-                ctx.extra.push(ExtraCall { system: Some(req.system.clone()), prompt: vec![p], output: o });
+                ctx.extra.push(ExtraCall {
+                    system: Some(req.system.clone()),
+                    prompt: vec![p],
+                    output: o,
+                });
                 self.summary_calls += 1;
             }
             self.session.accept_summary(&req.id, &text, true, self.last_now);
@@ -185,7 +198,10 @@ impl Strategy for Cachefold {
                 let Some(&(hit, miss, out)) = self.usage.get(&index) else { return m };
                 let mut v = m.msg.raw().clone();
                 if let Some(o) = v.as_object_mut() {
-                    o.insert("usage".into(), serde_json::json!({"input": miss, "output": out, "cacheRead": hit, "cacheWrite": 0}));
+                    o.insert(
+                        "usage".into(),
+                        serde_json::json!({"input": miss, "output": out, "cacheRead": hit, "cacheWrite": 0}),
+                    );
                 }
                 match Message::from_value(v) {
                     Ok(nm) => ctx.store.make(nm, m.origin, m.credit.clone()),
@@ -214,7 +230,13 @@ impl Strategy for Cachefold {
             self.plan = None;
         }
         self.last_now = ctx.now_ms;
-        let count = if new_turn { Some(u) } else if self.cfg.owns_compaction { Some(a) } else { None };
+        let count = if new_turn {
+            Some(u)
+        } else if self.cfg.owns_compaction {
+            Some(a)
+        } else {
+            None
+        };
         if let Some(count) = count {
             if let Some(plan) = self.assemble_host(ctx, hist, count) {
                 self.plan = Some((plan, count));

@@ -81,7 +81,8 @@ impl Gen {
 
     fn user(&mut self, text: &str) {
         let ts = self.tick(20_000, 90_000);
-        self.msgs.push(json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts}));
+        self.msgs
+            .push(json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts}));
     }
 
     fn read_output(&self, f: usize, offset: Option<usize>, limit: Option<usize>) -> String {
@@ -145,7 +146,16 @@ impl Gen {
         match cmd {
             c if c.starts_with("cargo build") || c.starts_with("cargo clippy") => {
                 let mut s = String::new();
-                for dep in ["serde_derive v1.0.229", "serde_json v1.0.145", "sha1 v0.10.7", "onig_sys v69.9.1", "tokenizers v0.22.2", "rusqlite v0.32.1", "zstd-sys v2.0.16", "tiktoken-rs v0.12.1"] {
+                for dep in [
+                    "serde_derive v1.0.229",
+                    "serde_json v1.0.145",
+                    "sha1 v0.10.7",
+                    "onig_sys v69.9.1",
+                    "tokenizers v0.22.2",
+                    "rusqlite v0.32.1",
+                    "zstd-sys v2.0.16",
+                    "tiktoken-rs v0.12.1",
+                ] {
                     s.push_str(&format!("   Compiling {dep}\n"));
                 }
                 s.push_str("   Compiling cachefold v0.1.0 (/home/sam/src/cachefold)\n");
@@ -161,7 +171,9 @@ impl Gen {
                     for k in 0..(2 + self.rng.below(4)) {
                         let (path, body) = file((k as usize * 3 + 1) % FILES.len());
                         let ln = 1 + (k as usize * 37) % line_count(body).max(1);
-                        s.push_str(&format!("warning: unused variable: `tmp{k}`\n  --> {path}:{ln}:13\n   |\n   = note: `#[warn(unused_variables)]` on by default\n\n"));
+                        s.push_str(&format!(
+                            "warning: unused variable: `tmp{k}`\n  --> {path}:{ln}:13\n   |\n   = note: `#[warn(unused_variables)]` on by default\n\n"
+                        ));
                     }
                     s.push_str("    Finished `dev` profile [unoptimized + debuginfo] target(s) in 38.41s\n");
                 }
@@ -169,12 +181,19 @@ impl Gen {
             }
             c if c.starts_with("cargo test") => {
                 let mut s = String::from("    Finished `test` profile [unoptimized + debuginfo] target(s) in 21.07s\n     Running unittests src/lib.rs (target/debug/deps/cachefold-5cf6edcf8bce83a8)\n\n");
-                let fail_idx = if self.edits % 4 == 2 { Some(self.rng.below(tests.len().max(1) as u64) as usize) } else { None };
+                let fail_idx = if self.edits % 4 == 2 {
+                    Some(self.rng.below(tests.len().max(1) as u64) as usize)
+                } else {
+                    None
+                };
                 s.push_str(&format!("running {} tests\n", tests.len() * 6));
                 for rep in 0..6 {
                     for (i, t) in tests.iter().enumerate() {
                         let status = if Some(i) == fail_idx && rep == 0 { "FAILED" } else { "ok" };
-                        s.push_str(&format!("test {t}{} ... {status}\n", if rep == 0 { String::new() } else { format!("_case_{rep}") }));
+                        s.push_str(&format!(
+                            "test {t}{} ... {status}\n",
+                            if rep == 0 { String::new() } else { format!("_case_{rep}") }
+                        ));
                     }
                 }
                 let failed = fail_idx.is_some();
@@ -182,7 +201,10 @@ impl Gen {
                     let t = tests.get(i).cloned().unwrap_or_default();
                     s.push_str(&format!("\nfailures:\n\n---- {t} stdout ----\n\nthread '{t}' panicked at src/bench/cache.rs:212:9:\nassertion `left == right` failed\n  left: 1408\n right: 1536\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\n\nfailures:\n    {t}\n\ntest result: FAILED. {} passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.84s\n\nerror: test failed, to rerun pass `--lib`\n", tests.len() * 6 - 1));
                 } else {
-                    s.push_str(&format!("\ntest result: ok. {} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.81s\n", tests.len() * 6));
+                    s.push_str(&format!(
+                        "\ntest result: ok. {} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.81s\n",
+                        tests.len() * 6
+                    ));
                 }
                 (s, failed)
             }
@@ -246,11 +268,24 @@ impl Gen {
                     let (path, body) = file(f);
                     let ln = 1 + (self.edits as usize * 53) % line_count(body).max(1);
                     let old = body.lines().nth(ln - 1).unwrap_or("").to_string();
-                    ("edit", json!({"path": path, "oldText": old, "newText": format!("{old} // reviewed")}), format!("Successfully replaced text in {path}."), false)
+                    (
+                        "edit",
+                        json!({"path": path, "oldText": old, "newText": format!("{old} // reviewed")}),
+                        format!("Successfully replaced text in {path}."),
+                        false,
+                    )
                 }
                 Act::Write { path } => {
-                    let content = format!("//! {path}: notes written by the demo agent.\n\n{}", file(0).1.lines().take(40).collect::<Vec<_>>().join("\n"));
-                    ("write", json!({"path": path, "content": content}), format!("Successfully wrote {} bytes to {path}", content.len()), false)
+                    let content = format!(
+                        "//! {path}: notes written by the demo agent.\n\n{}",
+                        file(0).1.lines().take(40).collect::<Vec<_>>().join("\n")
+                    );
+                    (
+                        "write",
+                        json!({"path": path, "content": content}),
+                        format!("Successfully wrote {} bytes to {path}", content.len()),
+                        false,
+                    )
                 }
             };
             parts.push(json!({"type": "toolCall", "id": id, "name": name, "arguments": args}));
@@ -258,10 +293,20 @@ impl Gen {
         }
         let stop = if results.is_empty() { "stop" } else { "toolUse" };
         let output = 40 + self.rng.below(400);
-        let usage = Usage { input: 0, cache_read: 0, cache_write: 0, output };
+        let usage = Usage {
+            input: 0,
+            cache_read: 0,
+            cache_write: 0,
+            output,
+        };
         let msg = json!({"role": "assistant", "content": parts, "api": "openai-completions", "provider": "deepseek", "model": "deepseek-flash",
             "usage": {"input": 0, "output": output, "cacheRead": 0, "cacheWrite": 0}, "stopReason": stop, "timestamp": ts});
-        self.calls.push(Call { assistant_index: self.msgs.len(), timestamp_ms: ts as f64, usage: Some(usage), output_tokens: output });
+        self.calls.push(Call {
+            assistant_index: self.msgs.len(),
+            timestamp_ms: ts as f64,
+            usage: Some(usage),
+            output_tokens: output,
+        });
         self.msgs.push(msg);
         self.msgs.extend(results);
     }
@@ -270,7 +315,14 @@ impl Gen {
 /// The demo transcript (same bytes on every run of the same build).
 pub fn session() -> Transcript {
     // 2026-11-16 (a Monday) 06:30 UTC: inside DeepSeek's peak band.
-    let mut g = Gen { rng: Lcg(0x5eed_cafe_f00d), now: 1_763_274_600_000, msgs: Vec::new(), calls: Vec::new(), next_id: 0, edits: 0 };
+    let mut g = Gen {
+        rng: Lcg(0x5eed_cafe_f00d),
+        now: 1_794_810_600_000,
+        msgs: Vec::new(),
+        calls: Vec::new(),
+        next_id: 0,
+        edits: 0,
+    };
     let turns: &[(&str, usize)] = &[
         ("We're adding a replay bench to cachefold. Read src/transcript.rs and src/bench/cache.rs first and tell me how a recorded call becomes a request. Don't change the public API of transcript.rs: the engine helper depends on it.", 0),
         ("Good. Now check that the cache model reproduces the hand-worked 768/769, 1024/1079 and 1408/1631 sequences from cache-economics.md. Run the tests.", 1),
@@ -381,5 +433,11 @@ pub fn session() -> Transcript {
         }
     }
     let messages: Vec<Message> = g.msgs.into_iter().filter_map(|v| Message::from_value(v).ok()).collect();
-    Transcript { format: "demo".into(), messages, calls: g.calls, compactions: Vec::new(), skipped_lines: 0 }
+    Transcript {
+        format: "demo".into(),
+        messages,
+        calls: g.calls,
+        compactions: Vec::new(),
+        skipped_lines: 0,
+    }
 }

@@ -83,6 +83,64 @@ pub fn slot(m: &Message) -> Slot {
     }
 }
 
+/// One piece of a rendered request, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece {
+    /// `<｜User｜>` (a user turn starts).
+    User,
+    /// `\n\n` between blocks of one merged user turn.
+    Sep,
+    /// `<｜Assistant｜><think>` (generation starts after a user turn).
+    Transition,
+    /// The body of message `i`.
+    Body(usize),
+}
+
+/// The piece sequence of a request over messages with these slots (after the static prefix).
+pub fn layout(slots: &[Slot]) -> Vec<Piece> {
+    let mut out = Vec::with_capacity(slots.len() * 2 + 1);
+    let mut in_user = false;
+    for (i, s) in slots.iter().enumerate() {
+        match s {
+            Slot::UserBlock => {
+                out.push(if in_user { Piece::Sep } else { Piece::User });
+                out.push(Piece::Body(i));
+                in_user = true;
+            }
+            Slot::Assistant => {
+                if in_user {
+                    out.push(Piece::Transition);
+                }
+                out.push(Piece::Body(i));
+                in_user = false;
+            }
+        }
+    }
+    if in_user {
+        out.push(Piece::Transition);
+    }
+    out
+}
+
+/// The full request text (static prefix + messages): what the bench tokenizes piecewise.
+pub fn request_text(static_text: &str, msgs: &[Message]) -> String {
+    let slots: Vec<Slot> = msgs.iter().map(slot).collect();
+    let mut s = String::from(static_text);
+    for p in layout(&slots) {
+        match p {
+            Piece::User => s.push_str(USER),
+            Piece::Sep => s.push_str(SEP),
+            Piece::Transition => s.push_str(TRANSITION),
+            Piece::Body(i) => {
+                if let Some(m) = msgs.get(i) {
+                    s.push_str(&body(m));
+                }
+            }
+        }
+    }
+    s
+}
+
 /// Rendered body of one message (without `<｜User｜>` / separators / transitions).
 pub fn body(m: &Message) -> String {
     match m.role() {
@@ -118,11 +176,7 @@ pub fn assistant_body(m: &Message) -> String {
         match p {
             Part::Thinking(t) => reasoning.push(t),
             Part::Text(t) => text.push(t),
-            Part::ToolCall(c) => calls.push(format!(
-                "<{DSML}invoke name=\"{}\">\n{}\n</{DSML}invoke>",
-                c.name,
-                dsml_arguments(c.arguments)
-            )),
+            Part::ToolCall(c) => calls.push(format!("<{DSML}invoke name=\"{}\">\n{}\n</{DSML}invoke>", c.name, dsml_arguments(c.arguments))),
             _ => {}
         }
     }

@@ -136,11 +136,14 @@ pub fn build(header: Header, mut jobs: Vec<JobResult>, order: &[&str]) -> Report
     let pos = |s: &str| order.iter().position(|o| *o == s).unwrap_or(usize::MAX);
     let session_pos: BTreeMap<String, usize> = header.sessions.iter().enumerate().map(|(i, s)| (s.name.clone(), i)).collect();
     jobs.sort_by(|a, b| {
-        (session_pos.get(&a.session).copied().unwrap_or(usize::MAX), pos(&a.strategy)).cmp(&(session_pos.get(&b.session).copied().unwrap_or(usize::MAX), pos(&b.strategy)))
+        (session_pos.get(&a.session).copied().unwrap_or(usize::MAX), pos(&a.strategy))
+            .cmp(&(session_pos.get(&b.session).copied().unwrap_or(usize::MAX), pos(&b.strategy)))
     });
     let mut sums: BTreeMap<usize, (String, String, Metrics)> = BTreeMap::new();
     for j in &jobs {
-        let e = sums.entry(pos(&j.strategy)).or_insert_with(|| (j.strategy.clone(), j.label.clone(), Metrics::default()));
+        let e = sums
+            .entry(pos(&j.strategy))
+            .or_insert_with(|| (j.strategy.clone(), j.label.clone(), Metrics::default()));
         e.2.add(&j.metrics);
     }
     let find = |id: &str| sums.values().find(|(s, _, _)| s == id).map(|(_, _, m)| m.clone());
@@ -150,7 +153,12 @@ pub fn build(header: Header, mut jobs: Vec<JobResult>, order: &[&str]) -> Report
         .into_values()
         .map(|(strategy, label, metrics)| {
             let derived = derive(&metrics, s0.as_ref(), s1a.as_ref());
-            StrategyTotal { strategy, label, metrics, derived }
+            StrategyTotal {
+                strategy,
+                label,
+                metrics,
+                derived,
+            }
         })
         .collect();
     Report { header, totals, jobs }
@@ -276,8 +284,25 @@ pub fn markdown(r: &Report) -> String {
                     None => "–".into(),
                 }
             };
-            let s3 = jobs.iter().find(|j| j.strategy == "S3").map(|j| format!("{} / {:.3} / {:.3}", pct(j.metrics.hit_rate()), j.metrics.efficiency(), j.metrics.recall())).unwrap_or_else(|| "–".into());
-            let _ = writeln!(s, "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |", si.name, si.calls, cell("S0"), cell("S1a"), cell("S1b"), cell("S2"), cell("S2c"), cell("S2f"), cell("S3"), s3);
+            let s3 = jobs
+                .iter()
+                .find(|j| j.strategy == "S3")
+                .map(|j| format!("{} / {:.3} / {:.3}", pct(j.metrics.hit_rate()), j.metrics.efficiency(), j.metrics.recall()))
+                .unwrap_or_else(|| "–".into());
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                si.name,
+                si.calls,
+                cell("S0"),
+                cell("S1a"),
+                cell("S1b"),
+                cell("S2"),
+                cell("S2c"),
+                cell("S2f"),
+                cell("S3"),
+                s3
+            );
         }
     }
     s
@@ -314,7 +339,10 @@ pub fn svg(r: &Report) -> String {
     let max_ctx = series.iter().flat_map(|(_, p)| p.iter().map(|x| x.context)).max().unwrap_or(1).max(1) as f64;
     let h = pad_t + ph * 2.0 + gap + 50.0;
     let mut s = String::new();
-    let _ = writeln!(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">");
+    let _ = writeln!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">"
+    );
     let _ = writeln!(s, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
     let title = format!(
         "cachefold-bench: {} calls, price {}, cache {}, tokenizer {}",
@@ -324,8 +352,14 @@ pub fn svg(r: &Report) -> String {
         r.header.tokenizer
     );
     let _ = writeln!(s, "<text x=\"{pad_l}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>", esc(&title));
-    for (panel, (label, top)) in [("cumulative cost (USD)", pad_t), ("context size (tokens)", pad_t + ph + gap)].iter().enumerate() {
-        let _ = writeln!(s, "<rect x=\"{pad_l}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#999\"/>");
+    for (panel, (label, top)) in [("cumulative cost (USD)", pad_t), ("context size (tokens)", pad_t + ph + gap)]
+        .iter()
+        .enumerate()
+    {
+        let _ = writeln!(
+            s,
+            "<rect x=\"{pad_l}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#999\"/>"
+        );
         let _ = writeln!(s, "<text x=\"{pad_l}\" y=\"{}\" fill=\"#333\">{}</text>", top - 6.0, esc(label));
         let maxv = if panel == 0 { max_cost } else { max_ctx };
         for k in 0..=4 {
@@ -354,7 +388,12 @@ pub fn svg(r: &Report) -> String {
             }
         }
     }
-    let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#333\">call index (sessions concatenated)</text>", pad_l + pw / 2.0, h - 12.0);
+    let _ = writeln!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#333\">call index (sessions concatenated)</text>",
+        pad_l + pw / 2.0,
+        h - 12.0
+    );
     for (si, (name, pts)) in series.iter().enumerate() {
         let color = COLORS.get(si % COLORS.len()).copied().unwrap_or("#000");
         let y = pad_t + 10.0 + si as f64 * 20.0;

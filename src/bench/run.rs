@@ -122,7 +122,14 @@ pub fn prepare(tok: &Tokenizer, name: &str, t: &Transcript) -> Prepared {
     let orig: Vec<M> = messages.iter().enumerate().map(|(i, m)| store.make(m.clone(), Some(i), Vec::new())).collect();
 
     // Tokenize every original body once, in parallel.
-    let bodies: Vec<String> = orig.iter().map(|m| render::body(&m.msg)).collect();
+    let mut bodies: Vec<String> = orig.iter().map(|m| render::body(&m.msg)).collect();
+    // Blocks followed by another block of the same user turn are tokenized with the separator.
+    for (i, m) in orig.iter().enumerate() {
+        if m.slot == Slot::UserBlock && orig.get(i + 1).is_some_and(|n| n.slot == Slot::UserBlock) {
+            let b = format!("{}{}", render::body(&m.msg), render::SEP);
+            bodies.push(b);
+        }
+    }
     let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
     let mut cache = TokenCache::default();
     cache.prefill(tok, &refs);
@@ -201,7 +208,13 @@ pub struct Renderer<'a> {
 impl<'a> Renderer<'a> {
     /// New renderer over a session's pre-tokenized originals.
     pub fn new(tok: &'a Tokenizer, base: Arc<HashMap<u128, Tokens>>, glue: &'a Glue) -> Renderer<'a> {
-        Renderer { tok, base, local: TokenCache::default(), memo: HashMap::new(), glue }
+        Renderer {
+            tok,
+            base,
+            local: TokenCache::default(),
+            memo: HashMap::new(),
+            glue,
+        }
     }
 
     /// Tokens of a message body.
@@ -223,27 +236,47 @@ impl<'a> Renderer<'a> {
     pub fn request(&mut self, static_tokens: &Tokens, msgs: &[M]) -> Seq {
         let mut s = Seq::new();
         s.push(static_tokens.clone());
-        let mut in_user = false;
-        for m in msgs {
-            match m.slot {
-                Slot::UserBlock => {
-                    s.push(if in_user { self.glue.sep.clone() } else { self.glue.user.clone() });
-                    s.push(self.body(m));
-                    in_user = true;
-                }
-                Slot::Assistant => {
-                    if in_user {
-                        s.push(self.glue.trans.clone());
+        let slots: Vec<Slot> = msgs.iter().map(|m| m.slot).collect();
+        let pieces = render::layout(&slots);
+        let mut k = 0;
+        while let Some(p) = pieces.get(k) {
+            match p {
+                render::Piece::User => s.push(self.glue.user.clone()),
+                render::Piece::Sep => s.push(self.glue.sep.clone()),
+                render::Piece::Transition => s.push(self.glue.trans.clone()),
+                render::Piece::Body(i) => {
+                    if let Some(m) = msgs.get(*i) {
+                        // A block followed by another block of the same user turn: the `\n\n`
+                        // merges with the block's last punctuation (`>\n\n` is one token),
+                        // so tokenize them together.
+                        if pieces.get(k + 1) == Some(&render::Piece::Sep) {
+                            s.push(self.body_sep(m));
+                            k += 1;
+                        } else {
+                            s.push(self.body(m));
+                        }
                     }
-                    s.push(self.body(m));
-                    in_user = false;
                 }
             }
-        }
-        if in_user {
-            s.push(self.glue.trans.clone());
+            k += 1;
         }
         s
+    }
+
+    /// Tokens of a message body followed by the block separator.
+    fn body_sep(&mut self, m: &M) -> Tokens {
+        let key = m.key ^ 0x5e9a_7a70_0000_0000_0000_0000_0000_0001;
+        if let Some(t) = self.memo.get(&key) {
+            return t.clone();
+        }
+        let mut text = render::body(&m.msg);
+        text.push_str(render::SEP);
+        let t = match self.base.get(&hash128(text.as_bytes())) {
+            Some(t) => t.clone(),
+            None => self.local.get(self.tok, &text),
+        };
+        self.memo.insert(key, t.clone());
+        t
     }
 
     /// A summariser request.
@@ -344,6 +377,8 @@ pub struct Metrics {
     pub pairing_violation_calls: u64,
     /// Total pairing violations.
     pub pairing_violations: u64,
+    /// The first few violations (`session call k: kind call_id at position`), for diagnosis.
+    pub pairing_examples: Vec<String>,
     /// Folds / compactions.
     pub folds: u64,
     /// Folds whose summariser input exceeded the window.
@@ -412,8 +447,16 @@ impl Metrics {
     pub fn add(&mut self, o: &Metrics) {
         let w_self = self.calls as f64;
         let w_o = o.calls as f64;
-        self.time_weighted_context = if w_self + w_o > 0.0 { (self.time_weighted_context * w_self + o.time_weighted_context * w_o) / (w_self + w_o) } else { 0.0 };
-        self.median_hit_rate = if w_self + w_o > 0.0 { (self.median_hit_rate * w_self + o.median_hit_rate * w_o) / (w_self + w_o) } else { 0.0 };
+        self.time_weighted_context = if w_self + w_o > 0.0 {
+            (self.time_weighted_context * w_self + o.time_weighted_context * w_o) / (w_self + w_o)
+        } else {
+            0.0
+        };
+        self.median_hit_rate = if w_self + w_o > 0.0 {
+            (self.median_hit_rate * w_self + o.median_hit_rate * w_o) / (w_self + w_o)
+        } else {
+            0.0
+        };
         self.calls += o.calls;
         self.prompt_tokens += o.prompt_tokens;
         self.hit_tokens += o.hit_tokens;
@@ -439,6 +482,11 @@ impl Metrics {
         self.overflow_calls += o.overflow_calls;
         self.pairing_violation_calls += o.pairing_violation_calls;
         self.pairing_violations += o.pairing_violations;
+        for e in &o.pairing_examples {
+            if self.pairing_examples.len() < 5 {
+                self.pairing_examples.push(e.clone());
+            }
+        }
         self.folds += o.folds;
         self.fold_failures += o.fold_failures;
         self.first_hit += o.first_hit;
@@ -491,7 +539,12 @@ fn price_at(opts: &Options, ts: f64) -> Price {
         Some(base) => format!("{base}-{}", if cost::is_peak(ts) { "peak" } else { "offpeak" }),
         None => opts.price.clone(),
     };
-    cost::builtin_price(&key).unwrap_or(Price { key, hit: 0.0, miss: 0.0, output: 0.0 })
+    cost::builtin_price(&key).unwrap_or(Price {
+        key,
+        hit: 0.0,
+        miss: 0.0,
+        output: 0.0,
+    })
 }
 
 /// Whether a price key is known (with or without `-auto`).
@@ -502,7 +555,8 @@ pub fn price_known(key: &str) -> bool {
     }
 }
 
-fn costs(opts: &Options, ts: f64, hit: u64, miss: u64, out: u64) -> Costs {
+/// Costs of one request (hit, miss, output tokens) at time `ts` under the headline price and the four DeepSeek rows.
+pub fn call_costs(opts: &Options, ts: f64, hit: u64, miss: u64, out: u64) -> Costs {
     let row = |k: &str| cost::builtin_price(k).map_or(0.0, |p| cost::cost_usd(&p, hit, miss, out));
     let p = price_at(opts, ts);
     Costs {
@@ -538,7 +592,15 @@ pub fn run_job(
     let mut tw_num = 0f64;
     let mut tw_den = 0f64;
     for (k, &(ai, ts)) in prep.calls.iter().enumerate() {
-        let mut ctx = Ctx { store: &mut store, window: opts.window, static_chars: prefix.chars, extra: Vec::new(), fold_failures: 0, folds: 0, now_ms: ts };
+        let mut ctx = Ctx {
+            store: &mut store,
+            window: opts.window,
+            static_chars: prefix.chars,
+            extra: Vec::new(),
+            fold_failures: 0,
+            folds: 0,
+            now_ms: ts,
+        };
         while next < ai {
             if let Some(o) = prep.orig.get(next) {
                 let im = strategy.ingest(&mut ctx, o.clone(), next);
@@ -560,7 +622,7 @@ pub fn run_job(
             m.extra_ceiling_tokens += o.ceiling;
             m.extra_novel_tokens += o.novel;
             m.extra_output_tokens += y.len() as u64;
-            let c = costs(opts, ts, o.hit, o.miss, y.len() as u64);
+            let c = call_costs(opts, ts, o.hit, o.miss, y.len() as u64);
             call_cost += c.headline;
             m.cost.add(&c);
         }
@@ -583,7 +645,7 @@ pub fn run_job(
             m.first_hit = o.hit;
             m.first_prompt = o.prompt;
         }
-        let c = costs(opts, ts, o.hit, o.miss, y.len() as u64);
+        let c = call_costs(opts, ts, o.hit, o.miss, y.len() as u64);
         call_cost += c.headline;
         m.cost.add(&c);
         m.peak_context = m.peak_context.max(o.prompt);
@@ -602,6 +664,12 @@ pub fn run_job(
         if !v.is_empty() {
             m.pairing_violation_calls += 1;
             m.pairing_violations += v.len() as u64;
+            if m.pairing_examples.len() < 3 {
+                if let Some(f) = v.first() {
+                    m.pairing_examples
+                        .push(format!("{} call {k}: {} {} at {} of {}", prep.name, f.kind, f.call_id, f.position, msgs.len()));
+                }
+            }
         }
 
         // Anchor recall.
@@ -622,7 +690,11 @@ pub fn run_job(
                 }
             }
         }
-        series.push(Point { context: o.prompt, hit: o.hit, cost: call_cost });
+        series.push(Point {
+            context: o.prompt,
+            hit: o.hit,
+            cost: call_cost,
+        });
         progress(k + 1);
     }
     rates.sort_by(|a, b| a.total_cmp(b));
@@ -631,7 +703,13 @@ pub fn run_job(
     m.p95_context = sizes.get((sizes.len() * 95 / 100).min(sizes.len().saturating_sub(1))).copied().unwrap_or(0);
     m.time_weighted_context = if tw_den > 0.0 { tw_num / tw_den } else { m.mean_context() };
     m.counters = strategy.counters();
-    JobResult { session: prep.name.clone(), strategy: strategy.id().to_string(), label: strategy.label().to_string(), metrics: m, series }
+    JobResult {
+        session: prep.name.clone(),
+        strategy: strategy.id().to_string(),
+        label: strategy.label().to_string(),
+        metrics: m,
+        series,
+    }
 }
 
 /// Keep the memo of `Store` cheap to clone for each job.
@@ -648,5 +726,10 @@ pub fn static_prefix(tok: &Tokenizer, profile: super::prefix::Profile) -> Static
     let tools = super::prefix::tools(profile);
     let text = render::render_static(&system, &tools);
     let tokens: Tokens = tok.encode(&text).into();
-    StaticPrefix { chars: text.chars().count() as u64, tokens, text, profile: profile.name().to_string() }
+    StaticPrefix {
+        chars: text.chars().count() as u64,
+        tokens,
+        text,
+        profile: profile.name().to_string(),
+    }
 }

@@ -79,7 +79,11 @@ pub fn read_sessions(conn: &Connection, only: Option<&str>) -> Result<Vec<Sqlite
     let finish = |c: (String, Vec<String>, u64), out: &mut Vec<SqliteSession>| -> Result<()> {
         let (id, lines, bad) = c;
         let transcript = parse_pi_lines(lines.iter().map(String::as_str))?;
-        out.push(SqliteSession { session_id: id, transcript, bad_rows: bad });
+        out.push(SqliteSession {
+            session_id: id,
+            transcript,
+            bad_rows: bad,
+        });
         Ok(())
     };
     while let Some(r) = rows.next().map_err(sql_err)? {

@@ -109,7 +109,15 @@ impl Store {
         for a in &ids {
             self.inv.entry(*a).or_default().push(key);
         }
-        let m = Arc::new(BMsg { key, slot: render::slot(&msg), chars: estimate_chars(&msg), anchors: ids, origin, credit, msg });
+        let m = Arc::new(BMsg {
+            key,
+            slot: render::slot(&msg),
+            chars: estimate_chars(&msg),
+            anchors: ids,
+            origin,
+            credit,
+            msg,
+        });
         self.by_key.insert(key, m.clone());
         m
     }
@@ -122,7 +130,11 @@ impl Store {
 
     /// A user text message.
     pub fn user_text(&mut self, text: &str, ts: f64) -> Option<M> {
-        self.make_value(serde_json::json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts as u64}), None, Vec::new())
+        self.make_value(
+            serde_json::json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts as u64}),
+            None,
+            Vec::new(),
+        )
     }
 
     /// An assistant text message.

@@ -68,7 +68,11 @@ impl Ctx<'_> {
         let p = self.store.user_text(prompt, self.now_ms);
         let o = self.store.assistant_text(output, self.now_ms);
         if let (Some(prompt), Some(output)) = (p, o) {
-            self.extra.push(ExtraCall { system: None, prompt: vec![prompt], output });
+            self.extra.push(ExtraCall {
+                system: None,
+                prompt: vec![prompt],
+                output,
+            });
         }
     }
 }
@@ -243,7 +247,13 @@ impl Legacy {
             return;
         }
         let view = self.view(hist);
-        let cutoff = view.iter().enumerate().filter(|(_, (_, m))| m.role() == Role::Assistant).map(|(i, _)| i).rev().nth(2);
+        let cutoff = view
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, m))| m.role() == Role::Assistant)
+            .map(|(i, _)| i)
+            .rev()
+            .nth(2);
         let start = view.iter().position(|(_, m)| m.role() == Role::User);
         let (Some(cutoff), Some(start)) = (cutoff, start) else { return };
         let char_window = (ctx.window * 4) as f64;
@@ -411,7 +421,10 @@ impl ReasoniXlaw {
             if n <= 2_000 || text.contains("[reasonixlaw: trimmed") {
                 continue;
             }
-            let t = format!("{}\n[reasonixlaw: trimmed tool result, original {n} chars, kept 2000]", clip_chars(&text, 2_000));
+            let t = format!(
+                "{}\n[reasonixlaw: trimmed tool result, original {n} chars, kept 2000]",
+                clip_chars(&text, 2_000)
+            );
             let nm = retext(ctx, &m, &t, Vec::new());
             if let Some(slot) = self.tail.get_mut(i) {
                 *slot = nm;
@@ -441,7 +454,10 @@ impl ReasoniXlaw {
             return;
         }
         let dropped: Vec<M> = self.tail.get(..b).unwrap_or(&[]).to_vec();
-        let opts = SerializeOpts { per_message: 500, per_result: 500 };
+        let opts = SerializeOpts {
+            per_message: 500,
+            per_result: 500,
+        };
         let new_summary = ctx.summarize(&dropped, None, 4_000, opts);
         let merged = if (self.summary_text.len() + new_summary.len()) / 4 <= 2_000 {
             if self.summary_text.is_empty() {
@@ -451,7 +467,10 @@ impl ReasoniXlaw {
             }
         } else {
             // LLM merge of old + new summaries (one more summariser call), bounded to 2,000 tokens.
-            let prompt = format!("Merge these two conversation summaries into one, keeping every concrete fact.\n\n<old>\n{}\n</old>\n\n<new>\n{}\n</new>", self.summary_text, new_summary);
+            let prompt = format!(
+                "Merge these two conversation summaries into one, keeping every concrete fact.\n\n<old>\n{}\n</old>\n\n<new>\n{}\n</new>",
+                self.summary_text, new_summary
+            );
             let mut m = String::from(clip_chars(&self.summary_text, 3_000));
             m.push_str("\n\n");
             m.push_str(clip_chars(&new_summary, 4_900));
@@ -459,7 +478,9 @@ impl ReasoniXlaw {
             m
         };
         self.summary_text = merged;
-        self.summary = ctx.store.user_text(&format!("<compaction-summary>\n{}\n</compaction-summary>", self.summary_text), ctx.now_ms);
+        self.summary = ctx
+            .store
+            .user_text(&format!("<compaction-summary>\n{}\n</compaction-summary>", self.summary_text), ctx.now_ms);
         self.tail = self.tail.split_off(b);
         self.compactions += 1;
         ctx.folds += 1;
@@ -515,8 +536,19 @@ impl Strategy for ReasoniXlaw {
 // S2c: context-safe
 
 /// Bootstrap files whose reads context-safe never prunes.
-const CS_PROTECTED: &[&str] =
-    &["agents.md", "soul.md", "memory.md", "tools.md", "user.md", "identity.md", "heartbeat.md", "bootstrap.md", "boot.md", "dreams.md", "claude.md"];
+const CS_PROTECTED: &[&str] = &[
+    "agents.md",
+    "soul.md",
+    "memory.md",
+    "tools.md",
+    "user.md",
+    "identity.md",
+    "heartbeat.md",
+    "bootstrap.md",
+    "boot.md",
+    "dreams.md",
+    "claude.md",
+];
 
 /// context-safe-like engine (persist externalisation, durable prune, session index first).
 pub struct ContextSafe {
@@ -539,7 +571,14 @@ impl Default for ContextSafe {
 impl ContextSafe {
     /// Defaults of context-safe 0.4.6.
     pub fn new() -> ContextSafe {
-        ContextSafe { host: Legacy::new(false), pruned: BTreeMap::new(), artifacts: Vec::new(), calls: BTreeMap::new(), externalised: 0, prunes: 0 }
+        ContextSafe {
+            host: Legacy::new(false),
+            pruned: BTreeMap::new(),
+            artifacts: Vec::new(),
+            calls: BTreeMap::new(),
+            externalised: 0,
+            prunes: 0,
+        }
     }
 
     fn limit(tool: &str) -> usize {
@@ -569,7 +608,12 @@ impl ContextSafe {
         let n = canon.len();
         let mut start = n.saturating_sub(5);
         let text_msgs = |s: usize| {
-            canon.get(s..).unwrap_or(&[]).iter().filter(|m| matches!(m.role(), Role::User | Role::Assistant) && !m.msg.text().trim().is_empty()).count()
+            canon
+                .get(s..)
+                .unwrap_or(&[])
+                .iter()
+                .filter(|m| matches!(m.role(), Role::User | Role::Assistant) && !m.msg.text().trim().is_empty())
+                .count()
         };
         let chars = |s: usize| canon.get(s..).unwrap_or(&[]).iter().map(|m| m.chars).sum::<u64>();
         while start > 0 && (chars(start) < 6_000 || text_msgs(start) < 2) && chars(start - 1) <= 24_000 {
@@ -591,7 +635,13 @@ impl ContextSafe {
             .iter()
             .filter(|m| m.role() == Role::Assistant)
             .filter_map(|m| {
-                let t = m.msg.parts().into_iter().filter_map(|p| if let Part::Text(t) = p { Some(t.to_string()) } else { None }).collect::<Vec<_>>().join(" ");
+                let t = m
+                    .msg
+                    .parts()
+                    .into_iter()
+                    .filter_map(|p| if let Part::Text(t) = p { Some(t.to_string()) } else { None })
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 let t = t.trim().to_string();
                 (!t.is_empty()).then(|| clip_chars(&t, 150).to_string())
             })
@@ -605,7 +655,7 @@ impl ContextSafe {
         if !arts.is_empty() {
             s.push_str(&format!("Artifacts: {}\n", arts.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ")));
         }
-        s.push_str(&format!("Boundary: {} messages, {} pruned\n", view.len(), self.pruned.len()));
+        s.push_str(&format!("Boundary: {} results pruned\n", self.pruned.len()));
         let s = clip_chars(&s, budget).to_string();
         ctx.store.assistant_text(&s, ctx.now_ms)
     }
@@ -621,7 +671,12 @@ impl Strategy for ContextSafe {
     fn ingest(&mut self, ctx: &mut Ctx, m: M, index: usize) -> M {
         if m.role() == Role::Assistant {
             for c in m.msg.tool_calls() {
-                let path = c.arguments.get("path").or_else(|| c.arguments.get("file_path")).and_then(|v| v.as_str()).unwrap_or("");
+                let path = c
+                    .arguments
+                    .get("path")
+                    .or_else(|| c.arguments.get("file_path"))
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("");
                 let base = path.rsplit(['/', '\\']).next().unwrap_or("").to_ascii_lowercase();
                 let protected = c.name.eq_ignore_ascii_case("read") && CS_PROTECTED.contains(&base.as_str());
                 self.calls.insert(c.id.to_string(), protected);
@@ -638,7 +693,11 @@ impl Strategy for ContextSafe {
         }
         let id = m.msg.tool_call_id().unwrap_or("");
         let h = super::tokenizer::hash128(id.as_bytes());
-        let path = format!("~/.openclaw/artifacts/context-safe/{tool}/{}-{tool}-{:012x}.json", ctx.now_ms as u64, (h >> 80) as u64);
+        let path = format!(
+            "~/.openclaw/artifacts/context-safe/{tool}/{}-{tool}-{:012x}.json",
+            ctx.now_ms as u64,
+            (h >> 80) as u64
+        );
         let body = format!(
             "[context-safe] {tool} output excluded from context; saved to {path}. Read the saved file with offset/limit, or rerun the tool with narrower arguments.\n\n{}",
             Self::preview(&text, 4_000)
@@ -656,7 +715,11 @@ impl Strategy for ContextSafe {
         let first = self.host.first_kept();
         let hist_kept = hist.get(first..).unwrap_or(&[]);
         // Canonical view with durable prunes.
-        let canon: Vec<M> = hist_kept.iter().enumerate().map(|(i, m)| self.pruned.get(&(i + first)).cloned().unwrap_or_else(|| m.clone())).collect();
+        let canon: Vec<M> = hist_kept
+            .iter()
+            .enumerate()
+            .map(|(i, m)| self.pruned.get(&(i + first)).cloned().unwrap_or_else(|| m.clone()))
+            .collect();
         let tail_start = Self::semantic_tail_start(&canon);
         let protected_result = |m: &M, calls: &BTreeMap<String, bool>| m.msg.tool_call_id().is_some_and(|id| calls.get(id).copied().unwrap_or(false));
         let mut gain = 0u64;
@@ -667,7 +730,12 @@ impl Strategy for ContextSafe {
             match m.role() {
                 Role::ToolResult if !protected_result(m, &self.calls) => gain += 2 * m.chars,
                 Role::Assistant => {
-                    gain += m.msg.parts().iter().map(|p| if let Part::Thinking(t) = p { t.chars().count() as u64 } else { 0 }).sum::<u64>()
+                    gain += m
+                        .msg
+                        .parts()
+                        .iter()
+                        .map(|p| if let Part::Thinking(t) = p { t.chars().count() as u64 } else { 0 })
+                        .sum::<u64>()
                 }
                 _ => {}
             }
@@ -697,7 +765,12 @@ impl Strategy for ContextSafe {
         if let Some(s) = &self.host.summary {
             view.push(s.clone());
         }
-        view.extend(hist_kept.iter().enumerate().map(|(i, m)| self.pruned.get(&(i + first)).cloned().unwrap_or_else(|| m.clone())));
+        view.extend(
+            hist_kept
+                .iter()
+                .enumerate()
+                .map(|(i, m)| self.pruned.get(&(i + first)).cloned().unwrap_or_else(|| m.clone())),
+        );
         // Assemble-time policy: per-result cap and total budget (chars).
         let budget = (ctx.window as f64 * 4.0 * 0.75) as u64;
         let base_cap = ctx.window as f64 * 2.0 * 0.5;
@@ -786,7 +859,11 @@ impl ContextFold {
     /// Defaults of ContextFold 1.0.0 code: preserveRecentTurns 5, toolResultMaxTokens 500,
     /// sameTopicMaxTurns 3, systemPromptReserve 10,000.
     pub fn new() -> ContextFold {
-        ContextFold { summaries: BTreeMap::new(), summarised_turns: 0, dropped_results: 0 }
+        ContextFold {
+            summaries: BTreeMap::new(),
+            summarised_turns: 0,
+            dropped_results: 0,
+        }
     }
 
     /// Turn starts: index of each user message (messages before the first user form turn 0).
@@ -808,11 +885,7 @@ impl ContextFold {
             if m.role() == Role::Assistant {
                 for p in m.msg.parts() {
                     match p {
-                        Part::ToolCall(c) => {
-                            if !tools.contains(&c.name.to_string()) {
-                                tools.push(c.name.to_string());
-                            }
-                        }
+                        Part::ToolCall(c) if !tools.iter().any(|t| t == c.name) => tools.push(c.name.to_string()),
                         Part::Text(t) if !t.trim().is_empty() => reply = t.trim().lines().next().unwrap_or("").to_string(),
                         _ => {}
                     }
@@ -868,11 +941,15 @@ impl Strategy for ContextFold {
     fn assemble(&mut self, ctx: &mut Ctx, hist: &[M]) -> Vec<M> {
         let starts = Self::turn_starts(hist);
         let keep_from_turn = starts.len().saturating_sub(5);
-        let Some(&recent_start) = starts.get(keep_from_turn) else { return hist.to_vec() };
+        let Some(&recent_start) = starts.get(keep_from_turn) else {
+            return hist.to_vec();
+        };
         // Summarise turns that left the window and have no cached summary (one call per batch).
         let mut todo: Vec<(usize, usize)> = Vec::new();
         for t in 0..keep_from_turn {
-            let (Some(&s), e) = (starts.get(t), starts.get(t + 1).copied().unwrap_or(hist.len())) else { continue };
+            let (Some(&s), e) = (starts.get(t), starts.get(t + 1).copied().unwrap_or(hist.len())) else {
+                continue;
+            };
             if !self.summaries.contains_key(&s) {
                 todo.push((s, e));
             }
@@ -897,7 +974,11 @@ impl Strategy for ContextFold {
             block.push_str(&format!("[Context Summary — {} topics, {} earlier turns]\n", chunks.len(), older.len()));
             for (ci, chunk) in chunks.iter().enumerate() {
                 if ci + 1 < chunks.len() {
-                    let first = chunk.first().and_then(|s| self.summaries.get(s)).map(|l| clip_chars(l, 80).to_string()).unwrap_or_default();
+                    let first = chunk
+                        .first()
+                        .and_then(|s| self.summaries.get(s))
+                        .map(|l| clip_chars(l, 80).to_string())
+                        .unwrap_or_default();
                     block.push_str(&format!("• Topic {} ({} turns): {}\n", ci + 1, chunk.len(), first));
                 } else {
                     block.push_str(&format!("• Topic {} (current):\n", ci + 1));
@@ -914,7 +995,10 @@ impl Strategy for ContextFold {
             if let Some(u) = ctx.store.user_text(&block, ctx.now_ms) {
                 out.push(u);
             }
-            if let Some(a) = ctx.store.assistant_text("Understood. I have the context summary; continuing with the recent conversation.", ctx.now_ms) {
+            if let Some(a) = ctx
+                .store
+                .assistant_text("Understood. I have the context summary; continuing with the recent conversation.", ctx.now_ms)
+            {
                 out.push(a);
             }
         }

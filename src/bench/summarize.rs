@@ -59,7 +59,10 @@ pub struct SerializeOpts {
 
 impl SerializeOpts {
     /// Whole messages (pi / OpenClaw `serializeConversation`).
-    pub const FULL: SerializeOpts = SerializeOpts { per_message: usize::MAX, per_result: usize::MAX };
+    pub const FULL: SerializeOpts = SerializeOpts {
+        per_message: usize::MAX,
+        per_result: usize::MAX,
+    };
 }
 
 fn clip(s: &str, max: usize) -> &str {

@@ -143,7 +143,9 @@ impl TokenCache {
                 bytes += todo.get(end).map_or(0, |s| s.len());
                 end += 1;
             }
-            let (Some(batch), Some(bkeys)) = (todo.get(start..end), keys.get(start..end)) else { break };
+            let (Some(batch), Some(bkeys)) = (todo.get(start..end), keys.get(start..end)) else {
+                break;
+            };
             let out = tok.encode_many(batch);
             for ((k, ids), text) in bkeys.iter().zip(out).zip(batch) {
                 self.encoded += 1;

@@ -86,7 +86,9 @@ fn parse_args() -> Args {
                         i += 1;
                         PathBuf::from(p)
                     }
-                    None => std::env::var("CACHEFOLD_CORPUS").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from("/work/shared/corpus")),
+                    None => std::env::var("CACHEFOLD_CORPUS")
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|_| PathBuf::from("/work/shared/corpus")),
                 });
             }
             "--strategy" | "--strategies" => {
@@ -104,9 +106,20 @@ fn parse_args() -> Args {
                     die(&format!("unknown price {}", a.price));
                 }
             }
-            "--window" => a.window = val(&mut i, &arg).replace('_', "").parse().unwrap_or_else(|_| die("--window wants a token count")),
+            "--window" => {
+                a.window = val(&mut i, &arg)
+                    .replace('_', "")
+                    .parse()
+                    .unwrap_or_else(|_| die("--window wants a token count"))
+            }
             "--cache" => a.cache.model = cache::Model::parse(&val(&mut i, &arg)).unwrap_or_else(|| die("--cache: ds-strict|ds-optimistic|openai|kimi")),
-            "--block" => a.cache.block = val(&mut i, &arg).parse().ok().filter(|b: &usize| *b > 0).unwrap_or_else(|| die("--block wants a positive number")),
+            "--block" => {
+                a.cache.block = val(&mut i, &arg)
+                    .parse()
+                    .ok()
+                    .filter(|b: &usize| *b > 0)
+                    .unwrap_or_else(|| die("--block wants a positive number"))
+            }
             "--expire-hours" => {
                 let h: f64 = val(&mut i, &arg).parse().unwrap_or_else(|_| die("--expire-hours wants a number"));
                 a.cache.expiry_ms = Some(h * 3_600_000.0);
@@ -117,7 +130,13 @@ fn parse_args() -> Args {
             "--json" => a.json = Some(PathBuf::from(val(&mut i, &arg))),
             "--svg" => a.svg = Some(PathBuf::from(val(&mut i, &arg))),
             "--md" => a.md = Some(PathBuf::from(val(&mut i, &arg))),
-            "--jobs" => a.jobs = val(&mut i, &arg).parse().ok().filter(|n: &usize| *n > 0).unwrap_or_else(|| die("--jobs wants a positive number")),
+            "--jobs" => {
+                a.jobs = val(&mut i, &arg)
+                    .parse()
+                    .ok()
+                    .filter(|n: &usize| *n > 0)
+                    .unwrap_or_else(|| die("--jobs wants a positive number"))
+            }
             "--quiet" | "-q" => a.quiet = true,
             s if s.starts_with("--") => die(&format!("unknown option {s}\n{USAGE}")),
             _ => a.inputs.push(arg.clone()),
@@ -153,7 +172,9 @@ fn load_tokenizer(a: &Args) -> Tokenizer {
 
 fn collect_files(p: &Path, out: &mut Vec<PathBuf>) {
     if p.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(p).map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
         entries.sort();
         for e in entries {
             collect_files(&e, out);
@@ -171,7 +192,10 @@ fn collect_files(p: &Path, out: &mut Vec<PathBuf>) {
 fn display_name(p: &Path, root: Option<&Path>) -> String {
     match root.and_then(|r| p.strip_prefix(r).ok()) {
         Some(rel) => rel.display().to_string(),
-        None => p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| p.display().to_string()),
+        None => p
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| p.display().to_string()),
     }
 }
 
@@ -208,8 +232,8 @@ fn load_sessions(a: &Args) -> Vec<(String, Transcript)> {
         let name = display_name(&f, root.as_deref());
         let lower = name.to_ascii_lowercase();
         if lower.ends_with(".sqlite") || lower.ends_with(".db") {
-            let conn = rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-                .unwrap_or_else(|e| die(&format!("{}: {e}", f.display())));
+            let conn =
+                rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap_or_else(|e| die(&format!("{}: {e}", f.display())));
             match sqlite::read_sessions(&conn, only.as_deref()) {
                 Ok(sessions) => {
                     for s in sessions {
@@ -269,7 +293,11 @@ fn main() {
     }
     let glue = run::Glue::new(&tok);
     let sp = run::static_prefix(&tok, a.profile);
-    let opts = run::Options { window: a.window, cache: a.cache, price: a.price.clone() };
+    let opts = run::Options {
+        window: a.window,
+        cache: a.cache,
+        price: a.price.clone(),
+    };
 
     // Prepare sessions (tokenize originals once; parallel inside the tokenizer).
     let mut preps = Vec::new();
@@ -343,7 +371,14 @@ fn main() {
     let results = results.into_inner().unwrap_or_default();
 
     let mut prices = std::collections::BTreeMap::new();
-    for k in ["deepseek-flash-peak", "deepseek-flash-offpeak", "deepseek-v4-pro-peak", "deepseek-v4-pro-offpeak", "openai-like", "kimi-like"] {
+    for k in [
+        "deepseek-flash-peak",
+        "deepseek-flash-offpeak",
+        "deepseek-v4-pro-peak",
+        "deepseek-v4-pro-offpeak",
+        "openai-like",
+        "kimi-like",
+    ] {
         if let Some(p) = cachefold::cost::builtin_price(k) {
             prices.insert(k.to_string(), (p.hit, p.miss, p.output));
         }
@@ -364,7 +399,12 @@ fn main() {
     let rep = report::build(header, results, &order);
     let md = report::markdown(&rep);
     println!("{md}");
-    println!("Runtime: {:.1}s total ({:.1}s loading and tokenizing), {} worker(s).", start.elapsed().as_secs_f64(), prep_secs, a.jobs);
+    println!(
+        "Runtime: {:.1}s total ({:.1}s loading and tokenizing), {} worker(s).",
+        start.elapsed().as_secs_f64(),
+        prep_secs,
+        a.jobs
+    );
     if let Some(p) = &a.md {
         write_file(p, &md);
     }

@@ -18,7 +18,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { runScenario } from "./lib/session.mjs";
 import { buildScenario } from "./lib/scenarios.mjs";
-import { markdownTable, FLASH_PEAK } from "./lib/analyze.mjs";
+import { markdownTable, FLASH_PEAK, resimulate } from "./lib/analyze.mjs";
 import { REPO_ROOT, locateToolchain } from "./lib/env.mjs";
 
 const { values: a } = parseArgs({
@@ -127,10 +127,17 @@ if (legacy) {
     console.log(`- ${r.label}: input cost ${(s.inputCostUsd / legacy.summary.inputCostUsd).toFixed(3)}× legacy, prompt tokens ${(s.promptTokens / legacy.summary.promptTokens).toFixed(3)}× legacy`);
   }
 }
+const other = a["cache-mode"] === "strict" ? "optimistic" : "strict";
+for (const r of ok) r.resim = resimulate(r.requests, { mode: other });
+console.log("");
+console.log(`Same requests under DS-unit ${other}: ${ok.map((r) => `${r.label} hit ${r.resim.hitPct.toFixed(1)}%, $${r.resim.inputCostUsd.toFixed(4)}`).join("; ")}`);
+if (legacy) {
+  for (const r of ok) if (r !== legacy) console.log(`- ${r.label} (${other}): input cost ${(r.resim.inputCostUsd / legacy.resim.inputCostUsd).toFixed(3)}× legacy`);
+}
 console.log("");
 for (const r of ok) {
   const s = r.summary;
-  console.log(`- ${r.label}: turns ok ${s.turnsOk}/${s.turns}, turn ms mean ${s.turnMsMean} max ${s.turnMsMax}, setup ${r.setupMs} ms, gateway ready ${r.gatewayReadyMs} ms, requests main/summary/flush ${s.mainRequests}/${s.summaryRequests}/${s.flushRequests}, output tokens ${s.completionTokens}, prefix breaks ${s.prefixBreaks.length}${s.prefixBreaks.length ? ` (first: request ${s.prefixBreaks[0].seq} at message ${s.prefixBreaks[0].message} ${s.prefixBreaks[0].role})` : ""}, last-turn check: ${s.checkReply ?? "n/a"}`);
+  console.log(`- ${r.label}: turns ok ${s.turnsOk}/${s.turns}, turn ms mean ${s.turnMsMean} max ${s.turnMsMax}, setup ${r.setupMs} ms, gateway ready ${r.gatewayReadyMs} ms, requests main/summary/flush ${s.mainRequests}/${s.summaryRequests}/${s.flushRequests}, output tokens ${s.completionTokens}, assemble calls/turn ${r.assemblesPerTurn.join(",") || "-"}, prefix breaks ${s.prefixBreaks.length}${s.prefixBreaks.length ? ` (first: request ${s.prefixBreaks[0].seq} at message ${s.prefixBreaks[0].message} ${s.prefixBreaks[0].role})` : ""}, last-turn check: ${s.checkReply ?? "n/a"}`);
 }
 for (const r of results.filter((x) => x.error)) console.log(`- ${r.label}: FAILED: ${r.error.split("\n")[0]}`);
 
@@ -149,10 +156,13 @@ const json = {
           label: r.label,
           spec: r.spec,
           summary: r.summary,
+          [`${other}Cache`]: r.resim,
           setupMs: r.setupMs,
           gatewayReadyMs: r.gatewayReadyMs,
           totalMs: r.totalMs,
           events: countEvents(r.events),
+          assemblesPerTurn: r.assemblesPerTurn,
+          turnMs: r.turns.map((t) => t.ms),
           artifacts: r.artifacts.length,
           dir: a.keep ? r.dir : null,
         }

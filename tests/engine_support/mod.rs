@@ -62,7 +62,10 @@ pub fn shim(s: &mut Session, msgs: &[String], model: Option<&str>, budget: Optio
 
 /// The output as message JSON.
 pub fn resolve(p: &AssemblePlan, msgs: &[String]) -> Vec<String> {
-    p.order.iter().map(|&i| if i >= 0 { msgs[i as usize].clone() } else { p.synthetic[(-i - 1) as usize].clone() }).collect()
+    p.order
+        .iter()
+        .map(|&i| if i >= 0 { msgs[i as usize].clone() } else { p.synthetic[(-i - 1) as usize].clone() })
+        .collect()
 }
 
 /// A turn: user prompt, an assistant calling `read` on `path` with a result of `size` chars, and a reply.

@@ -3,6 +3,7 @@
 
 import { contentText, serializeMessage, serializeRequest, countTokens, BYTES_PER_TOKEN } from "./tokenize.mjs";
 import { realPromptIndex, INTERNAL_CONTEXT_MARK } from "./script.mjs";
+import { CacheSim } from "./cache-sim.mjs";
 
 /** DeepSeek flash, peak band, USD per 1M tokens (cache-economics.md §1.1). */
 export const FLASH_PEAK = { key: "deepseek-flash-peak", hit: 0.006, miss: 0.3, output: 1.2 };
@@ -185,3 +186,20 @@ export function markdownTable(rows, price = FLASH_PEAK) {
 }
 
 export { countTokens };
+
+/**
+ * Replay recorded requests through a fresh cache simulator (e.g. the other DS-unit mode) and
+ * return {prompt, hit, hitPct, inputCostUsd}. The recorded responses give the output units.
+ */
+export function resimulate(requests, { mode = "optimistic", block, price = FLASH_PEAK } = {}) {
+  const sim = new CacheSim({ mode, block });
+  let prompt = 0;
+  let hit = 0;
+  for (const r of requests) {
+    if (r.status !== 200 || !r.body) continue;
+    const u = sim.request(serializeRequest(r.body), r.response ? serializeMessage(r.response) : "");
+    prompt += u.tokens;
+    hit += u.hit;
+  }
+  return { mode, prompt, hit, hitPct: prompt ? (100 * hit) / prompt : 0, inputCostUsd: inputCost(hit, prompt - hit, price) };
+}

@@ -88,7 +88,10 @@ export class Harness {
     this.gatewayPids = [];
     this.turns = [];
     this.cliCalls = [];
-    this.unhook = onExit(() => this.killGatewaySync());
+    this.unhook = onExit(() => {
+      this.killGatewaySync();
+      if (!this.o.keep) fs.rmSync(this.dir, { recursive: true, force: true });
+    });
   }
 
   env(extra = {}) {

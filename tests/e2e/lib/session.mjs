@@ -74,6 +74,8 @@ export async function runScenario(spec, scenario, opts = {}) {
       stateDir: h.state,
       session,
     };
+    const evTime = (e) => (typeof e.t === "number" ? e.t : Date.parse(e.at ?? ""));
+    result.assemblesPerTurn = h.turns.map((t) => result.events.filter((e) => e.event === "assemble" && evTime(e) >= t.startedAt && evTime(e) <= t.endedAt).length);
     const sessionId = h.turns.map((t) => t.sessionId).find(Boolean) ?? null;
     result.sessionId = sessionId;
     if (opts.transcript !== false && sessionId) {
