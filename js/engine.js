@@ -54,6 +54,16 @@ async function openSession(ctx, sessionId) {
   const { snapshot, journal, journalBytes } = store.readState(paths);
   const restored = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
   const entry = { session: restored, core, journalBytes, snapshotBytes: snapshot ? snapshot.length : 0 };
+  const report = restored.replayReport();
+  if (report?.ignoredBytes > 0) {
+    // A torn or corrupt tail (crash mid-append): lines appended after it would never replay,
+    // so seal the consistent state now and start a clean journal.
+    ctx.log({ event: "journal_repaired", sessionId, ignoredBytes: report.ignoredBytes, stopped: report.stopped ?? null });
+    const snap = restored.snapshot();
+    store.writeSnapshot(paths, snap);
+    entry.journalBytes = 0;
+    entry.snapshotBytes = snap.length;
+  }
   live.set(sessionId, entry);
   return { ...entry, paths };
 }

@@ -16,21 +16,30 @@
 //! every such event is declared in the report.
 //!
 //! ## When to fold
-//! * **Priced** (every assemble): candidate cut `c` = earliest boundary after `liveFrom` whose
-//!   live tail `[c, count)` fits `tailTokens`; the region `[liveFrom, c)` must reach
-//!   `minFoldTokens`; [`cost::fold_decision`] must say it pays within the expected remaining
-//!   calls (config, else calls so far clamped to 4..200). A ready LLM summary covering exactly
-//!   `[liveFrom, to)` with `to <= c` moves the cut to `to`. Three consecutive folds saving less
-//!   than 5 % of the estimate trip a breaker that stops priced folds (and summary requests)
-//!   until a fold saves again.
-//! * **Emergency**: static + message estimate over `compactRatio × budget` → fold at the
-//!   smallest boundary that gets under (down to keeping only the last boundary group), priced
-//!   only for the report.
+//! The rules below run to a fixpoint on every assemble (a fold or condensation changes the
+//! inputs of the next rule; stopping early would make a repeated assemble fold again).
+//! * **Priced**: candidate cut `c` = earliest boundary after `liveFrom` whose live tail
+//!   `[c, count)` fits `tailTokens` (none when the live tail already fits or the last group
+//!   alone does not); the region `[liveFrom, c)` must reach `minFoldTokens`;
+//!   [`cost::fold_decision`] must say it pays within the expected remaining calls (config, else
+//!   calls so far clamped to 4..200). When it pays and a ready LLM summary covers exactly
+//!   `[liveFrom, to)` with `to <= c` and at least half the region's tokens, the cut moves to
+//!   `to` and the record uses the summary. Three consecutive folds saving less than 5 % of the
+//!   estimate trip a breaker that stops priced folds (and summary requests) until a fold saves.
+//! * **Emergency**: static + message estimate over `compactRatio × budget` (budget = config,
+//!   else host, else 128,000) → fold at the smallest boundary that gets under, down to keeping
+//!   only the last boundary group, whatever the price (the price is reported).
 //! * **Forced**: `compact(force)` or a pending `request_fold`: the priced candidate cut if any,
 //!   else the last boundary.
-//! * **Condense**: when all records exceed `foldRecordBudget` (or the prompt is still over the
-//!   threshold), all segments become one (`c<k>`), declared with its price.
+//! * **Condense**: when all records exceed `foldRecordBudget`, or the prompt is still over the
+//!   threshold and condensing shrinks the records, all segments become one (`c<k>`), declared
+//!   with its price; JS stores the whole condensed range under `c<k>`.
 //!
+//! Token estimates: weighted chars of the message JSON through [`tokens::Calibration`], fed by
+//! `commit_turn`. The fit is used once its observations spread (≥ 2 samples over ≥ 2,000
+//! weighted chars and 10 %); before that, the default slope and the last residual as static
+//! (a one-point fit through the origin reads a 12K-token system prompt as 2 tokens per char).
+
 //! ## Divergence policy
 //! The engine compares supplied indices with recorded hashes. With only the `need()` subset a
 //! mismatch answers `needFull` (no state change); with full history it finds the first differing

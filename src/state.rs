@@ -1,7 +1,7 @@
 //! The session state and the only code that mutates it: [`SessionState::apply`].
 //!
 //! The state is event-sourced. Live calls in [`crate::engine`] decide, build an
-//! [`Event`](crate::journal::Event) carrying every computed value, apply it here and append it to
+//! [`crate::journal::Event`] carrying every computed value, apply it here and append it to
 //! the journal; `restore` applies the same events. Because `apply` reads nothing but the state
 //! and the event (no config, no clock, no hashing), live state and replayed state are equal by
 //! construction, byte for byte in [`SessionState`]'s JSON (the snapshot).

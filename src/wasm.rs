@@ -64,6 +64,7 @@ pub fn round_trip_message(json: &str) -> Result<String, JsValue> {
 #[wasm_bindgen]
 pub struct Session {
     inner: crate::engine::Session,
+    replay: Option<crate::journal::ReplayReport>,
 }
 
 #[wasm_bindgen]
@@ -71,14 +72,20 @@ impl Session {
     /// Fresh state for a session.
     #[wasm_bindgen(constructor)]
     pub fn new(config_json: &str, session_id: &str) -> Result<Session, JsValue> {
-        Ok(Session { inner: crate::engine::Session::new(parse_config(config_json)?, session_id) })
+        Ok(Session { inner: crate::engine::Session::new(parse_config(config_json)?, session_id), replay: None })
     }
 
     /// Rebuild from the snapshot (or `null`) and the journal written after it.
     pub fn restore(config_json: &str, session_id: &str, snapshot: Option<String>, journal: &str) -> Result<Session, JsValue> {
-        let (inner, _report) = crate::engine::Session::restore(parse_config(config_json)?, session_id, snapshot.as_deref(), journal)
+        let (inner, report) = crate::engine::Session::restore(parse_config(config_json)?, session_id, snapshot.as_deref(), journal)
             .map_err(|e| err(&e))?;
-        Ok(Session { inner })
+        Ok(Session { inner, replay: Some(report) })
+    }
+
+    /// What the last `restore` applied, skipped and ignored (a torn tail), or `null`.
+    #[wasm_bindgen(js_name = replayReport)]
+    pub fn replay_report(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.replay)
     }
 
     /// Host message indices to stringify for an assemble over `count` messages.

@@ -18,6 +18,8 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
 /** The OpenClaw version the harness is written against (openclaw-plugin-api.md). */
 export const PINNED_OPENCLAW = "2026.9.6";
 
+let warnedVersion = false;
+
 /** Resolve Node 24 and OpenClaw, or throw with what to do. */
 export function locateToolchain() {
   const node = process.env.CACHEFOLD_NODE24 || path.join(REPO_ROOT, ".cache/node24/node_modules/node/bin/node");
@@ -32,7 +34,15 @@ export function locateToolchain() {
     oc = fs.realpathSync(oc);
   }
   if (problems.length) throw new Error(`cachefold e2e: toolchain missing:\n  - ${problems.join("\n  - ")}`);
-  return { node, openclaw: oc, nodeDir: path.dirname(node) };
+  let version = null;
+  try {
+    version = JSON.parse(fs.readFileSync(path.join(path.dirname(oc), "package.json"), "utf8")).version;
+  } catch {}
+  if (version && version !== PINNED_OPENCLAW && !warnedVersion) {
+    warnedVersion = true;
+    process.stderr.write(`cachefold e2e: warning: OpenClaw ${version} at ${oc}; the harness is written against ${PINNED_OPENCLAW}\n`);
+  }
+  return { node, openclaw: oc, nodeDir: path.dirname(node), version };
 }
 
 /** A free TCP port on 127.0.0.1. */
