@@ -64,6 +64,10 @@ use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Share of the room between the fixed prefix (static + head + records) and the emergency
+/// threshold that an emergency fold leaves free (hysteresis, see `emergency_step`).
+const EMERGENCY_HEADROOM: f64 = 0.45;
+
 /// Token budget when neither the config nor the host gives one.
 pub const DEFAULT_BUDGET: u64 = 128_000;
 /// A fold saving less than 1/20 (5 %) of the estimate counts as low for the breaker.
@@ -599,6 +603,9 @@ impl Session {
 
         let mut report = AssembleReport { count, managed, ..Default::default() };
         self.env(&model, input.system_prompt_addition.as_deref(), &mut report)?;
+        if managed {
+            self.note_budget(input)?;
+        }
 
         if let Some(d) = divergence {
             self.diverge(d, count, &given, &mut report)?;
@@ -648,12 +655,29 @@ impl Session {
         })
     }
 
+    /// The token budget folds answer to: the config's, else the largest the host has given for
+    /// this model. OpenClaw hands the pre-prompt assemble `window − reserve` (22.6K of a 48K
+    /// window, measured) and the tool-loop assembles nearly the whole window (47.6K); with
+    /// `ownsCompaction` the host's own pre-prompt check is off, so the window is the real limit,
+    /// and answering to the smaller figure made an emergency fold (a cache break) every turn.
     fn budget(&self, input: &AssembleInput) -> u64 {
         if self.cfg.token_budget > 0 {
-            self.cfg.token_budget
-        } else {
-            input.token_budget.filter(|b| *b > 0).unwrap_or(DEFAULT_BUDGET)
+            return self.cfg.token_budget;
         }
+        let given = input.token_budget.filter(|b| *b > 0);
+        match (given, self.st.budget_seen) {
+            (Some(b), seen) => b.max(seen),
+            (None, 0) => DEFAULT_BUDGET,
+            (None, seen) => seen,
+        }
+    }
+
+    /// Remember a larger host budget for this model (one journal line when it grows).
+    fn note_budget(&mut self, input: &AssembleInput) -> Result<()> {
+        if let Some(b) = input.token_budget.filter(|b| *b > self.st.budget_seen) {
+            self.emit(Event::Budget { tokens: b })?;
+        }
+        Ok(())
     }
 
     fn threshold(&self, input: &AssembleInput) -> u64 {
@@ -1001,16 +1025,29 @@ impl Session {
                 } else {
                     let stat = self.static_tokens();
                     let fixed = self.prefix_w();
-                    for &c in &cuts {
-                        // Lower bound without the record: skip cuts that cannot fit anyway.
-                        let lb = stat + self.tokens(fixed + fold::span_w(&self.st.records, c, count));
-                        if lb > thr && c != last {
-                            continue;
+                    // Hysteresis: an emergency fold goes down to a low-water mark, not just under
+                    // the threshold. Cutting the minimum made the next turn's growth cross the
+                    // threshold again, so every turn folded (and missed the cache after the new
+                    // record) in the 48K-window e2e run. The low-water mark leaves
+                    // EMERGENCY_HEADROOM of the room above the fixed prefix free for later turns.
+                    let floor = stat + self.tokens(fixed);
+                    let low = floor + ((thr.saturating_sub(floor)) as f64 * (1.0 - EMERGENCY_HEADROOM)) as u64;
+                    for target in [low, thr] {
+                        for &c in &cuts {
+                            // Lower bound without the record: skip cuts that cannot fit anyway.
+                            let lb = stat + self.tokens(fixed + fold::span_w(&self.st.records, c, count));
+                            if lb > target && c != last {
+                                continue;
+                            }
+                            let summary =
+                                self.ready_summary_for(c, &cuts).filter(|(to, _)| *to == c).map(|(_, t)| t);
+                            let p = self.prepare(&id, self.st.live_from, c, summary.as_deref());
+                            if self.estimate_with(count, &p) <= target || (c == last && target == thr) {
+                                chosen = Some(p);
+                                break;
+                            }
                         }
-                        let summary = self.ready_summary_for(c, &cuts).filter(|(to, _)| *to == c).map(|(_, t)| t);
-                        let p = self.prepare(&id, self.st.live_from, c, summary.as_deref());
-                        if self.estimate_with(count, &p) <= thr || c == last {
-                            chosen = Some(p);
+                        if chosen.is_some() {
                             break;
                         }
                     }

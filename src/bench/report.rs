@@ -30,6 +30,8 @@ pub struct Header {
     pub prices: BTreeMap<String, (f64, f64, f64)>,
     /// Token budget given to strategies.
     pub window: u64,
+    /// Static prefix warm at each session start.
+    pub warm_static: bool,
     /// Sessions replayed.
     pub sessions: Vec<SessionInfo>,
 }
@@ -195,12 +197,13 @@ pub fn markdown(r: &Report) -> String {
     let calls: u64 = h.sessions.iter().map(|x| x.calls).sum();
     let _ = writeln!(
         s,
-        "{} session(s), {} calls · tokenizer `{}` · static prefix `{}` = {} tokens · cache `{}` B={}{} · window {} · headline price `{}`",
+        "{} session(s), {} calls · tokenizer `{}` · static prefix `{}` = {} tokens ({}) · cache `{}` B={}{} · window {} · headline price `{}`",
         h.sessions.len(),
         calls,
         h.tokenizer,
         h.prefix_profile,
         h.prefix_tokens,
+        if h.warm_static { "warm: cached by earlier sessions" } else { "cold start" },
         h.cache_model,
         h.block,
         h.expiry_hours.map(|x| format!(", idle expiry {x} h")).unwrap_or_default(),

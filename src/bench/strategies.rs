@@ -631,9 +631,11 @@ impl ContextSafe {
             .take(3)
             .map(|m| clip_chars(m.msg.text().lines().next().unwrap_or("").trim(), 120).to_string())
             .collect();
+        // Conclusions: the final replies of turns (assistant messages without tool calls), so the
+        // index changes about once per turn, as the peer survey observed ("nearly every turn").
         let concl: Vec<String> = view
             .iter()
-            .filter(|m| m.role() == Role::Assistant)
+            .filter(|m| m.role() == Role::Assistant && m.msg.tool_calls().is_empty())
             .filter_map(|m| {
                 let t = m
                     .msg

@@ -4,6 +4,7 @@
 
 use cachefold::bench::{self, cache, prefix, report, run, sqlite, tokenizer::Tokenizer};
 use cachefold::transcript::{self, Transcript};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,13 +15,15 @@ const USAGE: &str = "usage: cachefold-bench [SESSION...] [--demo] [--corpus [DIR
         deepseek-v4-pro-peak|deepseek-v4-pro-offpeak|deepseek-flash-auto|deepseek-v4-pro-auto|openai-like|kimi-like]
        [--window N] [--cache ds-strict|ds-optimistic|openai|kimi] [--block 128|64] [--expire-hours H]
        [--prefix openclaw|pi] [--tokenizer PATH | --o200k] [--json out.json] [--svg out.svg] [--md out.md]
-       [--jobs N] [--quiet]
+       [--cold] [--jobs N] [--quiet]
 
 SESSION: a pi/OpenClaw session .jsonl, a Claude Code .jsonl, a Reasonix .jsonl, an OpenClaw
 openclaw-agent.sqlite (every session in it; `file.sqlite#SESSION_ID` for one), or a directory
 (searched recursively for .jsonl/.sqlite; Claude Code compaction-agent files are skipped).
 --corpus: the shared corpus ($CACHEFOLD_CORPUS or /work/shared/corpus).
 --demo: the built-in deterministic demo session (default when no session is given).
+--cold: every session starts with an empty cache (default: the static prefix is warm, as on any
+account that ran a session before; the first request of each session still misses the rest).
 Tokenizer: $CACHEFOLD_TOKENIZER or <repo>/.cache/tokenizer/deepseek-v4/tokenizer.json
 (fetch it with .ci/fetch-tokenizer); without it the o200k fallback is used and said so.";
 
@@ -40,6 +43,7 @@ struct Args {
     md: Option<PathBuf>,
     jobs: usize,
     quiet: bool,
+    cold: bool,
 }
 
 fn die(msg: &str) -> ! {
@@ -64,6 +68,7 @@ fn parse_args() -> Args {
         md: None,
         jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(1, 8),
         quiet: false,
+        cold: false,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -138,6 +143,7 @@ fn parse_args() -> Args {
                     .unwrap_or_else(|| die("--jobs wants a positive number"))
             }
             "--quiet" | "-q" => a.quiet = true,
+            "--cold" => a.cold = true,
             s if s.starts_with("--") => die(&format!("unknown option {s}\n{USAGE}")),
             _ => a.inputs.push(arg.clone()),
         }
@@ -297,6 +303,7 @@ fn main() {
         window: a.window,
         cache: a.cache,
         price: a.price.clone(),
+        warm_static: !a.cold,
     };
 
     // Prepare sessions (tokenize originals once; parallel inside the tokenizer).
@@ -338,11 +345,22 @@ fn main() {
             let done = done.clone();
             let finished = finished.clone();
             scope.spawn(move || {
+                // A live bar on a terminal; one line per 10 % otherwise (logs, CI).
+                let tty = std::io::stderr().is_terminal();
+                let mut last_decile = 0;
                 while !finished.load(Ordering::Relaxed) {
-                    eprint!("{}", progress_line(done.load(Ordering::Relaxed), total_calls, start));
+                    let d = done.load(Ordering::Relaxed);
+                    if tty {
+                        eprint!("{}", progress_line(d, total_calls, start));
+                    } else if total_calls > 0 && d * 10 / total_calls > last_decile {
+                        last_decile = d * 10 / total_calls;
+                        eprintln!("{}", progress_line(d, total_calls, start).trim_start_matches('\r'));
+                    }
                     std::thread::sleep(std::time::Duration::from_millis(250));
                 }
-                eprintln!("{}", progress_line(done.load(Ordering::Relaxed), total_calls, start));
+                if tty {
+                    eprintln!("{}", progress_line(done.load(Ordering::Relaxed), total_calls, start));
+                }
             });
         }
         let mut workers = Vec::new();
@@ -393,6 +411,7 @@ fn main() {
         price: a.price.clone(),
         prices,
         window: a.window,
+        warm_static: !a.cold,
         sessions: infos,
     };
     let order: Vec<&str> = bench::ALL_STRATEGIES.to_vec();

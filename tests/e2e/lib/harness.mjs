@@ -14,6 +14,7 @@
 // stopped) by scanning /proc for our OPENCLAW_STATE_DIR in its environment
 // (openclaw-plugin-api.md §10).
 
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import os from "node:os";
@@ -178,15 +179,23 @@ export class Harness {
       // Linking the checkout itself fails when it holds `.cache/openclaw` (OpenClaw's own bundled
       // plugin manifests under it: "package owner has conflicting child rows"), so link a staged
       // copy of exactly the files package.json publishes.
-      const mode = this.o.install ?? "stage";
-      if (mode === "link") {
+      // Default: the README's route for users, `npm pack` + `plugins install npm-pack:<tgz>`,
+      // which also proves the tarball carries everything (pkg/*.wasm included).
+      const mode = this.o.install ?? process.env.CACHEFOLD_E2E_INSTALL ?? "pack";
+      if (mode === "pack") {
+        const packDir = path.join(this.dir, "pack");
+        fs.mkdirSync(packDir, { recursive: true });
+        const out = execFileSync("npm", ["pack", "--pack-destination", packDir, "--ignore-scripts", "--silent"], { cwd: this.pluginDir, encoding: "utf8", timeout: 60_000 });
+        this.installedFrom = path.join(packDir, out.trim().split("\n").pop());
+        await this.oc(["plugins", "install", `npm-pack:${this.installedFrom}`, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
+      } else if (mode === "link") {
         this.installedFrom = this.pluginDir;
         await this.oc(["plugins", "install", "-l", this.pluginDir, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
       } else {
         this.installedFrom = stagePlugin(this.pluginDir, path.join(this.dir, "plugin"));
         await this.oc(["plugins", "install", "-l", this.installedFrom, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
       }
-      this.log(`[${this.engine}] plugins install -l ${this.installedFrom} (${mode})`);
+      this.log(`[${this.engine}] plugins install ${mode === "pack" ? "npm-pack:" : "-l "}${this.installedFrom} (${mode})`);
       const pc = { ...(this.o.pluginConfig ?? {}) };
       if (pc.logFile === "<auto>" || pc.logFile === undefined) pc.logFile = this.decisionLogPath;
       for (const [key, value] of flattenConfig(pc)) await this.configSet(`plugins.entries.${this.pluginId}.config.${key}`, value);
