@@ -603,9 +603,6 @@ impl Session {
 
         let mut report = AssembleReport { count, managed, ..Default::default() };
         self.env(&model, input.system_prompt_addition.as_deref(), &mut report)?;
-        if managed {
-            self.note_budget(input)?;
-        }
 
         if let Some(d) = divergence {
             self.diverge(d, count, &given, &mut report)?;
@@ -655,29 +652,19 @@ impl Session {
         })
     }
 
-    /// The token budget folds answer to: the config's, else the largest the host has given for
-    /// this model. OpenClaw hands the pre-prompt assemble `window − reserve` (22.6K of a 48K
-    /// window, measured) and the tool-loop assembles nearly the whole window (47.6K); with
-    /// `ownsCompaction` the host's own pre-prompt check is off, so the window is the real limit,
-    /// and answering to the smaller figure made an emergency fold (a cache break) every turn.
+    /// The token budget folds answer to: the config's, else the host's for this call.
+    ///
+    /// OpenClaw hands the pre-prompt assemble `window − reserve` (22.6K of a 48K window,
+    /// measured) and the tool-loop assembles nearly the whole window (47.6K). Answering to the
+    /// largest budget seen was measured worse in the 48K e2e run (0.90× legacy's input cost
+    /// instead of 0.57×): prompts grew into the host's pre-compaction memory flush, which
+    /// rewrites the system prompt. So the pre-prompt budget governs folds, and the in-loop
+    /// assembles, with their larger budgets, never fold mid-turn.
     fn budget(&self, input: &AssembleInput) -> u64 {
         if self.cfg.token_budget > 0 {
             return self.cfg.token_budget;
         }
-        let given = input.token_budget.filter(|b| *b > 0);
-        match (given, self.st.budget_seen) {
-            (Some(b), seen) => b.max(seen),
-            (None, 0) => DEFAULT_BUDGET,
-            (None, seen) => seen,
-        }
-    }
-
-    /// Remember a larger host budget for this model (one journal line when it grows).
-    fn note_budget(&mut self, input: &AssembleInput) -> Result<()> {
-        if let Some(b) = input.token_budget.filter(|b| *b > self.st.budget_seen) {
-            self.emit(Event::Budget { tokens: b })?;
-        }
-        Ok(())
+        input.token_budget.filter(|b| *b > 0).unwrap_or(DEFAULT_BUDGET)
     }
 
     fn threshold(&self, input: &AssembleInput) -> u64 {

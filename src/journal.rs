@@ -38,13 +38,6 @@ pub enum Event {
         /// SHA-1 of `systemPromptAddition`.
         spa: Option<String>,
     },
-    /// The largest token budget the host has given for the current model (see
-    /// `Session::budget`): OpenClaw gives the pre-prompt assemble a smaller budget than the
-    /// tool-loop ones, and a per-call budget would fold every turn.
-    Budget {
-        /// Tokens.
-        tokens: u64,
-    },
     /// Incoming history diverged from the recorded one.
     Diverge {
         /// First differing index.

@@ -275,9 +275,7 @@ pub struct SessionState {
     pub model: Option<String>,
     /// SHA-1 of the last `systemPromptAddition`.
     pub spa: Option<String>,
-    /// Largest host token budget seen for the current model (0 = none yet).
-    #[serde(default)]
-    pub budget_seen: u64,
+
     /// One record per host index seen.
     pub records: Vec<MsgRecord>,
     /// Head pinned.
@@ -336,7 +334,6 @@ impl SessionState {
             session_id: session_id.to_string(),
             model: None,
             spa: None,
-            budget_seen: 0,
             records: Vec::new(),
             pinned: false,
             head_len: 0,
@@ -379,14 +376,8 @@ impl SessionState {
         self.check(e)?;
         match e {
             Event::Env { model, spa } => {
-                if *model != self.model {
-                    self.budget_seen = 0;
-                }
                 self.model = model.clone();
                 self.spa = spa.clone();
-            }
-            Event::Budget { tokens } => {
-                self.budget_seen = *tokens;
             }
             Event::Diverge { at, cause, action } => {
                 *self.counters.divergences.entry(cause.clone()).or_insert(0) += 1;

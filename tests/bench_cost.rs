@@ -9,6 +9,7 @@ fn opts(price: &str) -> Options {
         window: 1_000_000,
         cache: Params::ds_strict(),
         price: price.into(),
+        warm_static: true,
     }
 }
 

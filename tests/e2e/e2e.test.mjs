@@ -68,7 +68,9 @@ describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, t
   before(async () => {
     locateToolchain(); // throws a clear message when .cache/node24 or .cache/openclaw is missing
     run = await runScenario(
-      { label: "cachefold", engine: "cachefold", pluginConfig: { ...EXTRA_CONFIG, tailTokens: PROBE_TAIL_TOKENS } },
+      // Installed with `plugins install -l` on a staged copy (the fold scenario below uses the
+      // README's npm-pack route), so both documented install commands run here.
+      { label: "cachefold", engine: "cachefold", install: "stage", pluginConfig: { ...EXTRA_CONFIG, tailTokens: PROBE_TAIL_TOKENS } },
       scenario,
       { pluginDir: PLUGIN_DIR, keep: KEEP, log },
     );

@@ -29,6 +29,7 @@ export async function runScenario(spec, scenario, opts = {}) {
   const h = await Harness.create({
     engine: spec.engine,
     pluginDir: opts.pluginDir,
+    install: spec.install,
     pluginConfig: spec.engine === "legacy" ? undefined : { logFile: "<auto>", ...(spec.pluginConfig ?? {}) },
     pluginHooks: spec.pluginHooks,
     extraConfig: spec.extraConfig,
