@@ -1202,7 +1202,10 @@ impl Session {
                     Src::Seg(_) => Shape::user(),
                 });
             }
-            let r = pairing::repair(&shapes, true);
+            // History given to assemble never holds the current turn (the host appends that after
+            // our output, measured in the e2e runs), so a trailing call without results is a
+            // dangling one from a failed turn: repair it, or DeepSeek rejects the request.
+            let r = pairing::repair(&shapes, false);
             repairs = r
                 .repairs
                 .iter()

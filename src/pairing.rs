@@ -478,8 +478,10 @@ pub fn synthetic_call_json(call_id: &str, tool_name: &str, timestamp: f64) -> St
     v.to_string()
 }
 
-/// Positions where a fold may cut: index i such that seq[i] is a User message and no tool-call
-/// group is open before it (so [..i] and [i..] are both pairing-valid on their own).
+/// Positions where a fold may cut: index i such that seq[i] is a User message, or an Assistant
+/// message after complete tool groups, and no tool-call group is open before it (so [..i] and
+/// [i..] are both pairing-valid on their own: an assistant call and its results are never
+/// separated).
 ///
 /// Meant for repaired sequences. On an invalid sequence it still never returns an index inside
 /// an unanswered group, but results standing after the cut for calls before it are not checked.
@@ -499,11 +501,21 @@ pub fn cut_points(seq: &[Shape]) -> Vec<usize> {
                 }
                 pending.clear();
             }
-            _ => {
+            ShapeRole::Assistant => {
+                // Between two complete tool groups of one long agent turn: without these, a
+                // turn of 100+ tool calls (the Claude Code corpus sessions have 3-4 user
+                // prompts in 140 calls) could never be folded. The call and its results stay
+                // together on one side of the cut either way.
+                if pending.is_empty() && i > 0 {
+                    out.push(i);
+                }
                 pending.clear();
                 if s.has_calls() {
                     pending = s.call_ids.iter().map(String::as_str).collect();
                 }
+            }
+            ShapeRole::Other => {
+                pending.clear();
             }
         }
     }
@@ -589,7 +601,8 @@ mod tests {
         let rep = repair(&seq, false);
         assert!(rep.is_identity());
         assert_eq!(rep.slots, (0..seq.len()).map(Slot::Orig).collect::<Vec<_>>());
-        assert_eq!(cut_points(&seq), vec![0, 5]);
+        // Users, and assistants after complete groups (the long-tool-loop fold points).
+        assert_eq!(cut_points(&seq), vec![0, 1, 4, 5, 6, 8]);
         check(&seq);
     }
 
@@ -772,7 +785,7 @@ mod tests {
     fn cut_points_skip_open_groups() {
         // A user message inside an open (broken) group is not a cut point.
         let seq = vec![u(), a(&["x"]), u(), r("x"), u()];
-        assert_eq!(cut_points(&seq), vec![0, 4]);
+        assert_eq!(cut_points(&seq), vec![0, 1, 4]);
         assert_eq!(cut_points(&[]), Vec::<usize>::new());
     }
 
@@ -825,7 +838,7 @@ mod tests {
         fn repaired_sequences_cut_cleanly(seq in proptest::collection::vec(shape_strategy(), 0..16)) {
             let resolved = repair(&seq, false).resolve(&seq);
             for i in cut_points(&resolved) {
-                prop_assert_eq!(resolved[i].role, ShapeRole::User);
+                prop_assert!(matches!(resolved[i].role, ShapeRole::User | ShapeRole::Assistant));
                 prop_assert!(violations(&resolved[..i]).is_empty());
                 prop_assert!(violations(&resolved[i..]).is_empty());
             }
@@ -837,9 +850,15 @@ mod tests {
         fn valid_sequences_are_untouched_and_cut_cleanly(seq in valid_strategy()) {
             prop_assert!(violations(&seq).is_empty());
             check(&seq);
-            prop_assert!(cut_points(&seq).iter().all(|&i| seq[i].role == ShapeRole::User));
-            let users = seq.iter().filter(|s| s.role == ShapeRole::User).count();
-            prop_assert_eq!(cut_points(&seq).len(), users);
+            prop_assert!(cut_points(&seq).iter().all(|&i| matches!(seq[i].role, ShapeRole::User | ShapeRole::Assistant)));
+            // In a valid sequence every user message is a cut point, and so is every assistant
+            // message after the first message (all earlier groups are complete).
+            let expected = seq
+                .iter()
+                .enumerate()
+                .filter(|(i, s)| s.role == ShapeRole::User || (s.role == ShapeRole::Assistant && *i > 0))
+                .count();
+            prop_assert_eq!(cut_points(&seq).len(), expected);
         }
     }
 }

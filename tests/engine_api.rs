@@ -61,10 +61,10 @@ fn need_asks_for_everything_until_pinned_then_a_few() {
     assert_eq!(s.need(40), all(40));
     let p = shim(&mut s, &msgs[..20], DS, None);
     assert!(!p.need_full && p.report.pinned);
-    assert_eq!(p.report.head_len, 4, "head = 2 messages extended to the next user message");
+    assert_eq!(p.report.head_len, 3, "head = 2 messages extended over the tool call's results");
     let need = s.need(40);
-    // head 0..4, last recorded 19, new 20..40, at most 4 spot checks.
-    for i in (0..4).chain(19..40) {
+    // head 0..3, last recorded 19, new 20..40, at most 4 spot checks.
+    for i in (0..3).chain(19..40) {
         assert!(need.contains(&i), "{i} missing from {need:?}");
     }
     assert!(need.len() <= 4 + 21 + 4, "{need:?}");
@@ -119,7 +119,8 @@ fn head_extends_over_a_tool_group() {
         user("next", T0 + 5),
     ];
     let p = shim(&mut s, &msgs, DS, None);
-    assert_eq!(p.report.head_len, 5);
+    // The lock count (2) ends inside the call's group; the head extends over both results.
+    assert_eq!(p.report.head_len, 4);
 }
 
 /// Folds are appended: head and earlier records stay byte-identical; protected reads survive
