@@ -544,6 +544,40 @@ fn scan_paths(text: &str, out: &mut Bounded) {
     }
 }
 
+/// Exact identifiers of a text (paths first, then URLs, UUIDs, hashes, code symbols, numbers
+/// with ≥ 3 digits), deduplicated, in first-seen order within each class, joined with `, ` and
+/// bounded by `max_chars` (an identifier is never cut). Used for the "mentions" line of a shrunk
+/// tool result: the model sees which names live in the omitted part and can recover exactly
+/// that range. Scans at most `ANCHOR_SCAN_BYTES` so a 100 MB output stays linear and cheap.
+pub fn anchor_index(text: &str, max_chars: usize) -> Vec<String> {
+    let mut end = text.len().min(ANCHOR_SCAN_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let text = &text[..end];
+    let mut paths = Bounded::new(64);
+    scan_paths(text, &mut paths);
+    let mut ids = IdentCollector { seen: Vec::new() };
+    ids.scan_capped(text, 1_024);
+    let mut out = Vec::new();
+    let mut used = 0usize;
+    for a in paths.items.into_iter().chain(ids.finish(1_024)) {
+        let n = a.chars().count();
+        if n > 120 || out.contains(&a) {
+            continue;
+        }
+        if used + n + 2 > max_chars {
+            continue; // a shorter one may still fit
+        }
+        used += n + 2;
+        out.push(a);
+    }
+    out
+}
+
+/// Bytes of a text [`anchor_index`] scans.
+pub const ANCHOR_SCAN_BYTES: usize = 2 << 20;
+
 // ---- identifiers -----------------------------------------------------------------------------
 
 /// Identifier class, most valuable first.
@@ -568,14 +602,18 @@ const IDENT_SCAN_CAP: usize = 256;
 
 impl IdentCollector {
     fn add(&mut self, class: IdClass, s: &str) {
-        if self.seen.len() < IDENT_SCAN_CAP && !self.seen.iter().any(|(_, x)| x == s) {
+        if self.seen.len() < 1_024 && !self.seen.iter().any(|(_, x)| x == s) {
             self.seen.push((class, s.to_string()));
         }
     }
 
     fn scan(&mut self, text: &str) {
+        self.scan_capped(text, IDENT_SCAN_CAP);
+    }
+
+    fn scan_capped(&mut self, text: &str, cap: usize) {
         for tok in text.split(|c: char| c.is_whitespace()) {
-            if self.seen.len() >= IDENT_SCAN_CAP {
+            if self.seen.len() >= cap {
                 return;
             }
             if tok.is_empty() {

@@ -96,8 +96,13 @@ use strategies::Strategy;
 /// Every strategy id, in report order.
 pub const ALL_STRATEGIES: &[&str] = &["S0", "S1a", "S1b", "S2", "S2c", "S2f", "S3"];
 
-/// A fresh strategy by id (`None` for unknown ids).
+/// A fresh strategy by id (`None` for unknown ids); S3 runs the product defaults.
 pub fn strategy(id: &str) -> Option<Box<dyn Strategy>> {
+    strategy_with(id, &crate::config::Config::default())
+}
+
+/// A fresh strategy by id, with S3 (cachefold) running `s3` (`--s3-config`).
+pub fn strategy_with(id: &str, s3: &crate::config::Config) -> Option<Box<dyn Strategy>> {
     match id {
         "S0" => Some(Box::new(strategies::Naive)),
         "S1a" => Some(Box::new(strategies::Legacy::new(false))),
@@ -105,7 +110,7 @@ pub fn strategy(id: &str) -> Option<Box<dyn Strategy>> {
         "S2" => Some(Box::new(strategies::ReasoniXlaw::new())),
         "S2c" => Some(Box::new(strategies::ContextSafe::new())),
         "S2f" => Some(Box::new(strategies::ContextFold::new())),
-        "S3" => Some(Box::new(cachefold::Cachefold::new(crate::config::Config::default()))),
+        "S3" => Some(Box::new(cachefold::Cachefold::new(s3.clone()))),
         _ => None,
     }
 }

@@ -44,6 +44,8 @@ struct Args {
     jobs: usize,
     quiet: bool,
     cold: bool,
+    /// Config of S3 (cachefold), `--s3-config JSON` (defaults: the product defaults).
+    s3: cachefold::config::Config,
 }
 
 fn die(msg: &str) -> ! {
@@ -69,6 +71,7 @@ fn parse_args() -> Args {
         jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(1, 8),
         quiet: false,
         cold: false,
+        s3: cachefold::config::Config::default(),
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -132,6 +135,10 @@ fn parse_args() -> Args {
             "--prefix" => a.profile = prefix::Profile::parse(&val(&mut i, &arg)).unwrap_or_else(|| die("--prefix: openclaw|pi")),
             "--tokenizer" => a.tokenizer = Some(PathBuf::from(val(&mut i, &arg))),
             "--o200k" => a.o200k = true,
+            "--s3-config" => {
+                a.s3 = cachefold::config::Config::from_json(&val(&mut i, &arg))
+                    .unwrap_or_else(|e| die(&format!("--s3-config: {e}")))
+            }
             "--json" => a.json = Some(PathBuf::from(val(&mut i, &arg))),
             "--svg" => a.svg = Some(PathBuf::from(val(&mut i, &arg))),
             "--md" => a.md = Some(PathBuf::from(val(&mut i, &arg))),
@@ -366,11 +373,12 @@ fn main() {
         let mut workers = Vec::new();
         for _ in 0..a.jobs {
             let (queue, results, preps, tok, glue, sp, opts, done) = (&queue, &results, &preps, &tok, &glue, &sp, &opts, done.clone());
+            let s3 = &a.s3;
             workers.push(scope.spawn(move || loop {
                 let job = queue.lock().ok().and_then(|mut q| q.pop());
                 let Some((si, sid)) = job else { break };
                 let Some(prep) = preps.get(si) else { continue };
-                let Some(mut strat) = bench::strategy(&sid) else { continue };
+                let Some(mut strat) = bench::strategy_with(&sid, s3) else { continue };
                 let mut last = 0usize;
                 let r = run::run_job(tok, glue, sp, prep, strat.as_mut(), opts, &mut |k| {
                     done.fetch_add((k - last) as u64, Ordering::Relaxed);
