@@ -162,7 +162,10 @@ impl Default for Config {
             price: "auto".to_string(),
             prices: BTreeMap::new(),
             summary: SummaryConfig::default(),
-            protected_reads: DEFAULT_PROTECTED_READS.iter().map(|s| s.to_string()).collect(),
+            protected_reads: DEFAULT_PROTECTED_READS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             tool_defaults,
             persist: PersistConfig::default(),
             artifacts: ArtifactsConfig::default(),
@@ -190,7 +193,12 @@ pub const DEFAULT_PROTECTED_READS: &[&str] = &[
 
 impl Default for SummaryConfig {
     fn default() -> Self {
-        SummaryConfig { use_llm: true, max_calls_per_hour: 6, timeout_ms: 45_000, max_tokens: 1_500 }
+        SummaryConfig {
+            use_llm: true,
+            max_calls_per_hour: 6,
+            timeout_ms: 45_000,
+            max_tokens: 1_500,
+        }
     }
 }
 
@@ -201,7 +209,13 @@ impl Default for PersistConfig {
         for t in ["exec", "bash", "web_fetch"] {
             thresholds.insert(t.to_string(), 4_000);
         }
-        PersistConfig { enabled: true, thresholds, default_threshold: 8_000, preview_chars: 4_000, middleware: true }
+        PersistConfig {
+            enabled: true,
+            thresholds,
+            default_threshold: 8_000,
+            preview_chars: 4_000,
+            middleware: true,
+        }
     }
 }
 
@@ -220,7 +234,8 @@ impl Config {
         if !v.is_object() {
             return Err(Error::config("", "plugin config must be an object"));
         }
-        let cfg: Config = serde_json::from_value(v.clone()).map_err(|e| Error::config("", e.to_string()))?;
+        let cfg: Config =
+            serde_json::from_value(v.clone()).map_err(|e| Error::config("", e.to_string()))?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -237,7 +252,10 @@ impl Config {
             return Err(Error::config("prefixLockCount", "must be between 0 and 64"));
         }
         if !(self.compact_ratio > 0.05 && self.compact_ratio <= 1.0) {
-            return Err(Error::config("compactRatio", "must be greater than 0.05 and at most 1"));
+            return Err(Error::config(
+                "compactRatio",
+                "must be greater than 0.05 and at most 1",
+            ));
         }
         if self.tail_tokens < 1_000 {
             return Err(Error::config("tailTokens", "must be at least 1000"));
@@ -246,10 +264,16 @@ impl Config {
             return Err(Error::config("summary.timeoutMs", "must be at least 100"));
         }
         if self.persist.preview_chars < 200 {
-            return Err(Error::config("persist.previewChars", "must be at least 200"));
+            return Err(Error::config(
+                "persist.previewChars",
+                "must be at least 200",
+            ));
         }
         if self.persist.default_threshold < self.persist.preview_chars {
-            return Err(Error::config("persist.defaultThreshold", "must be at least persist.previewChars"));
+            return Err(Error::config(
+                "persist.defaultThreshold",
+                "must be at least persist.previewChars",
+            ));
         }
         for (tool, t) in &self.persist.thresholds {
             if *t < self.persist.preview_chars {
@@ -260,11 +284,17 @@ impl Config {
             }
         }
         if self.artifacts.max_bytes < 1 << 20 {
-            return Err(Error::config("artifacts.maxBytes", "must be at least 1048576 (1 MiB)"));
+            return Err(Error::config(
+                "artifacts.maxBytes",
+                "must be at least 1048576 (1 MiB)",
+            ));
         }
         for (name, row) in &self.prices {
             if !(row.hit >= 0.0 && row.miss > 0.0 && row.output >= 0.0) {
-                return Err(Error::config(format!("prices.{name}"), "hit, miss and output must be non-negative (miss > 0)"));
+                return Err(Error::config(
+                    format!("prices.{name}"),
+                    "hit, miss and output must be non-negative (miss > 0)",
+                ));
             }
         }
         for p in &self.target_models {
@@ -287,7 +317,9 @@ enum NumOrStr {
 
 fn num<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
     match NumOrStr::deserialize(d)? {
-        NumOrStr::N(n) => n.as_f64().ok_or_else(|| serde::de::Error::custom("not a number")),
+        NumOrStr::N(n) => n
+            .as_f64()
+            .ok_or_else(|| serde::de::Error::custom("not a number")),
         NumOrStr::S(s) => s
             .trim()
             .parse::<f64>()
@@ -306,7 +338,9 @@ fn de_f64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error>
 fn de_u64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u64, D::Error> {
     let v = num(d)?;
     if !(v >= 0.0 && v.fract() == 0.0 && v < 9.0e15) {
-        return Err(serde::de::Error::custom(format!("expected a non-negative integer, got {v}")));
+        return Err(serde::de::Error::custom(format!(
+            "expected a non-negative integer, got {v}"
+        )));
     }
     Ok(v as u64)
 }
@@ -323,7 +357,10 @@ mod tests {
     #[test]
     fn defaults_validate() {
         Config::default().validate().unwrap();
-        assert_eq!(Config::from_value(&serde_json::Value::Null).unwrap(), Config::default());
+        assert_eq!(
+            Config::from_value(&serde_json::Value::Null).unwrap(),
+            Config::default()
+        );
     }
 
     #[test]

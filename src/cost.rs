@@ -62,13 +62,23 @@ pub fn builtin_price(key: &str) -> Option<Price> {
     BUILTIN_PRICES
         .iter()
         .find(|(k, ..)| *k == key)
-        .map(|&(k, hit, miss, output)| Price { key: k.to_string(), hit, miss, output })
+        .map(|&(k, hit, miss, output)| Price {
+            key: k.to_string(),
+            hit,
+            miss,
+            output,
+        })
 }
 
 /// Row by key: `Config.prices` first, then the built-in table.
 pub fn lookup_price(cfg: &Config, key: &str) -> Option<Price> {
     if let Some(row) = cfg.prices.get(key) {
-        return Some(Price { key: key.to_string(), hit: row.hit, miss: row.miss, output: row.output });
+        return Some(Price {
+            key: key.to_string(),
+            hit: row.hit,
+            miss: row.miss,
+            output: row.output,
+        });
     }
     builtin_price(key)
 }
@@ -136,7 +146,12 @@ pub fn price_for(cfg: &Config, model: Option<&str>, now_ms: f64) -> Price {
     lookup_price(cfg, &key)
         .or_else(|| lookup_price(cfg, family))
         .or_else(|| builtin_price(&key))
-        .unwrap_or(Price { key, hit: 0.006, miss: 0.30, output: 1.20 })
+        .unwrap_or(Price {
+            key,
+            hit: 0.006,
+            miss: 0.30,
+            output: 1.20,
+        })
 }
 
 /// Cost of one request in USD.
@@ -205,12 +220,22 @@ pub fn fold_decision(c: &FoldCandidate, p: &Price, expected_remaining_calls: f64
     let h = p.hit.max(0.0) / 1e6;
     let m = p.miss.max(0.0) / 1e6;
     let o = p.output.max(0.0) / 1e6;
-    let n = if expected_remaining_calls.is_finite() { expected_remaining_calls.max(0.0) } else { 0.0 };
+    let n = if expected_remaining_calls.is_finite() {
+        expected_remaining_calls.max(0.0)
+    } else {
+        0.0
+    };
     let reprefill = c.new_record_tokens.saturating_add(c.after_tokens) as f64;
-    let one_off = reprefill * (m - h).max(0.0) + c.summary_input_tokens as f64 * h + c.summary_output_tokens as f64 * o;
+    let one_off = reprefill * (m - h).max(0.0)
+        + c.summary_input_tokens as f64 * h
+        + c.summary_output_tokens as f64 * o;
     let shrink = c.context_tokens.saturating_sub(c.folded_tokens());
     let saving = shrink as f64 * h;
-    let break_even = if saving > 0.0 { one_off / saving } else { f64::INFINITY };
+    let break_even = if saving > 0.0 {
+        one_off / saving
+    } else {
+        f64::INFINITY
+    };
     let pays = saving > 0.0 && saving * n > one_off;
     let reason = if shrink == 0 {
         format!(
@@ -232,7 +257,13 @@ pub fn fold_decision(c: &FoldCandidate, p: &Price, expected_remaining_calls: f64
             p.key
         )
     };
-    FoldDecision { pays, one_off_usd: one_off, saving_per_call_usd: saving, break_even_calls: break_even, reason }
+    FoldDecision {
+        pays,
+        one_off_usd: one_off,
+        saving_per_call_usd: saving,
+        break_even_calls: break_even,
+        reason,
+    }
 }
 
 #[cfg(test)]
@@ -284,38 +315,91 @@ mod tests {
         let off = utc_ms(2026, 11, 23, 0, 59);
         let sat = utc_ms(2026, 11, 28, 8, 0);
         let p = price_for(&cfg, Some("deepseek/deepseek-flash"), peak);
-        assert_eq!((p.key.as_str(), p.hit, p.miss, p.output), ("deepseek-flash-peak", 0.006, 0.30, 1.20));
+        assert_eq!(
+            (p.key.as_str(), p.hit, p.miss, p.output),
+            ("deepseek-flash-peak", 0.006, 0.30, 1.20)
+        );
         let p = price_for(&cfg, Some("deepseek-flash"), off);
-        assert_eq!((p.key.as_str(), p.hit, p.miss, p.output), ("deepseek-flash-offpeak", 0.003, 0.15, 0.60));
-        assert_eq!(price_for(&cfg, Some("deepseek-flash"), sat).key, "deepseek-flash-offpeak");
+        assert_eq!(
+            (p.key.as_str(), p.hit, p.miss, p.output),
+            ("deepseek-flash-offpeak", 0.003, 0.15, 0.60)
+        );
+        assert_eq!(
+            price_for(&cfg, Some("deepseek-flash"), sat).key,
+            "deepseek-flash-offpeak"
+        );
         let p = price_for(&cfg, Some("DeepSeek-V4-Pro"), peak);
-        assert_eq!((p.key.as_str(), p.hit, p.miss, p.output), ("deepseek-v4-pro-peak", 0.044, 1.32, 3.96));
+        assert_eq!(
+            (p.key.as_str(), p.hit, p.miss, p.output),
+            ("deepseek-v4-pro-peak", 0.044, 1.32, 3.96)
+        );
         assert_eq!(price_for(&cfg, Some("deepseek-v4-pro"), sat).miss, 0.66);
-        assert_eq!(price_for(&cfg, Some("deepseek-chat"), peak).key, "deepseek-flash-peak");
-        assert_eq!(price_for(&cfg, Some("moonshot/kimi-k2.6"), peak).key, "kimi-like");
-        assert_eq!(price_for(&cfg, Some("openai/gpt-5.5"), peak).key, "openai-like");
-        assert_eq!(price_for(&cfg, Some("gemini-2.5-pro"), peak).key, "openai-like");
+        assert_eq!(
+            price_for(&cfg, Some("deepseek-chat"), peak).key,
+            "deepseek-flash-peak"
+        );
+        assert_eq!(
+            price_for(&cfg, Some("moonshot/kimi-k2.6"), peak).key,
+            "kimi-like"
+        );
+        assert_eq!(
+            price_for(&cfg, Some("openai/gpt-5.5"), peak).key,
+            "openai-like"
+        );
+        assert_eq!(
+            price_for(&cfg, Some("gemini-2.5-pro"), peak).key,
+            "openai-like"
+        );
         assert_eq!(price_for(&cfg, None, peak).key, "deepseek-flash-peak");
     }
 
     #[test]
     fn named_keys_and_config_overrides() {
         let peak = utc_ms(2026, 11, 23, 7, 0);
-        let mut cfg = Config { price: "deepseek-v4-pro-offpeak".into(), ..Config::default() };
-        assert_eq!(price_for(&cfg, Some("deepseek-flash"), peak).key, "deepseek-v4-pro-offpeak");
+        let mut cfg = Config {
+            price: "deepseek-v4-pro-offpeak".into(),
+            ..Config::default()
+        };
+        assert_eq!(
+            price_for(&cfg, Some("deepseek-flash"), peak).key,
+            "deepseek-v4-pro-offpeak"
+        );
         cfg.price = "deepseek-v4-pro".into();
-        assert_eq!(price_for(&cfg, Some("deepseek-flash"), peak).key, "deepseek-v4-pro-peak");
+        assert_eq!(
+            price_for(&cfg, Some("deepseek-flash"), peak).key,
+            "deepseek-v4-pro-peak"
+        );
         cfg.price = "no-such-key".into();
-        assert_eq!(price_for(&cfg, Some("deepseek-flash"), peak).key, "deepseek-flash-peak");
+        assert_eq!(
+            price_for(&cfg, Some("deepseek-flash"), peak).key,
+            "deepseek-flash-peak"
+        );
         // Override a built-in row and add a new one.
         cfg.price = "auto".into();
-        cfg.prices.insert("deepseek-flash-peak".into(), PriceRow { hit: 0.01, miss: 0.5, output: 2.0 });
-        cfg.prices.insert("mine".into(), PriceRow { hit: 1.0, miss: 2.0, output: 3.0 });
+        cfg.prices.insert(
+            "deepseek-flash-peak".into(),
+            PriceRow {
+                hit: 0.01,
+                miss: 0.5,
+                output: 2.0,
+            },
+        );
+        cfg.prices.insert(
+            "mine".into(),
+            PriceRow {
+                hit: 1.0,
+                miss: 2.0,
+                output: 3.0,
+            },
+        );
         let p = price_for(&cfg, Some("deepseek-flash"), peak);
         assert_eq!((p.hit, p.miss, p.output), (0.01, 0.5, 2.0));
         cfg.price = "mine".into();
         let p = price_for(&cfg, None, peak);
-        assert_eq!((p.key.as_str(), p.hit, p.miss, p.output), ("mine", 1.0, 2.0, 3.0));
+        assert_eq!(
+            (p.key.as_str(), p.hit, p.miss, p.output),
+            ("mine", 1.0, 2.0, 3.0)
+        );
     }
 
     #[test]
@@ -383,8 +467,16 @@ mod tests {
     #[test]
     fn offpeak_does_not_change_break_even() {
         // Off-peak halves every price, so n* is the same and only the stakes halve.
-        let peak = fold_decision(&worked_example(), &builtin_price("deepseek-flash-peak").unwrap(), 1.0);
-        let off = fold_decision(&worked_example(), &builtin_price("deepseek-flash-offpeak").unwrap(), 1.0);
+        let peak = fold_decision(
+            &worked_example(),
+            &builtin_price("deepseek-flash-peak").unwrap(),
+            1.0,
+        );
+        let off = fold_decision(
+            &worked_example(),
+            &builtin_price("deepseek-flash-offpeak").unwrap(),
+            1.0,
+        );
         assert!(close(peak.break_even_calls, off.break_even_calls, 1e-9));
         assert!(close(off.one_off_usd * 2.0, peak.one_off_usd, 1e-12));
     }
@@ -392,10 +484,17 @@ mod tests {
     #[test]
     fn extractive_fold_is_cheaper_than_llm_fold() {
         let p = builtin_price("deepseek-flash-peak").unwrap();
-        let c = FoldCandidate { summary_input_tokens: 0, summary_output_tokens: 0, ..worked_example() };
+        let c = FoldCandidate {
+            summary_input_tokens: 0,
+            summary_output_tokens: 0,
+            ..worked_example()
+        };
         let d = fold_decision(&c, &p, 100.0);
         assert!(close(d.one_off_usd, 25_000.0 * 0.294 / 1e6, 1e-12));
-        assert!(d.break_even_calls < 8.0 && d.break_even_calls > 7.0, "{d:?}");
+        assert!(
+            d.break_even_calls < 8.0 && d.break_even_calls > 7.0,
+            "{d:?}"
+        );
     }
 
     #[test]
@@ -413,7 +512,12 @@ mod tests {
         assert_eq!(d.saving_per_call_usd, 0.0);
         assert!(d.break_even_calls.is_infinite());
         assert!(d.reason.starts_with("no saving"), "{}", d.reason);
-        let free = Price { key: "free".into(), hit: 0.0, miss: 1.0, output: 1.0 };
+        let free = Price {
+            key: "free".into(),
+            hit: 0.0,
+            miss: 1.0,
+            output: 1.0,
+        };
         let d = fold_decision(&worked_example(), &free, 1e9);
         assert!(!d.pays && d.reason.contains("free"));
         // Non-finite or negative call counts never fold.
@@ -421,7 +525,11 @@ mod tests {
         assert!(!fold_decision(&worked_example(), &p, -5.0).pays);
         assert!(!fold_decision(&worked_example(), &p, f64::INFINITY).pays);
         // Saturating arithmetic on absurd inputs.
-        let huge = FoldCandidate { unchanged_prefix_tokens: u64::MAX, new_record_tokens: u64::MAX, ..worked_example() };
+        let huge = FoldCandidate {
+            unchanged_prefix_tokens: u64::MAX,
+            new_record_tokens: u64::MAX,
+            ..worked_example()
+        };
         assert!(!fold_decision(&huge, &p, 100.0).pays);
     }
 }

@@ -43,11 +43,36 @@ struct Limits {
 // Tried in order until the result fits DETAILS_MAX_CHARS. The first row is the documented
 // bound; the others trade detail for fit. 20 keys × 1,024 chars can reach ~20 KB, hence the ladder.
 const LADDER: [Limits; 5] = [
-    Limits { depth: MAX_DEPTH, items: MAX_ITEMS, keys: MAX_KEYS, string: MAX_STRING },
-    Limits { depth: MAX_DEPTH, items: 8, keys: MAX_KEYS, string: 256 },
-    Limits { depth: 2, items: 6, keys: 12, string: 128 },
-    Limits { depth: 2, items: 4, keys: 8, string: 64 },
-    Limits { depth: 1, items: 4, keys: 8, string: 48 },
+    Limits {
+        depth: MAX_DEPTH,
+        items: MAX_ITEMS,
+        keys: MAX_KEYS,
+        string: MAX_STRING,
+    },
+    Limits {
+        depth: MAX_DEPTH,
+        items: 8,
+        keys: MAX_KEYS,
+        string: 256,
+    },
+    Limits {
+        depth: 2,
+        items: 6,
+        keys: 12,
+        string: 128,
+    },
+    Limits {
+        depth: 2,
+        items: 4,
+        keys: 8,
+        string: 64,
+    },
+    Limits {
+        depth: 1,
+        items: 4,
+        keys: 8,
+        string: 48,
+    },
 ];
 
 /// True when `v` serialises to more than [`DETAILS_MAX_CHARS`] chars. Stops counting early,
@@ -81,10 +106,21 @@ fn compact(v: &Value, level: usize, l: Limits) -> Value {
             if level >= l.depth {
                 return Value::String(format!("[array: {} items]", items.len()));
             }
-            let keep = if items.len() > l.items { l.items.saturating_sub(1) } else { items.len() };
-            let mut out: Vec<Value> = items.iter().take(keep).map(|x| compact(x, level + 1, l)).collect();
+            let keep = if items.len() > l.items {
+                l.items.saturating_sub(1)
+            } else {
+                items.len()
+            };
+            let mut out: Vec<Value> = items
+                .iter()
+                .take(keep)
+                .map(|x| compact(x, level + 1, l))
+                .collect();
             if items.len() > keep {
-                out.push(Value::String(format!("[+{} more items]", items.len() - keep)));
+                out.push(Value::String(format!(
+                    "[+{} more items]",
+                    items.len() - keep
+                )));
             }
             Value::Array(out)
         }
@@ -92,13 +128,20 @@ fn compact(v: &Value, level: usize, l: Limits) -> Value {
             if level >= l.depth {
                 return Value::String(format!("[object: {} keys]", map.len()));
             }
-            let keep = if map.len() > l.keys { l.keys.saturating_sub(1) } else { map.len() };
+            let keep = if map.len() > l.keys {
+                l.keys.saturating_sub(1)
+            } else {
+                map.len()
+            };
             let mut out = Map::new();
             for (k, x) in map.iter().take(keep) {
                 out.insert(cut_string(k, l.string), compact(x, level + 1, l));
             }
             if map.len() > keep {
-                out.insert(MORE_KEYS.into(), Value::String(format!("+{} more keys", map.len() - keep)));
+                out.insert(
+                    MORE_KEYS.into(),
+                    Value::String(format!("+{} more keys", map.len() - keep)),
+                );
             }
             Value::Object(out)
         }
@@ -130,7 +173,10 @@ fn cut_string(s: &str, max: usize) -> String {
 }
 
 fn json_chars(v: &Value) -> u64 {
-    let mut w = CountingWriter { chars: 0, limit: usize::MAX };
+    let mut w = CountingWriter {
+        chars: 0,
+        limit: usize::MAX,
+    };
     let _ = serde_json::to_writer(&mut w, v);
     w.chars as u64
 }
@@ -199,7 +245,8 @@ mod tests {
 
     #[test]
     fn small_values_unchanged() {
-        let v = json!({"status": "ok", "exitCode": 0, "lines": [1, 2, 3], "nested": {"a": {"b": 1}}});
+        let v =
+            json!({"status": "ok", "exitCode": 0, "lines": [1, 2, 3], "nested": {"a": {"b": 1}}});
         assert!(!details_oversized(&v));
         assert_eq!(compact_details(&v), v);
     }
@@ -207,10 +254,15 @@ mod tests {
     #[test]
     fn bounds_hold_for_big_values() {
         let long = "x".repeat(50_000);
-        let many: Vec<Value> = (0..500).map(|i| json!({"i": i, "s": long.clone()})).collect();
+        let many: Vec<Value> = (0..500)
+            .map(|i| json!({"i": i, "s": long.clone()}))
+            .collect();
         let mut obj = Map::new();
         for i in 0..100 {
-            obj.insert(format!("k{i:03}"), json!({"deep": {"deeper": {"deepest": [1, 2, 3]}}, "s": "é".repeat(3000)}));
+            obj.insert(
+                format!("k{i:03}"),
+                json!({"deep": {"deeper": {"deepest": [1, 2, 3]}}, "s": "é".repeat(3000)}),
+            );
         }
         let cases = vec![
             json!({"aggregated": long, "items": many, "obj": obj}),

@@ -71,12 +71,28 @@ pub const MAX_IDENTIFIERS: usize = 16;
 pub const MAX_ARTIFACTS: usize = 8;
 
 /// Argument keys that name a file.
-const PATH_KEYS: &[&str] = &["path", "file_path", "filePath", "file", "filename", "target_file", "notebook_path"];
+const PATH_KEYS: &[&str] = &[
+    "path",
+    "file_path",
+    "filePath",
+    "file",
+    "filename",
+    "target_file",
+    "notebook_path",
+];
 /// Argument keys holding lists of files.
 const PATHS_KEYS: &[&str] = &["paths", "files"];
 
 /// Tools whose result is file or web content: error-looking lines in it are data.
-const CONTENT_TOOLS: &[&str] = &["read", "read_file", "web_fetch", "web_search", "memory_get", "memory_search", "browser"];
+const CONTENT_TOOLS: &[&str] = &[
+    "read",
+    "read_file",
+    "web_fetch",
+    "web_search",
+    "memory_get",
+    "memory_search",
+    "browser",
+];
 
 /// `(tool name, arguments)` → the file paths the call names.
 fn arg_paths(args: &Value) -> Vec<String> {
@@ -103,7 +119,9 @@ fn arg_paths(args: &Value) -> Vec<String> {
 }
 
 fn path_arg(args: &Value) -> Option<&str> {
-    PATH_KEYS.iter().find_map(|k| args.get(*k).and_then(Value::as_str))
+    PATH_KEYS
+        .iter()
+        .find_map(|k| args.get(*k).and_then(Value::as_str))
 }
 
 /// True for a `read` of a protected workspace file: the tool is `read` (or `read_file`), and
@@ -113,23 +131,33 @@ pub fn is_protected_read(tool_name: &str, args: &Value, cfg: &Config) -> bool {
     if t != "read" && t != "read_file" {
         return false;
     }
-    let Some(path) = path_arg(args) else { return false };
+    let Some(path) = path_arg(args) else {
+        return false;
+    };
     let base = path.trim().rsplit(['/', '\\']).next().unwrap_or("");
-    !base.is_empty() && cfg.protected_reads.iter().any(|p| p.eq_ignore_ascii_case(base))
+    !base.is_empty()
+        && cfg
+            .protected_reads
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(base))
 }
 
 /// Whether a call runs a shell command (and which): tool name looks like a shell and `command`
 /// (or `cmd`) is a string.
 fn shell_command<'a>(tool_name: &str, args: &'a Value) -> Option<&'a str> {
     let t = tool_name.to_ascii_lowercase();
-    let shellish = matches!(t.as_str(), "exec" | "bash" | "shell" | "sh" | "run" | "terminal" | "run_command" | "process")
-        || t.contains("exec")
+    let shellish = matches!(
+        t.as_str(),
+        "exec" | "bash" | "shell" | "sh" | "run" | "terminal" | "run_command" | "process"
+    ) || t.contains("exec")
         || t.contains("bash")
         || t.contains("shell");
     if !shellish {
         return None;
     }
-    args.get("command").or_else(|| args.get("cmd")).and_then(Value::as_str)
+    args.get("command")
+        .or_else(|| args.get("cmd"))
+        .and_then(Value::as_str)
 }
 
 fn command_label(cmd: &str) -> String {
@@ -183,7 +211,10 @@ fn find_exit_code(text: &str) -> Option<i64> {
 /// Digest one message. `call_args`: for a toolResult, the (name, arguments) of its call if known
 /// (to name files read and commands run).
 pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> Digest {
-    let mut d = Digest { role: m.role_str().to_string(), ..Digest::default() };
+    let mut d = Digest {
+        role: m.role_str().to_string(),
+        ..Digest::default()
+    };
     let mut files = Bounded::new(MAX_FILES);
     let mut commands = Bounded::new(MAX_COMMANDS);
     let mut errors = Bounded::new(MAX_ERRORS);
@@ -191,12 +222,19 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
     match m.role() {
         Role::User => {
             let mut text = collapse_churn(&m.text());
-            let images = m.parts().iter().filter(|p| matches!(p, Part::Image { .. })).count();
+            let images = m
+                .parts()
+                .iter()
+                .filter(|p| matches!(p, Part::Image { .. }))
+                .count();
             if images > 0 {
                 if !text.is_empty() {
                     text.push('\n');
                 }
-                text.push_str(&format!("[{images} image{} attached]", if images == 1 { "" } else { "s" }));
+                text.push_str(&format!(
+                    "[{images} image{} attached]",
+                    if images == 1 { "" } else { "s" }
+                ));
             }
             d.text = clip(&one_line(&text), GIST_CHARS);
             for e in error_lines(&text, MAX_ERRORS) {
@@ -239,7 +277,10 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
         Role::ToolResult => {
             let text = m.text();
             d.result_id = m.tool_call_id().map(str::to_string);
-            d.tool_name = m.tool_name().map(str::to_string).or_else(|| call_args.map(|(n, _)| n.to_string()));
+            d.tool_name = m
+                .tool_name()
+                .map(str::to_string)
+                .or_else(|| call_args.map(|(n, _)| n.to_string()));
             d.text = clip(&one_line(&text), GIST_CHARS);
             if let Some((name, args)) = call_args {
                 for p in arg_paths(args) {
@@ -247,8 +288,16 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
                 }
                 d.protected = is_protected_read(name, args, cfg);
                 if let Some(cmd) = shell_command(name, args) {
-                    let exit = m.raw().get("details").and_then(|v| v.get("exitCode")).and_then(Value::as_i64);
-                    commands.push(format!("{} → {}", command_label(cmd), command_outcome(&text, m.is_error(), exit)));
+                    let exit = m
+                        .raw()
+                        .get("details")
+                        .and_then(|v| v.get("exitCode"))
+                        .and_then(Value::as_i64);
+                    commands.push(format!(
+                        "{} → {}",
+                        command_label(cmd),
+                        command_outcome(&text, m.is_error(), exit)
+                    ));
                 }
             }
             let name = d.tool_name.clone().unwrap_or_default();
@@ -256,7 +305,11 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
             // File and web contents are data, not outcomes: their "error" lines are code or
             // prose. Scan them only when the tool itself failed.
             let content_tool = CONTENT_TOOLS.iter().any(|t| t.eq_ignore_ascii_case(&name));
-            let errs = if content_tool && !m.is_error() { Vec::new() } else { error_lines(&text, MAX_ERRORS) };
+            let errs = if content_tool && !m.is_error() {
+                Vec::new()
+            } else {
+                error_lines(&text, MAX_ERRORS)
+            };
             // A failed shell command already reports its outcome under commands.
             if errs.is_empty() && m.is_error() && !shell {
                 if let Some(first) = text.lines().map(str::trim).find(|l| !l.is_empty()) {
@@ -274,12 +327,21 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
             d.artifacts = artifact_ids(&text);
         }
         _ => {
-            let runtime = m.raw().get("customType").and_then(Value::as_str) == Some("openclaw.runtime-context");
-            let text = if runtime { RUNTIME_MARKER.to_string() } else { collapse_churn(&m.text()) };
+            let runtime = m.raw().get("customType").and_then(Value::as_str)
+                == Some("openclaw.runtime-context");
+            let text = if runtime {
+                RUNTIME_MARKER.to_string()
+            } else {
+                collapse_churn(&m.text())
+            };
             d.text = clip(&one_line(&text), GIST_CHARS);
             if let Some(cmd) = m.raw().get("command").and_then(Value::as_str) {
                 let exit = m.raw().get("exitCode").and_then(Value::as_i64);
-                commands.push(format!("{} → {}", command_label(cmd), command_outcome(&text, false, exit)));
+                commands.push(format!(
+                    "{} → {}",
+                    command_label(cmd),
+                    command_outcome(&text, false, exit)
+                ));
             }
             for e in error_lines(&text, MAX_ERRORS) {
                 errors.push(e);
@@ -305,7 +367,10 @@ struct Bounded {
 
 impl Bounded {
     fn new(cap: usize) -> Bounded {
-        Bounded { items: Vec::new(), cap }
+        Bounded {
+            items: Vec::new(),
+            cap,
+        }
     }
     fn push(&mut self, s: String) {
         if self.items.len() < self.cap && !s.is_empty() && !self.items.contains(&s) {
@@ -388,8 +453,23 @@ pub fn head_tail(s: &str, max: usize) -> String {
 /// exception / fatal, case-insensitive), skipping all-clear lines such as `0 failed`.
 /// At most `max`, each one-lined and ≤ [`ITEM_CHARS`].
 pub fn error_lines(text: &str, max: usize) -> Vec<String> {
-    const KEYS: &[&str] = &["error", "failed", "failure", "panic", "traceback", "exception", "fatal"];
-    const CLEAR: &[&str] = &[" 0 failed", "0 errors", "no errors", "errors: 0", "0 failures", "error: 0"];
+    const KEYS: &[&str] = &[
+        "error",
+        "failed",
+        "failure",
+        "panic",
+        "traceback",
+        "exception",
+        "fatal",
+    ];
+    const CLEAR: &[&str] = &[
+        " 0 failed",
+        "0 errors",
+        "no errors",
+        "errors: 0",
+        "0 failures",
+        "error: 0",
+    ];
     let mut out: Vec<String> = Vec::new();
     for line in text.lines() {
         if out.len() >= max {
@@ -421,7 +501,10 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
     let mut from = 0;
     while let Some(pos) = lower[from..].find("artifact") {
         let start = from + pos + "artifact".len();
-        let line_end = lower[start..].find('\n').map(|i| start + i).unwrap_or(lower.len());
+        let line_end = lower[start..]
+            .find('\n')
+            .map(|i| start + i)
+            .unwrap_or(lower.len());
         if let Some(id) = first_hex40(&lower[start..line_end]) {
             if !out.iter().any(|x| x == id) && out.len() < MAX_ARTIFACTS {
                 out.push(id.to_string());
@@ -442,7 +525,10 @@ fn first_hex40(s: &str) -> Option<&str> {
             while i < b.len() && b[i].is_ascii_hexdigit() {
                 i += 1;
             }
-            if i - start == 40 && (start == 0 || !b[start - 1].is_ascii_alphanumeric()) && (i == b.len() || !b[i].is_ascii_alphanumeric()) {
+            if i - start == 40
+                && (start == 0 || !b[start - 1].is_ascii_alphanumeric())
+                && (i == b.len() || !b[i].is_ascii_alphanumeric())
+            {
                 return s.get(start..i);
             }
         } else {
@@ -456,12 +542,84 @@ fn first_hex40(s: &str) -> Option<&str> {
 
 /// File extensions that make a bare name (`main.rs`) count as a file.
 const EXTENSIONS: &[&str] = &[
-    "rs", "toml", "lock", "md", "txt", "json", "jsonl", "yaml", "yml", "ts", "tsx", "js", "jsx", "mjs", "cjs", "py",
-    "go", "java", "kt", "swift", "c", "h", "cc", "cpp", "hpp", "cs", "rb", "php", "sh", "bash", "zsh", "ps1", "sql",
-    "css", "scss", "html", "htm", "xml", "csv", "tsv", "log", "ini", "cfg", "conf", "env", "wasm", "proto",
-    "graphql", "vue", "svelte", "lua", "zig", "ex", "exs", "erl", "hs", "ml", "scala", "dart", "r", "ipynb",
-    "gradle", "mk", "cmake", "dockerfile", "patch", "diff", "pdf", "png", "jpg", "jpeg", "gif", "svg", "zip", "gz",
-    "tar", "db", "sqlite",
+    "rs",
+    "toml",
+    "lock",
+    "md",
+    "txt",
+    "json",
+    "jsonl",
+    "yaml",
+    "yml",
+    "ts",
+    "tsx",
+    "js",
+    "jsx",
+    "mjs",
+    "cjs",
+    "py",
+    "go",
+    "java",
+    "kt",
+    "swift",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "cs",
+    "rb",
+    "php",
+    "sh",
+    "bash",
+    "zsh",
+    "ps1",
+    "sql",
+    "css",
+    "scss",
+    "html",
+    "htm",
+    "xml",
+    "csv",
+    "tsv",
+    "log",
+    "ini",
+    "cfg",
+    "conf",
+    "env",
+    "wasm",
+    "proto",
+    "graphql",
+    "vue",
+    "svelte",
+    "lua",
+    "zig",
+    "ex",
+    "exs",
+    "erl",
+    "hs",
+    "ml",
+    "scala",
+    "dart",
+    "r",
+    "ipynb",
+    "gradle",
+    "mk",
+    "cmake",
+    "dockerfile",
+    "patch",
+    "diff",
+    "pdf",
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "svg",
+    "zip",
+    "gz",
+    "tar",
+    "db",
+    "sqlite",
 ];
 
 fn has_known_ext(name: &str) -> bool {
@@ -485,7 +643,13 @@ fn clean_token(tok: &str) -> &str {
     // `src/x.rs:12:5` → `src/x.rs`
     loop {
         match t.rsplit_once(':') {
-            Some((head, tail)) if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) && !head.is_empty() => t = head,
+            Some((head, tail))
+                if !tail.is_empty()
+                    && tail.bytes().all(|b| b.is_ascii_digit())
+                    && !head.is_empty() =>
+            {
+                t = head
+            }
             _ => break,
         }
     }
@@ -500,7 +664,10 @@ pub fn is_path_like(t: &str) -> bool {
     if !(3..=ITEM_CHARS).contains(&n) || t.contains("://") {
         return false;
     }
-    if !t.chars().all(|c| c.is_ascii_alphanumeric() || "._-/\\~@+%:".contains(c)) {
+    if !t
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-/\\~@+%:".contains(c))
+    {
         return false;
     }
     // ':' only as a Windows drive (`C:\…`).
@@ -517,11 +684,19 @@ pub fn is_path_like(t: &str) -> bool {
     if segs.len() == 1 {
         return has_known_ext(t) && !t.starts_with('.');
     }
-    let inner_empty = segs.iter().skip(1).take(segs.len().saturating_sub(2)).any(|s| s.is_empty());
+    let inner_empty = segs
+        .iter()
+        .skip(1)
+        .take(segs.len().saturating_sub(2))
+        .any(|s| s.is_empty());
     if inner_empty {
         return false;
     }
-    let rooted = t.starts_with('/') || t.starts_with("./") || t.starts_with("../") || t.starts_with("~/") || t.get(1..3) == Some(":\\");
+    let rooted = t.starts_with('/')
+        || t.starts_with("./")
+        || t.starts_with("../")
+        || t.starts_with("~/")
+        || t.get(1..3) == Some(":\\");
     let nonempty = segs.iter().filter(|s| !s.is_empty()).count();
     if has_known_ext(last) {
         return true;
@@ -529,7 +704,10 @@ pub fn is_path_like(t: &str) -> bool {
     if rooted {
         return nonempty >= 2;
     }
-    nonempty >= 3 && segs.iter().all(|s| !s.is_empty() && !s.bytes().all(|b| b.is_ascii_digit()))
+    nonempty >= 3
+        && segs
+            .iter()
+            .all(|s| !s.is_empty() && !s.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn scan_paths(text: &str, out: &mut Bounded) {
@@ -667,7 +845,13 @@ fn url_in(tok: &str) -> Option<&str> {
 fn is_uuid(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { *c == b'-' } else { c.is_ascii_hexdigit() })
+        && b.iter().enumerate().all(|(i, c)| {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                *c == b'-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        })
 }
 
 /// Hash (≥ 7 hex digits with a digit and a letter), number (≥ 3 digits), or code symbol
@@ -682,18 +866,25 @@ fn classify(s: &str) -> Option<IdClass> {
     if b.iter().all(u8::is_ascii_digit) {
         return Some(IdClass::Number);
     }
-    if n >= 7 && b.iter().all(u8::is_ascii_hexdigit) && b.iter().any(u8::is_ascii_digit) && b.iter().any(u8::is_ascii_alphabetic) {
+    if n >= 7
+        && b.iter().all(u8::is_ascii_hexdigit)
+        && b.iter().any(u8::is_ascii_digit)
+        && b.iter().any(u8::is_ascii_alphabetic)
+    {
         return Some(IdClass::Hash);
     }
     if n < 4 || !(b[0].is_ascii_alphabetic() || b[0] == b'_') {
         return None;
     }
     let letters = b.iter().any(u8::is_ascii_alphabetic);
-    if b.contains(&b'_') && letters && b.iter().any(|c| *c != b'_') && !b.iter().all(|c| *c == b'_') {
+    if b.contains(&b'_') && letters && b.iter().any(|c| *c != b'_') && !b.iter().all(|c| *c == b'_')
+    {
         // Not just leading/trailing underscores around a word (`__init__` is still a symbol).
         return Some(IdClass::Symbol);
     }
-    let camel = b.windows(2).any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    let camel = b
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
     if camel && b.iter().all(u8::is_ascii_alphanumeric) {
         return Some(IdClass::Symbol);
     }
@@ -767,7 +958,10 @@ pub fn collapse_churn(text: &str) -> String {
                 j += 1;
             }
             let end = j.min(lines.len());
-            push_marker(&mut out, event_marker(&lines[i + 1..end]).unwrap_or_else(|| RUNTIME_MARKER.to_string()));
+            push_marker(
+                &mut out,
+                event_marker(&lines[i + 1..end]).unwrap_or_else(|| RUNTIME_MARKER.to_string()),
+            );
             i = end + 1;
             continue;
         }
@@ -777,7 +971,10 @@ pub fn collapse_churn(text: &str) -> String {
         }
         if t == LEGACY_HEADER || t == EVENT_MARKER {
             let end = legacy_event_end(&lines, i);
-            push_marker(&mut out, event_marker(&lines[i..end]).unwrap_or_else(|| RUNTIME_MARKER.to_string()));
+            push_marker(
+                &mut out,
+                event_marker(&lines[i..end]).unwrap_or_else(|| RUNTIME_MARKER.to_string()),
+            );
             i = end;
             continue;
         }
@@ -805,7 +1002,11 @@ pub fn collapse_churn(text: &str) -> String {
 fn metadata_label(t: &str) -> Option<String> {
     if let Some(head) = t.strip_suffix(INBOUND_MARKER) {
         let label = head.trim_end().trim_end_matches(':').trim();
-        return if label.is_empty() { None } else { Some(label.to_string()) };
+        return if label.is_empty() {
+            None
+        } else {
+            Some(label.to_string())
+        };
     }
     let body = t.strip_suffix(':')?;
     let open = body.rfind(" (untrusted")?;
@@ -894,11 +1095,16 @@ fn legacy_event_end(lines: &[&str], start: usize) -> usize {
 
 /// `[openclaw task completion: <task> (<status>)]` when the lines hold a completion event.
 fn event_marker(lines: &[&str]) -> Option<String> {
-    if !lines.iter().any(|l| l.trim() == EVENT_MARKER || l.trim().starts_with("A background task completed")) {
+    if !lines
+        .iter()
+        .any(|l| l.trim() == EVENT_MARKER || l.trim().starts_with("A background task completed"))
+    {
         return None;
     }
     let field = |k: &str| {
-        lines.iter().find_map(|l| l.trim().strip_prefix(k).map(|v| clip(&one_line(v), 80)))
+        lines
+            .iter()
+            .find_map(|l| l.trim().strip_prefix(k).map(|v| clip(&one_line(v), 80)))
     };
     let task = field("task: ").unwrap_or_else(|| "unnamed task".to_string());
     Some(match field("status: ") {
@@ -939,7 +1145,6 @@ const S_OPEN: usize = 6;
 const S_ARTIFACTS: usize = 7;
 const S_IDENTS: usize = 8;
 
-
 /// Record items per section, unbounded (before fitting).
 fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     let mut s: Vec<Vec<String>> = vec![Vec::new(); SECTIONS.len()];
@@ -950,7 +1155,8 @@ fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     };
     // Goal: the first user message that states something (not a bare `/command` or a
     // one-word reply), else the first user message.
-    let substantive = |u: &&str| (!u.starts_with('/') || u.contains('\n')) && u.split_whitespace().count() >= 3;
+    let substantive =
+        |u: &&str| (!u.starts_with('/') || u.contains('\n')) && u.split_whitespace().count() >= 3;
     let goal = digests
         .iter()
         .filter_map(|d| d.user_text.as_deref())
@@ -987,7 +1193,11 @@ fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     for c in &all {
         let bare = c.split(" → ").next().unwrap_or(c);
         let has_outcome = c.contains(" → ");
-        if !has_outcome && all.iter().any(|o| o.contains(" → ") && o.split(" → ").next() == Some(bare)) {
+        if !has_outcome
+            && all
+                .iter()
+                .any(|o| o.contains(" → ") && o.split(" → ").next() == Some(bare))
+        {
             continue;
         }
         push(&mut s[S_COMMANDS], (*c).clone());
@@ -996,13 +1206,24 @@ fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     let last_user = digests.iter().rposition(|d| d.user_text.is_some());
     if let Some(i) = last_user {
         if let Some(u) = digests[i].user_text.as_deref() {
-            push(&mut s[S_OPEN], format!("last user request: {}", clip(&one_line(u), ITEM_CHARS)));
+            push(
+                &mut s[S_OPEN],
+                format!("last user request: {}", clip(&one_line(u), ITEM_CHARS)),
+            );
         }
     }
-    let last_note = digests.iter().rposition(|d| d.role == "assistant" && !d.text.is_empty());
+    let last_note = digests
+        .iter()
+        .rposition(|d| d.role == "assistant" && !d.text.is_empty());
     if let Some(j) = last_note {
         if last_user.map_or(true, |i| j > i) {
-            push(&mut s[S_OPEN], format!("last assistant note: {}", clip(&digests[j].text, ITEM_CHARS)));
+            push(
+                &mut s[S_OPEN],
+                format!(
+                    "last assistant note: {}",
+                    clip(&digests[j].text, ITEM_CHARS)
+                ),
+            );
         }
     }
     // A failing last command is an open thread too.
@@ -1072,7 +1293,11 @@ fn user_len(s: &[Vec<String>]) -> usize {
     if s[S_USER].is_empty() {
         0
     } else {
-        section_header_len(S_USER) + s[S_USER].iter().map(|u| u.chars().count() + 3).sum::<usize>()
+        section_header_len(S_USER)
+            + s[S_USER]
+                .iter()
+                .map(|u| u.chars().count() + 3)
+                .sum::<usize>()
     }
 }
 
@@ -1080,11 +1305,17 @@ fn user_len(s: &[Vec<String>]) -> usize {
 /// record fits `max_chars` and the user section fits `user_cap`, or nothing is left to shorten.
 fn shrink_user(header: &str, s: &mut [Vec<String>], max_chars: usize, user_cap: usize) {
     loop {
-        let excess = total_len(header, s).saturating_sub(max_chars).max(user_len(s).saturating_sub(user_cap));
+        let excess = total_len(header, s)
+            .saturating_sub(max_chars)
+            .max(user_len(s).saturating_sub(user_cap));
         if excess == 0 {
             return;
         }
-        let longest = s[S_USER].iter().enumerate().map(|(i, u)| (u.chars().count(), usize::MAX - i)).max();
+        let longest = s[S_USER]
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (u.chars().count(), usize::MAX - i))
+            .max();
         let Some((len, rev)) = longest else { return };
         let idx = usize::MAX - rev;
         if len <= 120 {
@@ -1121,9 +1352,22 @@ fn fit(header: &str, s: &mut [Vec<String>], max_chars: usize) {
         drop_section(header, s, k, max_chars, 0);
     }
     if total_len(header, s) > max_chars {
-        shrink_user(header, s, usize::MAX, (max_chars as f64 * USER_SHARE) as usize);
+        shrink_user(
+            header,
+            s,
+            usize::MAX,
+            (max_chars as f64 * USER_SHARE) as usize,
+        );
     }
-    for (k, keep) in [(S_ERRORS, 5), (S_FILES, 10), (S_ARTIFACTS, 5), (S_ERRORS, 0), (S_FILES, 0), (S_ARTIFACTS, 0), (S_GOAL, 0)] {
+    for (k, keep) in [
+        (S_ERRORS, 5),
+        (S_FILES, 10),
+        (S_ARTIFACTS, 5),
+        (S_ERRORS, 0),
+        (S_FILES, 0),
+        (S_ARTIFACTS, 0),
+        (S_GOAL, 0),
+    ] {
         drop_section(header, s, k, max_chars, keep);
     }
     shrink_user(header, s, max_chars, usize::MAX);
@@ -1153,12 +1397,13 @@ pub fn render_extractive(fold_id: &str, digests: &[&Digest], max_chars: usize) -
 /// size, oldest entries shortened first). The model's answer is the record body; the engine
 /// prepends [`fold_header`].
 pub fn summary_prompt(fold_id: &str, digests: &[&Digest], max_chars: usize) -> (String, String) {
-    let system = "You write fold records for a coding agent's context manager. A span of an earlier \
+    let system =
+        "You write fold records for a coding agent's context manager. A span of an earlier \
 conversation is being removed from the context window; your record replaces it, and the agent will \
 rely on it to continue the work. Be factual and terse. Never invent facts, never add advice, never \
 address the user. Copy file paths, commands, error messages, ids, hashes, URLs, numbers and code \
 symbols exactly, character for character. Quote the user's instructions and constraints verbatim."
-        .to_string();
+            .to_string();
     let budget = (max_chars * 4).max(8_000);
     let material = render_extractive(fold_id, digests, budget);
     let mut outline: Vec<String> = digests
@@ -1170,12 +1415,24 @@ symbols exactly, character for character. Quote the user's instructions and cons
                 ("assistant", Some(t)) if !d.call_ids.is_empty() => format!("assistant → {t}"),
                 (r, _) => r.to_string(),
             };
-            let body = if let Some(u) = &d.user_text { one_line(u) } else { d.text.clone() };
-            let extra = d.commands.first().map(|c| format!(" [{c}]")).unwrap_or_default();
+            let body = if let Some(u) = &d.user_text {
+                one_line(u)
+            } else {
+                d.text.clone()
+            };
+            let extra = d
+                .commands
+                .first()
+                .map(|c| format!(" [{c}]"))
+                .unwrap_or_default();
             if body.is_empty() && extra.is_empty() {
                 None
             } else {
-                Some(format!("{}. {who}: {}{extra}", i + 1, clip(&body, GIST_CHARS)))
+                Some(format!(
+                    "{}. {who}: {}{extra}",
+                    i + 1,
+                    clip(&body, GIST_CHARS)
+                ))
             }
         })
         .collect();
@@ -1225,14 +1482,28 @@ mod tests {
     fn user_digest_keeps_text_verbatim_and_collapses_churn() {
         let cfg = Config::default();
         let text = "Conversation info (untrusted metadata):\n```json\n{\"chat_id\":\"123\"}\n```\n\nPlease fix `src/engine.rs` so fold_decision is called; keep commit 9fceb02 and never touch Cargo.lock.\nSee https://github.com/acme/repo/issues/4739.";
-        let d = digest(&msg(json!({"role":"user","content":text,"timestamp":1})), &cfg, None);
+        let d = digest(
+            &msg(json!({"role":"user","content":text,"timestamp":1})),
+            &cfg,
+            None,
+        );
         assert_eq!(d.role, "user");
         let u = d.user_text.as_deref().unwrap();
-        assert!(u.starts_with("[Conversation info omitted]\nPlease fix `src/engine.rs`"), "{u}");
+        assert!(
+            u.starts_with("[Conversation info omitted]\nPlease fix `src/engine.rs`"),
+            "{u}"
+        );
         assert!(u.contains("never touch Cargo.lock."));
         assert!(!u.contains("chat_id"));
         assert_eq!(d.files, vec!["src/engine.rs", "Cargo.lock"]);
-        assert_eq!(d.identifiers, vec!["https://github.com/acme/repo/issues/4739", "9fceb02", "fold_decision"]);
+        assert_eq!(
+            d.identifiers,
+            vec![
+                "https://github.com/acme/repo/issues/4739",
+                "9fceb02",
+                "fold_decision"
+            ]
+        );
         assert!(d.text.starts_with("[Conversation info omitted] Please fix"));
     }
 
@@ -1241,15 +1512,34 @@ mod tests {
         let cfg = Config::default();
         let words: Vec<String> = (0..600).map(|i| format!("word{i}")).collect();
         let text = words.join(" ");
-        let d = digest(&msg(json!({"role":"user","content":[{"type":"text","text":text},{"type":"image","data":"AAAA","mimeType":"image/png"}]})), &cfg, None);
+        let d = digest(
+            &msg(
+                json!({"role":"user","content":[{"type":"text","text":text},{"type":"image","data":"AAAA","mimeType":"image/png"}]}),
+            ),
+            &cfg,
+            None,
+        );
         let u = d.user_text.unwrap();
-        assert!(u.chars().count() <= USER_TEXT_CHARS, "{}", u.chars().count());
+        assert!(
+            u.chars().count() <= USER_TEXT_CHARS,
+            "{}",
+            u.chars().count()
+        );
         assert!(u.starts_with("word0 word1 "));
-        assert!(u.ends_with("word599\n[1 image attached]"), "{}", &u[u.len() - 40..]);
+        assert!(
+            u.ends_with("word599\n[1 image attached]"),
+            "{}",
+            &u[u.len() - 40..]
+        );
         assert!(u.contains(" chars omitted] … "));
         // Cut at whitespace: every word in the output is a whole word from the input.
         for w in u.split_whitespace() {
-            assert!(w.starts_with("word") || ["…", "chars", "omitted]", "[1", "image", "attached]"].contains(&w) || w.starts_with('['), "{w}");
+            assert!(
+                w.starts_with("word")
+                    || ["…", "chars", "omitted]", "[1", "image", "attached]"].contains(&w)
+                    || w.starts_with('['),
+                "{w}"
+            );
             if let Some(n) = w.strip_prefix("word") {
                 assert!(n.parse::<u32>().unwrap() < 600);
             }
@@ -1269,11 +1559,17 @@ mod tests {
         let d = digest(&m, &cfg, None);
         assert_eq!(d.call_ids, vec!["call_1", "call_2"]);
         assert_eq!(d.tool_name.as_deref(), Some("exec"));
-        assert_eq!(d.commands, vec!["$ cd /work/main && cargo test --lib pairing"]);
+        assert_eq!(
+            d.commands,
+            vec!["$ cd /work/main && cargo test --lib pairing"]
+        );
         assert_eq!(d.files, vec!["/work/main", "src/lib.rs", "lib.rs"]);
         assert_eq!(d.text, "I'll run the tests, then edit lib.rs.");
         let all = serde_json::to_string(&d).unwrap();
-        assert!(!all.contains("shadow") && !all.contains("SECRET_TOKEN"), "thinking leaked: {all}");
+        assert!(
+            !all.contains("shadow") && !all.contains("SECRET_TOKEN"),
+            "thinking leaked: {all}"
+        );
         assert!(d.identifiers.contains(&"a_b_c".to_string()));
     }
 
@@ -1282,26 +1578,50 @@ mod tests {
         let cfg = Config::default();
         let args = json!({"command":"cargo test"});
         let out = "   Compiling cachefold\nerror[E0425]: cannot find value `x` in this scope\n --> src/cost.rs:10:5\n\nCommand exited with code 101";
-        let m = msg(json!({"role":"toolResult","toolCallId":"call_1","toolName":"exec","content":[{"type":"text","text":out}],"isError":true}));
+        let m = msg(
+            json!({"role":"toolResult","toolCallId":"call_1","toolName":"exec","content":[{"type":"text","text":out}],"isError":true}),
+        );
         let d = digest(&m, &cfg, Some(("exec", &args)));
         assert_eq!(d.result_id.as_deref(), Some("call_1"));
         assert_eq!(d.tool_name.as_deref(), Some("exec"));
-        assert_eq!(d.commands, vec!["$ cargo test → exit 101: error[E0425]: cannot find value `x` in this scope"]);
-        assert_eq!(d.errors, vec!["error[E0425]: cannot find value `x` in this scope"]);
+        assert_eq!(
+            d.commands,
+            vec!["$ cargo test → exit 101: error[E0425]: cannot find value `x` in this scope"]
+        );
+        assert_eq!(
+            d.errors,
+            vec!["error[E0425]: cannot find value `x` in this scope"]
+        );
         assert_eq!(d.files, vec!["src/cost.rs"]);
         assert!(!d.protected);
         // Success, details.exitCode wins over text.
-        let ok = msg(json!({"role":"toolResult","toolCallId":"c","toolName":"bash","content":"test result: ok. 14 passed; 0 failed","details":{"exitCode":0}}));
+        let ok = msg(
+            json!({"role":"toolResult","toolCallId":"c","toolName":"bash","content":"test result: ok. 14 passed; 0 failed","details":{"exitCode":0}}),
+        );
         let d = digest(&ok, &cfg, Some(("bash", &args)));
         assert_eq!(d.commands, vec!["$ cargo test → exit 0"]);
         assert!(d.errors.is_empty(), "{:?}", d.errors);
-        let plain = msg(json!({"role":"toolResult","toolCallId":"c","toolName":"bash","content":"done"}));
-        assert_eq!(digest(&plain, &cfg, Some(("bash", &args))).commands, vec!["$ cargo test → ok"]);
-        let aborted = msg(json!({"role":"toolResult","toolCallId":"c","toolName":"bash","content":"Debugger attached.\n\nCommand aborted","isError":true}));
-        assert_eq!(digest(&aborted, &cfg, Some(("bash", &args))).commands, vec!["$ cargo test → aborted"]);
+        let plain =
+            msg(json!({"role":"toolResult","toolCallId":"c","toolName":"bash","content":"done"}));
+        assert_eq!(
+            digest(&plain, &cfg, Some(("bash", &args))).commands,
+            vec!["$ cargo test → ok"]
+        );
+        let aborted = msg(
+            json!({"role":"toolResult","toolCallId":"c","toolName":"bash","content":"Debugger attached.\n\nCommand aborted","isError":true}),
+        );
+        assert_eq!(
+            digest(&aborted, &cfg, Some(("bash", &args))).commands,
+            vec!["$ cargo test → aborted"]
+        );
         // An error result with no keyword line reports its first line.
-        let e = msg(json!({"role":"toolResult","toolCallId":"c","toolName":"edit","content":"Could not find the exact text in a.ts.","isError":true}));
-        assert_eq!(digest(&e, &cfg, None).errors, vec!["Could not find the exact text in a.ts."]);
+        let e = msg(
+            json!({"role":"toolResult","toolCallId":"c","toolName":"edit","content":"Could not find the exact text in a.ts.","isError":true}),
+        );
+        assert_eq!(
+            digest(&e, &cfg, None).errors,
+            vec!["Could not find the exact text in a.ts."]
+        );
     }
 
     #[test]
@@ -1309,13 +1629,21 @@ mod tests {
         let cfg = Config::default();
         let args = json!({"path":"src/err.rs"});
         let code = "fn f() -> Result<(), Error> {\n    panic!(\"boom\");\n}";
-        let ok = msg(json!({"role":"toolResult","toolCallId":"c","toolName":"read","content":code}));
+        let ok =
+            msg(json!({"role":"toolResult","toolCallId":"c","toolName":"read","content":code}));
         assert!(digest(&ok, &cfg, Some(("read", &args))).errors.is_empty());
-        let failed = msg(json!({"role":"toolResult","toolCallId":"c","toolName":"read","content":"ENOENT: no such file, error opening src/err.rs","isError":true}));
-        assert_eq!(digest(&failed, &cfg, Some(("read", &args))).errors, vec!["ENOENT: no such file, error opening src/err.rs"]);
+        let failed = msg(
+            json!({"role":"toolResult","toolCallId":"c","toolName":"read","content":"ENOENT: no such file, error opening src/err.rs","isError":true}),
+        );
+        assert_eq!(
+            digest(&failed, &cfg, Some(("read", &args))).errors,
+            vec!["ENOENT: no such file, error opening src/err.rs"]
+        );
         // A failed shell command's bare exit line is not repeated as an error.
         let sh = json!({"command":"false"});
-        let bare = msg(json!({"role":"toolResult","toolCallId":"c","toolName":"exec","content":"Command exited with code 1","isError":true}));
+        let bare = msg(
+            json!({"role":"toolResult","toolCallId":"c","toolName":"exec","content":"Command exited with code 1","isError":true}),
+        );
         let d = digest(&bare, &cfg, Some(("exec", &sh)));
         assert!(d.errors.is_empty(), "{:?}", d.errors);
         assert_eq!(d.commands, vec!["$ false → exit 1"]);
@@ -1324,14 +1652,24 @@ mod tests {
     #[test]
     fn goal_skips_slash_commands_and_one_word_replies() {
         let cfg = Config::default();
-        let ds: Vec<Digest> = ["/mode", "ok", "Port the selector to the theme API, keep the tests green"]
-            .iter()
-            .map(|t| digest(&msg(json!({"role":"user","content":t})), &cfg, None))
-            .collect();
+        let ds: Vec<Digest> = [
+            "/mode",
+            "ok",
+            "Port the selector to the theme API, keep the tests green",
+        ]
+        .iter()
+        .map(|t| digest(&msg(json!({"role":"user","content":t})), &cfg, None))
+        .collect();
         let refs: Vec<&Digest> = ds.iter().collect();
         let out = render_extractive("g", &refs, 10_000);
-        assert!(out.contains("## Goal\n- Port the selector to the theme API, keep the tests green\n"), "{out}");
-        assert!(out.contains("## User constraints and instructions\n- /mode\n- ok\n- Port"), "{out}");
+        assert!(
+            out.contains("## Goal\n- Port the selector to the theme API, keep the tests green\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("## User constraints and instructions\n- /mode\n- ok\n- Port"),
+            "{out}"
+        );
         let only: Vec<&Digest> = ds[..1].iter().collect();
         assert!(render_extractive("g", &only, 10_000).contains("## Goal\n- /mode\n"));
     }
@@ -1343,30 +1681,66 @@ mod tests {
             .map(|i| digest(&msg(json!({"role":"user","content":format!("request {i}: {}", "please refactor the module carefully ".repeat(20))})), &cfg, None))
             .collect();
         let args = json!({"path":"src/keep_me.rs"});
-        ds.push(digest(&msg(json!({"role":"toolResult","toolCallId":"c","toolName":"edit","content":"ok"})), &cfg, Some(("edit", &args))));
+        ds.push(digest(
+            &msg(json!({"role":"toolResult","toolCallId":"c","toolName":"edit","content":"ok"})),
+            &cfg,
+            Some(("edit", &args)),
+        ));
         let refs: Vec<&Digest> = ds.iter().collect();
         let out = render_extractive("u", &refs, 6_000);
         assert!(out.chars().count() <= 6_000);
         assert!(out.contains("- src/keep_me.rs"), "{out}");
-        assert!(out.contains("request 39:") && out.contains("request 0:"), "user items are shortened, not dropped");
+        assert!(
+            out.contains("request 39:") && out.contains("request 0:"),
+            "user items are shortened, not dropped"
+        );
     }
 
     #[test]
     fn protected_reads() {
         let cfg = Config::default();
-        assert!(is_protected_read("read", &json!({"path":"AGENTS.md"}), &cfg));
-        assert!(is_protected_read("Read", &json!({"file_path":"/ws/agents.MD"}), &cfg));
-        assert!(is_protected_read("read", &json!({"filePath":"C:\\ws\\SOUL.md"}), &cfg));
-        assert!(!is_protected_read("read", &json!({"path":"docs/AGENTS.md.bak"}), &cfg));
-        assert!(!is_protected_read("exec", &json!({"path":"AGENTS.md"}), &cfg));
+        assert!(is_protected_read(
+            "read",
+            &json!({"path":"AGENTS.md"}),
+            &cfg
+        ));
+        assert!(is_protected_read(
+            "Read",
+            &json!({"file_path":"/ws/agents.MD"}),
+            &cfg
+        ));
+        assert!(is_protected_read(
+            "read",
+            &json!({"filePath":"C:\\ws\\SOUL.md"}),
+            &cfg
+        ));
+        assert!(!is_protected_read(
+            "read",
+            &json!({"path":"docs/AGENTS.md.bak"}),
+            &cfg
+        ));
+        assert!(!is_protected_read(
+            "exec",
+            &json!({"path":"AGENTS.md"}),
+            &cfg
+        ));
         assert!(!is_protected_read("read", &json!({}), &cfg));
         assert!(!is_protected_read("read", &json!("AGENTS.md"), &cfg));
-        let m = msg(json!({"role":"toolResult","toolCallId":"c","toolName":"read","content":"# Agents\nsee src/other.rs"}));
+        let m = msg(
+            json!({"role":"toolResult","toolCallId":"c","toolName":"read","content":"# Agents\nsee src/other.rs"}),
+        );
         let args = json!({"path":"AGENTS.md"});
         let d = digest(&m, &cfg, Some(("read", &args)));
         assert!(d.protected);
-        assert_eq!(d.files, vec!["AGENTS.md"], "paths inside a read's content are not touched files");
-        let none = Config { protected_reads: vec![], ..Config::default() };
+        assert_eq!(
+            d.files,
+            vec!["AGENTS.md"],
+            "paths inside a read's content are not touched files"
+        );
+        let none = Config {
+            protected_reads: vec![],
+            ..Config::default()
+        };
         assert!(!digest(&m, &none, Some(("read", &args))).protected);
     }
 
@@ -1375,12 +1749,23 @@ mod tests {
         let t = format!("[cachefold] read output 51266 chars shrunk; artifact {HEX40} (recover with cachefold_recover)\nartifact:\n{HEX40}");
         assert_eq!(artifact_ids(&t), vec![HEX40.to_string()]);
         let up = HEX40.to_ascii_uppercase();
-        assert_eq!(artifact_ids(&format!("Artifact id={up}")), vec![HEX40.to_string()]);
-        assert!(artifact_ids(&format!("commit {HEX40}")).is_empty(), "needs the word artifact");
+        assert_eq!(
+            artifact_ids(&format!("Artifact id={up}")),
+            vec![HEX40.to_string()]
+        );
+        assert!(
+            artifact_ids(&format!("commit {HEX40}")).is_empty(),
+            "needs the word artifact"
+        );
         assert!(artifact_ids(&format!("artifact {}", &HEX40[..39])).is_empty());
         assert!(artifact_ids(&format!("artifact {HEX40}0")).is_empty());
-        let m = msg(json!({"role":"toolResult","toolCallId":"c","toolName":"read","content":format!("[cachefold] artifact {HEX40}")}));
-        assert_eq!(digest(&m, &Config::default(), None).artifacts, vec![HEX40.to_string()]);
+        let m = msg(
+            json!({"role":"toolResult","toolCallId":"c","toolName":"read","content":format!("[cachefold] artifact {HEX40}")}),
+        );
+        assert_eq!(
+            digest(&m, &Config::default(), None).artifacts,
+            vec![HEX40.to_string()]
+        );
     }
 
     #[test]
@@ -1417,10 +1802,34 @@ mod tests {
 
     #[test]
     fn path_detection() {
-        for p in ["src/main.rs", "./run.sh", "../x/y", "/etc/hosts", "~/notes/todo", "Cargo.toml", "a/b/c", "C:\\Users\\me\\x.txt", "packages/coding-agent/src/tui/theme-selector.ts"] {
+        for p in [
+            "src/main.rs",
+            "./run.sh",
+            "../x/y",
+            "/etc/hosts",
+            "~/notes/todo",
+            "Cargo.toml",
+            "a/b/c",
+            "C:\\Users\\me\\x.txt",
+            "packages/coding-agent/src/tui/theme-selector.ts",
+        ] {
             assert!(is_path_like(p), "{p}");
         }
-        for p in ["and/or", "n/a", "1/2", "/help", "/tmp", "e.g.", "v1.2.3", "http://x.com/a.rs", "hello", "a//b", "2026/11/23", "x.y", ".env"] {
+        for p in [
+            "and/or",
+            "n/a",
+            "1/2",
+            "/help",
+            "/tmp",
+            "e.g.",
+            "v1.2.3",
+            "http://x.com/a.rs",
+            "hello",
+            "a//b",
+            "2026/11/23",
+            "x.y",
+            ".env",
+        ] {
             assert!(!is_path_like(p), "{p}");
         }
         assert_eq!(clean_token("(`src/x.rs:12:5`),"), "src/x.rs");
@@ -1430,7 +1839,15 @@ mod tests {
     #[test]
     fn error_line_rules() {
         let t = "ok line\nTraceback (most recent call last):\nValueError: bad\ntest result: ok. 3 passed; 0 failed\nthread 'main' panicked at src/a.rs\nBUILD FAILED\nno errors found";
-        assert_eq!(error_lines(t, 10), vec!["Traceback (most recent call last):", "ValueError: bad", "thread 'main' panicked at src/a.rs", "BUILD FAILED"]);
+        assert_eq!(
+            error_lines(t, 10),
+            vec![
+                "Traceback (most recent call last):",
+                "ValueError: bad",
+                "thread 'main' panicked at src/a.rs",
+                "BUILD FAILED"
+            ]
+        );
         assert_eq!(error_lines(t, 2).len(), 2);
         let long = format!("error: {}", "x ".repeat(400));
         assert!(error_lines(&long, 1)[0].chars().count() <= ITEM_CHARS);
@@ -1439,36 +1856,63 @@ mod tests {
     #[test]
     fn churn_internal_context_blocks() {
         let t = "Fix the bug.\n<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nOpenClaw runtime context for the immediately preceding user message.\nThis context is runtime-generated, not user-authored. Keep internal details private.\nactive exec sessions: 2\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>\nThanks";
-        assert_eq!(collapse_churn(t), "Fix the bug.\n[openclaw runtime context omitted]\nThanks");
+        assert_eq!(
+            collapse_churn(t),
+            "Fix the bug.\n[openclaw runtime context omitted]\nThanks"
+        );
         // Nested and unterminated.
         let n = "a\n<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\n<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nx\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>\ny\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>\nb";
-        assert_eq!(collapse_churn(n), "a\n[openclaw runtime context omitted]\nb");
-        assert_eq!(collapse_churn("a\n<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nrest\nof text"), "a\n[openclaw runtime context omitted]");
+        assert_eq!(
+            collapse_churn(n),
+            "a\n[openclaw runtime context omitted]\nb"
+        );
+        assert_eq!(
+            collapse_churn("a\n<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nrest\nof text"),
+            "a\n[openclaw runtime context omitted]"
+        );
         // Inline mention (not a standalone line) is user text, kept.
         let inline = "what does <<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>> mean?";
         assert_eq!(collapse_churn(inline), inline);
         // Completion event inside a block: task and status survive.
         let ev = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nA background task completed. Keep internal details private and use its result to reply in your normal assistant voice.\n[Internal task completion event]\nsource: subagent\nsession_key: agent:main:sub:1\nsession_id: 42\ntype: subagent\ntask: refactor parser\nstatus: completed successfully\n\nchild output here\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>";
-        assert_eq!(collapse_churn(ev), "[openclaw task completion: refactor parser (completed successfully)]");
+        assert_eq!(
+            collapse_churn(ev),
+            "[openclaw task completion: refactor parser (completed successfully)]"
+        );
     }
 
     #[test]
     fn churn_legacy_completion_events() {
         let t = "before\n\nOpenClaw runtime context (internal):\nThis context is runtime-generated, not user-authored. Keep internal details private.\n\n[Internal task completion event]\nsource: subagent\ntask: scan repo\nstatus: ok\n\n<<<BEGIN_UNTRUSTED_CHILD_RESULT>>>\nfound 3 files\n\nwith blank lines\n<<<END_UNTRUSTED_CHILD_RESULT>>>\n\nAction:\nReply to the user.\n\n---\n\n[Internal task completion event]\ntask: second\nstatus: failed\n\n<<<BEGIN_UNTRUSTED_CHILD_RESULT>>>\nboom\n<<<END_UNTRUSTED_CHILD_RESULT>>>\n\nAction:\nReply.\n\nafter";
-        assert_eq!(collapse_churn(t), "before\n\n[openclaw task completion: scan repo (ok)]\nafter");
+        assert_eq!(
+            collapse_churn(t),
+            "before\n\n[openclaw task completion: scan repo (ok)]\nafter"
+        );
         let bare = "[Internal task completion event]\ntask: t\nstatus: done\n\nresult text";
-        assert_eq!(collapse_churn(bare), "[openclaw task completion: t (done)]\nresult text");
+        assert_eq!(
+            collapse_churn(bare),
+            "[openclaw task completion: t (done)]\nresult text"
+        );
     }
 
     #[test]
     fn churn_inbound_metadata_blocks() {
         let old = "Conversation info (untrusted metadata):\n```json\n{\n  \"message_id\": \"77\"\n}\n```\n\nSender (untrusted metadata):\n```json\n{\"name\":\"Ann\"}\n```\n\nhello there";
-        assert_eq!(collapse_churn(old), "[Conversation info omitted]\n[Sender omitted]\nhello there");
+        assert_eq!(
+            collapse_churn(old),
+            "[Conversation info omitted]\n[Sender omitted]\nhello there"
+        );
         let new = "Conversation info: ⟦openclaw:ctx⟧\n```json\n{\"chat_id\":\"1\"}\n```\n\nChat history since last reply: ⟦openclaw:ctx⟧\n[Ann] hi\n[Bob] yo\n\nDelivery: to send a message, use the `message` tool.\nactual question?";
         assert_eq!(collapse_churn(new), "[Conversation info omitted]\n[Chat history since last reply omitted]\nactual question?");
         let hist = "Chat history since last reply (untrusted, for context):\n```json\n[]\n```\nq";
-        assert_eq!(collapse_churn(hist), "[Chat history since last reply omitted]\nq");
-        assert_eq!(collapse_churn("q\nContext: ⟦openclaw:ctx⟧\nanything\nelse"), "q\n[Context omitted]");
+        assert_eq!(
+            collapse_churn(hist),
+            "[Chat history since last reply omitted]\nq"
+        );
+        assert_eq!(
+            collapse_churn("q\nContext: ⟦openclaw:ctx⟧\nanything\nelse"),
+            "q\n[Context omitted]"
+        );
         // User text that merely mentions the words is kept.
         let plain = "Is this untrusted (really)?\nDelivery: tomorrow";
         assert_eq!(collapse_churn(plain), plain);
@@ -1478,10 +1922,32 @@ mod tests {
         let cfg = Config::default();
         let args = json!({"command":"cargo test"});
         vec![
-            digest(&msg(json!({"role":"user","content":"Build the cost model in src/cost.rs. Never use the regex crate. Ticket 550e8400-e29b-41d4-a716-446655440000."})), &cfg, None),
-            digest(&msg(json!({"role":"assistant","content":[{"type":"text","text":"Plan: write price_for first."},{"type":"toolCall","id":"c1","name":"exec","arguments":{"command":"cargo test"}}]})), &cfg, None),
-            digest(&msg(json!({"role":"toolResult","toolCallId":"c1","toolName":"exec","content":format!("error: linker failed\nCommand exited with code 1\n[cachefold] artifact {HEX40}"),"isError":true})), &cfg, Some(("exec", &args))),
-            digest(&msg(json!({"role":"user","content":"Also keep DS_BLOCK = 128."})), &cfg, None),
+            digest(
+                &msg(
+                    json!({"role":"user","content":"Build the cost model in src/cost.rs. Never use the regex crate. Ticket 550e8400-e29b-41d4-a716-446655440000."}),
+                ),
+                &cfg,
+                None,
+            ),
+            digest(
+                &msg(
+                    json!({"role":"assistant","content":[{"type":"text","text":"Plan: write price_for first."},{"type":"toolCall","id":"c1","name":"exec","arguments":{"command":"cargo test"}}]}),
+                ),
+                &cfg,
+                None,
+            ),
+            digest(
+                &msg(
+                    json!({"role":"toolResult","toolCallId":"c1","toolName":"exec","content":format!("error: linker failed\nCommand exited with code 1\n[cachefold] artifact {HEX40}"),"isError":true}),
+                ),
+                &cfg,
+                Some(("exec", &args)),
+            ),
+            digest(
+                &msg(json!({"role":"user","content":"Also keep DS_BLOCK = 128."})),
+                &cfg,
+                None,
+            ),
         ]
     }
 
@@ -1495,14 +1961,32 @@ mod tests {
             first,
             "[cachefold fold f-000001] Earlier conversation folded to save context. Exact text: call cachefold_recover with {\"id\":\"f-000001\"}; search with cachefold_search."
         );
-        for s in ["## Goal", "## User constraints and instructions", "## Decisions", "## Files touched", "## Commands and outcomes", "## Errors", "## Open threads", "## Artifacts", "## Identifiers"] {
+        for s in [
+            "## Goal",
+            "## User constraints and instructions",
+            "## Decisions",
+            "## Files touched",
+            "## Commands and outcomes",
+            "## Errors",
+            "## Open threads",
+            "## Artifacts",
+            "## Identifiers",
+        ] {
             assert!(out.contains(s), "missing {s}:\n{out}");
         }
         assert!(out.contains("- Build the cost model in src/cost.rs. Never use the regex crate."));
         assert!(out.contains("- Also keep DS_BLOCK = 128."));
-        assert!(out.contains("- $ cargo test → exit 1: error: linker failed\n"), "{out}");
-        assert!(!out.contains("- $ cargo test\n"), "bare command must merge into its outcome:\n{out}");
-        assert!(out.contains(&format!("- {HEX40} (cachefold_recover {{\"id\":\"{HEX40}\"}})")));
+        assert!(
+            out.contains("- $ cargo test → exit 1: error: linker failed\n"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("- $ cargo test\n"),
+            "bare command must merge into its outcome:\n{out}"
+        );
+        assert!(out.contains(&format!(
+            "- {HEX40} (cachefold_recover {{\"id\":\"{HEX40}\"}})"
+        )));
         assert!(out.contains("550e8400-e29b-41d4-a716-446655440000"));
         assert!(out.contains("last user request: Also keep DS_BLOCK = 128."));
         assert!(out.contains("last command failed: $ cargo test → exit 1"));
@@ -1518,14 +2002,24 @@ mod tests {
         let full = render_extractive("f1", &refs, 100_000);
         let header = fold_header("f1").chars().count();
         let tight = render_extractive("f1", &refs, header + 260);
-        assert!(tight.chars().count() <= header + 260, "{}", tight.chars().count());
+        assert!(
+            tight.chars().count() <= header + 260,
+            "{}",
+            tight.chars().count()
+        );
         assert!(tight.contains("Never use the regex crate."), "{tight}");
         assert!(tight.contains("Also keep DS_BLOCK = 128."), "{tight}");
         assert!(!tight.contains("## Decisions"), "{tight}");
         assert!(full.contains("## Decisions"));
         // Smaller than the header: just the header.
-        assert_eq!(render_extractive("f1", &refs, 5), format!("{}\n", fold_header("f1")));
-        assert_eq!(render_extractive("f1", &[], 1000), format!("{}\n", fold_header("f1")));
+        assert_eq!(
+            render_extractive("f1", &refs, 5),
+            format!("{}\n", fold_header("f1"))
+        );
+        assert_eq!(
+            render_extractive("f1", &[], 1000),
+            format!("{}\n", fold_header("f1"))
+        );
     }
 
     #[test]
@@ -1563,7 +2057,11 @@ mod tests {
         assert_eq!(full.chars().count(), total_len(&fold_header("fid"), &s));
         for max in (0..full.chars().count() + 10).step_by(7) {
             let out = render_extractive("fid", &refs, max);
-            assert!(out.chars().count() <= max.max(fold_header("fid").chars().count() + 1), "max {max}: {}", out.chars().count());
+            assert!(
+                out.chars().count() <= max.max(fold_header("fid").chars().count() + 1),
+                "max {max}: {}",
+                out.chars().count()
+            );
         }
     }
 
@@ -1582,9 +2080,12 @@ mod tests {
     #[test]
     fn custom_and_bash_execution_roles() {
         let cfg = Config::default();
-        let rc = msg(json!({"role":"custom","customType":"openclaw.runtime-context","content":"secret runtime stuff"}));
+        let rc = msg(
+            json!({"role":"custom","customType":"openclaw.runtime-context","content":"secret runtime stuff"}),
+        );
         assert_eq!(digest(&rc, &cfg, None).text, RUNTIME_MARKER);
-        let b = msg(json!({"role":"bashExecution","command":"ls -la","output":"total 0","exitCode":2}));
+        let b =
+            msg(json!({"role":"bashExecution","command":"ls -la","output":"total 0","exitCode":2}));
         let d = digest(&b, &cfg, None);
         assert_eq!(d.commands, vec!["$ ls -la → exit 2"]);
         assert_eq!(d.role, "bashExecution");

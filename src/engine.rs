@@ -57,7 +57,9 @@ use crate::fold;
 use crate::journal::{self, Event, ReplayReport};
 use crate::message::Message;
 use crate::pairing::{self, Shape, ShapeRole, Slot};
-use crate::state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState, HOUR_MS};
+use crate::state::{
+    ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState, HOUR_MS,
+};
 use crate::tokens;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -323,7 +325,9 @@ pub fn model_managed(cfg: &Config, model: Option<&str>) -> bool {
             None => false,
             Some(m) => {
                 let bare = m.rsplit('/').next().unwrap_or(m);
-                cfg.target_models.iter().any(|p| glob_match(p, m) || glob_match(p, bare))
+                cfg.target_models
+                    .iter()
+                    .any(|p| glob_match(p, m) || glob_match(p, bare))
             }
         },
     }
@@ -408,7 +412,12 @@ type PreparedKey = (String, u32, u32, Option<String>);
 impl Session {
     /// A new, empty session.
     pub fn new(config: Config, session_id: &str) -> Session {
-        Session { cfg: config, st: SessionState::new(session_id), pending: String::new(), prepared: RefCell::default() }
+        Session {
+            cfg: config,
+            st: SessionState::new(session_id),
+            pending: String::new(),
+            prepared: RefCell::default(),
+        }
     }
 
     /// Rebuild from an optional snapshot (JSON text) plus the journal text written after it.
@@ -421,14 +430,26 @@ impl Session {
         journal: &str,
     ) -> Result<(Session, ReplayReport)> {
         let mut st = match snapshot.map(str::trim).filter(|s| !s.is_empty()) {
-            Some(s) => serde_json::from_str::<SessionState>(s).map_err(|e| Error::State(format!("snapshot: {e}")))?,
+            Some(s) => serde_json::from_str::<SessionState>(s)
+                .map_err(|e| Error::State(format!("snapshot: {e}")))?,
             None => SessionState::new(session_id),
         };
         if st.session_id != session_id {
-            return Err(Error::State(format!("snapshot belongs to session {:?}", st.session_id)));
+            return Err(Error::State(format!(
+                "snapshot belongs to session {:?}",
+                st.session_id
+            )));
         }
         let report = journal::replay(&mut st, journal);
-        Ok((Session { cfg: config, st, pending: String::new(), prepared: RefCell::default() }, report))
+        Ok((
+            Session {
+                cfg: config,
+                st,
+                pending: String::new(),
+                prepared: RefCell::default(),
+            },
+            report,
+        ))
     }
 
     /// The whole state as JSON (includes `seq`).
@@ -511,7 +532,11 @@ impl Session {
         let mut set: BTreeSet<u32> = (0..head).collect();
         set.insert(rc - 1);
         set.extend(rc..count);
-        set.extend(self.spot_checks(head, count).into_iter().filter(|i| *i < rc));
+        set.extend(
+            self.spot_checks(head, count)
+                .into_iter()
+                .filter(|i| *i < rc),
+        );
         set.into_iter().collect()
     }
 
@@ -521,7 +546,11 @@ impl Session {
             return Vec::new();
         }
         let span = u64::from(count - head);
-        let mut out: Vec<u32> = [2u32, 3].iter().filter_map(|k| count.checked_sub(*k)).filter(|i| *i >= head).collect();
+        let mut out: Vec<u32> = [2u32, 3]
+            .iter()
+            .filter_map(|k| count.checked_sub(*k))
+            .filter(|i| *i >= head)
+            .collect();
         for k in 0..u64::from(SPOT_CHECKS - 2) {
             let r = splitmix(u64::from(count).wrapping_mul(4).wrapping_add(k));
             out.push(head + (r % span) as u32);
@@ -576,19 +605,36 @@ impl Session {
         let mut given: BTreeMap<u32, &str> = BTreeMap::new();
         for m in &input.messages {
             if m.index >= count {
-                return Err(Error::Input(format!("message index {} out of range (count {count})", m.index)));
+                return Err(Error::Input(format!(
+                    "message index {} out of range (count {count})",
+                    m.index
+                )));
             }
             if given.insert(m.index, m.json.as_str()).is_some() {
-                return Err(Error::Input(format!("message index {} supplied twice", m.index)));
+                return Err(Error::Input(format!(
+                    "message index {} supplied twice",
+                    m.index
+                )));
             }
         }
-        let model = input.model.clone().filter(|m| !m.trim().is_empty()).or_else(|| self.st.model.clone());
+        let model = input
+            .model
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .or_else(|| self.st.model.clone());
         let managed = model_managed(&self.cfg, model.as_deref());
-        let missing: Vec<u32> = self.need(count).into_iter().filter(|i| !given.contains_key(i)).collect();
+        let missing: Vec<u32> = self
+            .need(count)
+            .into_iter()
+            .filter(|i| !given.contains_key(i))
+            .collect();
         if !missing.is_empty() {
             return Ok(self.need_full_plan(count, missing, managed));
         }
-        let hashes: BTreeMap<u32, String> = given.iter().map(|(i, j)| (*i, fingerprint::message_hash(j))).collect();
+        let hashes: BTreeMap<u32, String> = given
+            .iter()
+            .map(|(i, j)| (*i, fingerprint::message_hash(j)))
+            .collect();
         let full = given.len() == count as usize;
 
         // Divergence first: with partial input nothing may change before we know.
@@ -601,7 +647,11 @@ impl Session {
             return Ok(self.need_full_plan(count, missing, managed));
         }
 
-        let mut report = AssembleReport { count, managed, ..Default::default() };
+        let mut report = AssembleReport {
+            count,
+            managed,
+            ..Default::default()
+        };
         self.env(&model, input.system_prompt_addition.as_deref(), &mut report)?;
 
         if let Some(d) = divergence {
@@ -611,7 +661,10 @@ impl Session {
         // Ingest new messages.
         let start = self.st.recorded();
         for i in start..count {
-            let json = given.get(&i).copied().ok_or_else(|| Error::Internal(format!("index {i} not supplied")))?;
+            let json = given
+                .get(&i)
+                .copied()
+                .ok_or_else(|| Error::Internal(format!("index {i} not supplied")))?;
             self.ingest(i, json)?;
             report.ingested += 1;
         }
@@ -624,7 +677,11 @@ impl Session {
             self.fold_phase(count, input, model.as_deref(), op, &mut report, &mut writes)?;
         }
 
-        let layout = if managed && self.st.pinned { self.layout(count) } else { (0..count).map(Src::Host).collect() };
+        let layout = if managed && self.st.pinned {
+            self.layout(count)
+        } else {
+            (0..count).map(Src::Host).collect()
+        };
         let built = self.build(&layout, managed)?;
         report.stable_prefix = self.stable_prefix(&report, &layout, &built);
         report.repairs = built.repairs.clone();
@@ -664,14 +721,24 @@ impl Session {
         if self.cfg.token_budget > 0 {
             return self.cfg.token_budget;
         }
-        input.token_budget.filter(|b| *b > 0).unwrap_or(DEFAULT_BUDGET)
+        input
+            .token_budget
+            .filter(|b| *b > 0)
+            .unwrap_or(DEFAULT_BUDGET)
     }
 
     fn threshold(&self, input: &AssembleInput) -> u64 {
-        (self.cfg.compact_ratio * self.budget(input) as f64).floor().max(0.0) as u64
+        (self.cfg.compact_ratio * self.budget(input) as f64)
+            .floor()
+            .max(0.0) as u64
     }
 
-    fn env(&mut self, model: &Option<String>, spa: Option<&str>, report: &mut AssembleReport) -> Result<()> {
+    fn env(
+        &mut self,
+        model: &Option<String>,
+        spa: Option<&str>,
+        report: &mut AssembleReport,
+    ) -> Result<()> {
         let spa_hash = spa.map(fingerprint::message_hash);
         if *model == self.st.model && spa_hash == self.st.spa {
             return Ok(());
@@ -683,15 +750,28 @@ impl Session {
         if spa_hash != self.st.spa && (self.st.spa.is_some() || !self.st.out.is_empty()) {
             causes.push(Cause::SystemPromptAdditionChanged);
         }
-        self.emit(Event::Env { model: model.clone(), spa: spa_hash })?;
+        self.emit(Event::Env {
+            model: model.clone(),
+            spa: spa_hash,
+        })?;
         for c in causes {
             report.env_changes.push(c.code().to_string());
-            self.emit(Event::Diverge { at: 0, cause: c.code().to_string(), action: "none".into() })?;
+            self.emit(Event::Diverge {
+                at: 0,
+                cause: c.code().to_string(),
+                action: "none".into(),
+            })?;
         }
         Ok(())
     }
 
-    fn diverge(&mut self, d: u32, count: u32, given: &BTreeMap<u32, &str>, report: &mut AssembleReport) -> Result<()> {
+    fn diverge(
+        &mut self,
+        d: u32,
+        count: u32,
+        given: &BTreeMap<u32, &str>,
+        report: &mut AssembleReport,
+    ) -> Result<()> {
         let rc = self.st.recorded();
         let mut roles: Vec<String> = Vec::new();
         let mut incoming_shape: Option<Shape> = None;
@@ -704,11 +784,26 @@ impl Session {
         }
         let role_refs: Vec<&str> = roles.iter().map(String::as_str).collect();
         let recorded_shape = self.st.records.get(d as usize).map(|r| r.shape.clone());
-        let cause = fingerprint::classify(d, count, rc, &role_refs, recorded_shape.as_ref(), incoming_shape.as_ref());
+        let cause = fingerprint::classify(
+            d,
+            count,
+            rc,
+            &role_refs,
+            recorded_shape.as_ref(),
+            incoming_shape.as_ref(),
+        );
         let in_tail = !self.st.pinned || (d >= self.st.head_len && d >= self.st.live_from);
         let action = if in_tail { "truncate" } else { "repin" };
-        report.divergence = Some(DivergenceReport { at: d, cause: cause.code().into(), action: action.into() });
-        self.emit(Event::Diverge { at: d, cause: cause.code().into(), action: action.into() })
+        report.divergence = Some(DivergenceReport {
+            at: d,
+            cause: cause.code().into(),
+            action: action.into(),
+        });
+        self.emit(Event::Diverge {
+            at: d,
+            cause: cause.code().into(),
+            action: action.into(),
+        })
     }
 
     fn ingest(&mut self, i: u32, json: &str) -> Result<()> {
@@ -716,26 +811,54 @@ impl Session {
         let shape = Shape::of(&m);
         let w = tokens::weighted_chars(json);
         let calls = m.tool_calls();
-        let protected = calls.iter().any(|c| digest::is_protected_read(c.name, c.arguments, &self.cfg));
+        let protected = calls
+            .iter()
+            .any(|c| digest::is_protected_read(c.name, c.arguments, &self.cfg));
         let dg = {
-            let call = m.tool_call_id().and_then(|id| self.st.open_calls.iter().rev().find(|c| c.id == id));
+            let call = m
+                .tool_call_id()
+                .and_then(|id| self.st.open_calls.iter().rev().find(|c| c.id == id));
             digest::digest(&m, &self.cfg, call.map(|c| (c.name.as_str(), &c.args)))
         };
         let call_args = calls
             .iter()
-            .map(|c| CallArg { id: c.id.to_string(), name: c.name.to_string(), args: bound_args(c.arguments) })
+            .map(|c| CallArg {
+                id: c.id.to_string(),
+                name: c.name.to_string(),
+                args: bound_args(c.arguments),
+            })
             .collect();
         let ts = m.raw().get("timestamp").filter(|v| v.is_number()).cloned();
-        let rec = MsgRecord { h: fingerprint::message_hash(json), w, shape, ts, protected, digest: dg };
-        self.emit(Event::Ingest { i, rec: Box::new(rec), calls: call_args })
+        let rec = MsgRecord {
+            h: fingerprint::message_hash(json),
+            w,
+            shape,
+            ts,
+            protected,
+            digest: dg,
+        };
+        self.emit(Event::Ingest {
+            i,
+            rec: Box::new(rec),
+            calls: call_args,
+        })
     }
 
     fn try_pin(&mut self) -> Result<()> {
         let p = self.cfg.prefix_lock_count;
-        let Some(h) = fold::boundaries(&self.st.records).into_iter().find(|c| *c >= p) else {
+        let Some(h) = fold::boundaries(&self.st.records)
+            .into_iter()
+            .find(|c| *c >= p)
+        else {
             return Ok(());
         };
-        let fp = fingerprint::head_fingerprint(self.st.records.iter().take(h as usize).map(|r| r.h.as_str()));
+        let fp = fingerprint::head_fingerprint(
+            self.st
+                .records
+                .iter()
+                .take(h as usize)
+                .map(|r| r.h.as_str()),
+        );
         self.emit(Event::Pin { len: h, fp })
     }
 
@@ -744,7 +867,12 @@ impl Session {
     /// Weighted chars of head + segments (records and kept messages).
     fn prefix_w(&self) -> u64 {
         fold::span_w(&self.st.records, 0, self.st.head_len)
-            + self.st.segs.iter().map(|s| s.w + s.protected_w).sum::<u64>()
+            + self
+                .st
+                .segs
+                .iter()
+                .map(|s| s.w + s.protected_w)
+                .sum::<u64>()
     }
 
     fn layout_w(&self, count: u32) -> u64 {
@@ -759,25 +887,41 @@ impl Session {
         if self.cfg.expected_remaining_calls > 0 {
             return self.cfg.expected_remaining_calls as f64;
         }
-        let assistants = self.st.records.iter().filter(|r| r.shape.role == ShapeRole::Assistant).count() as u64;
+        let assistants = self
+            .st
+            .records
+            .iter()
+            .filter(|r| r.shape.role == ShapeRole::Assistant)
+            .count() as u64;
         self.st.totals.calls.max(assistants).clamp(4, 200) as f64
     }
 
     /// Boundaries strictly inside the live tail: `live_from < c < count`.
     fn live_cuts(&self, count: u32) -> Vec<u32> {
         let live = self.st.live_from;
-        let recs = self.st.records.get(..count as usize).unwrap_or(&self.st.records);
-        fold::boundaries(recs).into_iter().filter(|c| *c > live && *c < count).collect()
+        let recs = self
+            .st
+            .records
+            .get(..count as usize)
+            .unwrap_or(&self.st.records);
+        fold::boundaries(recs)
+            .into_iter()
+            .filter(|c| *c > live && *c < count)
+            .collect()
     }
 
     /// The priced candidate: earliest cut whose tail fits `tailTokens` (None when the live tail
     /// already fits, or when even the last group does not).
     fn candidate(&self, count: u32, cuts: &[u32]) -> std::result::Result<u32, &'static str> {
-        let fits = |c: u32| self.tokens(fold::span_w(&self.st.records, c, count)) <= self.cfg.tail_tokens;
+        let fits =
+            |c: u32| self.tokens(fold::span_w(&self.st.records, c, count)) <= self.cfg.tail_tokens;
         if fits(self.st.live_from) {
             return Err("live tail within tailTokens");
         }
-        cuts.iter().copied().find(|c| fits(*c)).ok_or("the last turn alone exceeds tailTokens")
+        cuts.iter()
+            .copied()
+            .find(|c| fits(*c))
+            .ok_or("the last turn alone exceeds tailTokens")
     }
 
     /// `Some(reason)` when folding `[from, to)` cannot pay even with an empty record (the
@@ -809,7 +953,12 @@ impl Session {
     }
 
     fn prepare(&self, id: &str, from: u32, to: u32, summary: Option<&str>) -> Prepared {
-        let key = (id.to_string(), from, to, summary.map(fingerprint::message_hash));
+        let key = (
+            id.to_string(),
+            from,
+            to,
+            summary.map(fingerprint::message_hash),
+        );
         if let Some(p) = self.prepared.borrow().get(&key) {
             return p.clone();
         }
@@ -830,7 +979,11 @@ impl Session {
         let text = fold::fold_text(id, &digests, summary, cap);
         let json = fold::record_json(&text, fold::record_ts(recs, from));
         let w = tokens::weighted_chars(&json);
-        let protected_w = protected.iter().filter_map(|i| recs.get(*i as usize)).map(|r| r.w).sum();
+        let protected_w = protected
+            .iter()
+            .filter_map(|i| recs.get(*i as usize))
+            .map(|r| r.w)
+            .sum();
         Prepared {
             seg: Segment {
                 id: id.to_string(),
@@ -850,7 +1003,10 @@ impl Session {
 
     /// Prompt estimate if `p` were appended now.
     fn estimate_with(&self, count: u32, p: &Prepared) -> u64 {
-        let w = self.prefix_w() + p.seg.w + p.seg.protected_w + fold::span_w(&self.st.records, p.seg.to, count);
+        let w = self.prefix_w()
+            + p.seg.w
+            + p.seg.protected_w
+            + fold::span_w(&self.st.records, p.seg.to, count);
         self.static_tokens() + self.tokens(w)
     }
 
@@ -860,7 +1016,8 @@ impl Session {
             context_tokens: before,
             unchanged_prefix_tokens: stat + self.tokens(self.prefix_w()),
             new_record_tokens: self.tokens(p.seg.w),
-            after_tokens: self.tokens(p.seg.protected_w + fold::span_w(&self.st.records, p.seg.to, count)),
+            after_tokens: self
+                .tokens(p.seg.protected_w + fold::span_w(&self.st.records, p.seg.to, count)),
             summary_input_tokens: 0,
             summary_output_tokens: 0,
         }
@@ -872,7 +1029,8 @@ impl Session {
 
     fn ready_summary_for(&self, to_max: u32, cuts: &[u32]) -> Option<(u32, String)> {
         let s = self.st.ready_summary.as_ref()?;
-        (s.from == self.st.live_from && s.to <= to_max && cuts.contains(&s.to)).then(|| (s.to, s.text.clone()))
+        (s.from == self.st.live_from && s.to <= to_max && cuts.contains(&s.to))
+            .then(|| (s.to, s.text.clone()))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -907,7 +1065,8 @@ impl Session {
             self.emergency_step(count, &price, expected, thr, force_now, report, writes)?;
             self.condense_step(count, thr, &price, expected, report, writes)?;
             force_now = false;
-            let changed = report.folds.len() != folds_before || self.st.counters.condenses != condenses_before;
+            let changed = report.folds.len() != folds_before
+                || self.st.counters.condenses != condenses_before;
             if !changed {
                 break;
             }
@@ -939,14 +1098,22 @@ impl Session {
                         let live = self.st.live_from;
                         let region = self.tokens(fold::span_w(&self.st.records, live, c));
                         if region < self.cfg.min_fold_tokens {
-                            report.skipped =
-                                Some(format!("region {region} tokens < minFoldTokens {}", self.cfg.min_fold_tokens));
-                        } else if let Some(why) = self.cannot_pay(count, live, c, before, &price, expected) {
+                            report.skipped = Some(format!(
+                                "region {region} tokens < minFoldTokens {}",
+                                self.cfg.min_fold_tokens
+                            ));
+                        } else if let Some(why) =
+                            self.cannot_pay(count, live, c, before, &price, expected)
+                        {
                             // Not even a zero-size record would pay: skip rendering one.
                             report.skipped = Some(why);
                         } else {
                             let p = self.prepare(&id, live, c, None);
-                            let d = cost::fold_decision(&self.candidate_price(count, &p, before), &price, expected);
+                            let d = cost::fold_decision(
+                                &self.candidate_price(count, &p, before),
+                                &price,
+                                expected,
+                            );
                             if !d.pays {
                                 report.skipped = Some(d.reason);
                             } else {
@@ -954,9 +1121,11 @@ impl Session {
                                 // [liveFrom, to) with to <= c moves the cut back to `to` (the rest
                                 // stays live for the next fold), provided it covers at least half
                                 // of the candidate region.
-                                let with_summary = self.ready_summary_for(c, &cuts).filter(|(to, _)| {
-                                    2 * self.tokens(fold::span_w(&self.st.records, live, *to)) >= region
-                                });
+                                let with_summary =
+                                    self.ready_summary_for(c, &cuts).filter(|(to, _)| {
+                                        2 * self.tokens(fold::span_w(&self.st.records, live, *to))
+                                            >= region
+                                    });
                                 match with_summary {
                                     Some((to, text)) => {
                                         let ps = self.prepare(&id, live, to, Some(&text));
@@ -966,11 +1135,14 @@ impl Session {
                                             expected,
                                         );
                                         self.apply_fold(
-                                            count, ps, "priced", ds, &price, expected, before, report, writes,
+                                            count, ps, "priced", ds, &price, expected, before,
+                                            report, writes,
                                         )?;
                                     }
-                                    None => self
-                                        .apply_fold(count, p, "priced", d, &price, expected, before, report, writes)?,
+                                    None => self.apply_fold(
+                                        count, p, "priced", d, &price, expected, before, report,
+                                        writes,
+                                    )?,
                                 }
                             }
                         }
@@ -1018,18 +1190,24 @@ impl Session {
                     // record) in the 48K-window e2e run. The low-water mark leaves
                     // EMERGENCY_HEADROOM of the room above the fixed prefix free for later turns.
                     let floor = stat + self.tokens(fixed);
-                    let low = floor + ((thr.saturating_sub(floor)) as f64 * (1.0 - EMERGENCY_HEADROOM)) as u64;
+                    let low = floor
+                        + ((thr.saturating_sub(floor)) as f64 * (1.0 - EMERGENCY_HEADROOM)) as u64;
                     for target in [low, thr] {
                         for &c in &cuts {
                             // Lower bound without the record: skip cuts that cannot fit anyway.
-                            let lb = stat + self.tokens(fixed + fold::span_w(&self.st.records, c, count));
+                            let lb = stat
+                                + self.tokens(fixed + fold::span_w(&self.st.records, c, count));
                             if lb > target && c != last {
                                 continue;
                             }
-                            let summary =
-                                self.ready_summary_for(c, &cuts).filter(|(to, _)| *to == c).map(|(_, t)| t);
+                            let summary = self
+                                .ready_summary_for(c, &cuts)
+                                .filter(|(to, _)| *to == c)
+                                .map(|(_, t)| t);
                             let p = self.prepare(&id, self.st.live_from, c, summary.as_deref());
-                            if self.estimate_with(count, &p) <= target || (c == last && target == thr) {
+                            if self.estimate_with(count, &p) <= target
+                                || (c == last && target == thr)
+                            {
                                 chosen = Some(p);
                                 break;
                             }
@@ -1040,7 +1218,11 @@ impl Session {
                     }
                 }
                 if let Some(p) = chosen {
-                    let d = cost::fold_decision(&self.candidate_price(count, &p, est), &price, expected);
+                    let d = cost::fold_decision(
+                        &self.candidate_price(count, &p, est),
+                        &price,
+                        expected,
+                    );
                     let reason = if forced { "compact" } else { "emergency" };
                     self.apply_fold(count, p, reason, d, &price, expected, est, report, writes)?;
                 }
@@ -1108,8 +1290,18 @@ impl Session {
             price_key: price.key.clone(),
             expected_calls: expected,
         };
-        writes.push(FoldWrite { fold_id: p.seg.id.clone(), from: p.seg.from, to: p.seg.to });
-        self.emit(Event::Fold { seg: Box::new(p.seg), reason: reason.to_string(), folded_w, folded_tokens, low })?;
+        writes.push(FoldWrite {
+            fold_id: p.seg.id.clone(),
+            from: p.seg.from,
+            to: p.seg.to,
+        });
+        self.emit(Event::Fold {
+            seg: Box::new(p.seg),
+            reason: reason.to_string(),
+            folded_w,
+            folded_tokens,
+            low,
+        })?;
         report.fold = Some(fr.clone());
         report.folds.push(fr);
         Ok(())
@@ -1126,20 +1318,37 @@ impl Session {
         report: &mut AssembleReport,
         writes: &mut Vec<FoldWrite>,
     ) -> Result<()> {
-        let (Some(first), Some(_)) = (self.st.segs.first(), self.st.segs.last()) else { return Ok(()) };
+        let (Some(first), Some(_)) = (self.st.segs.first(), self.st.segs.last()) else {
+            return Ok(());
+        };
         let from = first.from;
         let to = self.st.live_from;
         let id = format!("c{}", self.st.counters.condenses + 1);
         let recs = &self.st.records;
-        let protected: Vec<u32> = self.st.segs.iter().flat_map(|s| s.protected.iter().copied()).collect();
+        let protected: Vec<u32> = self
+            .st
+            .segs
+            .iter()
+            .flat_map(|s| s.protected.iter().copied())
+            .collect();
         let protected_w = self.st.segs.iter().map(|s| s.protected_w).sum();
-        let mut covers: Vec<String> = self.st.segs.iter().flat_map(|s| s.covers.iter().cloned()).collect();
+        let mut covers: Vec<String> = self
+            .st
+            .segs
+            .iter()
+            .flat_map(|s| s.covers.iter().cloned())
+            .collect();
         covers.dedup();
         let digests: Vec<&Digest> = (from..to)
             .filter(|i| protected.binary_search(i).is_err())
             .filter_map(|i| recs.get(i as usize).map(|r| &r.digest))
             .collect();
-        let text = fold::condensed_text(&id, &covers, &digests, fold::condensed_cap_chars(self.cfg.fold_record_budget));
+        let text = fold::condensed_text(
+            &id,
+            &covers,
+            &digests,
+            fold::condensed_cap_chars(self.cfg.fold_record_budget),
+        );
         let json = fold::record_json(&text, fold::record_ts(recs, from));
         let w = tokens::weighted_chars(&json);
         let old_w: u64 = self.st.segs.iter().map(|s| s.w).sum();
@@ -1150,7 +1359,18 @@ impl Session {
         }
         let merged = self.st.segs.len() as u32;
         let key = fingerprint::short_key(&fingerprint::message_hash(&json));
-        let seg = Segment { id: id.clone(), from, to, protected, key, json, w, protected_w, covers, summary: false };
+        let seg = Segment {
+            id: id.clone(),
+            from,
+            to,
+            protected,
+            key,
+            json,
+            w,
+            protected_w,
+            covers,
+            summary: false,
+        };
         let stat = self.static_tokens();
         let head_w = fold::span_w(recs, 0, self.st.head_len);
         let tail_w = fold::span_w(recs, to, count);
@@ -1164,7 +1384,11 @@ impl Session {
             summary_output_tokens: 0,
         };
         let decision = cost::fold_decision(&cand, price, expected);
-        writes.push(FoldWrite { fold_id: id.clone(), from, to });
+        writes.push(FoldWrite {
+            fold_id: id.clone(),
+            from,
+            to,
+        });
         report.condensed = Some(CondenseReport {
             id,
             merged,
@@ -1191,7 +1415,10 @@ impl Session {
 
     fn build(&self, layout: &[Src], repair: bool) -> Result<Built> {
         let recs = &self.st.records;
-        let rec = |i: u32| recs.get(i as usize).ok_or_else(|| Error::Internal(format!("no record for host index {i}")));
+        let rec = |i: u32| {
+            recs.get(i as usize)
+                .ok_or_else(|| Error::Internal(format!("no record for host index {i}")))
+        };
         let slots: Vec<Slot>;
         let mut repairs = Vec::new();
         if repair {
@@ -1209,7 +1436,11 @@ impl Session {
             repairs = r
                 .repairs
                 .iter()
-                .map(|x| RepairReport { kind: x.kind.clone(), call_id: x.call_id.clone(), position: x.position as u32 })
+                .map(|x| RepairReport {
+                    kind: x.kind.clone(),
+                    call_id: x.call_id.clone(),
+                    position: x.position as u32,
+                })
                 .collect();
             slots = r.slots;
         } else {
@@ -1242,7 +1473,11 @@ impl Session {
                             continue;
                         }
                         Some(Src::Seg(k)) => {
-                            let s = self.st.segs.get(*k).ok_or_else(|| Error::Internal("segment index".into()))?;
+                            let s = self
+                                .st
+                                .segs
+                                .get(*k)
+                                .ok_or_else(|| Error::Internal("segment index".into()))?;
                             b.keys.push(OutKey(s.key.clone(), s.w));
                             b.w += s.w;
                             b.synthetic.push(s.json.clone());
@@ -1250,7 +1485,9 @@ impl Session {
                             b.origin.push(p);
                             continue;
                         }
-                        None => return Err(Error::Internal("repair slot outside the layout".into())),
+                        None => {
+                            return Err(Error::Internal("repair slot outside the layout".into()))
+                        }
                     }
                 }
                 Slot::SyntheticResult { call_id, tool_name } => {
@@ -1264,7 +1501,10 @@ impl Session {
                     (j, w)
                 }
             };
-            b.keys.push(OutKey(fingerprint::short_key(&fingerprint::message_hash(&json_key)), w));
+            b.keys.push(OutKey(
+                fingerprint::short_key(&fingerprint::message_hash(&json_key)),
+                w,
+            ));
             b.w += w;
             b.synthetic.push(json_key);
             b.order.push(-(b.synthetic.len() as i64));
@@ -1279,22 +1519,41 @@ impl Session {
         if report.folds.is_empty() && report.condensed.is_none() {
             return None;
         }
-        let first_changed_seg =
-            if report.condensed.is_some() { 0 } else { self.st.segs.len().saturating_sub(report.folds.len()) };
-        let pos =
-            layout.iter().position(|s| matches!(s, Src::Seg(k) if *k >= first_changed_seg)).unwrap_or(layout.len());
+        let first_changed_seg = if report.condensed.is_some() {
+            0
+        } else {
+            self.st.segs.len().saturating_sub(report.folds.len())
+        };
+        let pos = layout
+            .iter()
+            .position(|s| matches!(s, Src::Seg(k) if *k >= first_changed_seg))
+            .unwrap_or(layout.len());
         Some(built.origin.iter().take_while(|o| **o < pos).count() as u32)
     }
 
     fn record_output(&mut self, built: &Built) -> Result<()> {
-        let keep = self.st.out.iter().zip(&built.keys).take_while(|(a, b)| a == b).count();
+        let keep = self
+            .st
+            .out
+            .iter()
+            .zip(&built.keys)
+            .take_while(|(a, b)| a == b)
+            .count();
         // Unchanged output: nothing to journal, except for the first assemble of a turn, which
         // must leave its shared-prefix entry (one per model call) even when it equals the last
         // output (an empty first history, a turn with no new history).
-        if keep == self.st.out.len() && keep == built.keys.len() && !self.st.turn.shared.is_empty() {
+        if keep == self.st.out.len() && keep == built.keys.len() && !self.st.turn.shared.is_empty()
+        {
             return Ok(());
         }
-        let shared: u64 = self.st.req.iter().zip(&built.keys).take_while(|(a, b)| a == b).map(|(a, _)| a.1).sum();
+        let shared: u64 = self
+            .st
+            .req
+            .iter()
+            .zip(&built.keys)
+            .take_while(|(a, b)| a == b)
+            .map(|(a, _)| a.1)
+            .sum();
         self.emit(Event::Out {
             keep: keep as u32,
             add: built.keys[keep..].to_vec(),
@@ -1308,14 +1567,30 @@ impl Session {
     /// Record a finished turn: usage per call with the predicted hit, calibration, idempotent by
     /// `advancementKey` (a second call answers `duplicate` and journals nothing).
     pub fn commit_turn(&mut self, input: &CommitInput) -> Result<CommitOutcome> {
-        if self.st.commit_keys.iter().any(|k| *k == input.advancement_key) {
-            return Ok(CommitOutcome { status: "duplicate".into() });
+        if self
+            .st
+            .commit_keys
+            .iter()
+            .any(|k| *k == input.advancement_key)
+        {
+            return Ok(CommitOutcome {
+                status: "duplicate".into(),
+            });
         }
-        let msgs: Vec<Message> = input.messages.iter().map(|j| Message::from_json(j)).collect::<Result<_>>()?;
-        let ws: Vec<u64> = input.messages.iter().map(|j| tokens::weighted_chars(j)).collect();
+        let msgs: Vec<Message> = input
+            .messages
+            .iter()
+            .map(|j| Message::from_json(j))
+            .collect::<Result<_>>()?;
+        let ws: Vec<u64> = input
+            .messages
+            .iter()
+            .map(|j| tokens::weighted_chars(j))
+            .collect();
         let stat = self.static_tokens();
-        let asst: Vec<usize> =
-            (0..msgs.len()).filter(|&k| msgs[k].role_str() == "assistant" && msgs[k].usage().is_some()).collect();
+        let asst: Vec<usize> = (0..msgs.len())
+            .filter(|&k| msgs[k].role_str() == "assistant" && msgs[k].usage().is_some())
+            .collect();
         let out_w: u64 = self.st.out.iter().map(|k| k.1).sum();
         let first_w = self.st.turn.first_w;
         let mut rows = Vec::with_capacity(asst.len());
@@ -1369,8 +1644,17 @@ impl Session {
         if !(cost_usd.is_finite() && uncached_usd.is_finite()) {
             return Err(Error::Internal("non-finite cost".into()));
         }
-        self.emit(Event::Commit { key: input.advancement_key.clone(), rows, calib, req_add, cost_usd, uncached_usd })?;
-        Ok(CommitOutcome { status: "committed".into() })
+        self.emit(Event::Commit {
+            key: input.advancement_key.clone(),
+            rows,
+            calib,
+            req_add,
+            cost_usd,
+            uncached_usd,
+        })?;
+        Ok(CommitOutcome {
+            status: "committed".into(),
+        })
     }
 
     // ---- summaries -----------------------------------------------------------------------------
@@ -1386,31 +1670,47 @@ impl Session {
         if !sc.use_llm || sc.max_calls_per_hour == 0 || !now_ms.is_finite() {
             return Ok(None);
         }
-        if !model_managed(&self.cfg, self.st.model.as_deref()) || !self.st.pinned || self.st.breaker_tripped() {
+        if !model_managed(&self.cfg, self.st.model.as_deref())
+            || !self.st.pinned
+            || self.st.breaker_tripped()
+        {
             return Ok(None);
         }
         if let Some(p) = &self.st.pending_summary {
             if now_ms > p.at + sc.timeout_ms as f64 + SUMMARY_GRACE_MS {
                 let id = p.id.clone();
-                self.emit(Event::SummaryDone { id, ok: false, text: String::new() })?;
+                self.emit(Event::SummaryDone {
+                    id,
+                    ok: false,
+                    text: String::new(),
+                })?;
             } else {
                 return Ok(None);
             }
         }
-        let recent = self.st.summary_times.iter().filter(|t| **t > now_ms - HOUR_MS).count();
+        let recent = self
+            .st
+            .summary_times
+            .iter()
+            .filter(|t| **t > now_ms - HOUR_MS)
+            .count();
         if recent >= sc.max_calls_per_hour as usize {
             return Ok(None);
         }
         let count = self.st.recorded();
         let cuts = self.live_cuts(count);
-        let Ok(c) = self.candidate(count, &cuts) else { return Ok(None) };
+        let Ok(c) = self.candidate(count, &cuts) else {
+            return Ok(None);
+        };
         let from = self.st.live_from;
         if self.tokens(fold::span_w(&self.st.records, from, c)) < self.cfg.min_fold_tokens {
             return Ok(None);
         }
         if let Some(r) = &self.st.ready_summary {
             // Already have one; refresh only when the region grew by another minFoldTokens.
-            if r.from == from && self.tokens(fold::span_w(&self.st.records, r.to, c)) < self.cfg.min_fold_tokens {
+            if r.from == from
+                && self.tokens(fold::span_w(&self.st.records, r.to, c)) < self.cfg.min_fold_tokens
+            {
                 return Ok(None);
             }
         }
@@ -1424,8 +1724,21 @@ impl Session {
         let (system, prompt) = digest::summary_prompt(&fold_id, &digests, cap);
         let id = format!("{fold_id}:{from}-{c}#{}", self.st.seq);
         let (max_tokens, timeout_ms) = (sc.max_tokens, sc.timeout_ms);
-        self.emit(Event::SummaryReq { id: id.clone(), from, to: c, at: now_ms })?;
-        Ok(Some(SummaryRequest { id, from, to: c, system, prompt, max_tokens, timeout_ms }))
+        self.emit(Event::SummaryReq {
+            id: id.clone(),
+            from,
+            to: c,
+            at: now_ms,
+        })?;
+        Ok(Some(SummaryRequest {
+            id,
+            from,
+            to: c,
+            system,
+            prompt,
+            max_tokens,
+            timeout_ms,
+        }))
     }
 
     /// The answer to a [`SummaryRequest`]: `ok` with non-blank text makes it ready for the fold
@@ -1436,9 +1749,17 @@ impl Session {
             return;
         }
         let ok = ok && !text.trim().is_empty();
-        let text = if ok { fold::truncate_chars(text.trim(), MAX_SUMMARY_CHARS).to_string() } else { String::new() };
+        let text = if ok {
+            fold::truncate_chars(text.trim(), MAX_SUMMARY_CHARS).to_string()
+        } else {
+            String::new()
+        };
         // Cannot fail for a pending id; an error would only mean the summary is lost.
-        let _ = self.emit(Event::SummaryDone { id: request_id.to_string(), ok, text });
+        let _ = self.emit(Event::SummaryDone {
+            id: request_id.to_string(),
+            ok,
+            text,
+        });
     }
 
     /// A tool result was shrunk to a preview plus an artifact (`tool_result_persist` or the
@@ -1466,7 +1787,13 @@ impl Session {
         let t = &self.st.totals;
         let c = &self.st.counters;
         let prompt = t.input + t.cache_read + t.cache_write;
-        let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { round2(a as f64 * 100.0 / b as f64) };
+        let pct = |a: u64, b: u64| {
+            if b == 0 {
+                0.0
+            } else {
+                round2(a as f64 * 100.0 / b as f64)
+            }
+        };
         let records_w: u64 = self.st.segs.iter().map(|s| s.w).sum();
         json!({
             "sessionId": self.st.session_id,
@@ -1553,7 +1880,9 @@ fn splitmix(x: u64) -> u64 {
 /// at most 512 chars (paths, commands). Bounds the journal: a `write` call's file body never
 /// enters state twice.
 fn bound_args(args: &Value) -> Value {
-    let Some(obj) = args.as_object() else { return Value::Null };
+    let Some(obj) = args.as_object() else {
+        return Value::Null;
+    };
     let mut out = serde_json::Map::new();
     for (k, v) in obj {
         let keep = match v {

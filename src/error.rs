@@ -45,7 +45,10 @@ impl Error {
 
     /// Shorthand for a config error.
     pub fn config(key: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Config { key: key.into(), message: message.into() }
+        Error::Config {
+            key: key.into(),
+            message: message.into(),
+        }
     }
 }
 

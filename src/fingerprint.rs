@@ -74,7 +74,11 @@ impl Cause {
 /// First index `< min(count, recorded.len())` whose supplied hash differs from the recorded
 /// one; when none differs but `count < recorded.len()`, `Some(count)` (the history shrank).
 /// Indices not in `incoming` are not compared.
-pub fn first_divergence(recorded: &[&str], incoming: &BTreeMap<u32, String>, count: u32) -> Option<u32> {
+pub fn first_divergence(
+    recorded: &[&str],
+    incoming: &BTreeMap<u32, String>,
+    count: u32,
+) -> Option<u32> {
     let upto = (count as usize).min(recorded.len());
     for (&i, h) in incoming.range(..upto as u32) {
         if recorded.get(i as usize).is_some_and(|r| *r != h) {
@@ -103,7 +107,10 @@ pub fn classify(
     recorded_shape: Option<&Shape>,
     incoming_shape: Option<&Shape>,
 ) -> Cause {
-    if roles_from_at.iter().any(|r| *r == "compactionSummary" || *r == "branchSummary") {
+    if roles_from_at
+        .iter()
+        .any(|r| *r == "compactionSummary" || *r == "branchSummary")
+    {
         return Cause::HostCompaction;
     }
     if count < recorded_len || at == 0 {
@@ -128,8 +135,14 @@ mod tests {
 
     #[test]
     fn hashes_are_sha1_of_the_text() {
-        assert_eq!(message_hash("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
-        assert_eq!(short_key("a9993e364706816aba3e25717850c26c9cd0d89d"), "a9993e364706816a");
+        assert_eq!(
+            message_hash("abc"),
+            "a9993e364706816aba3e25717850c26c9cd0d89d"
+        );
+        assert_eq!(
+            short_key("a9993e364706816aba3e25717850c26c9cd0d89d"),
+            "a9993e364706816a"
+        );
         let a = head_fingerprint(["x", "y"]);
         assert_eq!(a, fingerprint_hex(b"x\ny"));
         assert_ne!(a, head_fingerprint(["y", "x"]));
@@ -155,11 +168,26 @@ mod tests {
     fn causes() {
         let r = Shape::result("c1");
         let u = Shape::user();
-        assert_eq!(classify(5, 9, 9, &["user", "compactionSummary"], None, None), Cause::HostCompaction);
+        assert_eq!(
+            classify(5, 9, 9, &["user", "compactionSummary"], None, None),
+            Cause::HostCompaction
+        );
         assert_eq!(classify(3, 3, 9, &[], None, None), Cause::BranchReset);
-        assert_eq!(classify(0, 9, 9, &["user"], Some(&u), Some(&u)), Cause::BranchReset);
-        assert_eq!(classify(4, 9, 9, &["toolResult"], Some(&r), Some(&r)), Cause::HostRewrite);
-        assert_eq!(classify(4, 9, 9, &["user"], Some(&r), Some(&u)), Cause::Unknown);
-        assert_eq!(Cause::SystemPromptAdditionChanged.code(), "system_prompt_addition_changed");
+        assert_eq!(
+            classify(0, 9, 9, &["user"], Some(&u), Some(&u)),
+            Cause::BranchReset
+        );
+        assert_eq!(
+            classify(4, 9, 9, &["toolResult"], Some(&r), Some(&r)),
+            Cause::HostRewrite
+        );
+        assert_eq!(
+            classify(4, 9, 9, &["user"], Some(&r), Some(&u)),
+            Cause::Unknown
+        );
+        assert_eq!(
+            Cause::SystemPromptAdditionChanged.code(),
+            "system_prompt_addition_changed"
+        );
     }
 }

@@ -24,7 +24,10 @@ pub fn boundaries(records: &[MsgRecord]) -> Vec<u32> {
     let mut shapes: Vec<Shape> = records.iter().map(|r| r.shape.clone()).collect();
     // A sentinel user message: it is a cut point iff nothing is open at the end.
     shapes.push(Shape::user());
-    pairing::cut_points(&shapes).into_iter().filter_map(|c| u32::try_from(c).ok()).collect()
+    pairing::cut_points(&shapes)
+        .into_iter()
+        .filter_map(|c| u32::try_from(c).ok())
+        .collect()
 }
 
 /// Sum of weighted characters of `records[from..to]` (clamped to the slice).
@@ -151,7 +154,10 @@ pub fn fold_text(id: &str, digests: &[&Digest], summary: Option<&str>, max_chars
             let mut out = digest::fold_header(id);
             out.push('\n');
             let ids_cap = (max_chars / 3).max(300);
-            out.push_str(truncate_chars(s, max_chars.saturating_sub(ids_cap).max(300)));
+            out.push_str(truncate_chars(
+                s,
+                max_chars.saturating_sub(ids_cap).max(300),
+            ));
             out.push_str("\n\n");
             out.push_str(&identifier_section(digests, ids_cap));
             out
@@ -162,7 +168,12 @@ pub fn fold_text(id: &str, digests: &[&Digest], summary: Option<&str>, max_chars
 
 /// Record text of a condensation over every folded message (its own id `c<k>`; JS stores the
 /// whole condensed range under that id, and the covered fold ids stay recoverable too).
-pub fn condensed_text(id: &str, covers: &[String], digests: &[&Digest], max_chars: usize) -> String {
+pub fn condensed_text(
+    id: &str,
+    covers: &[String],
+    digests: &[&Digest],
+    max_chars: usize,
+) -> String {
     let mut out = digest::render_extractive(id, digests, max_chars);
     if !covers.is_empty() {
         out.push_str(&format!("\n(Condensed from folds {}.)", covers.join(", ")));
@@ -184,7 +195,10 @@ pub fn record_json(text: &str, ts: Option<&Value>) -> String {
 /// earlier one's.
 pub fn record_ts(records: &[MsgRecord], from: u32) -> Option<&Value> {
     let (a, _) = clamp(records.len(), from, from);
-    records[a..].iter().find_map(|r| r.ts.as_ref()).or_else(|| records[..a].iter().rev().find_map(|r| r.ts.as_ref()))
+    records[a..]
+        .iter()
+        .find_map(|r| r.ts.as_ref())
+        .or_else(|| records[..a].iter().rev().find_map(|r| r.ts.as_ref()))
 }
 
 #[cfg(test)]
@@ -203,7 +217,10 @@ mod tests {
     #[test]
     fn record_json_shape() {
         let j = record_json("x \"y\"", Some(&json!(1700000000123u64)));
-        assert_eq!(j, r#"{"role":"user","content":[{"type":"text","text":"x \"y\""}],"timestamp":1700000000123}"#);
+        assert_eq!(
+            j,
+            r#"{"role":"user","content":[{"type":"text","text":"x \"y\""}],"timestamp":1700000000123}"#
+        );
         assert!(record_json("x", None).ends_with(r#""timestamp":0}"#));
     }
 }

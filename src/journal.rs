@@ -167,20 +167,31 @@ const PREFIX: &str = "{\"v\":1,\"seq\":";
 
 /// First 8 hex digits of the SHA-1 of `event_json`.
 pub fn crc(event_json: &str) -> String {
-    fingerprint_hex(event_json.as_bytes()).chars().take(8).collect()
+    fingerprint_hex(event_json.as_bytes())
+        .chars()
+        .take(8)
+        .collect()
 }
 
 /// Serialise one event as a journal line (with trailing newline).
 pub fn encode_line(seq: u64, e: &Event) -> Result<String> {
-    let body = serde_json::to_string(e).map_err(|err| Error::Internal(format!("event serialisation: {err}")))?;
-    Ok(format!("{PREFIX}{seq},\"crc\":\"{}\",\"e\":{body}}}\n", crc(&body)))
+    let body = serde_json::to_string(e)
+        .map_err(|err| Error::Internal(format!("event serialisation: {err}")))?;
+    Ok(format!(
+        "{PREFIX}{seq},\"crc\":\"{}\",\"e\":{body}}}\n",
+        crc(&body)
+    ))
 }
 
 /// Parse one line (without its newline) into `(seq, event)`.
 pub fn decode_line(line: &str) -> std::result::Result<(u64, Event), &'static str> {
     let rest = line.strip_prefix(PREFIX).ok_or("parse")?;
     let comma = rest.find(',').ok_or("parse")?;
-    let seq: u64 = rest.get(..comma).ok_or("parse")?.parse().map_err(|_| "parse")?;
+    let seq: u64 = rest
+        .get(..comma)
+        .ok_or("parse")?
+        .parse()
+        .map_err(|_| "parse")?;
     let rest = rest.get(comma..).ok_or("parse")?;
     let rest = rest.strip_prefix(",\"crc\":\"").ok_or("parse")?;
     let sum = rest.get(..8).ok_or("parse")?;
@@ -212,7 +223,14 @@ pub fn replay(state: &mut SessionState, text: &str) -> ReplayReport {
         let (seq, e) = match decode_line(line) {
             Ok(x) => x,
             Err(why) => {
-                rep.stopped = Some(if next == bytes && !text.ends_with('\n') { "torn" } else { why }.to_string());
+                rep.stopped = Some(
+                    if next == bytes && !text.ends_with('\n') {
+                        "torn"
+                    } else {
+                        why
+                    }
+                    .to_string(),
+                );
                 break;
             }
         };
@@ -250,14 +268,20 @@ mod tests {
         assert!(line.ends_with("}\n"));
         let v: serde_json::Value = serde_json::from_str(line.trim_end()).unwrap();
         assert_eq!(v["e"]["forceFold"]["on"], true);
-        assert_eq!(v["crc"].as_str().unwrap(), crc(&serde_json::to_string(&v["e"]).unwrap()));
+        assert_eq!(
+            v["crc"].as_str().unwrap(),
+            crc(&serde_json::to_string(&v["e"]).unwrap())
+        );
         assert_eq!(decode_line(line.trim_end()).unwrap(), (7, e));
         let bad = line.trim_end().replace("true", "false");
         assert_eq!(decode_line(&bad).unwrap_err(), "checksum");
         assert_eq!(decode_line(&line[..line.len() - 6]).unwrap_err(), "torn");
         // A cut that happens to end in `}` fails its checksum instead; replay() reports either
         // kind on an unterminated last line as "torn".
-        assert_eq!(decode_line(&line[..line.len() - 3]).unwrap_err(), "checksum");
+        assert_eq!(
+            decode_line(&line[..line.len() - 3]).unwrap_err(),
+            "checksum"
+        );
     }
 
     #[test]

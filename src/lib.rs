@@ -83,7 +83,11 @@ pub fn fingerprint_hex(bytes: &[u8]) -> String {
 /// full original, so distinct ids never collide and `..`, `/`, `\`, NUL or an empty id can
 /// never name anything outside the parent directory.
 pub fn safe_name(id: &str) -> String {
-    let mut kept: String = id.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(64).collect();
+    let mut kept: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(64)
+        .collect();
     if kept.is_empty() {
         kept.push_str("session");
     }
@@ -97,35 +101,50 @@ mod lib_tests {
 
     #[test]
     fn sha1_known_vector() {
-        assert_eq!(fingerprint_hex(b"abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+        assert_eq!(
+            fingerprint_hex(b"abc"),
+            "a9993e364706816aba3e25717850c26c9cd0d89d"
+        );
     }
 
     #[test]
     fn safe_names_cannot_escape() {
-        for id in ["../../etc", "/abs/path", "a\\b", "", "..", "x\0y", "ünï/cödé"] {
+        for id in [
+            "../../etc",
+            "/abs/path",
+            "a\\b",
+            "",
+            "..",
+            "x\0y",
+            "ünï/cödé",
+        ] {
             let n = safe_name(id);
-            assert!(n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'), "{n}");
+            assert!(
+                n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+                "{n}"
+            );
             assert!(!n.is_empty() && n.len() <= 77);
         }
         assert_ne!(safe_name("a/b"), safe_name("a\\b"));
         assert_eq!(safe_name("0b8c-uuid"), safe_name("0b8c-uuid"));
     }
 }
-pub mod pairing;
-pub mod transcript;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod cost;
-pub mod tokens;
 pub mod details;
+pub mod digest;
+pub mod engine;
+pub mod fingerprint;
+pub mod fold;
+pub mod journal;
+pub mod pairing;
 pub mod recover;
+pub mod replay;
 pub mod search;
 pub mod shrink;
-pub mod tool_defaults;
-pub mod digest;
-pub mod fingerprint;
 pub mod state;
-pub mod journal;
-pub mod fold;
-pub mod engine;
-pub mod replay;
+pub mod tokens;
+pub mod tool_defaults;
+pub mod transcript;

@@ -92,7 +92,8 @@ pub struct Message {
 impl Message {
     /// Parse one message from JSON text (as produced by `JSON.stringify`).
     pub fn from_json(s: &str) -> Result<Message> {
-        let raw: Value = serde_json::from_str(s).map_err(|e| Error::Input(format!("message is not valid JSON: {e}")))?;
+        let raw: Value = serde_json::from_str(s)
+            .map_err(|e| Error::Input(format!("message is not valid JSON: {e}")))?;
         Message::from_value(raw)
     }
 
@@ -167,7 +168,10 @@ impl Message {
 
     /// `isError` of a tool result.
     pub fn is_error(&self) -> bool {
-        self.raw.get("isError").and_then(Value::as_bool).unwrap_or(false)
+        self.raw
+            .get("isError")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     /// All visible text (text parts, and `summary`/string `content` of custom roles), joined by newlines.
@@ -200,7 +204,12 @@ impl Message {
     pub fn usage(&self) -> Option<Usage> {
         let u = self.raw.get("usage")?;
         let g = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
-        Some(Usage { input: g("input"), cache_read: g("cacheRead"), cache_write: g("cacheWrite"), output: g("output") })
+        Some(Usage {
+            input: g("input"),
+            cache_read: g("cacheRead"),
+            cache_write: g("cacheWrite"),
+            output: g("output"),
+        })
     }
 }
 
@@ -236,7 +245,10 @@ fn part_of(v: &Value) -> Part<'_> {
             name: s("name"),
             arguments: v.get("arguments").unwrap_or(&Value::Null),
         }),
-        "image" => Part::Image { mime_type: s("mimeType"), data_len: s("data").len() },
+        "image" => Part::Image {
+            mime_type: s("mimeType"),
+            data_len: s("data").len(),
+        },
         other => Part::Other(other),
     }
 }
@@ -268,14 +280,22 @@ mod tests {
         let r = Message::from_json(r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"hi"}],"isError":false}"#).unwrap();
         assert_eq!(r.tool_call_id(), Some("c1"));
         assert_eq!(r.text(), "hi");
-        let u = Message::from_json(r#"{"role":"user","content":"plain","timestamp":1700000000000}"#).unwrap();
+        let u =
+            Message::from_json(r#"{"role":"user","content":"plain","timestamp":1700000000000}"#)
+                .unwrap();
         assert_eq!(u.text(), "plain");
         assert_eq!(u.timestamp(), Some(1.7e12));
     }
 
     #[test]
     fn rejects_non_objects() {
-        assert_eq!(Message::from_json("[1]").unwrap_err().code(), "CACHEFOLD_INPUT");
-        assert_eq!(Message::from_json("{").unwrap_err().code(), "CACHEFOLD_INPUT");
+        assert_eq!(
+            Message::from_json("[1]").unwrap_err().code(),
+            "CACHEFOLD_INPUT"
+        );
+        assert_eq!(
+            Message::from_json("{").unwrap_err().code(),
+            "CACHEFOLD_INPUT"
+        );
     }
 }

@@ -70,8 +70,14 @@ impl Shape {
     /// no synthetic result is made for them (it would be an orphan once the host drops the call).
     pub fn of(m: &Message) -> Shape {
         match m.role() {
-            Role::User => Shape { role: ShapeRole::User, ..Shape::default() },
-            Role::Assistant if failed_turn(m) => Shape { role: ShapeRole::Assistant, ..Shape::default() },
+            Role::User => Shape {
+                role: ShapeRole::User,
+                ..Shape::default()
+            },
+            Role::Assistant if failed_turn(m) => Shape {
+                role: ShapeRole::Assistant,
+                ..Shape::default()
+            },
             Role::Assistant => {
                 let calls = m.tool_calls();
                 Shape {
@@ -89,13 +95,19 @@ impl Shape {
                 tool_name: m.tool_name().map(str::to_string),
                 call_names: Vec::new(),
             },
-            _ => Shape { role: ShapeRole::Other, ..Shape::default() },
+            _ => Shape {
+                role: ShapeRole::Other,
+                ..Shape::default()
+            },
         }
     }
 
     /// A user message.
     pub fn user() -> Shape {
-        Shape { role: ShapeRole::User, ..Shape::default() }
+        Shape {
+            role: ShapeRole::User,
+            ..Shape::default()
+        }
     }
 
     /// An assistant message calling `ids` (tool names `"t"`); `&[]` is a plain text reply.
@@ -122,7 +134,10 @@ impl Shape {
 
     /// Any other message.
     pub fn other() -> Shape {
-        Shape { role: ShapeRole::Other, ..Shape::default() }
+        Shape {
+            role: ShapeRole::Other,
+            ..Shape::default()
+        }
     }
 
     /// True for an assistant message with at least one tool call.
@@ -147,7 +162,10 @@ impl Shape {
 /// True for an assistant turn the host will not replay (`stopReason` `error` or `aborted`).
 pub fn failed_turn(m: &Message) -> bool {
     m.role() == Role::Assistant
-        && matches!(m.raw().get("stopReason").and_then(Value::as_str), Some("error") | Some("aborted"))
+        && matches!(
+            m.raw().get("stopReason").and_then(Value::as_str),
+            Some("error") | Some("aborted")
+        )
 }
 
 /// One element of a repaired sequence.
@@ -227,7 +245,11 @@ impl Repaired {
 }
 
 fn rep(kind: &str, call_id: &str, position: usize) -> Repair {
-    Repair { kind: kind.to_string(), call_id: call_id.to_string(), position }
+    Repair {
+        kind: kind.to_string(),
+        call_id: call_id.to_string(),
+        position,
+    }
 }
 
 /// DeepSeek rule: each assistant message with tool calls is followed immediately by exactly one
@@ -269,10 +291,15 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
                     None => false,
                 };
                 if !matched {
-                    let in_group = open.as_ref().is_some_and(|(_, _, all)| all.iter().any(|c| c == id));
+                    let in_group = open
+                        .as_ref()
+                        .is_some_and(|(_, _, all)| all.iter().any(|c| c == id));
                     let kind = if in_group {
                         "duplicate_result"
-                    } else if seq.iter().any(|x| x.has_calls() && x.call_ids.iter().any(|c| c == id)) {
+                    } else if seq
+                        .iter()
+                        .any(|x| x.has_calls() && x.call_ids.iter().any(|c| c == id))
+                    {
                         "moved_result"
                     } else {
                         "orphan_result"
@@ -283,7 +310,11 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
             _ => {
                 close(&mut open, &mut out);
                 if s.has_calls() {
-                    open = Some((i, s.call_ids.iter().map(String::as_str).collect(), &s.call_ids));
+                    open = Some((
+                        i,
+                        s.call_ids.iter().map(String::as_str).collect(),
+                        &s.call_ids,
+                    ));
                 }
             }
         }
@@ -347,8 +378,12 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
             continue;
         }
         let id = seq[r].rid();
-        let before = (0..r).rev().find_map(|p| free_call(&seq[p], &answered[p], id).map(|k| (p, k)));
-        let found = before.or_else(|| (r + 1..n).find_map(|p| free_call(&seq[p], &answered[p], id).map(|k| (p, k))));
+        let before = (0..r)
+            .rev()
+            .find_map(|p| free_call(&seq[p], &answered[p], id).map(|k| (p, k)));
+        let found = before.or_else(|| {
+            (r + 1..n).find_map(|p| free_call(&seq[p], &answered[p], id).map(|k| (p, k)))
+        });
         match found {
             Some((p, k)) => {
                 answered[p][k] = true;
@@ -360,8 +395,18 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     }
     for &r in &unmatched {
         let id = seq[r].rid();
-        let called = seq.iter().any(|x| x.has_calls() && x.call_ids.iter().any(|c| c == id));
-        repairs.push(rep(if called { "duplicate_result" } else { "orphan_result" }, id, r));
+        let called = seq
+            .iter()
+            .any(|x| x.has_calls() && x.call_ids.iter().any(|c| c == id));
+        repairs.push(rep(
+            if called {
+                "duplicate_result"
+            } else {
+                "orphan_result"
+            },
+            id,
+            r,
+        ));
     }
 
     // The trailing open group: last non-result message, an assistant with calls, and no
@@ -391,11 +436,15 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
         slots.push(Slot::Orig(r));
     };
     // Unmatched results before the first non-result message.
-    let first_anchor = (0..n).find(|&i| seq[i].role != ShapeRole::ToolResult).unwrap_or(n);
+    let first_anchor = (0..n)
+        .find(|&i| seq[i].role != ShapeRole::ToolResult)
+        .unwrap_or(n);
     for &r in unmatched.iter().filter(|&&r| r < first_anchor) {
         orphan_group(&mut slots, r);
     }
-    let anchors: Vec<usize> = (0..n).filter(|&i| seq[i].role != ShapeRole::ToolResult).collect();
+    let anchors: Vec<usize> = (0..n)
+        .filter(|&i| seq[i].role != ShapeRole::ToolResult)
+        .collect();
     for (ai, &a) in anchors.iter().enumerate() {
         slots.push(Slot::Orig(a));
         let s = &seq[a];
@@ -406,7 +455,10 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
             for (k, done) in answered[a].iter().enumerate() {
                 if !done {
                     let id = &s.call_ids[k];
-                    slots.push(Slot::SyntheticResult { call_id: id.clone(), tool_name: s.call_name(k) });
+                    slots.push(Slot::SyntheticResult {
+                        call_id: id.clone(),
+                        tool_name: s.call_name(k),
+                    });
                     missing.push(rep("missing_result", id, a));
                 }
             }
@@ -417,7 +469,10 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
         }
     }
     repairs.extend(missing);
-    debug_assert_eq!(slots.iter().filter(|s| matches!(s, Slot::Orig(_))).count(), n);
+    debug_assert_eq!(
+        slots.iter().filter(|s| matches!(s, Slot::Orig(_))).count(),
+        n
+    );
     Repaired { slots, repairs }
 }
 
@@ -426,11 +481,15 @@ fn free_call(s: &Shape, answered: &[bool], id: &str) -> Option<usize> {
     if !s.has_calls() {
         return None;
     }
-    s.call_ids.iter().zip(answered).position(|(c, done)| !done && c == id)
+    s.call_ids
+        .iter()
+        .zip(answered)
+        .position(|(c, done)| !done && c == id)
 }
 
 /// Text of every synthetic tool result.
-pub const SYNTHETIC_RESULT_TEXT: &str = "[cachefold] tool result missing from history; the call's outcome is unknown.";
+pub const SYNTHETIC_RESULT_TEXT: &str =
+    "[cachefold] tool result missing from history; the call's outcome is unknown.";
 
 /// Model name on synthetic assistant messages (lets readers tell them apart).
 pub const SYNTHETIC_MODEL: &str = "cachefold-repair";
@@ -528,7 +587,9 @@ mod tests {
     use proptest::prelude::*;
 
     fn kinds(r: &[Repair]) -> Vec<(&str, &str, usize)> {
-        r.iter().map(|x| (x.kind.as_str(), x.call_id.as_str(), x.position)).collect()
+        r.iter()
+            .map(|x| (x.kind.as_str(), x.call_id.as_str(), x.position))
+            .collect()
     }
 
     fn u() -> Shape {
@@ -547,7 +608,11 @@ mod tests {
             let rep = repair(seq, open);
             let resolved = rep.resolve(seq);
             let v = violations_with(&resolved, open);
-            assert!(v.is_empty(), "open={open} seq={seq:?}\nslots={:?}\nviolations={v:?}", rep.slots);
+            assert!(
+                v.is_empty(),
+                "open={open} seq={seq:?}\nslots={:?}\nviolations={v:?}",
+                rep.slots
+            );
             if !open {
                 assert!(violations(&resolved).is_empty());
             }
@@ -557,17 +622,37 @@ mod tests {
                     seen[*i] += 1;
                 }
             }
-            assert!(seen.iter().all(|&c| c == 1), "positions not exactly once: {seen:?}");
+            assert!(
+                seen.iter().all(|&c| c == 1),
+                "positions not exactly once: {seen:?}"
+            );
             let before = violations_with(seq, open);
-            assert_eq!(before.is_empty(), rep.repairs.is_empty(), "seq={seq:?} before={before:?} repairs={:?}", rep.repairs);
+            assert_eq!(
+                before.is_empty(),
+                rep.repairs.is_empty(),
+                "seq={seq:?} before={before:?} repairs={:?}",
+                rep.repairs
+            );
             if before.is_empty() {
                 let ident: Vec<Slot> = (0..seq.len()).map(Slot::Orig).collect();
                 assert_eq!(rep.slots, ident);
             }
             // Every synthetic message is accounted for by a repair of the matching kind.
-            let synth_results = rep.slots.iter().filter(|s| matches!(s, Slot::SyntheticResult { .. })).count();
-            let synth_calls = rep.slots.iter().filter(|s| matches!(s, Slot::SyntheticCall { .. })).count();
-            let missing = rep.repairs.iter().filter(|x| x.kind == "missing_result").count();
+            let synth_results = rep
+                .slots
+                .iter()
+                .filter(|s| matches!(s, Slot::SyntheticResult { .. }))
+                .count();
+            let synth_calls = rep
+                .slots
+                .iter()
+                .filter(|s| matches!(s, Slot::SyntheticCall { .. }))
+                .count();
+            let missing = rep
+                .repairs
+                .iter()
+                .filter(|x| x.kind == "missing_result")
+                .count();
             let orphans = rep
                 .repairs
                 .iter()
@@ -596,11 +681,24 @@ mod tests {
 
     #[test]
     fn valid_sequence_untouched() {
-        let seq = vec![u(), a(&["x", "y"]), r("y"), r("x"), a(&[]), u(), a(&["z"]), r("z"), a(&[])];
+        let seq = vec![
+            u(),
+            a(&["x", "y"]),
+            r("y"),
+            r("x"),
+            a(&[]),
+            u(),
+            a(&["z"]),
+            r("z"),
+            a(&[]),
+        ];
         assert!(violations(&seq).is_empty());
         let rep = repair(&seq, false);
         assert!(rep.is_identity());
-        assert_eq!(rep.slots, (0..seq.len()).map(Slot::Orig).collect::<Vec<_>>());
+        assert_eq!(
+            rep.slots,
+            (0..seq.len()).map(Slot::Orig).collect::<Vec<_>>()
+        );
         // Users, and assistants after complete groups (the long-tool-loop fold points).
         assert_eq!(cut_points(&seq), vec![0, 1, 4, 5, 6, 8]);
         check(&seq);
@@ -617,7 +715,10 @@ mod tests {
                 Slot::Orig(0),
                 Slot::Orig(1),
                 Slot::Orig(2),
-                Slot::SyntheticResult { call_id: "y".into(), tool_name: "t".into() },
+                Slot::SyntheticResult {
+                    call_id: "y".into(),
+                    tool_name: "t".into()
+                },
                 Slot::Orig(3)
             ]
         );
@@ -634,20 +735,29 @@ mod tests {
         assert_eq!(kinds(&rep.repairs), vec![("missing_result", "x", 1)]);
         // An open group that is not last is always closed.
         let seq = vec![u(), a(&["x"]), u()];
-        assert_eq!(kinds(&repair(&seq, true).repairs), vec![("missing_result", "x", 1)]);
+        assert_eq!(
+            kinds(&repair(&seq, true).repairs),
+            vec![("missing_result", "x", 1)]
+        );
         check(&seq);
     }
 
     #[test]
     fn orphan_gets_synthetic_call_before_it() {
         let seq = vec![u(), r("ghost"), a(&[])];
-        assert_eq!(kinds(&violations(&seq)), vec![("orphan_result", "ghost", 1)]);
+        assert_eq!(
+            kinds(&violations(&seq)),
+            vec![("orphan_result", "ghost", 1)]
+        );
         let rep = repair(&seq, false);
         assert_eq!(
             rep.slots,
             vec![
                 Slot::Orig(0),
-                Slot::SyntheticCall { call_id: "ghost".into(), tool_name: "t".into() },
+                Slot::SyntheticCall {
+                    call_id: "ghost".into(),
+                    tool_name: "t".into()
+                },
                 Slot::Orig(1),
                 Slot::Orig(2)
             ]
@@ -666,7 +776,10 @@ mod tests {
                 Slot::Orig(1),
                 Slot::Orig(2),
                 Slot::Orig(4),
-                Slot::SyntheticCall { call_id: "ghost".into(), tool_name: "t".into() },
+                Slot::SyntheticCall {
+                    call_id: "ghost".into(),
+                    tool_name: "t".into()
+                },
                 Slot::Orig(3)
             ]
         );
@@ -678,14 +791,23 @@ mod tests {
     fn displaced_result_is_moved_to_its_call() {
         // A user message slipped between the call and its result.
         let seq = vec![u(), a(&["x"]), u(), r("x")];
-        assert_eq!(kinds(&violations(&seq)), vec![("missing_result", "x", 1), ("moved_result", "x", 3)]);
+        assert_eq!(
+            kinds(&violations(&seq)),
+            vec![("missing_result", "x", 1), ("moved_result", "x", 3)]
+        );
         let rep = repair(&seq, false);
-        assert_eq!(rep.slots, vec![Slot::Orig(0), Slot::Orig(1), Slot::Orig(3), Slot::Orig(2)]);
+        assert_eq!(
+            rep.slots,
+            vec![Slot::Orig(0), Slot::Orig(1), Slot::Orig(3), Slot::Orig(2)]
+        );
         assert_eq!(kinds(&rep.repairs), vec![("moved_result", "x", 3)]);
         // Result before its call.
         let seq = vec![u(), r("x"), a(&["x"]), u()];
         let rep = repair(&seq, false);
-        assert_eq!(rep.slots, vec![Slot::Orig(0), Slot::Orig(2), Slot::Orig(1), Slot::Orig(3)]);
+        assert_eq!(
+            rep.slots,
+            vec![Slot::Orig(0), Slot::Orig(2), Slot::Orig(1), Slot::Orig(3)]
+        );
         check(&seq);
     }
 
@@ -700,7 +822,10 @@ mod tests {
                 Slot::Orig(0),
                 Slot::Orig(1),
                 Slot::Orig(2),
-                Slot::SyntheticCall { call_id: "x".into(), tool_name: "t".into() },
+                Slot::SyntheticCall {
+                    call_id: "x".into(),
+                    tool_name: "t".into()
+                },
                 Slot::Orig(3),
                 Slot::Orig(4)
             ]
@@ -735,8 +860,17 @@ mod tests {
         assert_eq!(s.call_ids, vec!["c1", "c2"]);
         assert_eq!(s.call_names, vec!["read", "exec"]);
         let rep = repair(&[Shape::user(), s.clone()], false);
-        assert_eq!(rep.slots[3], Slot::SyntheticResult { call_id: "c2".into(), tool_name: "exec".into() });
-        let t = Message::from_json(r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":"x"}"#).unwrap();
+        assert_eq!(
+            rep.slots[3],
+            Slot::SyntheticResult {
+                call_id: "c2".into(),
+                tool_name: "exec".into()
+            }
+        );
+        let t = Message::from_json(
+            r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":"x"}"#,
+        )
+        .unwrap();
         assert_eq!(Shape::of(&t).result_id.as_deref(), Some("c1"));
         let t = Message::from_json(r#"{"role":"toolResult","content":"x"}"#).unwrap();
         assert_eq!(Shape::of(&t).result_id.as_deref(), Some(""));
@@ -745,9 +879,16 @@ mod tests {
         )
         .unwrap();
         let fs = Shape::of(&f);
-        assert_eq!((fs.role, fs.has_calls()), (ShapeRole::Assistant, false), "failed turns are dropped by the host");
+        assert_eq!(
+            (fs.role, fs.has_calls()),
+            (ShapeRole::Assistant, false),
+            "failed turns are dropped by the host"
+        );
         // Its recorded result becomes a self-contained orphan group; no synthetic result for c9.
-        let r9 = Message::from_json(r#"{"role":"toolResult","toolCallId":"c9","toolName":"exec","content":"aborted"}"#).unwrap();
+        let r9 = Message::from_json(
+            r#"{"role":"toolResult","toolCallId":"c9","toolName":"exec","content":"aborted"}"#,
+        )
+        .unwrap();
         let rep = repair(&[Shape::user(), fs.clone(), Shape::of(&r9)], false);
         assert_eq!(kinds(&rep.repairs), vec![("orphan_result", "c9", 2)]);
         assert!(repair(&[Shape::user(), fs], false).is_identity());
@@ -812,16 +953,20 @@ mod tests {
             Just(vec![Shape::user()]),
             Just(vec![Shape::other()]),
             Just(vec![Shape::call(&[])]),
-            (proptest::collection::vec(0..IDS.len(), 1..=3), any::<bool>()).prop_map(|(v, rev)| {
-                let ids: Vec<&str> = v.into_iter().map(|i| IDS[i]).collect();
-                let mut g = vec![Shape::call(&ids)];
-                let mut res: Vec<Shape> = ids.iter().map(|i| Shape::result(i)).collect();
-                if rev {
-                    res.reverse();
-                }
-                g.extend(res);
-                g
-            }),
+            (
+                proptest::collection::vec(0..IDS.len(), 1..=3),
+                any::<bool>()
+            )
+                .prop_map(|(v, rev)| {
+                    let ids: Vec<&str> = v.into_iter().map(|i| IDS[i]).collect();
+                    let mut g = vec![Shape::call(&ids)];
+                    let mut res: Vec<Shape> = ids.iter().map(|i| Shape::result(i)).collect();
+                    if rev {
+                        res.reverse();
+                    }
+                    g.extend(res);
+                    g
+                }),
         ];
         proptest::collection::vec(group, 0..12).prop_map(|gs| gs.into_iter().flatten().collect())
     }

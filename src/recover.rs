@@ -68,7 +68,10 @@ pub fn parse_target(id: &str) -> Result<RecoverTarget> {
         if !digits.is_empty() && digits.len() <= 9 && digits.bytes().all(|b| b.is_ascii_digit()) {
             return Ok(RecoverTarget::Fold(id.to_string()));
         }
-        return Err(Error::InvalidId(format!("fold id must be `f` followed by 1-9 digits, got {:?}", short(id))));
+        return Err(Error::InvalidId(format!(
+            "fold id must be `f` followed by 1-9 digits, got {:?}",
+            short(id)
+        )));
     }
     validate_artifact_id(id)?;
     Ok(RecoverTarget::Artifact(id.to_string()))
@@ -101,7 +104,14 @@ fn char_range(text: &str, start: u64, end: u64, max: u64) -> Recovered {
     let s = start.min(total);
     let e = end.max(s).min(total).min(s.saturating_add(max));
     let out = slice_chars(text, s, e);
-    Recovered { text: out.to_string(), start: s, end: e, total, unit: "chars".into(), remaining: total - e }
+    Recovered {
+        text: out.to_string(),
+        start: s,
+        end: e,
+        total,
+        unit: "chars".into(),
+        remaining: total - e,
+    }
 }
 
 /// `text[s..e)` in chars, by one scan.
@@ -125,7 +135,14 @@ fn line_range(text: &str, start: u64, end: u64, max: u64) -> Recovered {
     let total = crate::shrink::count_lines(text);
     if start > total || end < start {
         let s = start.min(total + 1);
-        return Recovered { text: String::new(), start: s, end: s - 1, total, unit: "lines".into(), remaining: total.saturating_sub(s - 1) };
+        return Recovered {
+            text: String::new(),
+            start: s,
+            end: s - 1,
+            total,
+            unit: "lines".into(),
+            remaining: total.saturating_sub(s - 1),
+        };
     }
     // Byte offset of the start of line `start`.
     let bytes = text.as_bytes();
@@ -186,17 +203,31 @@ pub fn spec_from_params(params: &Value) -> Result<RangeSpec> {
         match params.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Array(a)) if a.len() == 2 => {
-                let n = |v: &Value| count(v).ok_or_else(|| Error::Input(format!("`{key}` must be two non-negative integers [start, end]")));
+                let n = |v: &Value| {
+                    count(v).ok_or_else(|| {
+                        Error::Input(format!(
+                            "`{key}` must be two non-negative integers [start, end]"
+                        ))
+                    })
+                };
                 Ok(Some((n(&a[0])?, n(&a[1])?)))
             }
-            Some(_) => Err(Error::Input(format!("`{key}` must be two non-negative integers [start, end]"))),
+            Some(_) => Err(Error::Input(format!(
+                "`{key}` must be two non-negative integers [start, end]"
+            ))),
         }
     };
     let max_chars = match params.get("maxChars") {
         None | Some(Value::Null) => 0,
-        Some(v) => count(v).ok_or_else(|| Error::Input("`maxChars` must be a positive integer".into()))?,
+        Some(v) => {
+            count(v).ok_or_else(|| Error::Input("`maxChars` must be a positive integer".into()))?
+        }
     };
-    Ok(RangeSpec { lines: pair("lines")?, chars: pair("chars")?, max_chars })
+    Ok(RangeSpec {
+        lines: pair("lines")?,
+        chars: pair("chars")?,
+        max_chars,
+    })
 }
 
 fn count(v: &Value) -> Option<u64> {
@@ -239,7 +270,14 @@ pub fn answer(id: &str, text: &str, params: &Value) -> Result<Answer> {
     let rendered = render(id, &r, spec.max_chars);
     Ok(Answer {
         text: rendered,
-        details: AnswerDetails { id: id.to_string(), unit: r.unit, start: r.start, end: r.end, total: r.total, remaining: r.remaining },
+        details: AnswerDetails {
+            id: id.to_string(),
+            unit: r.unit,
+            start: r.start,
+            end: r.end,
+            total: r.total,
+            remaining: r.remaining,
+        },
     })
 }
 
@@ -250,17 +288,39 @@ pub fn answer(id: &str, text: &str, params: &Value) -> Result<Answer> {
 /// <text>
 /// ```
 pub fn render(id: &str, r: &Recovered, max_chars: u64) -> String {
-    let max = if max_chars == 0 { DEFAULT_MAX_CHARS } else { max_chars.min(MAX_MAX_CHARS) };
+    let max = if max_chars == 0 {
+        DEFAULT_MAX_CHARS
+    } else {
+        max_chars.min(MAX_MAX_CHARS)
+    };
     let mut out = String::with_capacity(r.text.len() + 200);
     out.push_str("[cachefold_recover] ");
     out.push_str(id);
-    let empty = if r.unit == "lines" { r.end < r.start } else { r.end <= r.start };
-    if empty {
-        out.push_str(&format!(" has {} {}; nothing in the requested range.", group(r.total), r.unit));
-    } else if r.unit == "lines" {
-        out.push_str(&format!(" lines {}-{} of {}", group(r.start), group(r.end), group(r.total)));
+    let empty = if r.unit == "lines" {
+        r.end < r.start
     } else {
-        out.push_str(&format!(" chars {}-{} of {}", group(r.start), group(r.end), group(r.total)));
+        r.end <= r.start
+    };
+    if empty {
+        out.push_str(&format!(
+            " has {} {}; nothing in the requested range.",
+            group(r.total),
+            r.unit
+        ));
+    } else if r.unit == "lines" {
+        out.push_str(&format!(
+            " lines {}-{} of {}",
+            group(r.start),
+            group(r.end),
+            group(r.total)
+        ));
+    } else {
+        out.push_str(&format!(
+            " chars {}-{} of {}",
+            group(r.start),
+            group(r.end),
+            group(r.total)
+        ));
     }
     if !empty {
         if r.remaining == 0 {
@@ -293,7 +353,14 @@ mod tests {
     const T: &str = "one\ntwo\nthree\n\nfive";
 
     fn lines(s: u64, e: u64, max: u64) -> Recovered {
-        recover_range(T, &RangeSpec { lines: Some((s, e)), chars: None, max_chars: max })
+        recover_range(
+            T,
+            &RangeSpec {
+                lines: Some((s, e)),
+                chars: None,
+                max_chars: max,
+            },
+        )
     }
 
     #[test]
@@ -311,7 +378,13 @@ mod tests {
         let r = lines(5, 99, 0);
         assert_eq!(r.text, "five");
         // Trailing newline does not start a line.
-        let r = recover_range("a\nb\n", &RangeSpec { lines: Some((2, 9)), ..Default::default() });
+        let r = recover_range(
+            "a\nb\n",
+            &RangeSpec {
+                lines: Some((2, 9)),
+                ..Default::default()
+            },
+        );
         assert_eq!((r.text.as_str(), r.total, r.end), ("b", 2, 2));
         let r = recover_range("a\nb\n", &RangeSpec::default());
         assert_eq!(r.text, "a\nb");
@@ -330,7 +403,14 @@ mod tests {
     #[test]
     fn huge_first_line_switches_to_chars() {
         let t = format!("short\n{}\nafter", "z".repeat(100));
-        let r = recover_range(&t, &RangeSpec { lines: Some((2, 3)), chars: None, max_chars: 30 });
+        let r = recover_range(
+            &t,
+            &RangeSpec {
+                lines: Some((2, 3)),
+                chars: None,
+                max_chars: 30,
+            },
+        );
         assert_eq!(r.unit, "chars");
         assert_eq!((r.start, r.end), (6, 36));
         assert_eq!(r.text, "z".repeat(30));
@@ -340,18 +420,53 @@ mod tests {
     #[test]
     fn char_ranges_are_exact() {
         let t = "héllo wörld";
-        let r = recover_range(t, &RangeSpec { chars: Some((1, 5)), lines: Some((1, 1)), max_chars: 0 });
+        let r = recover_range(
+            t,
+            &RangeSpec {
+                chars: Some((1, 5)),
+                lines: Some((1, 1)),
+                max_chars: 0,
+            },
+        );
         assert_eq!(r.text, "éllo");
         assert_eq!((r.start, r.end, r.total, r.remaining), (1, 5, 11, 6));
-        let r = recover_range(t, &RangeSpec { chars: Some((6, 999)), ..Default::default() });
+        let r = recover_range(
+            t,
+            &RangeSpec {
+                chars: Some((6, 999)),
+                ..Default::default()
+            },
+        );
         assert_eq!(r.text, "wörld");
         assert_eq!(r.remaining, 0);
-        let r = recover_range(t, &RangeSpec { chars: Some((0, 999)), lines: None, max_chars: 3 });
+        let r = recover_range(
+            t,
+            &RangeSpec {
+                chars: Some((0, 999)),
+                lines: None,
+                max_chars: 3,
+            },
+        );
         assert_eq!(r.text, "hél");
         assert!(render("x", &r, 3).contains(r#""chars":[3,6]"#));
-        let r = recover_range(t, &RangeSpec { chars: Some((50, 60)), ..Default::default() });
-        assert_eq!((r.text.as_str(), r.start, r.end, r.remaining), ("", 11, 11, 0));
-        let r = recover_range(t, &RangeSpec { chars: Some((5, 2)), ..Default::default() });
+        let r = recover_range(
+            t,
+            &RangeSpec {
+                chars: Some((50, 60)),
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            (r.text.as_str(), r.start, r.end, r.remaining),
+            ("", 11, 11, 0)
+        );
+        let r = recover_range(
+            t,
+            &RangeSpec {
+                chars: Some((5, 2)),
+                ..Default::default()
+            },
+        );
         assert_eq!(r.text, "");
     }
 
@@ -375,7 +490,13 @@ mod tests {
         let r = recover_range(&big, &RangeSpec::default());
         assert!(r.text.chars().count() as u64 <= DEFAULT_MAX_CHARS);
         assert_eq!(r.end, 4_000); // 4,000 × "x" + 3,999 separators = 7,999
-        let r = recover_range(&big, &RangeSpec { max_chars: 1_000_000, ..Default::default() });
+        let r = recover_range(
+            &big,
+            &RangeSpec {
+                max_chars: 1_000_000,
+                ..Default::default()
+            },
+        );
         assert!(r.text.chars().count() as u64 <= MAX_MAX_CHARS);
     }
 
@@ -383,23 +504,66 @@ mod tests {
     fn params_and_answer() {
         let t = "a\nb\nc";
         let a = answer("f1", t, &serde_json::json!({"id": "f1", "lines": [2, 3]})).unwrap();
-        assert_eq!(a.text, "[cachefold_recover] f1 lines 2-3 of 3 (end of text).\nb\nc");
-        assert_eq!((a.details.start, a.details.end, a.details.remaining), (2, 3, 0));
-        let a = answer("f1", t, &serde_json::json!({"chars": [0.0, 1], "maxChars": null})).unwrap();
+        assert_eq!(
+            a.text,
+            "[cachefold_recover] f1 lines 2-3 of 3 (end of text).\nb\nc"
+        );
+        assert_eq!(
+            (a.details.start, a.details.end, a.details.remaining),
+            (2, 3, 0)
+        );
+        let a = answer(
+            "f1",
+            t,
+            &serde_json::json!({"chars": [0.0, 1], "maxChars": null}),
+        )
+        .unwrap();
         assert_eq!(a.details.unit, "chars");
-        for bad in [serde_json::json!({"lines": [1]}), serde_json::json!({"lines": [-1, 2]}), serde_json::json!({"chars": "0-5"}), serde_json::json!({"maxChars": 1.5})] {
-            assert_eq!(answer("f1", t, &bad).unwrap_err().code(), "CACHEFOLD_INPUT", "{bad}");
+        for bad in [
+            serde_json::json!({"lines": [1]}),
+            serde_json::json!({"lines": [-1, 2]}),
+            serde_json::json!({"chars": "0-5"}),
+            serde_json::json!({"maxChars": 1.5}),
+        ] {
+            assert_eq!(
+                answer("f1", t, &bad).unwrap_err().code(),
+                "CACHEFOLD_INPUT",
+                "{bad}"
+            );
         }
-        assert_eq!(serde_json::to_string(&parse_target("f2").unwrap()).unwrap(), r#"{"kind":"fold","id":"f2"}"#);
+        assert_eq!(
+            serde_json::to_string(&parse_target("f2").unwrap()).unwrap(),
+            r#"{"kind":"fold","id":"f2"}"#
+        );
     }
 
     #[test]
     fn targets() {
-        assert_eq!(parse_target("f12").unwrap(), RecoverTarget::Fold("f12".into()));
+        assert_eq!(
+            parse_target("f12").unwrap(),
+            RecoverTarget::Fold("f12".into())
+        );
         let id = crate::shrink::artifact_id("x");
-        assert_eq!(parse_target(&id).unwrap(), RecoverTarget::Artifact(id.clone()));
-        for bad in ["f", "f1a", "f../x", "../x", "/etc/passwd", "F1", "f1234567890", &id.to_uppercase(), "ｆ1"] {
-            assert_eq!(parse_target(bad).unwrap_err().code(), "CACHEFOLD_INVALID_ID", "{bad}");
+        assert_eq!(
+            parse_target(&id).unwrap(),
+            RecoverTarget::Artifact(id.clone())
+        );
+        for bad in [
+            "f",
+            "f1a",
+            "f../x",
+            "../x",
+            "/etc/passwd",
+            "F1",
+            "f1234567890",
+            &id.to_uppercase(),
+            "ｆ1",
+        ] {
+            assert_eq!(
+                parse_target(bad).unwrap_err().code(),
+                "CACHEFOLD_INVALID_ID",
+                "{bad}"
+            );
         }
     }
 
@@ -444,8 +608,18 @@ mod tests {
     #[test]
     fn regression_long_line_fallback_counts_chars() {
         let text = "\n\n\n語éé語語語éaééa語aaa語éaaa語ééa語aaa";
-        let r = recover_range(text, &RangeSpec { lines: Some((4, 4)), chars: None, max_chars: 1 });
-        assert_eq!((r.unit.as_str(), r.start, r.end, r.total, r.remaining), ("chars", 3, 4, 31, 27));
+        let r = recover_range(
+            text,
+            &RangeSpec {
+                lines: Some((4, 4)),
+                chars: None,
+                max_chars: 1,
+            },
+        );
+        assert_eq!(
+            (r.unit.as_str(), r.start, r.end, r.total, r.remaining),
+            ("chars", 3, 4, 31, 27)
+        );
         assert_eq!(r.text, "語");
     }
 
@@ -455,10 +629,20 @@ mod tests {
         let all: Vec<&str> = t.strip_suffix('\n').unwrap().split('\n').collect();
         for s in 1..=6u64 {
             for e in s..=6u64 {
-                let r = recover_range(t, &RangeSpec { lines: Some((s, e)), ..Default::default() });
+                let r = recover_range(
+                    t,
+                    &RangeSpec {
+                        lines: Some((s, e)),
+                        ..Default::default()
+                    },
+                );
                 let lo = (s - 1) as usize;
                 let hi = (e as usize).min(all.len());
-                let expect = if lo < all.len() { all[lo..hi].join("\n") } else { String::new() };
+                let expect = if lo < all.len() {
+                    all[lo..hi].join("\n")
+                } else {
+                    String::new()
+                };
                 assert_eq!(r.text, expect, "{s}-{e}");
             }
         }

@@ -70,7 +70,10 @@ pub enum UsageMode {
 
 impl Default for UsageMode {
     fn default() -> Self {
-        UsageMode::Simulated { static_tokens: 6_000, tokens_per_weighted_char: 0.3 }
+        UsageMode::Simulated {
+            static_tokens: 6_000,
+            tokens_per_weighted_char: 0.3,
+        }
     }
 }
 
@@ -200,7 +203,12 @@ fn entries(plan_order: &[i64], synthetic: &[String]) -> Vec<Ent> {
             if i >= 0 {
                 Ent::Host(i)
             } else {
-                Ent::Syn(synthetic.get((-i - 1) as usize).cloned().unwrap_or_default())
+                Ent::Syn(
+                    synthetic
+                        .get((-i - 1) as usize)
+                        .cloned()
+                        .unwrap_or_default(),
+                )
             }
         })
         .collect()
@@ -212,9 +220,15 @@ pub fn resolve(messages: &[Message], order: &[i64], synthetic: &[String]) -> Vec
         .iter()
         .map(|&i| {
             if i >= 0 {
-                messages.get(i as usize).map(Message::to_json).unwrap_or_default()
+                messages
+                    .get(i as usize)
+                    .map(Message::to_json)
+                    .unwrap_or_default()
             } else {
-                synthetic.get((-i - 1) as usize).cloned().unwrap_or_default()
+                synthetic
+                    .get((-i - 1) as usize)
+                    .cloned()
+                    .unwrap_or_default()
             }
         })
         .collect()
@@ -225,7 +239,10 @@ pub fn turns(messages: &[Message], calls: &[Call]) -> Vec<(usize, Vec<usize>)> {
     let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
     for (k, c) in calls.iter().enumerate() {
         let a = c.assistant_index.min(messages.len());
-        let u = (0..a).rev().find(|&i| messages[i].role_str() == "user").unwrap_or(0);
+        let u = (0..a)
+            .rev()
+            .find(|&i| messages[i].role_str() == "user")
+            .unwrap_or(0);
         match out.last_mut() {
             Some((lu, ks)) if *lu == u => ks.push(k),
             _ => out.push((u, vec![k])),
@@ -252,7 +269,11 @@ struct Driver<'a> {
 impl Driver<'_> {
     fn violate(&mut self, call: usize, kind: &str, detail: String) {
         if self.out.violations.len() < self.opts.max_violations {
-            self.out.violations.push(Violation { call, kind: kind.to_string(), detail });
+            self.out.violations.push(Violation {
+                call,
+                kind: kind.to_string(),
+                detail,
+            });
         }
     }
 
@@ -262,10 +283,22 @@ impl Driver<'_> {
         j
     }
 
-    fn input(&self, count: usize, indices: &[u32], model: Option<String>, now: f64) -> AssembleInput {
+    fn input(
+        &self,
+        count: usize,
+        indices: &[u32],
+        model: Option<String>,
+        now: f64,
+    ) -> AssembleInput {
         AssembleInput {
             count: count as u32,
-            messages: indices.iter().map(|&i| IndexedJson { index: i, json: self.jsons[i as usize].clone() }).collect(),
+            messages: indices
+                .iter()
+                .map(|&i| IndexedJson {
+                    index: i,
+                    json: self.jsons[i as usize].clone(),
+                })
+                .collect(),
             model,
             token_budget: self.opts.token_budget,
             now_ms: now,
@@ -273,7 +306,13 @@ impl Driver<'_> {
         }
     }
 
-    fn assemble(&mut self, call: usize, count: usize, model: Option<String>, now: f64) -> Option<(AssemblePlan, u32)> {
+    fn assemble(
+        &mut self,
+        call: usize,
+        count: usize,
+        model: Option<String>,
+        now: f64,
+    ) -> Option<(AssemblePlan, u32)> {
         let need = self.s.need(count as u32);
         let mut input = self.input(count, &need, model.clone(), now);
         let mut retries = 0;
@@ -296,7 +335,11 @@ impl Driver<'_> {
                 }
             };
             if plan.need_full {
-                self.violate(call, "need_full_loop", "needFull with every index supplied".into());
+                self.violate(
+                    call,
+                    "need_full_loop",
+                    "needFull with every index supplied".into(),
+                );
             }
         }
         self.drain();
@@ -308,7 +351,11 @@ impl Driver<'_> {
                         || again.synthetic != plan.synthetic
                         || again.estimated_tokens != plan.estimated_tokens
                     {
-                        self.violate(call, "idempotent_assemble", "repeated assemble changed the plan".into());
+                        self.violate(
+                            call,
+                            "idempotent_assemble",
+                            "repeated assemble changed the plan".into(),
+                        );
                     }
                     if !j.is_empty() {
                         self.violate(
@@ -335,7 +382,9 @@ impl Driver<'_> {
         for e in &ents {
             shapes.push(match e {
                 Ent::Host(i) => self.shapes.get(*i as usize).cloned().unwrap_or_default(),
-                Ent::Syn(j) => Message::from_json(j).map(|m| Shape::of(&m)).unwrap_or_default(),
+                Ent::Syn(j) => Message::from_json(j)
+                    .map(|m| Shape::of(&m))
+                    .unwrap_or_default(),
             });
         }
         if !plan.passthrough {
@@ -344,7 +393,13 @@ impl Driver<'_> {
                 self.violate(
                     call,
                     "pairing",
-                    format!("{} violations, first {:?} {} at {}", v.len(), first.kind, first.call_id, first.position),
+                    format!(
+                        "{} violations, first {:?} {} at {}",
+                        v.len(),
+                        first.kind,
+                        first.call_id,
+                        first.position
+                    ),
                 );
             }
         }
@@ -355,30 +410,51 @@ impl Driver<'_> {
                 match seen.get_mut(*i as usize) {
                     Some(s) if !*s => *s = true,
                     Some(_) => self.violate(call, "completeness", format!("host index {i} twice")),
-                    None => self.violate(call, "completeness", format!("host index {i} out of range {count}")),
+                    None => self.violate(
+                        call,
+                        "completeness",
+                        format!("host index {i} out of range {count}"),
+                    ),
                 }
             }
         }
         for (i, s) in seen.iter().enumerate() {
-            if !*s && !self.folded.iter().any(|(a, b)| (*a as usize) <= i && i < (*b as usize)) {
-                self.violate(call, "completeness", format!("host index {i} neither in the output nor folded"));
+            if !*s
+                && !self
+                    .folded
+                    .iter()
+                    .any(|(a, b)| (*a as usize) <= i && i < (*b as usize))
+            {
+                self.violate(
+                    call,
+                    "completeness",
+                    format!("host index {i} neither in the output nor folded"),
+                );
                 break;
             }
         }
         // append-only
         let r = &plan.report;
         if let Some((prev, prev_pass)) = self.prev.take() {
-            let declared = r.divergence.is_some() || !r.env_changes.is_empty() || prev_pass != plan.passthrough;
+            let declared = r.divergence.is_some()
+                || !r.env_changes.is_empty()
+                || prev_pass != plan.passthrough;
             if !declared {
                 let (limit, what) = match r.stable_prefix {
                     Some(k) => (k as usize, "stable prefix"),
                     None => (prev.len(), "previous output"),
                 };
                 if let Some(k) = r.stable_prefix {
-                    let head =
-                        prev.iter().take_while(|e| matches!(e, Ent::Host(i) if (*i as u32) < r.head_len)).count();
+                    let head = prev
+                        .iter()
+                        .take_while(|e| matches!(e, Ent::Host(i) if (*i as u32) < r.head_len))
+                        .count();
                     if (k as usize) < head {
-                        self.violate(call, "append_only", format!("stable prefix {k} shorter than the head ({head})"));
+                        self.violate(
+                            call,
+                            "append_only",
+                            format!("stable prefix {k} shorter than the head ({head})"),
+                        );
                     }
                 }
                 let limit = limit.min(prev.len());
@@ -390,14 +466,19 @@ impl Driver<'_> {
                     );
                 } else if let Some(p) = (0..limit).find(|&p| prev[p] != ents[p]) {
                     // A synthetic pairing repair (never a fold record, which is a user message).
-                    let is_repair = |e: &Ent| matches!(e, Ent::Syn(j) if !j.starts_with("{\"role\":\"user\""));
+                    let is_repair =
+                        |e: &Ent| matches!(e, Ent::Syn(j) if !j.starts_with("{\"role\":\"user\""));
                     if is_repair(&prev[p]) || is_repair(&ents[p]) {
                         self.out.repair_shifts += 1;
                     } else {
                         self.violate(
                             call,
                             "append_only",
-                            format!("{what} differs at {p}: {:?} vs {:?}", short(&prev[p]), short(&ents[p])),
+                            format!(
+                                "{what} differs at {p}: {:?} vs {:?}",
+                                short(&prev[p]),
+                                short(&ents[p])
+                            ),
                         );
                     }
                 }
@@ -406,7 +487,10 @@ impl Driver<'_> {
         // budget
         if r.emergency && r.tokens_after > r.threshold_tokens {
             let bounds = pairing::cut_points(&self.shapes[..count]);
-            if bounds.iter().any(|&c| c > r.live_from as usize && c < count) {
+            if bounds
+                .iter()
+                .any(|&c| c > r.live_from as usize && c < count)
+            {
                 self.violate(
                     call,
                     "budget",
@@ -423,7 +507,15 @@ impl Driver<'_> {
 
 impl Driver<'_> {
     /// Write simulated usage into assistant message `a` (see [`UsageMode::Simulated`]).
-    fn simulate_usage(&mut self, order: &[i64], synthetic: &[String], turn_from: usize, a: usize, stat: u64, k: f64) {
+    fn simulate_usage(
+        &mut self,
+        order: &[i64],
+        synthetic: &[String],
+        turn_from: usize,
+        a: usize,
+        stat: u64,
+        k: f64,
+    ) {
         let mut prompt: Vec<(Ent, u64)> = entries(order, synthetic)
             .into_iter()
             .map(|e| {
@@ -434,9 +526,16 @@ impl Driver<'_> {
                 (e, w)
             })
             .collect();
-        prompt.extend((turn_from..a).map(|i| (Ent::Host(i as i64), self.ws.get(i).copied().unwrap_or(0))));
+        prompt.extend(
+            (turn_from..a).map(|i| (Ent::Host(i as i64), self.ws.get(i).copied().unwrap_or(0))),
+        );
         let total: u64 = prompt.iter().map(|x| x.1).sum();
-        let shared: u64 = prompt.iter().zip(&self.prev_prompt).take_while(|(x, y)| x.0 == y.0).map(|(x, _)| x.1).sum();
+        let shared: u64 = prompt
+            .iter()
+            .zip(&self.prev_prompt)
+            .take_while(|(x, y)| x.0 == y.0)
+            .map(|(x, _)| x.1)
+            .sum();
         let tok = |w: u64| (w as f64 * k).round().max(0.0) as u64;
         let prompt_tokens = stat + tok(total);
         let hit = if self.prev_prompt.is_empty() {
@@ -445,9 +544,16 @@ impl Driver<'_> {
             crate::cost::floor_block(stat + tok(shared), crate::cost::DS_BLOCK).min(prompt_tokens)
         };
         self.prev_prompt = prompt;
-        let Some(json) = self.jsons.get(a) else { return };
-        let Ok(mut v) = serde_json::from_str::<Value>(json) else { return };
-        let output = v.pointer("/usage/output").cloned().unwrap_or(Value::from(0));
+        let Some(json) = self.jsons.get(a) else {
+            return;
+        };
+        let Ok(mut v) = serde_json::from_str::<Value>(json) else {
+            return;
+        };
+        let output = v
+            .pointer("/usage/output")
+            .cloned()
+            .unwrap_or(Value::from(0));
         if let Some(obj) = v.as_object_mut() {
             obj.insert(
                 "usage".into(),
@@ -470,7 +576,12 @@ fn short(e: &Ent) -> String {
 }
 
 /// Replay `messages` with the recorded `calls` (see the module doc).
-pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayOptions) -> ReplayOutcome {
+pub fn replay(
+    messages: &[Message],
+    calls: &[Call],
+    cfg: &Config,
+    opts: &ReplayOptions,
+) -> ReplayOutcome {
     let jsons: Vec<String> = messages.iter().map(Message::to_json).collect();
     let ws = jsons.iter().map(|j| tokens::weighted_chars(j)).collect();
     let shapes = messages.iter().map(Shape::of).collect();
@@ -495,10 +606,18 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
         for (j, &k) in ks.iter().enumerate() {
             let c = &calls[k];
             let a = c.assistant_index.min(messages.len());
-            let now = if c.timestamp_ms.is_finite() { c.timestamp_ms } else { 0.0 };
+            let now = if c.timestamp_ms.is_finite() {
+                c.timestamp_ms
+            } else {
+                0.0
+            };
             last_now = now;
             let model = opts.model.clone().or_else(|| {
-                d.messages.get(a).and_then(|m| m.raw().get("model")).and_then(Value::as_str).map(str::to_string)
+                d.messages
+                    .get(a)
+                    .and_then(|m| m.raw().get("model"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
             });
             let history = if j == 0 {
                 Some(*u)
@@ -529,15 +648,34 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
                     if i >= 0 {
                         d.ws.get(i as usize).copied().unwrap_or(0)
                     } else {
-                        synthetic.get((-i - 1) as usize).map(|s| tokens::weighted_chars(s)).unwrap_or(0)
+                        synthetic
+                            .get((-i - 1) as usize)
+                            .map(|s| tokens::weighted_chars(s))
+                            .unwrap_or(0)
                     }
                 })
                 .sum();
-            let turn_w: u64 = d.ws.get(hist_len.max(*u)..a).map(|s| s.iter().sum()).unwrap_or(0);
-            if let UsageMode::Simulated { static_tokens, tokens_per_weighted_char } = opts.usage {
-                d.simulate_usage(&order, &synthetic, hist_len.max(*u), a, static_tokens, tokens_per_weighted_char);
+            let turn_w: u64 =
+                d.ws.get(hist_len.max(*u)..a)
+                    .map(|s| s.iter().sum())
+                    .unwrap_or(0);
+            if let UsageMode::Simulated {
+                static_tokens,
+                tokens_per_weighted_char,
+            } = opts.usage
+            {
+                d.simulate_usage(
+                    &order,
+                    &synthetic,
+                    hist_len.max(*u),
+                    a,
+                    static_tokens,
+                    tokens_per_weighted_char,
+                );
             }
-            let resolved = opts.keep_resolved.then(|| resolve(messages, &order, &synthetic));
+            let resolved = opts
+                .keep_resolved
+                .then(|| resolve(messages, &order, &synthetic));
             d.out.calls.push(CallOutcome {
                 assistant_index: a,
                 turn_start: *u,
@@ -552,7 +690,10 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
             });
         }
         // commit the turn
-        let end = turns.get(t + 1).map(|(nu, _)| *nu).unwrap_or(messages.len());
+        let end = turns
+            .get(t + 1)
+            .map(|(nu, _)| *nu)
+            .unwrap_or(messages.len());
         let commit = CommitInput {
             advancement_key: format!("turn-{u}"),
             messages: d.jsons[*u..end.max(*u)].to_vec(),
@@ -560,19 +701,31 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
         };
         match d.s.commit_turn(&commit) {
             Ok(o) if o.status == "committed" => {}
-            Ok(o) => d.violate(ks[0], "idempotent_commit", format!("first commit answered {}", o.status)),
+            Ok(o) => d.violate(
+                ks[0],
+                "idempotent_commit",
+                format!("first commit answered {}", o.status),
+            ),
             Err(e) => d.out.errors.push(format!("commit turn {u}: {e}")),
         }
         d.drain();
         if opts.check_idempotent {
             match d.s.commit_turn(&commit) {
                 Ok(o) if o.status == "duplicate" => {}
-                Ok(o) => d.violate(ks[0], "idempotent_commit", format!("second commit answered {}", o.status)),
+                Ok(o) => d.violate(
+                    ks[0],
+                    "idempotent_commit",
+                    format!("second commit answered {}", o.status),
+                ),
                 Err(e) => d.violate(ks[0], "idempotent_commit", e.to_string()),
             }
             let j = d.s.take_journal();
             if !j.is_empty() {
-                d.violate(ks[0], "idempotent_commit", "duplicate commit journaled".into());
+                d.violate(
+                    ks[0],
+                    "idempotent_commit",
+                    "duplicate commit journaled".into(),
+                );
                 d.out.journal.push_str(&j);
             }
         }
@@ -587,8 +740,14 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
             }
             d.drain();
         }
-        if opts.checkpoint_turn.map(|c| c.min(turns.len().saturating_sub(1))) == Some(t) {
-            d.out.checkpoints.push((d.out.journal.len(), d.s.snapshot()));
+        if opts
+            .checkpoint_turn
+            .map(|c| c.min(turns.len().saturating_sub(1)))
+            == Some(t)
+        {
+            d.out
+                .checkpoints
+                .push((d.out.journal.len(), d.s.snapshot()));
         }
         if t == mid_turn && opts.check_journal {
             d.mid = Some((d.out.journal.len(), d.s.snapshot()));
@@ -601,7 +760,11 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
         match Session::restore(cfg.clone(), "replay", None, &d.out.journal) {
             Ok((r, rep)) => {
                 if r.snapshot() != d.out.snapshot {
-                    d.violate(last, "journal", format!("journal-only restore differs from live state ({rep:?})"));
+                    d.violate(
+                        last,
+                        "journal",
+                        format!("journal-only restore differs from live state ({rep:?})"),
+                    );
                 }
             }
             Err(e) => d.violate(last, "journal", e.to_string()),
@@ -610,7 +773,11 @@ pub fn replay(messages: &[Message], calls: &[Call], cfg: &Config, opts: &ReplayO
             let rest = d.out.journal.get(len..).unwrap_or("").to_string();
             match Session::restore(cfg.clone(), "replay", Some(&snap), &rest) {
                 Ok((r, _)) if r.snapshot() == d.out.snapshot => {}
-                Ok(_) => d.violate(last, "journal", "snapshot + rest restore differs from live state".into()),
+                Ok(_) => d.violate(
+                    last,
+                    "journal",
+                    "snapshot + rest restore differs from live state".into(),
+                ),
                 Err(e) => d.violate(last, "journal", e.to_string()),
             }
         }

@@ -58,9 +58,15 @@ pub fn search(docs: &[Doc], query: &str, regex: bool, max_hits: usize) -> Result
         return Err(Error::Input("search query must not be empty".into()));
     }
     if query.chars().count() > MAX_QUERY_CHARS {
-        return Err(Error::Input(format!("search query is longer than {MAX_QUERY_CHARS} chars")));
+        return Err(Error::Input(format!(
+            "search query is longer than {MAX_QUERY_CHARS} chars"
+        )));
     }
-    let matcher = if regex { Matcher::Regex(Regex::parse(query)?) } else { Matcher::literal(query) };
+    let matcher = if regex {
+        Matcher::Regex(Regex::parse(query)?)
+    } else {
+        Matcher::literal(query)
+    };
     let mut hits = Vec::new();
     if max_hits == 0 {
         return Ok(hits);
@@ -68,7 +74,12 @@ pub fn search(docs: &[Doc], query: &str, regex: bool, max_hits: usize) -> Result
     for doc in docs {
         for (i, line) in doc.text.split('\n').enumerate() {
             if let Some(at) = matcher.find(line) {
-                hits.push(Hit { id: doc.id.to_string(), kind: doc.kind.to_string(), line: i as u64 + 1, snippet: snippet(line, at) });
+                hits.push(Hit {
+                    id: doc.id.to_string(),
+                    kind: doc.kind.to_string(),
+                    line: i as u64 + 1,
+                    snippet: snippet(line, at),
+                });
                 if hits.len() >= max_hits {
                     return Ok(hits);
                 }
@@ -102,11 +113,22 @@ pub struct Answer {
 
 /// Search and render: asks for one hit more than `max_hits` to tell whether more exist.
 pub fn answer(docs: &[OwnedDoc], query: &str, regex: bool, max_hits: usize) -> Result<Answer> {
-    let refs: Vec<Doc> = docs.iter().map(|d| Doc { id: &d.id, kind: &d.kind, text: &d.text }).collect();
+    let refs: Vec<Doc> = docs
+        .iter()
+        .map(|d| Doc {
+            id: &d.id,
+            kind: &d.kind,
+            text: &d.text,
+        })
+        .collect();
     let mut hits = search(&refs, query, regex, max_hits.saturating_add(1))?;
     let more = hits.len() > max_hits;
     hits.truncate(max_hits);
-    Ok(Answer { text: render(query, &hits, docs.len(), more), hits, more })
+    Ok(Answer {
+        text: render(query, &hits, docs.len(), more),
+        hits,
+        more,
+    })
 }
 
 /// The tool's answer text: a summary line, then one line per hit.
@@ -123,17 +145,26 @@ pub fn render(query: &str, hits: &[Hit], docs_searched: usize, more: bool) -> St
         if hits.len() == 1 { "hit" } else { "hits" },
         q,
         docs_searched,
-        if docs_searched == 1 { "document" } else { "documents" }
+        if docs_searched == 1 {
+            "document"
+        } else {
+            "documents"
+        }
     );
     if more {
         out.push_str(" (more exist: raise maxHits or narrow the query)");
     }
     out.push('.');
     if !hits.is_empty() {
-        out.push_str(" Read around a hit: cachefold_recover {\"id\":<id>,\"lines\":[<line-20>,<line+20>]}");
+        out.push_str(
+            " Read around a hit: cachefold_recover {\"id\":<id>,\"lines\":[<line-20>,<line+20>]}",
+        );
     }
     for h in hits {
-        out.push_str(&format!("\n{} line {} ({}): {}", h.id, h.line, h.kind, h.snippet));
+        out.push_str(&format!(
+            "\n{} line {} ({}): {}",
+            h.id, h.line, h.kind, h.snippet
+        ));
     }
     out
 }
@@ -183,20 +214,33 @@ enum Matcher {
 impl Matcher {
     fn literal(q: &str) -> Matcher {
         let insensitive = !q.chars().any(char::is_uppercase);
-        let needle = if insensitive { q.chars().map(fold).collect() } else { q.to_string() };
-        Matcher::Literal { needle, insensitive }
+        let needle = if insensitive {
+            q.chars().map(fold).collect()
+        } else {
+            q.to_string()
+        };
+        Matcher::Literal {
+            needle,
+            insensitive,
+        }
     }
 
     /// Char offset of the first match in `line`.
     fn find(&self, line: &str) -> Option<usize> {
         match self {
-            Matcher::Literal { needle, insensitive } => {
+            Matcher::Literal {
+                needle,
+                insensitive,
+            } => {
                 if *insensitive {
                     // Folding is char-for-char, so offsets in the folded line are offsets in `line`.
                     let folded: String = line.chars().map(fold).collect();
-                    folded.find(needle.as_str()).map(|b| folded[..b].chars().count())
+                    folded
+                        .find(needle.as_str())
+                        .map(|b| folded[..b].chars().count())
                 } else {
-                    line.find(needle.as_str()).map(|b| line[..b].chars().count())
+                    line.find(needle.as_str())
+                        .map(|b| line[..b].chars().count())
                 }
             }
             Matcher::Regex(r) => r.find(line),
@@ -210,7 +254,10 @@ impl Matcher {
 enum Atom {
     Char(char),
     Any,
-    Class { negated: bool, items: Vec<ClassItem> },
+    Class {
+        negated: bool,
+        items: Vec<ClassItem>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -256,14 +303,25 @@ impl Regex {
         let insensitive = forced || !has_uppercase_literal(body);
         let chars: Vec<char> = body.chars().collect();
         let mut branches = Vec::new();
-        let mut cur = Branch { items: Vec::new(), start_anchor: false, end_anchor: false };
+        let mut cur = Branch {
+            items: Vec::new(),
+            start_anchor: false,
+            end_anchor: false,
+        };
         let mut i = 0;
         while i < chars.len() {
             let c = chars[i];
             i += 1;
             let atom = match c {
                 '|' => {
-                    branches.push(std::mem::replace(&mut cur, Branch { items: Vec::new(), start_anchor: false, end_anchor: false }));
+                    branches.push(std::mem::replace(
+                        &mut cur,
+                        Branch {
+                            items: Vec::new(),
+                            start_anchor: false,
+                            end_anchor: false,
+                        },
+                    ));
                     continue;
                 }
                 '^' if cur.items.is_empty() && !cur.start_anchor => {
@@ -276,7 +334,9 @@ impl Regex {
                 }
                 '^' | '$' => return Err(unsupported("`^` or `$` inside a pattern")),
                 '(' | ')' => return Err(unsupported("groups `( )`")),
-                '{' | '}' => return Err(unsupported("`{m,n}` repetition (escape braces as `\\{`)")),
+                '{' | '}' => {
+                    return Err(unsupported("`{m,n}` repetition (escape braces as `\\{`)"))
+                }
                 '*' | '+' | '?' => return Err(unsupported("a quantifier with nothing to repeat")),
                 '.' => Atom::Any,
                 '[' => {
@@ -285,7 +345,9 @@ impl Regex {
                     atom
                 }
                 '\\' => {
-                    let Some(&e) = chars.get(i) else { return Err(unsupported("a trailing `\\`")) };
+                    let Some(&e) = chars.get(i) else {
+                        return Err(unsupported("a trailing `\\`"));
+                    };
                     i += 1;
                     escape_atom(e)?
                 }
@@ -318,14 +380,20 @@ impl Regex {
             cur.items.push((atom, rep));
         }
         branches.push(cur);
-        Ok(Regex { branches, insensitive })
+        Ok(Regex {
+            branches,
+            insensitive,
+        })
     }
 
     /// Char offset where the leftmost match (over all branches) starts.
     fn find(&self, line: &str) -> Option<usize> {
         let line = line.strip_suffix('\r').unwrap_or(line);
         let chars: Vec<char> = line.chars().collect();
-        self.branches.iter().filter_map(|b| self.find_branch(b, &chars)).min()
+        self.branches
+            .iter()
+            .filter_map(|b| self.find_branch(b, &chars))
+            .min()
     }
 
     /// State-set simulation: `states[k]` = earliest start of a thread about to match item k.
@@ -363,7 +431,9 @@ impl Regex {
             Atom::Any => true,
             Atom::Char(x) => *x == c || (self.insensitive && fold(*x) == fold(c)),
             Atom::Class { negated, items } => {
-                let hit = items.iter().any(|it| class_item_matches(it, c, self.insensitive));
+                let hit = items
+                    .iter()
+                    .any(|it| class_item_matches(it, c, self.insensitive));
                 hit != *negated
             }
         }
@@ -393,7 +463,8 @@ fn class_item_matches(it: &ClassItem, c: char, insensitive: bool) -> bool {
     match it {
         ClassItem::Range(a, z) => {
             let inside = |x: char| *a <= x && x <= *z;
-            inside(c) || (insensitive && (c.to_lowercase().any(inside) || c.to_uppercase().any(inside)))
+            inside(c)
+                || (insensitive && (c.to_lowercase().any(inside) || c.to_uppercase().any(inside)))
         }
         ClassItem::Digit(neg) => c.is_ascii_digit() != *neg,
         ClassItem::Word(neg) => (c.is_alphanumeric() || c == '_') != *neg,
@@ -425,7 +496,10 @@ fn escaped_char(e: char) -> Result<char> {
 
 fn escape_atom(e: char) -> Result<Atom> {
     if let Some(item) = perl_class(e) {
-        return Ok(Atom::Class { negated: false, items: vec![item] });
+        return Ok(Atom::Class {
+            negated: false,
+            items: vec![item],
+        });
     }
     Ok(Atom::Char(escaped_char(e)?))
 }
@@ -440,14 +514,18 @@ fn parse_class(chars: &[char], mut i: usize) -> Result<(Atom, usize)> {
     let mut items = Vec::new();
     let mut first = true;
     loop {
-        let Some(&c) = chars.get(i) else { return Err(unsupported("an unclosed `[`")) };
+        let Some(&c) = chars.get(i) else {
+            return Err(unsupported("an unclosed `[`"));
+        };
         i += 1;
         if c == ']' && !first {
             break;
         }
         first = false;
         let lo = if c == '\\' {
-            let Some(&e) = chars.get(i) else { return Err(unsupported("a trailing `\\`")) };
+            let Some(&e) = chars.get(i) else {
+                return Err(unsupported("a trailing `\\`"));
+            };
             i += 1;
             if let Some(item) = perl_class(e) {
                 items.push(item);
@@ -462,7 +540,9 @@ fn parse_class(chars: &[char], mut i: usize) -> Result<(Atom, usize)> {
             let mut hi = chars.get(i + 1).copied().unwrap_or(lo);
             i += 2;
             if hi == '\\' {
-                let Some(&e) = chars.get(i) else { return Err(unsupported("a trailing `\\`")) };
+                let Some(&e) = chars.get(i) else {
+                    return Err(unsupported("a trailing `\\`"));
+                };
                 i += 1;
                 hi = escaped_char(e)?;
             }
@@ -541,17 +621,27 @@ mod tests {
         assert_eq!(m("(?i)Error", "An ERROR here"), Some(3));
         assert_eq!(m(r"\D+", "ABC"), Some(0));
         assert_eq!(m("[a-c]x", "BX"), Some(0));
-        let docs = [Doc { id: "d", kind: "artifact", text: "Foo\nfoo" }];
+        let docs = [Doc {
+            id: "d",
+            kind: "artifact",
+            text: "Foo\nfoo",
+        }];
         assert_eq!(search(&docs, "foo", false, 10).unwrap().len(), 2);
         assert_eq!(search(&docs, "Foo", false, 10).unwrap().len(), 1);
         assert_eq!(search(&docs, "ÉTÉ", false, 10).unwrap().len(), 0);
-        let docs = [Doc { id: "d", kind: "artifact", text: "Été\nété" }];
+        let docs = [Doc {
+            id: "d",
+            kind: "artifact",
+            text: "Été\nété",
+        }];
         assert_eq!(search(&docs, "été", false, 10).unwrap().len(), 2);
     }
 
     #[test]
     fn rejects_unsupported() {
-        for p in ["(a)", "a{2}", "*a", "a**", "[abc", "\\", "a\\b", "a^b", "[z-a]", "a$b"] {
+        for p in [
+            "(a)", "a{2}", "*a", "a**", "[abc", "\\", "a\\b", "a^b", "[z-a]", "a$b",
+        ] {
             let e = Regex::parse(p).unwrap_err();
             assert_eq!(e.code(), "CACHEFOLD_INPUT", "{p}");
         }
@@ -568,40 +658,81 @@ mod tests {
 
     #[test]
     fn hits_are_bounded_ordered_and_recoverable() {
-        let a = (1..=100).map(|i| format!("row {i} {}", if i % 10 == 0 { "timeout" } else { "ok" })).collect::<Vec<_>>().join("\n");
+        let a = (1..=100)
+            .map(|i| format!("row {i} {}", if i % 10 == 0 { "timeout" } else { "ok" }))
+            .collect::<Vec<_>>()
+            .join("\n");
         let b = "first\nsecond timeout\n";
-        let docs = [Doc { id: "f1", kind: "fold", text: b }, Doc { id: "a1", kind: "artifact", text: &a }];
+        let docs = [
+            Doc {
+                id: "f1",
+                kind: "fold",
+                text: b,
+            },
+            Doc {
+                id: "a1",
+                kind: "artifact",
+                text: &a,
+            },
+        ];
         let hits = search(&docs, "timeout", false, 5).unwrap();
         assert_eq!(hits.len(), 5);
-        assert_eq!((hits[0].id.as_str(), hits[0].line, hits[0].kind.as_str()), ("f1", 2, "fold"));
+        assert_eq!(
+            (hits[0].id.as_str(), hits[0].line, hits[0].kind.as_str()),
+            ("f1", 2, "fold")
+        );
         assert_eq!((hits[1].id.as_str(), hits[1].line), ("a1", 10));
         assert_eq!(hits[4].line, 40);
         // The line number addresses the same line through recover.
-        let r = crate::recover::recover_range(&a, &crate::recover::RangeSpec { lines: Some((40, 40)), ..Default::default() });
+        let r = crate::recover::recover_range(
+            &a,
+            &crate::recover::RangeSpec {
+                lines: Some((40, 40)),
+                ..Default::default()
+            },
+        );
         assert_eq!(r.text, hits[4].snippet);
         let all = search(&docs, "timeout", false, 1_000).unwrap();
         assert_eq!(all.len(), 11);
         assert!(search(&docs, "timeout", false, 0).unwrap().is_empty());
-        assert_eq!(search(&docs, "", false, 5).unwrap_err().code(), "CACHEFOLD_INPUT");
+        assert_eq!(
+            search(&docs, "", false, 5).unwrap_err().code(),
+            "CACHEFOLD_INPUT"
+        );
         let text = render("timeout", &hits, 2, true);
-        assert!(text.starts_with("[cachefold_search] 5 hits for \"timeout\" in 2 documents (more exist"), "{text}");
+        assert!(
+            text.starts_with(
+                "[cachefold_search] 5 hits for \"timeout\" in 2 documents (more exist"
+            ),
+            "{text}"
+        );
         assert!(text.contains("\nf1 line 2 (fold): second timeout"));
     }
 
     #[test]
     fn answer_reports_more() {
-        let docs = vec![OwnedDoc { id: "f1".into(), kind: "fold".into(), text: "x\nx\nx".into() }];
+        let docs = vec![OwnedDoc {
+            id: "f1".into(),
+            kind: "fold".into(),
+            text: "x\nx\nx".into(),
+        }];
         let a = answer(&docs, "x", false, 2).unwrap();
         assert_eq!((a.hits.len(), a.more), (2, true));
         let a = answer(&docs, "x", false, 3).unwrap();
         assert_eq!((a.hits.len(), a.more), (3, false));
-        assert!(a.text.starts_with("[cachefold_search] 3 hits for \"x\" in 1 document."));
+        assert!(a
+            .text
+            .starts_with("[cachefold_search] 3 hits for \"x\" in 1 document."));
     }
 
     #[test]
     fn snippets_are_bounded_around_the_match() {
         let line = format!("{}NEEDLE{}", "a".repeat(500), "b".repeat(500));
-        let docs = [Doc { id: "x", kind: "artifact", text: &line }];
+        let docs = [Doc {
+            id: "x",
+            kind: "artifact",
+            text: &line,
+        }];
         let h = &search(&docs, "NEEDLE", false, 1).unwrap()[0];
         assert_eq!(h.snippet.chars().count(), SNIPPET_CHARS);
         assert!(h.snippet.starts_with('…') && h.snippet.ends_with('…'));

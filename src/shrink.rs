@@ -96,7 +96,10 @@ pub struct Processed {
     pub already_shrunk: Option<String>,
 }
 
-fn json_text<S: serde::Serializer>(v: &Option<Value>, s: S) -> std::result::Result<S::Ok, S::Error> {
+fn json_text<S: serde::Serializer>(
+    v: &Option<Value>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
     match v {
         Some(v) => s.serialize_some(&serde_json::to_string(v).map_err(serde::ser::Error::custom)?),
         None => s.serialize_none(),
@@ -105,7 +108,11 @@ fn json_text<S: serde::Serializer>(v: &Option<Value>, s: S) -> std::result::Resu
 
 /// Threshold in chars for `tool_name`.
 pub fn threshold_for(cfg: &Config, tool_name: &str) -> u64 {
-    cfg.persist.thresholds.get(tool_name).copied().unwrap_or(cfg.persist.default_threshold)
+    cfg.persist
+        .thresholds
+        .get(tool_name)
+        .copied()
+        .unwrap_or(cfg.persist.default_threshold)
 }
 
 /// Lowercase hex SHA-1 of the UTF-8 text: the artifact's name.
@@ -116,11 +123,17 @@ pub fn artifact_id(text: &str) -> String {
 /// Accepts exactly 40 lowercase hex digits; anything else (path separators, `..`, uppercase,
 /// other lengths, non-ASCII) is [`Error::InvalidId`].
 pub fn validate_artifact_id(id: &str) -> Result<()> {
-    if id.len() == ARTIFACT_ID_LEN && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+    if id.len() == ARTIFACT_ID_LEN
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
         return Ok(());
     }
     let shown: String = id.chars().take(48).collect();
-    Err(Error::InvalidId(format!("artifact id must be 40 lowercase hex digits, got {shown:?}")))
+    Err(Error::InvalidId(format!(
+        "artifact id must be 40 lowercase hex digits, got {shown:?}"
+    )))
 }
 
 /// The artifact id in our header when `text` is a result we already shrunk.
@@ -128,14 +141,20 @@ pub fn is_shrunk(text: &str) -> Option<String> {
     let rest = text.strip_prefix(HEADER_PREFIX)?;
     let line = rest.split('\n').next().unwrap_or("");
     let at = line.find(" → artifact ")?;
-    let id = line.get(at + " → artifact ".len()..)?.get(..ARTIFACT_ID_LEN)?;
+    let id = line
+        .get(at + " → artifact ".len()..)?
+        .get(..ARTIFACT_ID_LEN)?;
     validate_artifact_id(id).ok()?;
     Some(id.to_string())
 }
 
 /// Content-only shrink (the contract form): `None` when under the threshold, already shrunk,
 /// one of our own tools, disabled, or not a tool result with text.
-pub fn shrink_tool_result(cfg: &Config, tool_name: &str, message: &Value) -> Result<Option<ShrinkOutcome>> {
+pub fn shrink_tool_result(
+    cfg: &Config,
+    tool_name: &str,
+    message: &Value,
+) -> Result<Option<ShrinkOutcome>> {
     let p = process_tool_result(cfg, tool_name, message.clone(), false)?;
     Ok(match (p.message, p.artifact_id, p.artifact_text) {
         (Some(message), Some(artifact_id), Some(artifact_text)) => Some(ShrinkOutcome {
@@ -156,7 +175,12 @@ pub fn shrink_tool_result(cfg: &Config, tool_name: &str, message: &Value) -> Res
 ///
 /// `message` is a `toolResult` message (persist hook) or a bare `{content, details}` result
 /// (middleware: no `role`). `tool_name` may be empty; then `message.toolName` is used.
-pub fn process_tool_result(cfg: &Config, tool_name: &str, mut message: Value, compact: bool) -> Result<Processed> {
+pub fn process_tool_result(
+    cfg: &Config,
+    tool_name: &str,
+    mut message: Value,
+    compact: bool,
+) -> Result<Processed> {
     let tool = resolve_tool_name(tool_name, &message);
     let mut out = Processed {
         action: "none".into(),
@@ -195,7 +219,13 @@ pub fn process_tool_result(cfg: &Config, tool_name: &str, mut message: Value, co
         match shrink_content(cfg, &tool, content)? {
             ContentResult::Unchanged => {}
             ContentResult::AlreadyShrunk(id) => out.already_shrunk = Some(id),
-            ContentResult::Shrunk { id, text, chars, lines, shrunk_chars } => {
+            ContentResult::Shrunk {
+                id,
+                text,
+                chars,
+                lines,
+                shrunk_chars,
+            } => {
                 out.artifact_id = Some(id);
                 out.artifact_text = Some(text);
                 out.original_chars = Some(chars);
@@ -217,7 +247,14 @@ pub fn process_tool_result(cfg: &Config, tool_name: &str, mut message: Value, co
 }
 
 fn resolve_tool_name(given: &str, message: &Value) -> String {
-    let raw = if given.trim().is_empty() { message.get("toolName").and_then(Value::as_str).unwrap_or("") } else { given };
+    let raw = if given.trim().is_empty() {
+        message
+            .get("toolName")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    } else {
+        given
+    };
     // Host-provided; it lands in our header line, so keep it printable and short.
     let clean: String = raw.chars().filter(|c| !c.is_control()).take(64).collect();
     if clean.trim().is_empty() {
@@ -230,7 +267,13 @@ fn resolve_tool_name(given: &str, message: &Value) -> String {
 enum ContentResult {
     Unchanged,
     AlreadyShrunk(String),
-    Shrunk { id: String, text: String, chars: u64, lines: u64, shrunk_chars: u64 },
+    Shrunk {
+        id: String,
+        text: String,
+        chars: u64,
+        lines: u64,
+        shrunk_chars: u64,
+    },
 }
 
 fn shrink_content(cfg: &Config, tool: &str, content: &mut Value) -> Result<ContentResult> {
@@ -240,7 +283,9 @@ fn shrink_content(cfg: &Config, tool: &str, content: &mut Value) -> Result<Conte
         Value::Array(parts) => parts.iter().filter_map(text_of).collect(),
         _ => return Ok(ContentResult::Unchanged),
     };
-    let Some(first) = texts.first().copied() else { return Ok(ContentResult::Unchanged) };
+    let Some(first) = texts.first().copied() else {
+        return Ok(ContentResult::Unchanged);
+    };
     if let Some(id) = is_shrunk(first) {
         return Ok(ContentResult::AlreadyShrunk(id));
     }
@@ -251,7 +296,8 @@ fn shrink_content(cfg: &Config, tool: &str, content: &mut Value) -> Result<Conte
     if bytes <= threshold || is_own_tool(tool, first) {
         return Ok(ContentResult::Unchanged);
     }
-    let chars = texts.iter().map(|t| t.chars().count() as u64).sum::<u64>() + texts.len() as u64 - 1;
+    let chars =
+        texts.iter().map(|t| t.chars().count() as u64).sum::<u64>() + texts.len() as u64 - 1;
     if chars <= threshold {
         return Ok(ContentResult::Unchanged);
     }
@@ -262,7 +308,13 @@ fn shrink_content(cfg: &Config, tool: &str, content: &mut Value) -> Result<Conte
     let rendered = render(tool, &id, &full, chars, lines, cfg.persist.preview_chars);
     let shrunk_chars = rendered.chars().count() as u64;
     replace_text(content, rendered);
-    Ok(ContentResult::Shrunk { id, text: full, chars, lines, shrunk_chars })
+    Ok(ContentResult::Shrunk {
+        id,
+        text: full,
+        chars,
+        lines,
+        shrunk_chars,
+    })
 }
 
 fn text_of(part: &Value) -> Option<&str> {
@@ -330,7 +382,14 @@ fn is_own_tool(tool: &str, text: &str) -> bool {
         return true;
     }
     let head = prefix_chars(text, OWN_TOOL_SCAN);
-    ["[cachefold_recover]", "[cachefold_search]", "[cachefold_stats]", ":cachefold:cachefold_"].iter().any(|m| head.contains(m))
+    [
+        "[cachefold_recover]",
+        "[cachefold_search]",
+        "[cachefold_stats]",
+        ":cachefold:cachefold_",
+    ]
+    .iter()
+    .any(|m| head.contains(m))
 }
 
 fn prefix_chars(s: &str, n: usize) -> &str {
@@ -355,7 +414,10 @@ pub fn count_lines(s: &str) -> u64 {
 
 /// 1-based line of byte offset `at` (the line the char at `at` belongs to).
 fn line_at(s: &str, at: usize) -> u64 {
-    1 + s.as_bytes().get(..at).map_or(0, |b| b.iter().filter(|c| **c == b'\n').count()) as u64
+    1 + s
+        .as_bytes()
+        .get(..at)
+        .map_or(0, |b| b.iter().filter(|c| **c == b'\n').count()) as u64
 }
 
 /// Byte end of the head: the longest prefix of at most `budget` chars that ends right after a
@@ -408,7 +470,11 @@ fn render(tool: &str, id: &str, full: &str, chars: u64, lines: u64, preview_char
     let omitted_chars = omitted.chars().count() as u64;
     let head_lines = count_lines(head);
     let first_omitted = line_at(full, h_end);
-    let last_omitted = if t_start > 0 { line_at(full, t_start - 1) } else { 1 };
+    let last_omitted = if t_start > 0 {
+        line_at(full, t_start - 1)
+    } else {
+        1
+    };
     let tail_first = line_at(full, t_start);
 
     let mut out = String::with_capacity(budget + 600);
@@ -494,7 +560,9 @@ mod tests {
     use serde_json::json;
 
     fn numbered(n: usize, width: usize) -> String {
-        (1..=n).map(|i| format!("line {i:05} {}\n", "x".repeat(width))).collect()
+        (1..=n)
+            .map(|i| format!("line {i:05} {}\n", "x".repeat(width)))
+            .collect()
     }
 
     fn result(tool: &str, text: &str) -> Value {
@@ -513,45 +581,97 @@ mod tests {
         assert_eq!(threshold_for(&cfg, "bash"), 4_000);
         assert_eq!(threshold_for(&cfg, "web_fetch"), 4_000);
         assert_eq!(threshold_for(&cfg, "grep"), 8_000);
-        for (tool, limit) in [("read", 12_000usize), ("exec", 4_000), ("web_fetch", 4_000), ("grep", 8_000)] {
+        for (tool, limit) in [
+            ("read", 12_000usize),
+            ("exec", 4_000),
+            ("web_fetch", 4_000),
+            ("grep", 8_000),
+        ] {
             let at = "a".repeat(limit);
-            assert!(shrink_tool_result(&cfg, tool, &result(tool, &at)).unwrap().is_none(), "{tool} at threshold");
+            assert!(
+                shrink_tool_result(&cfg, tool, &result(tool, &at))
+                    .unwrap()
+                    .is_none(),
+                "{tool} at threshold"
+            );
             let over = "a".repeat(limit + 1);
-            let o = shrink_tool_result(&cfg, tool, &result(tool, &over)).unwrap().expect(tool);
+            let o = shrink_tool_result(&cfg, tool, &result(tool, &over))
+                .unwrap()
+                .expect(tool);
             assert_eq!(o.original_chars, limit as u64 + 1);
             assert_eq!(o.artifact_text, over);
         }
-        let c = Config::from_json(r#"{"persist":{"thresholds":{"grep":500},"defaultThreshold":9000,"previewChars":400}}"#).unwrap();
-        assert!(shrink_tool_result(&c, "grep", &result("grep", &"g".repeat(501))).unwrap().is_some());
-        assert!(shrink_tool_result(&c, "read", &result("read", &"g".repeat(9000))).unwrap().is_none());
+        let c = Config::from_json(
+            r#"{"persist":{"thresholds":{"grep":500},"defaultThreshold":9000,"previewChars":400}}"#,
+        )
+        .unwrap();
+        assert!(
+            shrink_tool_result(&c, "grep", &result("grep", &"g".repeat(501)))
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            shrink_tool_result(&c, "read", &result("read", &"g".repeat(9000)))
+                .unwrap()
+                .is_none()
+        );
         let off = Config::from_json(r#"{"persist":{"enabled":false}}"#).unwrap();
-        assert!(shrink_tool_result(&off, "exec", &result("exec", &"g".repeat(90_000))).unwrap().is_none());
+        assert!(
+            shrink_tool_result(&off, "exec", &result("exec", &"g".repeat(90_000)))
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]
     fn header_preview_and_marker() {
         let cfg = Config::default();
         let text = numbered(1_000, 40);
-        let o = shrink_tool_result(&cfg, "read", &result("read", &text)).unwrap().unwrap();
+        let o = shrink_tool_result(&cfg, "read", &result("read", &text))
+            .unwrap()
+            .unwrap();
         let t = text0(&o.message);
         let id = artifact_id(&text);
         assert_eq!(o.artifact_id, id);
         let first = t.lines().next().unwrap();
-        assert!(first.starts_with("[cachefold] read output 52,000 chars, 1,000 lines → artifact "), "{first}");
-        assert!(first.contains(&format!(r#"cachefold_recover {{"id":"{id}","lines":[54,253]}}"#)), "{first}");
-        assert!(first.contains("Shown: lines 1-53 and 978-1,000."), "{first}");
+        assert!(
+            first.starts_with("[cachefold] read output 52,000 chars, 1,000 lines → artifact "),
+            "{first}"
+        );
+        assert!(
+            first.contains(&format!(
+                r#"cachefold_recover {{"id":"{id}","lines":[54,253]}}"#
+            )),
+            "{first}"
+        );
+        assert!(
+            first.contains("Shown: lines 1-53 and 978-1,000."),
+            "{first}"
+        );
         // 52-char lines. Head: 53 lines (2,756 ≤ 2,800 chars); tail: 23 lines (1,196 ≤ 1,200), 978..=1000.
         let body: Vec<&str> = t.lines().skip(1).collect();
         assert_eq!(body[0], text.lines().next().unwrap());
         assert_eq!(body[52], text.lines().nth(52).unwrap());
-        assert!(body[53].starts_with("[cachefold] … 924 lines omitted (lines 54-977, 48,048 chars) … Mentions: 00054, "), "{}", body[53]);
-        assert!(body[53].chars().count() < 80 + MENTIONS_CHARS, "mentions are bounded");
+        assert!(
+            body[53].starts_with(
+                "[cachefold] … 924 lines omitted (lines 54-977, 48,048 chars) … Mentions: 00054, "
+            ),
+            "{}",
+            body[53]
+        );
+        assert!(
+            body[53].chars().count() < 80 + MENTIONS_CHARS,
+            "mentions are bounded"
+        );
         assert_eq!(body[54], text.lines().nth(977).unwrap());
         assert_eq!(*body.last().unwrap(), text.lines().last().unwrap());
         assert!(t.ends_with('\n'));
         // Line-snapped: every preview body line is a whole original line or our marker.
         for l in &body {
-            assert!(l.starts_with("[cachefold] …") || text.lines().any(|x| x == *l), "{l}");
+            assert!(
+                l.starts_with("[cachefold] …") || text.lines().any(|x| x == *l),
+                "{l}"
+            );
         }
         assert_eq!(is_shrunk(t), Some(id));
         assert!(t.chars().count() < 4_500 + MENTIONS_CHARS);
@@ -561,18 +681,31 @@ mod tests {
     fn mentions_list_exact_names_of_the_omitted_part() {
         let mut text = String::from("start\n");
         for i in 0..400 {
-            text.push_str(&format!("line {i}: nothing to see here, just filler text for the preview\n"));
+            text.push_str(&format!(
+                "line {i}: nothing to see here, just filler text for the preview\n"
+            ));
         }
-        text.push_str("error[E0308]: mismatched types in src/engine/fold_rules.rs at fn apply_fold_step\n");
+        text.push_str(
+            "error[E0308]: mismatched types in src/engine/fold_rules.rs at fn apply_fold_step\n",
+        );
         text.push_str("commit 9fceb02d0ae598e95dc970b74767f19372d61af8 by deploy_bot\n");
         for i in 0..400 {
-            text.push_str(&format!("tail filler {i} more padding to exceed the threshold comfortably ok\n"));
+            text.push_str(&format!(
+                "tail filler {i} more padding to exceed the threshold comfortably ok\n"
+            ));
         }
         let m = result("exec", &text);
-        let out = shrink_tool_result(&Config::default(), "exec", &m).unwrap().unwrap();
+        let out = shrink_tool_result(&Config::default(), "exec", &m)
+            .unwrap()
+            .unwrap();
         let t = text0(&out.message);
         let marker = t.lines().find(|l| l.contains(" omitted (lines ")).unwrap();
-        for name in ["src/engine/fold_rules.rs", "apply_fold_step", "9fceb02d0ae598e95dc970b74767f19372d61af8", "deploy_bot"] {
+        for name in [
+            "src/engine/fold_rules.rs",
+            "apply_fold_step",
+            "9fceb02d0ae598e95dc970b74767f19372d61af8",
+            "deploy_bot",
+        ] {
             assert!(marker.contains(name), "{name} missing from {marker}");
         }
     }
@@ -582,8 +715,20 @@ mod tests {
         let cfg = Config::default();
         let text = numbered(3_000, 17) + "no trailing newline";
         let m = result("exec", &text);
-        let a = serde_json::to_string(&shrink_tool_result(&cfg, "exec", &m).unwrap().unwrap().message).unwrap();
-        let b = serde_json::to_string(&shrink_tool_result(&cfg, "exec", &m).unwrap().unwrap().message).unwrap();
+        let a = serde_json::to_string(
+            &shrink_tool_result(&cfg, "exec", &m)
+                .unwrap()
+                .unwrap()
+                .message,
+        )
+        .unwrap();
+        let b = serde_json::to_string(
+            &shrink_tool_result(&cfg, "exec", &m)
+                .unwrap()
+                .unwrap()
+                .message,
+        )
+        .unwrap();
         assert_eq!(a, b);
         // Bare middleware result {content, details} gives the same text.
         let bare = json!({"content": [{"type": "text", "text": text}], "details": {"exitCode": 0}});
@@ -597,8 +742,12 @@ mod tests {
     fn already_shrunk_is_left_alone() {
         let cfg = Config::default();
         let text = numbered(500, 30);
-        let o = shrink_tool_result(&cfg, "exec", &result("exec", &text)).unwrap().unwrap();
-        assert!(shrink_tool_result(&cfg, "exec", &o.message).unwrap().is_none());
+        let o = shrink_tool_result(&cfg, "exec", &result("exec", &text))
+            .unwrap()
+            .unwrap();
+        assert!(shrink_tool_result(&cfg, "exec", &o.message)
+            .unwrap()
+            .is_none());
         let p = process_tool_result(&cfg, "exec", o.message.clone(), true).unwrap();
         assert_eq!(p.action, "none");
         assert_eq!(p.already_shrunk, Some(o.artifact_id));
@@ -608,7 +757,9 @@ mod tests {
     fn single_huge_line_uses_char_cuts() {
         let cfg = Config::default();
         let text = "y".repeat(50_000);
-        let o = shrink_tool_result(&cfg, "exec", &result("exec", &text)).unwrap().unwrap();
+        let o = shrink_tool_result(&cfg, "exec", &result("exec", &text))
+            .unwrap()
+            .unwrap();
         let t = text0(&o.message);
         let first = t.lines().next().unwrap();
         assert!(first.contains(r#""chars":[2800,10800]"#), "{first}");
@@ -643,16 +794,27 @@ mod tests {
         let m = json!({"role": "toolResult", "toolName": "exec", "content": big});
         let o = shrink_tool_result(&cfg, "", &m).unwrap().unwrap();
         assert_eq!(o.tool_name, "exec");
-        assert!(o.message["content"].as_str().unwrap().starts_with("[cachefold] exec output"));
+        assert!(o.message["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("[cachefold] exec output"));
         for odd in [
             json!({"role": "assistant", "content": big}),
             json!({"role": "toolResult", "content": {"weird": big}}),
             json!({"role": "toolResult", "content": [{"type": "text", "text": 5}]}),
             json!({"role": "toolResult"}),
         ] {
-            assert!(shrink_tool_result(&cfg, "exec", &odd).unwrap().is_none(), "{odd}");
+            assert!(
+                shrink_tool_result(&cfg, "exec", &odd).unwrap().is_none(),
+                "{odd}"
+            );
         }
-        assert_eq!(shrink_tool_result(&cfg, "exec", &json!([1])).unwrap_err().code(), "CACHEFOLD_INPUT");
+        assert_eq!(
+            shrink_tool_result(&cfg, "exec", &json!([1]))
+                .unwrap_err()
+                .code(),
+            "CACHEFOLD_INPUT"
+        );
     }
 
     #[test]
@@ -666,7 +828,9 @@ mod tests {
         let p = process_tool_result(&cfg, "exec", m2.clone(), true).unwrap();
         assert_eq!(p.action, "none");
         assert!(p.message.is_none());
-        let o = shrink_tool_result(&cfg, "exec", &result("exec", &"語\n".repeat(2_500))).unwrap().unwrap();
+        let o = shrink_tool_result(&cfg, "exec", &result("exec", &"語\n".repeat(2_500)))
+            .unwrap()
+            .unwrap();
         assert_eq!(o.original_chars, 5_000);
         assert!(text0(&o.message).is_char_boundary(0));
     }
@@ -674,10 +838,26 @@ mod tests {
     #[test]
     fn own_tools_never_shrunk() {
         let cfg = Config::default();
-        let big = format!("[cachefold_recover] artifact x lines 1-900\n{}", numbered(900, 20));
-        assert!(shrink_tool_result(&cfg, "cachefold_recover", &result("cachefold_recover", &big)).unwrap().is_none());
-        let wrapped = format!(r#"{{"tool":{{"id":"openclaw:cachefold:cachefold_recover"}},"result":{{"content":[{{"type":"text","text":{}}}]}}}}"#, serde_json::to_string(&big).unwrap());
-        assert!(shrink_tool_result(&cfg, "tool_call", &result("tool_call", &wrapped)).unwrap().is_none());
+        let big = format!(
+            "[cachefold_recover] artifact x lines 1-900\n{}",
+            numbered(900, 20)
+        );
+        assert!(shrink_tool_result(
+            &cfg,
+            "cachefold_recover",
+            &result("cachefold_recover", &big)
+        )
+        .unwrap()
+        .is_none());
+        let wrapped = format!(
+            r#"{{"tool":{{"id":"openclaw:cachefold:cachefold_recover"}},"result":{{"content":[{{"type":"text","text":{}}}]}}}}"#,
+            serde_json::to_string(&big).unwrap()
+        );
+        assert!(
+            shrink_tool_result(&cfg, "tool_call", &result("tool_call", &wrapped))
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]
@@ -708,9 +888,16 @@ mod tests {
             "",
             "..",
         ] {
-            assert_eq!(validate_artifact_id(bad).unwrap_err().code(), "CACHEFOLD_INVALID_ID", "{bad:?}");
+            assert_eq!(
+                validate_artifact_id(bad).unwrap_err().code(),
+                "CACHEFOLD_INVALID_ID",
+                "{bad:?}"
+            );
         }
-        assert_eq!(artifact_id("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+        assert_eq!(
+            artifact_id("abc"),
+            "a9993e364706816aba3e25717850c26c9cd0d89d"
+        );
     }
 
     #[test]

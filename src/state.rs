@@ -381,7 +381,11 @@ impl SessionState {
             }
             Event::Diverge { at, cause, action } => {
                 *self.counters.divergences.entry(cause.clone()).or_insert(0) += 1;
-                self.last_divergence = Some(DivergenceNote { at: *at, cause: cause.clone(), action: action.clone() });
+                self.last_divergence = Some(DivergenceNote {
+                    at: *at,
+                    cause: cause.clone(),
+                    action: action.clone(),
+                });
                 match action.as_str() {
                     "truncate" => self.truncate(*at),
                     "repin" => self.repin(),
@@ -415,7 +419,13 @@ impl SessionState {
                 self.head_fp = fp.clone();
                 self.live_from = self.live_from.max(*len);
             }
-            Event::Fold { seg, reason, folded_w, folded_tokens, low } => {
+            Event::Fold {
+                seg,
+                reason,
+                folded_w,
+                folded_tokens,
+                low,
+            } => {
                 self.live_from = seg.to;
                 self.counters.folds += 1;
                 match reason.as_str() {
@@ -428,7 +438,11 @@ impl SessionState {
                 if seg.summary {
                     self.counters.summaries_used += 1;
                 }
-                self.breaker_low = if *low { self.breaker_low.saturating_add(1) } else { 0 };
+                self.breaker_low = if *low {
+                    self.breaker_low.saturating_add(1)
+                } else {
+                    0
+                };
                 self.drop_summaries_before(seg.to);
                 self.force_fold = false;
                 self.segs.push((**seg).clone());
@@ -438,7 +452,12 @@ impl SessionState {
                 self.segs.clear();
                 self.segs.push((**seg).clone());
             }
-            Event::Out { keep, add, shared, repairs } => {
+            Event::Out {
+                keep,
+                add,
+                shared,
+                repairs,
+            } => {
                 self.out.truncate(*keep as usize);
                 self.out.extend(add.iter().cloned());
                 self.req = self.out.clone();
@@ -448,7 +467,14 @@ impl SessionState {
                 }
                 self.counters.repairs += u64::from(*repairs);
             }
-            Event::Commit { key, rows, calib, req_add, cost_usd, uncached_usd } => {
+            Event::Commit {
+                key,
+                rows,
+                calib,
+                req_add,
+                cost_usd,
+                uncached_usd,
+            } => {
                 self.commit_keys.push_back(key.clone());
                 while self.commit_keys.len() > MAX_COMMIT_KEYS {
                     self.commit_keys.pop_front();
@@ -482,15 +508,24 @@ impl SessionState {
             Event::SummaryReq { id, from, to, at } => {
                 self.summary_times.retain(|t| *t > at - HOUR_MS);
                 self.summary_times.push(*at);
-                self.pending_summary = Some(PendingSummary { id: id.clone(), from: *from, to: *to, at: *at });
+                self.pending_summary = Some(PendingSummary {
+                    id: id.clone(),
+                    from: *from,
+                    to: *to,
+                    at: *at,
+                });
                 self.counters.summaries_requested += 1;
             }
             Event::SummaryDone { id, ok, text } => {
                 if let Some(p) = self.pending_summary.take() {
                     if &p.id == id && *ok {
                         self.counters.summaries_ok += 1;
-                        self.ready_summary =
-                            Some(ReadySummary { id: id.clone(), from: p.from, to: p.to, text: text.clone() });
+                        self.ready_summary = Some(ReadySummary {
+                            id: id.clone(),
+                            from: p.from,
+                            to: p.to,
+                            text: text.clone(),
+                        });
                     } else {
                         self.counters.summaries_failed += 1;
                     }
@@ -516,12 +551,16 @@ impl SessionState {
         match e {
             Event::Diverge { at, action, .. }
                 if action == "truncate"
-                    && (*at as usize > self.records.len() || (self.pinned && *at < self.live_from)) =>
+                    && (*at as usize > self.records.len()
+                        || (self.pinned && *at < self.live_from)) =>
             {
                 return bad(format!("truncate at {at} outside the live tail"));
             }
             Event::Ingest { i, .. } if *i as usize != self.records.len() => {
-                return bad(format!("ingest of index {i} with {} recorded", self.records.len()));
+                return bad(format!(
+                    "ingest of index {i} with {} recorded",
+                    self.records.len()
+                ));
             }
             Event::Pin { len, .. } if self.pinned || *len as usize > self.records.len() => {
                 return bad(format!("pin of {len} messages"));
@@ -532,10 +571,14 @@ impl SessionState {
                     || seg.to <= seg.from
                     || seg.to as usize > self.records.len() =>
             {
-                return bad(format!("fold {}..{} with live tail at {}", seg.from, seg.to, self.live_from));
+                return bad(format!(
+                    "fold {}..{} with live tail at {}",
+                    seg.from, seg.to, self.live_from
+                ));
             }
             Event::Condense { seg }
-                if self.segs.first().map(|s| s.from) != Some(seg.from) || seg.to != self.live_from =>
+                if self.segs.first().map(|s| s.from) != Some(seg.from)
+                    || seg.to != self.live_from =>
             {
                 return bad("condense does not cover the folded region".into());
             }

@@ -39,7 +39,9 @@ pub fn char_weight_tenths(c: char) -> u64 {
         0x1100..=0x11FF | 0x3040..=0x30FF | 0x3130..=0x318F | 0xAC00..=0xD7AF => 25,
         0x700..=0x1FFF => 33,
         0x2000..=0x2E7F => 20,
-        0x2E80..=0x9FFF | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFFEF | 0xA000..=0xABFF => 20,
+        0x2E80..=0x9FFF | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFFEF | 0xA000..=0xABFF => {
+            20
+        }
         0x10000.. => 40,
         _ => 20,
     }
@@ -122,7 +124,11 @@ impl Calibration {
         // Raw second moments for the through-origin fit.
         let sxx = self.m2x + n * self.mean_x * self.mean_x;
         let sxy = self.cxy + n * self.mean_x * self.mean_y;
-        let origin_slope = if sxx > 0.0 { (sxy / sxx).clamp(SLOPE_MIN, SLOPE_MAX) } else { DEFAULT_SLOPE };
+        let origin_slope = if sxx > 0.0 {
+            (sxy / sxx).clamp(SLOPE_MIN, SLOPE_MAX)
+        } else {
+            DEFAULT_SLOPE
+        };
         // "No spread": fewer than two distinct x, or a relative spread below 1e-6 (the
         // intercept would be pure noise).
         let spread = self.n >= 2 && self.m2x > 1e-12 * n * (self.mean_x * self.mean_x).max(1.0);
@@ -230,8 +236,8 @@ mod tests {
         assert_eq!(weighted_chars("→"), 2);
         assert_eq!(weighted_chars("😀"), 4);
         assert_eq!(weighted_chars("नमस्ते"), 20); // 6 code points × 3.3 = 19.8
-        // Chinese costs about twice ASCII per char, Japanese kana 2.5x: the ratios the
-        // chars/4 bias implies (2x and 3x under-count vs ~1.14x for ASCII-heavy traffic).
+                                                // Chinese costs about twice ASCII per char, Japanese kana 2.5x: the ratios the
+                                                // chars/4 bias implies (2x and 3x under-count vs ~1.14x for ASCII-heavy traffic).
         let zh = "这是一个测试句子用于估计令牌数量";
         assert_eq!(weighted_chars(zh), 2 * zh.chars().count() as u64);
     }
@@ -254,7 +260,11 @@ mod tests {
             c.observe(x, 5_000 + (x * 28) / 100);
         }
         assert!((c.slope_b() - 0.28).abs() < 1e-3, "{}", c.slope_b());
-        assert!((c.static_tokens() as i64 - 5_000).abs() <= 5, "{}", c.static_tokens());
+        assert!(
+            (c.static_tokens() as i64 - 5_000).abs() <= 5,
+            "{}",
+            c.static_tokens()
+        );
         assert_eq!(c.tokens(100_000), 28_000);
         assert!(c.mean_abs_error_pct() < 0.01, "{}", c.mean_abs_error_pct());
         assert_eq!(c.samples(), 200);
@@ -271,7 +281,11 @@ mod tests {
             c.observe(x, (clean * (1.0 + noise)).round() as u64);
         }
         assert!((c.slope_b() - 0.31).abs() < 0.01, "{}", c.slope_b());
-        assert!((c.static_tokens() as f64 - 8_000.0).abs() < 1_000.0, "{}", c.static_tokens());
+        assert!(
+            (c.static_tokens() as f64 - 8_000.0).abs() < 1_000.0,
+            "{}",
+            c.static_tokens()
+        );
         let err = c.mean_abs_error_pct();
         assert!(err > 0.1 && err < 2.5, "{err}");
     }

@@ -47,7 +47,10 @@ fn lookup<'a>(cfg: &'a Config, tool_name: &str) -> Option<&'a Map<String, Value>
     if let Some(d) = cfg.tool_defaults.get(tool_name) {
         return Some(d);
     }
-    cfg.tool_defaults.iter().find(|(k, _)| k.eq_ignore_ascii_case(tool_name)).map(|(_, v)| v)
+    cfg.tool_defaults
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(tool_name))
+        .map(|(_, v)| v)
 }
 
 #[cfg(test)]
@@ -62,7 +65,10 @@ mod tests {
     #[test]
     fn read_gets_a_line_window() {
         let out = apply_tool_defaults(&cfg(), "read", &json!({"path": "a.txt"})).unwrap();
-        assert_eq!(serde_json::to_string(&out).unwrap(), r#"{"path":"a.txt","offset":1,"limit":200}"#);
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"path":"a.txt","offset":1,"limit":200}"#
+        );
     }
 
     #[test]
@@ -72,32 +78,56 @@ mod tests {
         let out = apply_tool_defaults(&cfg(), "read", &json!({"path": "a", "limit": 10})).unwrap();
         assert_eq!(out, json!({"path": "a", "limit": 10, "offset": 1}));
         // Odd explicit values are still the model's choice.
-        let out = apply_tool_defaults(&cfg(), "read", &json!({"path": "a", "offset": "7"})).unwrap();
+        let out =
+            apply_tool_defaults(&cfg(), "read", &json!({"path": "a", "offset": "7"})).unwrap();
         assert_eq!(out["offset"], "7");
         assert_eq!(out["limit"], 200);
-        assert_eq!(apply_tool_defaults(&cfg(), "web_fetch", &json!({"url": "u", "maxChars": 500})), None);
+        assert_eq!(
+            apply_tool_defaults(&cfg(), "web_fetch", &json!({"url": "u", "maxChars": 500})),
+            None
+        );
     }
 
     #[test]
     fn explicit_null_is_filled() {
-        let out = apply_tool_defaults(&cfg(), "read", &json!({"path": "a", "offset": null, "limit": null})).unwrap();
-        assert_eq!(serde_json::to_string(&out).unwrap(), r#"{"path":"a","offset":1,"limit":200}"#);
+        let out = apply_tool_defaults(
+            &cfg(),
+            "read",
+            &json!({"path": "a", "offset": null, "limit": null}),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"path":"a","offset":1,"limit":200}"#
+        );
     }
 
     #[test]
     fn web_fetch_and_unknown_tools() {
         let out = apply_tool_defaults(&cfg(), "web_fetch", &json!({"url": "https://x"})).unwrap();
         assert_eq!(out["maxChars"], 12000);
-        assert_eq!(apply_tool_defaults(&cfg(), "exec", &json!({"command": "ls"})), None);
-        assert_eq!(apply_tool_defaults(&cfg(), "read", &json!(["not", "an", "object"])), None);
+        assert_eq!(
+            apply_tool_defaults(&cfg(), "exec", &json!({"command": "ls"})),
+            None
+        );
+        assert_eq!(
+            apply_tool_defaults(&cfg(), "read", &json!(["not", "an", "object"])),
+            None
+        );
         assert_eq!(apply_tool_defaults(&cfg(), "read", &json!("x")), None);
-        assert_eq!(apply_tool_defaults(&cfg(), "read", &Value::Null).unwrap(), json!({"offset": 1, "limit": 200}));
+        assert_eq!(
+            apply_tool_defaults(&cfg(), "read", &Value::Null).unwrap(),
+            json!({"offset": 1, "limit": 200})
+        );
     }
 
     #[test]
     fn configurable_table_and_case_insensitive_names() {
         let c = Config::from_json(r#"{"toolDefaults":{"Grep":{"limit":50},"read":{}}}"#).unwrap();
-        assert_eq!(apply_tool_defaults(&c, "grep", &json!({"pattern": "x"})).unwrap(), json!({"pattern": "x", "limit": 50}));
+        assert_eq!(
+            apply_tool_defaults(&c, "grep", &json!({"pattern": "x"})).unwrap(),
+            json!({"pattern": "x", "limit": 50})
+        );
         // An empty table entry switches the default off.
         assert_eq!(apply_tool_defaults(&c, "read", &json!({"path": "a"})), None);
     }

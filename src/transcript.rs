@@ -103,7 +103,9 @@ impl Transcript {
 pub fn parse_auto(file_name: &str, text: &str) -> Result<Transcript> {
     let lower = file_name.to_ascii_lowercase();
     if lower.ends_with(".sqlite") || lower.ends_with(".db") {
-        return Err(Error::Input(format!("{file_name}: SQLite transcripts are read by the bench, not as text")));
+        return Err(Error::Input(format!(
+            "{file_name}: SQLite transcripts are read by the bench, not as text"
+        )));
     }
     match detect(text) {
         Some("reasonix") => parse_reasonix(text),
@@ -113,7 +115,9 @@ pub fn parse_auto(file_name: &str, text: &str) -> Result<Transcript> {
             if text.trim().is_empty() {
                 Ok(Transcript::new("pi"))
             } else {
-                Err(Error::Input(format!("{file_name}: no pi, Claude Code or Reasonix entries found")))
+                Err(Error::Input(format!(
+                    "{file_name}: no pi, Claude Code or Reasonix entries found"
+                )))
             }
         }
     }
@@ -122,16 +126,24 @@ pub fn parse_auto(file_name: &str, text: &str) -> Result<Transcript> {
 /// The format name `parse_auto` would pick, if any.
 pub fn detect(text: &str) -> Option<&'static str> {
     for line in text.lines().filter(|l| !l.trim().is_empty()).take(64) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
         let role = v.get("role").and_then(Value::as_str).unwrap_or("");
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-        if role == "_meta" || (v.get("turn").is_some() && matches!(role, "user" | "assistant_final" | "tool" | "done")) {
+        if role == "_meta"
+            || (v.get("turn").is_some()
+                && matches!(role, "user" | "assistant_final" | "tool" | "done"))
+        {
             return Some("reasonix");
         }
         if v.get("uuid").is_some()
             || v.get("parentUuid").is_some()
             || v.get("requestId").is_some()
-            || matches!(ty, "progress" | "file-history-snapshot" | "queue-operation" | "summary")
+            || matches!(
+                ty,
+                "progress" | "file-history-snapshot" | "queue-operation" | "summary"
+            )
         {
             return Some("claude-code");
         }
@@ -192,7 +204,10 @@ pub fn parse_pi_values(entries: Vec<Value>) -> Result<Transcript> {
     let entries = active_branch(entries);
     for e in entries {
         let ty = e.get("type").and_then(Value::as_str).unwrap_or("");
-        let entry_ts = e.get("timestamp").and_then(Value::as_str).and_then(parse_iso_ms);
+        let entry_ts = e
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(parse_iso_ms);
         match ty {
             "message" => {
                 let Some(m) = e.get("message").filter(|m| m.is_object()) else {
@@ -205,10 +220,16 @@ pub fn parse_pi_values(entries: Vec<Value>) -> Result<Transcript> {
                         obj.insert("timestamp".into(), json!(ts as u64));
                     }
                 }
-                let role = m.get("role").and_then(Value::as_str).unwrap_or("").to_string();
+                let role = m
+                    .get("role")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
                 match role.as_str() {
                     "assistant" => {
-                        let usage = Message::from_value(m.clone()).ok().and_then(|mm| mm.usage());
+                        let usage = Message::from_value(m.clone())
+                            .ok()
+                            .and_then(|mm| mm.usage());
                         t.push_call(m, usage);
                     }
                     "user" | "toolResult" => t.push(m),
@@ -217,7 +238,9 @@ pub fn parse_pi_values(entries: Vec<Value>) -> Result<Transcript> {
                         t.push(user_text(&bash_execution_text(&m), ts));
                     }
                     "custom" | "branchSummary" | "compactionSummary" => {
-                        let text = Message::from_value(m.clone()).map(|mm| mm.text()).unwrap_or_default();
+                        let text = Message::from_value(m.clone())
+                            .map(|mm| mm.text())
+                            .unwrap_or_default();
                         if text.is_empty() {
                             t.skipped_lines += 1;
                         } else {
@@ -229,7 +252,11 @@ pub fn parse_pi_values(entries: Vec<Value>) -> Result<Transcript> {
                 }
             }
             "compaction" => {
-                let summary = e.get("summary").and_then(Value::as_str).unwrap_or("").to_string();
+                let summary = e
+                    .get("summary")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
                 t.compactions.push((t.messages.len(), summary));
             }
             "custom_message" | "branch_summary" => {
@@ -267,10 +294,9 @@ fn active_branch(entries: Vec<Value>) -> Vec<Value> {
             by_id.entry(id).or_insert(i);
         }
     }
-    let Some(leaf) = entries
-        .iter()
-        .rposition(|v| v.get("type").and_then(Value::as_str) != Some("session") && id_of(v).is_some())
-    else {
+    let Some(leaf) = entries.iter().rposition(|v| {
+        v.get("type").and_then(Value::as_str) != Some("session") && id_of(v).is_some()
+    }) else {
         return entries;
     };
     let mut keep = BTreeSet::new();
@@ -288,7 +314,9 @@ fn active_branch(entries: Vec<Value>) -> Vec<Value> {
     entries
         .into_iter()
         .enumerate()
-        .filter(|(i, v)| keep.contains(i) || v.get("type").and_then(Value::as_str) == Some("session"))
+        .filter(|(i, v)| {
+            keep.contains(i) || v.get("type").and_then(Value::as_str) == Some("session")
+        })
         .map(|(_, v)| v)
         .collect()
 }
@@ -307,7 +335,11 @@ fn bash_execution_text(m: &Value) -> String {
     }
     if m.get("cancelled").and_then(Value::as_bool) == Some(true) {
         s.push_str("\n\n(command cancelled)");
-    } else if let Some(code) = m.get("exitCode").and_then(Value::as_i64).filter(|c| *c != 0) {
+    } else if let Some(code) = m
+        .get("exitCode")
+        .and_then(Value::as_i64)
+        .filter(|c| *c != 0)
+    {
         s.push_str(&format!("\n\nCommand exited with code {code}"));
     }
     s
@@ -383,8 +415,18 @@ pub fn parse_claude_code(text: &str) -> Result<Transcript> {
         }
         lines.push(v);
     }
-    let ty = |v: &Value| v.get("type").and_then(Value::as_str).unwrap_or("").to_string();
-    let is_msg = |v: &Value| matches!(v.get("type").and_then(Value::as_str), Some("user" | "assistant"));
+    let ty = |v: &Value| {
+        v.get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let is_msg = |v: &Value| {
+        matches!(
+            v.get("type").and_then(Value::as_str),
+            Some("user" | "assistant")
+        )
+    };
 
     let include = cc_included_lines(&lines);
 
@@ -395,7 +437,13 @@ pub fn parse_claude_code(text: &str) -> Result<Transcript> {
         if !is_msg(v) {
             let known = matches!(
                 ty(v).as_str(),
-                "progress" | "system" | "file-history-snapshot" | "queue-operation" | "summary" | "custom-title" | "tag"
+                "progress"
+                    | "system"
+                    | "file-history-snapshot"
+                    | "queue-operation"
+                    | "summary"
+                    | "custom-title"
+                    | "tag"
             );
             if !known && !v.get("type").is_some_and(Value::is_string) {
                 t.skipped_lines += 1;
@@ -409,7 +457,11 @@ pub fn parse_claude_code(text: &str) -> Result<Transcript> {
             t.skipped_lines += 1;
             continue;
         };
-        let ts = v.get("timestamp").and_then(Value::as_str).and_then(parse_iso_ms).map(|x| x as u64);
+        let ts = v
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(parse_iso_ms)
+            .map(|x| x as u64);
         let ts_val = ts.map(|x| json!(x)).unwrap_or(Value::Null);
         if ty(v) == "assistant" {
             let key = v
@@ -420,7 +472,10 @@ pub fn parse_claude_code(text: &str) -> Result<Transcript> {
                 .to_string();
             let parts = cc_assistant_parts(msg.get("content"), &mut tool_names);
             let usage = cc_usage(msg.get("usage"));
-            let stop = msg.get("stop_reason").and_then(Value::as_str).map(cc_stop_reason);
+            let stop = msg
+                .get("stop_reason")
+                .and_then(Value::as_str)
+                .map(cc_stop_reason);
             let merge = matches!(&open, Some((k, _, _)) if !key.is_empty() && *k == key);
             if merge {
                 if let Some((_, mi, ci)) = open.clone() {
@@ -435,7 +490,10 @@ pub fn parse_claude_code(text: &str) -> Result<Transcript> {
                     if let Some(u) = usage {
                         obj.insert("usage".into(), usage_json(&u));
                     }
-                    obj.insert("stopReason".into(), stop.map(Value::from).unwrap_or(Value::Null));
+                    obj.insert(
+                        "stopReason".into(),
+                        stop.map(Value::from).unwrap_or(Value::Null),
+                    );
                     obj.insert("timestamp".into(), ts_val);
                 }
                 let mi = t.messages.len();
@@ -447,7 +505,10 @@ pub fn parse_claude_code(text: &str) -> Result<Transcript> {
         }
         // user line
         if v.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
-            t.compactions.push((t.messages.len(), content_text(msg.get("content").unwrap_or(&Value::Null))));
+            t.compactions.push((
+                t.messages.len(),
+                content_text(msg.get("content").unwrap_or(&Value::Null)),
+            ));
             continue;
         }
         let mut text_parts: Vec<Value> = Vec::new();
@@ -457,10 +518,15 @@ pub fn parse_claude_code(text: &str) -> Result<Transcript> {
                 for p in items {
                     match p.get("type").and_then(Value::as_str).unwrap_or("") {
                         "tool_result" => {
-                            let id = p.get("tool_use_id").and_then(Value::as_str).unwrap_or("").to_string();
+                            let id = p
+                                .get("tool_use_id")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string();
                             let name = tool_names.get(&id).cloned().unwrap_or_default();
                             let text = content_text(p.get("content").unwrap_or(&Value::Null));
-                            let is_error = p.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                            let is_error =
+                                p.get("is_error").and_then(Value::as_bool).unwrap_or(false);
                             t.push(json!({"role": "toolResult", "toolCallId": id, "toolName": name,
                                 "content": [{"type": "text", "text": text}], "isError": is_error, "timestamp": ts_val.clone()}));
                         }
@@ -471,8 +537,12 @@ pub fn parse_claude_code(text: &str) -> Result<Transcript> {
                         "image" => {
                             let src = p.get("source").unwrap_or(&Value::Null);
                             let data = src.get("data").and_then(Value::as_str).unwrap_or("");
-                            let mime = src.get("media_type").and_then(Value::as_str).unwrap_or("image/png");
-                            text_parts.push(json!({"type": "image", "data": data, "mimeType": mime}));
+                            let mime = src
+                                .get("media_type")
+                                .and_then(Value::as_str)
+                                .unwrap_or("image/png");
+                            text_parts
+                                .push(json!({"type": "image", "data": data, "mimeType": mime}));
                         }
                         _ => {}
                     }
@@ -494,7 +564,12 @@ pub fn parse_claude_code(text: &str) -> Result<Transcript> {
 /// Indices of the user/assistant lines that form the replayed conversation (see
 /// [`parse_claude_code`]). Files without uuids: every user/assistant line.
 fn cc_included_lines(lines: &[Value]) -> BTreeSet<usize> {
-    let is_msg = |v: &Value| matches!(v.get("type").and_then(Value::as_str), Some("user" | "assistant"));
+    let is_msg = |v: &Value| {
+        matches!(
+            v.get("type").and_then(Value::as_str),
+            Some("user" | "assistant")
+        )
+    };
     let uuid = |v: &Value| v.get("uuid").and_then(Value::as_str).map(str::to_string);
     let mut by_uuid: BTreeMap<String, usize> = BTreeMap::new();
     for (i, v) in lines.iter().enumerate() {
@@ -510,8 +585,12 @@ fn cc_included_lines(lines: &[Value]) -> BTreeSet<usize> {
             .or_else(|| v.get("logicalParentUuid").and_then(Value::as_str))?;
         by_uuid.get(p).copied()
     };
-    let all_msgs: BTreeSet<usize> = (0..lines.len()).filter(|&i| lines.get(i).is_some_and(is_msg)).collect();
-    let Some(&leaf) = all_msgs.iter().next_back() else { return all_msgs };
+    let all_msgs: BTreeSet<usize> = (0..lines.len())
+        .filter(|&i| lines.get(i).is_some_and(is_msg))
+        .collect();
+    let Some(&leaf) = all_msgs.iter().next_back() else {
+        return all_msgs;
+    };
     if by_uuid.is_empty() {
         return all_msgs;
     }
@@ -524,7 +603,13 @@ fn cc_included_lines(lines: &[Value]) -> BTreeSet<usize> {
         // A compact boundary's `logicalParentUuid` may name a line the file no longer holds
         // (the spotter sessions do): the earlier conversation then continues from the last
         // user/assistant line written before the break.
-        cur = parent_of(i).or_else(|| all_msgs.range(..i).next_back().copied().filter(|j| !chain.contains(j)));
+        cur = parent_of(i).or_else(|| {
+            all_msgs
+                .range(..i)
+                .next_back()
+                .copied()
+                .filter(|j| !chain.contains(j))
+        });
     }
     // Nearest user/assistant ancestor of a line.
     let msg_ancestor = |i: usize| -> Option<usize> {
@@ -542,7 +627,13 @@ fn cc_included_lines(lines: &[Value]) -> BTreeSet<usize> {
         }
         None
     };
-    let req = |i: usize| lines.get(i).and_then(|v| v.get("requestId")).and_then(Value::as_str).map(str::to_string);
+    let req = |i: usize| {
+        lines
+            .get(i)
+            .and_then(|v| v.get("requestId"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
     let chain_reqs: BTreeSet<String> = chain.iter().filter_map(|&i| req(i)).collect();
     let mut out = BTreeSet::new();
     for &i in &all_msgs {
@@ -555,7 +646,10 @@ fn cc_included_lines(lines: &[Value]) -> BTreeSet<usize> {
             .get("message")
             .and_then(|m| m.get("content"))
             .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|p| p.get("type").and_then(Value::as_str) == Some("tool_result")));
+            .is_some_and(|a| {
+                a.iter()
+                    .any(|p| p.get("type").and_then(Value::as_str) == Some("tool_result"))
+            });
         let same_request = req(i).is_some_and(|r| chain_reqs.contains(&r));
         let anchored = msg_ancestor(i).is_some_and(|a| chain.contains(&a) || out.contains(&a));
         if anchored && (is_tool_result || same_request) {
@@ -565,7 +659,10 @@ fn cc_included_lines(lines: &[Value]) -> BTreeSet<usize> {
     out
 }
 
-fn cc_assistant_parts(content: Option<&Value>, tool_names: &mut BTreeMap<String, String>) -> Vec<Value> {
+fn cc_assistant_parts(
+    content: Option<&Value>,
+    tool_names: &mut BTreeMap<String, String>,
+) -> Vec<Value> {
     let mut parts = Vec::new();
     match content {
         Some(Value::String(s)) => parts.push(json!({"type": "text", "text": s})),
@@ -590,7 +687,14 @@ fn cc_assistant_parts(content: Option<&Value>, tool_names: &mut BTreeMap<String,
     parts
 }
 
-fn cc_merge_assistant(t: &mut Transcript, mi: usize, ci: usize, parts: Vec<Value>, usage: Option<Usage>, stop: Option<&str>) {
+fn cc_merge_assistant(
+    t: &mut Transcript,
+    mi: usize,
+    ci: usize,
+    parts: Vec<Value>,
+    usage: Option<Usage>,
+    stop: Option<&str>,
+) {
     let Some(m) = t.messages.get(mi) else { return };
     let mut raw = m.raw().clone();
     if let Some(obj) = raw.as_object_mut() {
@@ -599,7 +703,12 @@ fn cc_merge_assistant(t: &mut Transcript, mi: usize, ci: usize, parts: Vec<Value
         }
         // Claude Code repeats the request's usage on every line; the last line carries the
         // final output count, so take the maximum output and the latest input fields.
-        let merged = match (Message::from_value(Value::Object(obj.clone())).ok().and_then(|x| x.usage()), usage) {
+        let merged = match (
+            Message::from_value(Value::Object(obj.clone()))
+                .ok()
+                .and_then(|x| x.usage()),
+            usage,
+        ) {
             (Some(a), Some(b)) => Some(Usage {
                 output: a.output.max(b.output),
                 ..b
@@ -686,7 +795,8 @@ pub fn parse_reasonix(text: &str) -> Result<Transcript> {
             }
             "assistant_final" => {
                 let usage = v.get("usage").filter(|u| u.is_object()).map(|u| {
-                    let g = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
+                    let g =
+                        |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
                     let prompt = g("prompt_tokens");
                     let hit = g("prompt_cache_hit_tokens");
                     let miss = if u.get("prompt_cache_miss_tokens").is_some() {
@@ -705,7 +815,11 @@ pub fn parse_reasonix(text: &str) -> Result<Transcript> {
                 if !content.is_empty() {
                     parts.push(json!({"type": "text", "text": content}));
                 }
-                if let Some(r) = v.get("reasoning").and_then(Value::as_str).filter(|r| !r.is_empty()) {
+                if let Some(r) = v
+                    .get("reasoning")
+                    .and_then(Value::as_str)
+                    .filter(|r| !r.is_empty())
+                {
                     parts.insert(0, json!({"type": "thinking", "thinking": r}));
                 }
                 let mut raw = json!({"role": "assistant", "content": parts});
@@ -729,21 +843,29 @@ pub fn parse_reasonix(text: &str) -> Result<Transcript> {
                 };
                 n_tool += 1;
                 let id = format!("rx{n_tool}");
-                let name = v.get("tool").and_then(Value::as_str).unwrap_or("").to_string();
+                let name = v
+                    .get("tool")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
                 let args = match v.get("args") {
-                    Some(Value::String(s)) => serde_json::from_str::<Value>(s).unwrap_or_else(|_| Value::String(s.clone())),
+                    Some(Value::String(s)) => serde_json::from_str::<Value>(s)
+                        .unwrap_or_else(|_| Value::String(s.clone())),
                     Some(other) => other.clone(),
                     None => Value::Object(Map::new()),
                 };
                 if let Some(m) = t.messages.get(mi) {
                     let mut raw = m.raw().clone();
                     if let Some(Value::Array(c)) = raw.get_mut("content") {
-                        c.push(json!({"type": "toolCall", "id": id, "name": name, "arguments": args}));
+                        c.push(
+                            json!({"type": "toolCall", "id": id, "name": name, "arguments": args}),
+                        );
                     }
                     if let Some(obj) = raw.as_object_mut() {
                         obj.insert("stopReason".into(), Value::from("toolUse"));
                     }
-                    if let (Ok(nm), Some(slot)) = (Message::from_value(raw), t.messages.get_mut(mi)) {
+                    if let (Ok(nm), Some(slot)) = (Message::from_value(raw), t.messages.get_mut(mi))
+                    {
                         *slot = nm;
                     }
                 }
@@ -751,7 +873,8 @@ pub fn parse_reasonix(text: &str) -> Result<Transcript> {
                 t.push(json!({"role": "toolResult", "toolCallId": id, "toolName": name,
                     "content": [{"type": "text", "text": content}], "isError": is_error, "timestamp": ts}));
             }
-            "_meta" | "done" | "status" | "tool_start" | "error" | "assistant_delta" | "tool_call_delta" => {}
+            "_meta" | "done" | "status" | "tool_start" | "error" | "assistant_delta"
+            | "tool_call_delta" => {}
             _ => t.skipped_lines += 1,
         }
     }
@@ -773,7 +896,10 @@ pub fn parse_iso_ms(s: &str) -> Option<f64> {
         std::str::from_utf8(sl).ok()?.parse().ok()
     };
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') || !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
+    if b.get(4) != Some(&b'-')
+        || b.get(7) != Some(&b'-')
+        || !matches!(b.get(10), Some(b'T' | b't' | b' '))
+    {
         return None;
     }
     let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
@@ -839,8 +965,14 @@ mod tests {
     #[test]
     fn iso_timestamps() {
         assert_eq!(parse_iso_ms("1970-01-01T00:00:00Z"), Some(0.0));
-        assert_eq!(parse_iso_ms("2025-11-20T23:33:50.805Z"), Some(1_763_681_630_805.0));
-        assert_eq!(parse_iso_ms("2025-11-21T01:33:50.805+02:00"), Some(1_763_681_630_805.0));
+        assert_eq!(
+            parse_iso_ms("2025-11-20T23:33:50.805Z"),
+            Some(1_763_681_630_805.0)
+        );
+        assert_eq!(
+            parse_iso_ms("2025-11-21T01:33:50.805+02:00"),
+            Some(1_763_681_630_805.0)
+        );
         assert_eq!(parse_iso_ms("garbage"), None);
         assert_eq!(parse_iso_ms("2025-13-01T00:00:00Z"), None);
     }

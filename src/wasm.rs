@@ -19,7 +19,11 @@ fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
 
 fn err(e: &Error) -> JsValue {
     let out = js_sys::Error::new(&e.to_string());
-    let _ = js_sys::Reflect::set(&out, &JsValue::from_str("code"), &JsValue::from_str(e.code()));
+    let _ = js_sys::Reflect::set(
+        &out,
+        &JsValue::from_str("code"),
+        &JsValue::from_str(e.code()),
+    );
     out.into()
 }
 
@@ -54,7 +58,9 @@ pub fn session_dir_name(session_id: &str) -> String {
 /// Parse one message and serialise it back (round-trip check used by tests).
 #[wasm_bindgen(js_name = roundTripMessage)]
 pub fn round_trip_message(json: &str) -> Result<String, JsValue> {
-    crate::Message::from_json(json).map(|m| m.to_json()).map_err(|e| err(&e))
+    crate::Message::from_json(json)
+        .map(|m| m.to_json())
+        .map_err(|e| err(&e))
 }
 
 // ---- session engine ------------------------------------------------------------------------
@@ -72,14 +78,30 @@ impl Session {
     /// Fresh state for a session.
     #[wasm_bindgen(constructor)]
     pub fn new(config_json: &str, session_id: &str) -> Result<Session, JsValue> {
-        Ok(Session { inner: crate::engine::Session::new(parse_config(config_json)?, session_id), replay: None })
+        Ok(Session {
+            inner: crate::engine::Session::new(parse_config(config_json)?, session_id),
+            replay: None,
+        })
     }
 
     /// Rebuild from the snapshot (or `null`) and the journal written after it.
-    pub fn restore(config_json: &str, session_id: &str, snapshot: Option<String>, journal: &str) -> Result<Session, JsValue> {
-        let (inner, report) = crate::engine::Session::restore(parse_config(config_json)?, session_id, snapshot.as_deref(), journal)
-            .map_err(|e| err(&e))?;
-        Ok(Session { inner, replay: Some(report) })
+    pub fn restore(
+        config_json: &str,
+        session_id: &str,
+        snapshot: Option<String>,
+        journal: &str,
+    ) -> Result<Session, JsValue> {
+        let (inner, report) = crate::engine::Session::restore(
+            parse_config(config_json)?,
+            session_id,
+            snapshot.as_deref(),
+            journal,
+        )
+        .map_err(|e| err(&e))?;
+        Ok(Session {
+            inner,
+            replay: Some(report),
+        })
     }
 
     /// What the last `restore` applied, skipped and ignored (a torn tail), or `null`.
@@ -143,8 +165,21 @@ impl Session {
 
     /// A tool result was shrunk into an artifact (for stats and recovery listings).
     #[wasm_bindgen(js_name = noteArtifact)]
-    pub fn note_artifact(&mut self, artifact_id: &str, tool_name: &str, original_chars: f64, now_ms: f64) -> Result<(), JsValue> {
-        self.inner.note_artifact(artifact_id, tool_name, original_chars.max(0.0) as u64, now_ms).map_err(|e| err(&e))
+    pub fn note_artifact(
+        &mut self,
+        artifact_id: &str,
+        tool_name: &str,
+        original_chars: f64,
+        now_ms: f64,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .note_artifact(
+                artifact_id,
+                tool_name,
+                original_chars.max(0.0) as u64,
+                now_ms,
+            )
+            .map_err(|e| err(&e))
     }
 
     /// Session statistics.
@@ -169,24 +204,38 @@ fn tools_json_arg(s: &str) -> Result<serde_json::Value, JsValue> {
 /// Shrink an oversized tool result and (when `compact_details`) bound its `details`.
 /// `message_json`: a toolResult message or a bare `{content, details}` middleware result.
 #[wasm_bindgen(js_name = processToolResult)]
-pub fn process_tool_result_js(config_json: &str, tool_name: &str, message_json: String, compact_details: bool) -> Result<JsValue, JsValue> {
+pub fn process_tool_result_js(
+    config_json: &str,
+    tool_name: &str,
+    message_json: String,
+    compact_details: bool,
+) -> Result<JsValue, JsValue> {
     let cfg = parse_config(config_json)?;
     let message = tools_json_arg(&message_json)?;
     drop(message_json); // a 100 MB result: free the input copy before the artifact is built
-    let mut p = crate::shrink::process_tool_result(&cfg, tool_name, message, compact_details).map_err(|e| err(&e))?;
+    let mut p = crate::shrink::process_tool_result(&cfg, tool_name, message, compact_details)
+        .map_err(|e| err(&e))?;
     // The artifact text (up to the whole tool output) goes out as a plain JS string, not through
     // to_js's JSON text: escaping and re-parsing 1 MB costs ~2 ms of the persist hook's budget.
     let artifact_text = p.artifact_text.take();
     let out = to_js(&p)?;
     if let Some(text) = artifact_text {
-        js_sys::Reflect::set(&out, &JsValue::from_str("artifactText"), &JsValue::from_str(&text))?;
+        js_sys::Reflect::set(
+            &out,
+            &JsValue::from_str("artifactText"),
+            &JsValue::from_str(&text),
+        )?;
     }
     Ok(out)
 }
 
 /// Params with `toolDefaults` filled in, as JSON text, or `undefined` when nothing changes.
 #[wasm_bindgen(js_name = applyToolDefaults)]
-pub fn apply_tool_defaults_js(config_json: &str, tool_name: &str, params_json: &str) -> Result<Option<String>, JsValue> {
+pub fn apply_tool_defaults_js(
+    config_json: &str,
+    tool_name: &str,
+    params_json: &str,
+) -> Result<Option<String>, JsValue> {
     let cfg = parse_config(config_json)?;
     let params = tools_json_arg(params_json)?;
     Ok(crate::tool_defaults::apply_tool_defaults(&cfg, tool_name, &params).map(|v| v.to_string()))
@@ -225,8 +274,14 @@ pub fn recover_answer_js(id: &str, text: &str, params_json: &str) -> Result<JsVa
 
 /// `{text, hits, more}` of `cachefold_search` over `docs_json` (`[{id, kind, text}]`).
 #[wasm_bindgen(js_name = searchAnswer)]
-pub fn search_answer_js(docs_json: &str, query: &str, regex: bool, max_hits: u32) -> Result<JsValue, JsValue> {
-    let docs: Vec<crate::search::OwnedDoc> = serde_json::from_str(docs_json).map_err(|e| err(&Error::from(e)))?;
+pub fn search_answer_js(
+    docs_json: &str,
+    query: &str,
+    regex: bool,
+    max_hits: u32,
+) -> Result<JsValue, JsValue> {
+    let docs: Vec<crate::search::OwnedDoc> =
+        serde_json::from_str(docs_json).map_err(|e| err(&Error::from(e)))?;
     to_js(&crate::search::answer(&docs, query, regex, max_hits as usize).map_err(|e| err(&e))?)
 }
 

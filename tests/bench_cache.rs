@@ -65,7 +65,10 @@ fn hit_1408_of_1631_reserialised_call() {
     // The optimistic model, by contrast, hits the same 1408 (no later shared block exists).
     let mut opt = Sim::new(params(Model::DsOptimistic));
     opt.request(&seq(&[&x1]), &seq(&[&y1]), 0.0);
-    assert_eq!(opt.request(&seq(&[&x1, &y1_reser]), &seq(&[]), 1.0).hit, 1408);
+    assert_eq!(
+        opt.request(&seq(&[&x1, &y1_reser]), &seq(&[]), 1.0).hit,
+        1408
+    );
 }
 
 #[test]
@@ -76,8 +79,16 @@ fn common_prefix_detection_a_b_then_a_c_then_a_d() {
     let empty = seq(&[]);
     let mut sim = strict();
     assert_eq!(sim.request(&seq(&[&a, &b]), &empty, 0.0).hit, 0);
-    assert_eq!(sim.request(&seq(&[&a, &c]), &empty, 1.0).hit, 0, "strict: A+C misses");
-    assert_eq!(sim.request(&seq(&[&a, &d]), &empty, 2.0).hit, 640, "A was persisted by common-prefix detection");
+    assert_eq!(
+        sim.request(&seq(&[&a, &c]), &empty, 1.0).hit,
+        0,
+        "strict: A+C misses"
+    );
+    assert_eq!(
+        sim.request(&seq(&[&a, &d]), &empty, 2.0).hit,
+        640,
+        "A was persisted by common-prefix detection"
+    );
     // Optimistic (K = B) is the block LCP: A+C already hits A.
     let mut opt = Sim::new(params(Model::DsOptimistic));
     opt.request(&seq(&[&a, &b]), &empty, 0.0);
@@ -111,7 +122,11 @@ fn block_64_sensitivity() {
     // 700 = 10·64 + 60: the strict model has no unit at 640 (only 768 and the LCP units).
     assert_eq!(sim.request(&seq(&[&y]), &seq(&[]), 2.0).hit, 0);
     // …but now 640 is a common prefix of two prompts, so a fourth request hits it.
-    assert_eq!(sim.request(&seq(&[&y, &toks(7_000, 10)]), &seq(&[]), 3.0).hit, 640);
+    assert_eq!(
+        sim.request(&seq(&[&y, &toks(7_000, 10)]), &seq(&[]), 3.0)
+            .hit,
+        640
+    );
 }
 
 #[test]
@@ -124,9 +139,21 @@ fn idle_expiry() {
     });
     let x = toks(0, 1000);
     sim.request(&seq(&[&x]), &seq(&[]), 0.0);
-    assert_eq!(sim.request(&seq(&[&x]), &seq(&[]), 5.0 * h).hit, 896, "used within 6 h");
-    assert_eq!(sim.request(&seq(&[&x]), &seq(&[]), 10.5 * h).hit, 896, "last use refreshed the unit");
-    assert_eq!(sim.request(&seq(&[&x]), &seq(&[]), 18.0 * h).hit, 0, "idle for 6.5 h");
+    assert_eq!(
+        sim.request(&seq(&[&x]), &seq(&[]), 5.0 * h).hit,
+        896,
+        "used within 6 h"
+    );
+    assert_eq!(
+        sim.request(&seq(&[&x]), &seq(&[]), 10.5 * h).hit,
+        896,
+        "last use refreshed the unit"
+    );
+    assert_eq!(
+        sim.request(&seq(&[&x]), &seq(&[]), 18.0 * h).hit,
+        0,
+        "idle for 6.5 h"
+    );
 }
 
 #[test]
@@ -134,16 +161,31 @@ fn openai_minimum_and_ttl() {
     let mut sim = Sim::new(params(Model::OpenAi));
     let small = toks(0, 1000);
     sim.request(&seq(&[&small]), &seq(&[]), 0.0);
-    assert_eq!(sim.request(&seq(&[&small]), &seq(&[]), 1.0).hit, 0, "below 1,024 tokens nothing is cached");
+    assert_eq!(
+        sim.request(&seq(&[&small]), &seq(&[]), 1.0).hit,
+        0,
+        "below 1,024 tokens nothing is cached"
+    );
     let big = toks(10_000, 1300);
     sim.request(&seq(&[&big]), &seq(&[]), 2.0);
-    assert_eq!(sim.request(&seq(&[&big, &toks(60_000, 5)]), &seq(&[]), 60_000.0).hit, 1280);
+    assert_eq!(
+        sim.request(&seq(&[&big, &toks(60_000, 5)]), &seq(&[]), 60_000.0)
+            .hit,
+        1280
+    );
     // Prompts only: the previous output is not cached.
     let y = toks(80_000, 300);
     sim.request(&seq(&[&big]), &seq(&[&y]), 120_000.0);
-    assert_eq!(sim.request(&seq(&[&big, &y]), &seq(&[]), 180_000.0).hit, 1280);
+    assert_eq!(
+        sim.request(&seq(&[&big, &y]), &seq(&[]), 180_000.0).hit,
+        1280
+    );
     // 10-minute idle TTL.
-    assert_eq!(sim.request(&seq(&[&big]), &seq(&[]), 180_000.0 + 11.0 * 60_000.0).hit, 0);
+    assert_eq!(
+        sim.request(&seq(&[&big]), &seq(&[]), 180_000.0 + 11.0 * 60_000.0)
+            .hit,
+        0
+    );
 }
 
 #[test]
@@ -151,9 +193,23 @@ fn kimi_blocks_and_exact_resend() {
     let mut sim = Sim::new(params(Model::Kimi));
     let x = toks(0, 700);
     sim.request(&seq(&[&x]), &seq(&[]), 0.0);
-    assert_eq!(sim.request(&seq(&[&x]), &seq(&[]), 1.0).hit, 700, "an exact re-send hits fully");
-    assert_eq!(sim.request(&seq(&[&x, &toks(9_000, 40)]), &seq(&[]), 2.0).hit, 512, "LCP floored to 256");
-    assert_eq!(sim.request(&seq(&[&x]), &seq(&[]), 2.0 + 31.0 * 60_000.0).hit, 0, "30-minute idle TTL");
+    assert_eq!(
+        sim.request(&seq(&[&x]), &seq(&[]), 1.0).hit,
+        700,
+        "an exact re-send hits fully"
+    );
+    assert_eq!(
+        sim.request(&seq(&[&x, &toks(9_000, 40)]), &seq(&[]), 2.0)
+            .hit,
+        512,
+        "LCP floored to 256"
+    );
+    assert_eq!(
+        sim.request(&seq(&[&x]), &seq(&[]), 2.0 + 31.0 * 60_000.0)
+            .hit,
+        0,
+        "30-minute idle TTL"
+    );
 }
 
 #[test]
@@ -176,7 +232,10 @@ fn ceiling_novel_remainder_decomposition() {
     let x2 = [x1.clone(), y1.clone(), toks(200_000, 300)].concat();
     let o2 = sim.request(&Seq::from_tokens(&x2), &seq(&[]), 1.0);
     // Shared exactly: 1100 tokens; ceiling = floor128(1100) = 1024; remainder 76; novel 300.
-    assert_eq!((o2.ceiling, o2.remainder, o2.novel, o2.hit), (1024, 76, 300, 1024));
+    assert_eq!(
+        (o2.ceiling, o2.remainder, o2.novel, o2.hit),
+        (1024, 76, 300, 1024)
+    );
     assert_eq!(o2.ceiling + o2.remainder + o2.novel, o2.prompt);
     // A mid-history edit: the ceiling drops to the edit point, the rest is novel for U.
     let mut x3 = x2.clone();

@@ -19,13 +19,23 @@ fn corpus_sessions_parse() {
     for (rel, min_calls) in [
         ("pi-mono/before-compaction.jsonl", 400usize),
         ("pi-mono/large-session.jsonl", 400),
-        ("claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", 130),
-        ("claude-code-spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl", 130),
+        (
+            "claude-code-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+            130,
+        ),
+        (
+            "claude-code-spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
+            130,
+        ),
         ("reasonix-tau-bench/t01_address_happy.reasonix.r1.jsonl", 3),
     ] {
         let text = std::fs::read_to_string(root.join(rel)).unwrap();
         let t = parse_auto(rel, &text).unwrap();
-        let results = t.messages.iter().filter(|m| m.role_str() == "toolResult").count();
+        let results = t
+            .messages
+            .iter()
+            .filter(|m| m.role_str() == "toolResult")
+            .count();
         eprintln!(
             "{rel}: fmt={} msgs={} calls={} results={} compactions={} skipped={}",
             t.format,

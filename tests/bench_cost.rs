@@ -19,7 +19,13 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn one_million_each() {
-    let c = call_costs(&opts("deepseek-flash-peak"), 0.0, 1_000_000, 1_000_000, 1_000_000);
+    let c = call_costs(
+        &opts("deepseek-flash-peak"),
+        0.0,
+        1_000_000,
+        1_000_000,
+        1_000_000,
+    );
     assert!(close(c.headline, 0.006 + 0.30 + 1.20), "{}", c.headline);
     assert!(close(c.headline_input, 0.306));
     assert!(close(c.flash_peak, 1.506));
@@ -36,7 +42,10 @@ fn hit_is_one_fiftieth_of_miss_on_flash() {
     assert!(close(hit, miss), "{hit} vs {miss}");
     // v4-pro: 1/30.
     let p = opts("deepseek-v4-pro-peak");
-    assert!(close(call_costs(&p, 0.0, 30_000, 0, 0).headline, call_costs(&p, 0.0, 0, 1_000, 0).headline));
+    assert!(close(
+        call_costs(&p, 0.0, 30_000, 0, 0).headline,
+        call_costs(&p, 0.0, 0, 1_000, 0).headline
+    ));
 }
 
 #[test]
@@ -49,8 +58,15 @@ fn auto_band_follows_the_timestamp() {
     let peak = call_costs(&o, monday_7, 0, 1_000_000, 0).headline;
     let off = call_costs(&o, monday_12, 0, 1_000_000, 0).headline;
     let sat = call_costs(&o, saturday_7, 0, 1_000_000, 0).headline;
-    assert!(close(peak, 0.30) && close(off, 0.15) && close(sat, 0.15), "{peak} {off} {sat}");
-    assert!(price_known("deepseek-flash-auto") && price_known("deepseek-v4-pro-auto") && price_known("kimi-like"));
+    assert!(
+        close(peak, 0.30) && close(off, 0.15) && close(sat, 0.15),
+        "{peak} {off} {sat}"
+    );
+    assert!(
+        price_known("deepseek-flash-auto")
+            && price_known("deepseek-v4-pro-auto")
+            && price_known("kimi-like")
+    );
     assert!(!price_known("deepseek-flash-noon") && !price_known("nope"));
 }
 
@@ -59,7 +75,8 @@ fn section_5_6_fold_example_is_consistent() {
     // L = 200K cached → L' = 30K, static 5K, S = 3K, flash peak: one-off ≈ $0.0123, saving ≈
     // $0.00102 per call, n* ≈ 12 (cache-economics.md §5.6), computed with the bench's prices.
     let o = opts("deepseek-flash-peak");
-    let one_off = call_costs(&o, 0.0, 0, 25_000, 0).headline + call_costs(&o, 0.0, 200_000, 0, 3_000).headline;
+    let one_off = call_costs(&o, 0.0, 0, 25_000, 0).headline
+        + call_costs(&o, 0.0, 200_000, 0, 3_000).headline;
     let saving = call_costs(&o, 0.0, 170_000, 0, 0).headline;
     assert!((one_off - 0.0123).abs() < 0.0003, "{one_off}");
     assert!((saving - 0.00102).abs() < 0.00001, "{saving}");

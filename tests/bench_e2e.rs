@@ -20,13 +20,26 @@ fn binary_demo_is_deterministic_and_complete() {
         let json = dir.join(format!("{tag}.json"));
         let svg = dir.join(format!("{tag}.svg"));
         let out = Command::new(env!("CARGO_BIN_EXE_cachefold-bench"))
-            .args(["--demo", "--o200k", "--quiet", "--strategy", "S0,S1a,S2f,S3", "--window", "200000", "--json"])
+            .args([
+                "--demo",
+                "--o200k",
+                "--quiet",
+                "--strategy",
+                "S0,S1a,S2f,S3",
+                "--window",
+                "200000",
+                "--json",
+            ])
             .arg(&json)
             .arg("--svg")
             .arg(&svg)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         (
             String::from_utf8(out.stdout).unwrap(),
             std::fs::read_to_string(json).unwrap(),
@@ -37,7 +50,12 @@ fn binary_demo_is_deterministic_and_complete() {
     let (_, json2, svg2) = run_once("b");
     assert_eq!(json1, json2, "same input, same bytes");
     assert_eq!(svg1, svg2);
-    for row in ["| S0 naive full history |", "| S1a OpenClaw legacy", "| S2f ContextFold-like", "| S3 cachefold"] {
+    for row in [
+        "| S0 naive full history |",
+        "| S1a OpenClaw legacy",
+        "| S2f ContextFold-like",
+        "| S3 cachefold",
+    ] {
         assert!(md1.contains(row), "missing {row} in\n{md1}");
     }
     assert!(md1.contains("tokenizer `o200k`"));
@@ -46,11 +64,18 @@ fn binary_demo_is_deterministic_and_complete() {
     let v: serde_json::Value = serde_json::from_str(&json1).unwrap();
     let totals = v["totals"].as_array().unwrap();
     assert_eq!(totals.len(), 4);
-    assert!(v["header"]["sessions"][0]["calls"].as_u64().unwrap() >= 150, "the demo has ≥ 150 calls");
+    assert!(
+        v["header"]["sessions"][0]["calls"].as_u64().unwrap() >= 150,
+        "the demo has ≥ 150 calls"
+    );
     let s0 = &totals[0];
     assert_eq!(s0["strategy"], "S0");
     assert!((s0["derived"]["costVsS0"].as_f64().unwrap() - 1.0).abs() < 1e-12);
-    assert_eq!(s0["derived"]["recall"].as_f64().unwrap(), 1.0, "S0 keeps everything: R = 1 by construction");
+    assert_eq!(
+        s0["derived"]["recall"].as_f64().unwrap(),
+        1.0,
+        "S0 keeps everything: R = 1 by construction"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -63,7 +88,11 @@ fn binary_rejects_bad_arguments() {
         vec!["--bogus"],
         vec!["/nonexistent/session.jsonl"],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_cachefold-bench")).args(&args).arg("--o200k").output().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_cachefold-bench"))
+            .args(&args)
+            .arg("--o200k")
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
@@ -71,7 +100,11 @@ fn binary_rejects_bad_arguments() {
 #[test]
 fn library_metrics_identities_on_a_fixture() {
     let tok = Tokenizer::o200k().unwrap();
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bench/claude_code_small.jsonl")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/bench/claude_code_small.jsonl"
+    ))
+    .unwrap();
     let t = parse_auto("cc.jsonl", &text).unwrap();
     let prep = run::prepare(&tok, "cc", &t);
     let glue = run::Glue::new(&tok);
@@ -85,14 +118,29 @@ fn library_metrics_identities_on_a_fixture() {
     for id in bench::ALL_STRATEGIES {
         let mut s = bench::strategy(id).unwrap();
         let mut calls = 0;
-        let r = run::run_job(&tok, &glue, &sp, &prep, s.as_mut(), &opts, &mut |k| calls = k);
+        let r = run::run_job(&tok, &glue, &sp, &prep, s.as_mut(), &opts, &mut |k| {
+            calls = k
+        });
         let m = &r.metrics;
         assert_eq!(calls, 4);
         assert_eq!(m.calls, 4);
         assert_eq!(m.hit_tokens + m.miss_tokens, m.prompt_tokens, "{id}");
-        assert_eq!(m.ceiling_tokens + m.remainder_tokens + m.novel_tokens, m.prompt_tokens, "{id}");
-        assert!(m.hit_tokens <= m.ceiling_tokens, "{id}: strict hits never beat the ceiling");
-        assert!(m.first_hit == 0 && m.first_prompt as usize > sp.tokens.len(), "{id}: a cold start");
-        assert!(m.cost.headline > 0.0 && (m.cost.headline - m.cost.flash_peak).abs() < 1e-12, "{id}");
+        assert_eq!(
+            m.ceiling_tokens + m.remainder_tokens + m.novel_tokens,
+            m.prompt_tokens,
+            "{id}"
+        );
+        assert!(
+            m.hit_tokens <= m.ceiling_tokens,
+            "{id}: strict hits never beat the ceiling"
+        );
+        assert!(
+            m.first_hit == 0 && m.first_prompt as usize > sp.tokens.len(),
+            "{id}: a cold start"
+        );
+        assert!(
+            m.cost.headline > 0.0 && (m.cost.headline - m.cost.flash_peak).abs() < 1e-12,
+            "{id}"
+        );
     }
 }

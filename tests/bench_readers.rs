@@ -6,15 +6,24 @@
 use cachefold::bench::sqlite;
 use cachefold::message::Role;
 use cachefold::pairing::{self, Shape};
-use cachefold::transcript::{detect, parse_auto, parse_claude_code, parse_pi, parse_pi_lines, parse_reasonix, Transcript};
+use cachefold::transcript::{
+    detect, parse_auto, parse_claude_code, parse_pi, parse_pi_lines, parse_reasonix, Transcript,
+};
 use serde_json::Value;
 
 fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/tests/fixtures/bench/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read_to_string(format!(
+        "{}/tests/fixtures/bench/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }
 
 fn roles(t: &Transcript) -> Vec<String> {
-    t.messages.iter().map(|m| m.role_str().to_string()).collect()
+    t.messages
+        .iter()
+        .map(|m| m.role_str().to_string())
+        .collect()
 }
 
 fn assert_calls_point_at_assistants(t: &Transcript) {
@@ -49,7 +58,11 @@ fn pi_old_format() {
         ]
     );
     assert_eq!(t.skipped_lines, 1, "one non-JSON line");
-    assert_eq!(t.calls.len(), 4, "every assistant message is a call, the aborted one too");
+    assert_eq!(
+        t.calls.len(),
+        4,
+        "every assistant message is a call, the aborted one too"
+    );
     assert_calls_point_at_assistants(&t);
     assert_eq!(t.calls[0].output_tokens, 42);
     let u = t.calls[0].usage.unwrap();
@@ -61,12 +74,18 @@ fn pi_old_format() {
     assert!(t.compactions[0].1.starts_with("## Goal"));
     // bashExecution becomes the user text pi sends.
     let bash = t.messages[4].text();
-    assert!(bash.starts_with("Ran `cargo test`\n```\ntest result: FAILED\n```"), "{bash}");
+    assert!(
+        bash.starts_with("Ran `cargo test`\n```\ntest result: FAILED\n```"),
+        "{bash}"
+    );
     assert!(bash.ends_with("Command exited with code 101"));
     // pi messages are kept byte-for-byte.
     let line = text.lines().nth(2).unwrap();
     let v: Value = serde_json::from_str(line).unwrap();
-    assert_eq!(t.messages[1].to_json(), serde_json::to_string(&v["message"]).unwrap());
+    assert_eq!(
+        t.messages[1].to_json(),
+        serde_json::to_string(&v["message"]).unwrap()
+    );
 }
 
 #[test]
@@ -75,7 +94,13 @@ fn pi_v3_active_branch() {
     let texts: Vec<String> = t.messages.iter().map(|m| m.text()).collect();
     assert_eq!(
         texts,
-        ["first question", "first answer", "edited question", "extension context", "edited answer"]
+        [
+            "first question",
+            "first answer",
+            "edited question",
+            "extension context",
+            "edited answer"
+        ]
     );
     assert_eq!(t.calls.len(), 2);
     assert_calls_point_at_assistants(&t);
@@ -87,7 +112,10 @@ fn claude_code_grouping_and_chain() {
     assert_eq!(detect(&text), Some("claude-code"));
     let t = parse_claude_code(&text).unwrap();
     assert_eq!(t.format, "claude-code");
-    assert_eq!(t.skipped_lines, 1, "the broken line, not the progress/system/snapshot lines");
+    assert_eq!(
+        t.skipped_lines, 1,
+        "the broken line, not the progress/system/snapshot lines"
+    );
     assert_eq!(
         roles(&t),
         [
@@ -109,9 +137,15 @@ fn claude_code_grouping_and_chain() {
     let calls = a.tool_calls();
     assert_eq!(calls.iter().map(|c| c.id).collect::<Vec<_>>(), ["T1", "T2"]);
     assert_eq!(calls[0].name, "Read");
-    assert_eq!(calls[1].arguments["command"], "mix test test/parser_test.exs");
+    assert_eq!(
+        calls[1].arguments["command"],
+        "mix test test/parser_test.exs"
+    );
     assert!(matches!(a.parts()[0], cachefold::Part::Thinking(_)));
-    assert_eq!(t.calls[0].output_tokens, 120, "the last line of the request carries the final output count");
+    assert_eq!(
+        t.calls[0].output_tokens, 120,
+        "the last line of the request carries the final output count"
+    );
     let u = t.calls[0].usage.unwrap();
     assert_eq!((u.input, u.cache_read, u.cache_write), (3, 9000, 100));
     assert_eq!(a.raw()["stopReason"], "toolUse");
@@ -142,7 +176,18 @@ fn reasonix_calls_and_tools() {
     let text = fixture("reasonix_small.jsonl");
     assert_eq!(detect(&text), Some("reasonix"));
     let t = parse_reasonix(&text).unwrap();
-    assert_eq!(roles(&t), ["user", "assistant", "toolResult", "toolResult", "assistant", "user", "assistant"]);
+    assert_eq!(
+        roles(&t),
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "toolResult",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
     assert_eq!(t.skipped_lines, 1);
     assert_eq!(t.calls.len(), 3);
     assert_calls_point_at_assistants(&t);
@@ -161,8 +206,16 @@ fn reasonix_calls_and_tools() {
 #[test]
 fn auto_detection_and_errors() {
     assert!(parse_auto("empty.jsonl", "").unwrap().messages.is_empty());
-    assert_eq!(parse_auto("x.jsonl", "not json\n{}\n[1,2]").unwrap_err().code(), "CACHEFOLD_INPUT");
-    assert_eq!(parse_auto("x.sqlite", "whatever").unwrap_err().code(), "CACHEFOLD_INPUT");
+    assert_eq!(
+        parse_auto("x.jsonl", "not json\n{}\n[1,2]")
+            .unwrap_err()
+            .code(),
+        "CACHEFOLD_INPUT"
+    );
+    assert_eq!(
+        parse_auto("x.sqlite", "whatever").unwrap_err().code(),
+        "CACHEFOLD_INPUT"
+    );
     // Never panics on junk.
     for junk in [
         "\u{0}",
@@ -179,7 +232,10 @@ fn auto_detection_and_errors() {
 }
 
 fn temp_db(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("cachefold-bench-test-{}-{name}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "cachefold-bench-test-{}-{name}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.join("openclaw-agent.sqlite")
@@ -227,9 +283,17 @@ fn sqlite_store_with_zstd_row() {
     .unwrap();
     drop(conn);
 
-    let ro = rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let ro =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
     let sessions = sqlite::read_sessions(&ro, None).unwrap();
-    assert_eq!(sessions.iter().map(|s| s.session_id.as_str()).collect::<Vec<_>>(), ["s0", "s1"]);
+    assert_eq!(
+        sessions
+            .iter()
+            .map(|s| s.session_id.as_str())
+            .collect::<Vec<_>>(),
+        ["s0", "s1"]
+    );
     assert_eq!(sessions[0].bad_rows, 1);
     assert_eq!(sessions[0].transcript.calls.len(), 1);
     let s1 = &sessions[1];
@@ -241,7 +305,10 @@ fn sqlite_store_with_zstd_row() {
     assert_eq!(only.len(), 1);
     // Not an OpenClaw store.
     let other = rusqlite::Connection::open_in_memory().unwrap();
-    assert_eq!(sqlite::read_sessions(&other, None).err().map(|e| e.code()), Some("CACHEFOLD_INPUT"));
+    assert_eq!(
+        sqlite::read_sessions(&other, None).err().map(|e| e.code()),
+        Some("CACHEFOLD_INPUT")
+    );
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
@@ -254,8 +321,11 @@ fn sqlite_legacy_schema_without_zstd_columns() {
     )
     .unwrap();
     for (seq, l) in fixture("pi_branch.jsonl").lines().enumerate() {
-        conn.execute("INSERT INTO transcript_events VALUES ('b', ?1, ?2, 0)", rusqlite::params![seq as i64, l])
-            .unwrap();
+        conn.execute(
+            "INSERT INTO transcript_events VALUES ('b', ?1, ?2, 0)",
+            rusqlite::params![seq as i64, l],
+        )
+        .unwrap();
     }
     let s = sqlite::read_sessions(&conn, None).unwrap();
     assert_eq!(s.len(), 1);
@@ -266,7 +336,10 @@ fn sqlite_legacy_schema_without_zstd_columns() {
 #[test]
 fn zstd_decoder_checks_length() {
     let z = zstd::bulk::compress(b"{\"a\":1}", 1).unwrap();
-    assert_eq!(sqlite::decode_zstd(&z, Some(7)).as_deref(), Some("{\"a\":1}"));
+    assert_eq!(
+        sqlite::decode_zstd(&z, Some(7)).as_deref(),
+        Some("{\"a\":1}")
+    );
     assert_eq!(sqlite::decode_zstd(&z, Some(8)), None);
     assert_eq!(sqlite::decode_zstd(b"junk", Some(4)), None);
 }

@@ -7,7 +7,9 @@
 
 use cachefold::bench::cachefold::Cachefold;
 use cachefold::bench::store::{Store, M};
-use cachefold::bench::strategies::{ContextFold, ContextSafe, Ctx, Legacy, Naive, ReasoniXlaw, Strategy};
+use cachefold::bench::strategies::{
+    ContextFold, ContextSafe, Ctx, Legacy, Naive, ReasoniXlaw, Strategy,
+};
 use cachefold::config::Config;
 use cachefold::message::{Message, Role};
 use cachefold::pairing::{self, Shape};
@@ -46,7 +48,11 @@ impl H {
         let id = format!("c{}", self.n);
         self.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("step {}", self.n)}, {"type": "toolCall", "id": id, "name": name, "arguments": {"path": format!("src/f{}.rs", self.n)}}], "stopReason": "toolUse", "timestamp": 1}));
         let unit = format!("result {} src/f{}.rs\n", self.n, self.n);
-        let body: String = unit.repeat(chars / unit.len() + 1).chars().take(chars).collect();
+        let body: String = unit
+            .repeat(chars / unit.len() + 1)
+            .chars()
+            .take(chars)
+            .collect();
         self.push(
             json!({"role": "toolResult", "toolCallId": id, "toolName": name, "content": [{"type": "text", "text": body}], "isError": false, "timestamp": 1}),
         )
@@ -66,7 +72,13 @@ fn ctx<'a>(store: &'a mut Store, window: u64, now: f64) -> Ctx<'a> {
 }
 
 /// Ingest everything, then assemble over the whole history.
-fn run(s: &mut dyn Strategy, h: &mut H, window: u64, now: f64, ingested: &mut Vec<M>) -> (Vec<M>, usize) {
+fn run(
+    s: &mut dyn Strategy,
+    h: &mut H,
+    window: u64,
+    now: f64,
+    ingested: &mut Vec<M>,
+) -> (Vec<M>, usize) {
     let mut c = ctx(&mut h.store, window, now);
     while ingested.len() < h.msgs.len() {
         let i = ingested.len();
@@ -117,15 +129,21 @@ fn s1a_compacts_at_threshold_keeping_20k() {
     let mut ing = Vec::new();
     let (out, extra) = run(&mut s, &mut h, 60_000, 0.0, &mut ing);
     assert_eq!(extra, 1, "one summariser call");
-    assert!(out[0]
-        .msg
-        .text()
-        .starts_with("The conversation history before this point was compacted into the following summary:"));
-    assert_ne!(out[1].role(), Role::ToolResult, "the kept part never starts with a result");
+    assert!(out[0].msg.text().starts_with(
+        "The conversation history before this point was compacted into the following summary:"
+    ));
+    assert_ne!(
+        out[1].role(),
+        Role::ToolResult,
+        "the kept part never starts with a result"
+    );
     let kept: u64 = out[1..].iter().map(|m| m.est_tokens()).sum();
     // pi's findCutPoint: walk back until ≥ 20,000, then the first valid cut at or after that
     // entry, so the kept part is within one message of 20,000.
-    assert!((18_000..=22_000).contains(&kept), "kept {kept} estimated tokens");
+    assert!(
+        (18_000..=22_000).contains(&kept),
+        "kept {kept} estimated tokens"
+    );
     assert_eq!(violations(&out), 0);
     // Later calls append to the compacted context.
     h.tool("read", 400);
@@ -147,24 +165,36 @@ fn s1b_soft_trims_after_idle_gap_and_protects_last_three_assistants() {
     let mut ing = Vec::new();
     let t0 = 1_000_000.0;
     let (first, _) = run(&mut s, &mut h, 100_000, t0, &mut ing);
-    assert_eq!(keys(&first), keys(&h.msgs), "no previous request: no pruning round");
+    assert_eq!(
+        keys(&first),
+        keys(&h.msgs),
+        "no previous request: no pruning round"
+    );
     let (out, _) = run(&mut s, &mut h, 100_000, t0 + 2.0 * 60_000.0, &mut ing);
-    assert_eq!(keys(&out), keys(&h.msgs), "within the 5-minute TTL nothing is pruned");
+    assert_eq!(
+        keys(&out),
+        keys(&h.msgs),
+        "within the 5-minute TTL nothing is pruned"
+    );
     let (out, _) = run(&mut s, &mut h, 100_000, t0 + 8.0 * 60_000.0, &mut ing);
     let trimmed: Vec<&M> = out
         .iter()
         .filter(|m| {
-            m.msg
-                .text()
-                .contains("[Tool result trimmed: kept first 1500 chars and last 1500 chars of 8000 chars.]")
+            m.msg.text().contains(
+                "[Tool result trimmed: kept first 1500 chars and last 1500 chars of 8000 chars.]",
+            )
         })
         .collect();
     assert_eq!(trimmed.len(), 17, "results before the 3rd-last assistant");
     for r in &results[17..] {
-        assert_eq!(out[*r].key, h.msgs[*r].key, "last three assistant turns untouched");
+        assert_eq!(
+            out[*r].key, h.msgs[*r].key,
+            "last three assistant turns untouched"
+        );
     }
     assert!(
-        !out.iter().any(|m| m.msg.text() == "[Old tool result content cleared]"),
+        !out.iter()
+            .any(|m| m.msg.text() == "[Old tool result content cleared]"),
         "under 50 %: no hard clear"
     );
     // Projections persist on the next request (same bytes, cache-stable).
@@ -190,10 +220,16 @@ fn s1b_hard_clears_above_half_the_window() {
     let mut ing = Vec::new();
     run(&mut s, &mut h, 100_000, 0.0, &mut ing);
     let (out, _) = run(&mut s, &mut h, 100_000, 10.0 * 60_000.0, &mut ing);
-    let cleared = out.iter().filter(|m| m.msg.text() == "[Old tool result content cleared]").count();
+    let cleared = out
+        .iter()
+        .filter(|m| m.msg.text() == "[Old tool result content cleared]")
+        .count();
     assert!(cleared > 0 && cleared < 57, "{cleared}");
     let total: u64 = out.iter().map(|m| m.chars).sum();
-    assert!((total as f64) < 0.5 * 400_000.0, "cleared until under 50 %: {total}");
+    assert!(
+        (total as f64) < 0.5 * 400_000.0,
+        "cleared until under 50 %: {total}"
+    );
     assert_eq!(violations(&out), 0);
 }
 
@@ -214,10 +250,22 @@ fn s2_trims_in_place_and_keeps_prefix() {
     let n = out.len();
     let trimmed = out
         .iter()
-        .filter(|m| m.msg.text().contains("[reasonixlaw: trimmed tool result, original 8000 chars, kept 2000]"))
+        .filter(|m| {
+            m.msg
+                .text()
+                .contains("[reasonixlaw: trimmed tool result, original 8000 chars, kept 2000]")
+        })
         .count();
-    assert_eq!(trimmed, (n - 8 - 2) / 2, "every result outside the last 8 messages");
-    assert_eq!(keys(&out[n - 8..]), keys(&h.msgs[n - 8..]), "last 8 untouched");
+    assert_eq!(
+        trimmed,
+        (n - 8 - 2) / 2,
+        "every result outside the last 8 messages"
+    );
+    assert_eq!(
+        keys(&out[n - 8..]),
+        keys(&h.msgs[n - 8..]),
+        "last 8 untouched"
+    );
     // In place: the next call re-sends the trimmed bytes (under the threshold: no new trims)…
     h.tool("read", 8_000);
     let (out2, _) = run(&mut s, &mut h, 100_000, 1.0, &mut ing);
@@ -228,7 +276,11 @@ fn s2_trims_in_place_and_keeps_prefix() {
     }
     let (out3, _) = run(&mut s, &mut h, 100_000, 2.0, &mut ing);
     assert_eq!(out[n - 7].role(), Role::ToolResult);
-    assert_ne!(out3[n - 7].key, out[n - 7].key, "a mid-history rewrite: the cache breaks there");
+    assert_ne!(
+        out3[n - 7].key,
+        out[n - 7].key,
+        "a mid-history rewrite: the cache breaks there"
+    );
     assert_eq!(keys(&out3[..n - 8]), keys(&out[..n - 8]));
 }
 
@@ -246,7 +298,10 @@ fn s2_seam_bug_orphans_a_locked_tool_call() {
     let (out, extra) = run(&mut s, &mut h, 50_000, 0.0, &mut ing);
     assert!(extra >= 1);
     assert!(out[2].msg.text().starts_with("<compaction-summary>"));
-    assert!(violations(&out) > 0, "ReasoniXlaw's documented pair split at the prefix/tail seam");
+    assert!(
+        violations(&out) > 0,
+        "ReasoniXlaw's documented pair split at the prefix/tail seam"
+    );
 }
 
 #[test]
@@ -259,7 +314,10 @@ fn s2c_externalises_at_ingest_and_puts_an_index_first() {
     let mut ing = Vec::new();
     let (out, _) = run(&mut s, &mut h, 1_000_000, 1_000.0, &mut ing);
     assert_eq!(out[0].role(), Role::Assistant);
-    assert!(out[0].msg.text().starts_with("[context-safe session index]"));
+    assert!(out[0]
+        .msg
+        .text()
+        .starts_with("[context-safe session index]"));
     assert!(out[0].msg.text().chars().count() <= 900);
     let ext = &ing[big];
     assert!(ext
@@ -272,7 +330,10 @@ fn s2c_externalises_at_ingest_and_puts_an_index_first() {
     h.say("The build fails in src/f2.rs");
     h.user("fix it");
     let (out2, _) = run(&mut s, &mut h, 1_000_000, 2_000.0, &mut ing);
-    assert_ne!(out2[0].key, out[0].key, "the index changes, so nothing after the system prompt stays cached");
+    assert_ne!(
+        out2[0].key, out[0].key,
+        "the index changes, so nothing after the system prompt stays cached"
+    );
     assert_eq!(keys(&out2[1..out.len()]), keys(&out[1..]));
 }
 
@@ -307,19 +368,32 @@ fn s2f_rerenders_its_summary_block_and_keeps_five_turns() {
     let mut s = ContextFold::new();
     let mut ing = Vec::new();
     let (out, extra) = run(&mut s, &mut h, 1_000_000, 0.0, &mut ing);
-    assert_eq!(extra, 1, "one summariser call for the turns that left the window");
+    assert_eq!(
+        extra, 1,
+        "one summariser call for the turns that left the window"
+    );
     assert!(out[0].msg.text().starts_with("[Context Summary"));
     assert_eq!(out[1].role(), Role::Assistant);
-    let users: Vec<String> = out.iter().filter(|m| m.role() == Role::User).skip(1).map(|m| m.msg.text()).collect();
+    let users: Vec<String> = out
+        .iter()
+        .filter(|m| m.role() == Role::User)
+        .skip(1)
+        .map(|m| m.msg.text())
+        .collect();
     assert_eq!(users.len(), 5);
     assert!(users[0].starts_with("turn 2"));
     // Recent results over 500 tokens are trimmed 60/30.
-    assert!(out.iter().any(|m| m.msg.text().contains("... [trimmed] ...")));
+    assert!(out
+        .iter()
+        .any(|m| m.msg.text().contains("... [trimmed] ...")));
     h.user("turn 7: another");
     h.tool("read", 100);
     let (out2, extra2) = run(&mut s, &mut h, 1_000_000, 1.0, &mut ing);
     assert_eq!(extra2, 1);
-    assert_ne!(out2[0].key, out[0].key, "block re-rendered: the whole history after the system prompt misses");
+    assert_ne!(
+        out2[0].key, out[0].key,
+        "block re-rendered: the whole history after the system prompt misses"
+    );
 }
 
 fn shrunk_messages(t: &cachefold::transcript::Transcript, cfg: &Config) -> Vec<Message> {
@@ -327,7 +401,9 @@ fn shrunk_messages(t: &cachefold::transcript::Transcript, cfg: &Config) -> Vec<M
         .iter()
         .map(|m| {
             if m.role() == Role::ToolResult {
-                if let Ok(Some(o)) = cachefold::shrink::shrink_tool_result(cfg, m.tool_name().unwrap_or(""), m.raw()) {
+                if let Ok(Some(o)) =
+                    cachefold::shrink::shrink_tool_result(cfg, m.tool_name().unwrap_or(""), m.raw())
+                {
                     return Message::from_value(o.message).unwrap();
                 }
             }
@@ -370,7 +446,10 @@ fn s3_pairs_valid_and_equal_to_crate_replay() {
     }
     assert!(shrunk > 0, "the demo has oversized tool outputs");
     let counters = s3.counters();
-    assert!(counters["foldsStored"] > 0, "a 120K window forces folds on the demo: {counters:?}");
+    assert!(
+        counters["foldsStored"] > 0,
+        "a 120K window forces folds on the demo: {counters:?}"
+    );
     assert_eq!(counters["engineErrors"], 0);
 
     // Same plans as the engine's own replay driver over the same (shrunk) messages.
@@ -389,7 +468,11 @@ fn s3_pairs_valid_and_equal_to_crate_replay() {
     for (k, c) in r.calls.iter().enumerate() {
         let hist_len = c.history.unwrap_or(c.turn_start);
         let mut want = replay::resolve(&msgs, &c.order, &c.synthetic);
-        want.extend(msgs[hist_len.max(c.turn_start)..c.assistant_index].iter().map(Message::to_json));
+        want.extend(
+            msgs[hist_len.max(c.turn_start)..c.assistant_index]
+                .iter()
+                .map(Message::to_json),
+        );
         assert_eq!(outs[k], want, "call {k} differs from crate::replay");
     }
 }

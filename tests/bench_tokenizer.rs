@@ -23,7 +23,10 @@ fn fixture(name: &str) -> Value {
 fn tokenizer_path() -> PathBuf {
     std::env::var("CACHEFOLD_TOKENIZER")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/tokenizer/deepseek-v4/tokenizer.json"))
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join(".cache/tokenizer/deepseek-v4/tokenizer.json")
+        })
 }
 
 fn deepseek() -> Option<Tokenizer> {
@@ -31,7 +34,10 @@ fn deepseek() -> Option<Tokenizer> {
     match std::fs::read(&p) {
         Ok(b) => Some(Tokenizer::deepseek_from_bytes(&b).unwrap()),
         Err(_) => {
-            eprintln!("SKIP: DeepSeek-V4 tokenizer not found at {} (run .ci/fetch-tokenizer)", p.display());
+            eprintln!(
+                "SKIP: DeepSeek-V4 tokenizer not found at {} (run .ci/fetch-tokenizer)",
+                p.display()
+            );
             None
         }
     }
@@ -50,17 +56,25 @@ fn deepseek_counts_match_package_reference() {
         let want = s["count"].as_u64().unwrap() as usize;
         assert_eq!(ids.len(), want, "count for {text:?}");
         if let Some(want_ids) = s["ids"].as_array() {
-            let want_ids: Vec<u32> = want_ids.iter().map(|v| v.as_u64().unwrap() as u32).collect();
+            let want_ids: Vec<u32> = want_ids
+                .iter()
+                .map(|v| v.as_u64().unwrap() as u32)
+                .collect();
             id_checked += 1;
             if ids == want_ids {
                 id_equal += 1;
             } else {
-                assert!(text.contains("  "), "ids differ on {text:?}, which has no whitespace run");
+                assert!(
+                    text.contains("  "),
+                    "ids differ on {text:?}, which has no whitespace run"
+                );
                 // Known (only where a run of spaces precedes a word): the package's pure-Python
                 // pre-tokenizer splits "\n    let" as
                 // "    " + "let" where HF tokenizers (the runtime tokenizer.json is written for)
                 // applies `\s+(?!\S)` and gives "   " + " let". Same count, different ids.
-                eprintln!("ids differ (same count) for {text:?}:\n  ours {ids:?}\n  ref  {want_ids:?}");
+                eprintln!(
+                    "ids differ (same count) for {text:?}:\n  ours {ids:?}\n  ref  {want_ids:?}"
+                );
             }
         }
         total_ref += want;
@@ -70,7 +84,10 @@ fn deepseek_counts_match_package_reference() {
         "deepseek-v4 tokenizer: {total_ours} tokens vs package reference {total_ref} over {} samples; ids identical on {id_equal}/{id_checked}",
         r["samples"].as_array().unwrap().len()
     );
-    assert!(id_equal * 4 >= id_checked * 3, "ids identical on only {id_equal}/{id_checked}");
+    assert!(
+        id_equal * 4 >= id_checked * 3,
+        "ids identical on only {id_equal}/{id_checked}"
+    );
     // The package README example: 26 tokens.
     assert_eq!(tok.count("Hello! 毕老师！1 + 1 = 2 ĠÑĤÐ²ÑĬÑĢ"), 26);
 }
@@ -111,7 +128,10 @@ fn template_case() -> (String, Vec<Message>, Value) {
 #[test]
 fn template_matches_encoding_dsv4_py() {
     let (st, msgs, f) = template_case();
-    assert_eq!(render::request_text(&st, &msgs), f["expected"].as_str().unwrap());
+    assert_eq!(
+        render::request_text(&st, &msgs),
+        f["expected"].as_str().unwrap()
+    );
     // First call: history = [user]; prompt ends with the transition, and X ⊕ Y is a prefix of
     // the next request (what makes the end-of-output unit hit for append-only strategies).
     let first = render::request_text(&st, &msgs[..1]);
@@ -126,7 +146,10 @@ fn piecewise_tokens_match_whole_prompt() {
     let (st, msgs, f) = template_case();
     let glue = Glue::new(&tok);
     let mut store = Store::default();
-    let ms: Vec<_> = msgs.iter().map(|m| store.make(m.clone(), None, Vec::new())).collect();
+    let ms: Vec<_> = msgs
+        .iter()
+        .map(|m| store.make(m.clone(), None, Vec::new()))
+        .collect();
     let mut r = run::Renderer::new(&tok, Arc::new(Default::default()), &glue);
     let static_tokens = tok.encode(&st).into();
     let seq = r.request(&static_tokens, &ms);
@@ -138,5 +161,8 @@ fn piecewise_tokens_match_whole_prompt() {
         whole.len(),
         seq.piece_count()
     );
-    assert_eq!(piecewise, whole, "piecewise tokenization must equal whole-prompt tokenization");
+    assert_eq!(
+        piecewise, whole,
+        "piecewise tokenization must equal whole-prompt tokenization"
+    );
 }

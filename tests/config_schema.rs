@@ -6,18 +6,27 @@ use cachefold::Config;
 use serde_json::Value;
 
 fn manifest() -> Value {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openclaw.plugin.json")).unwrap();
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openclaw.plugin.json"))
+            .unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
 fn check(schema: &Value, value: &Value, path: &str) {
-    let props = schema["properties"].as_object().unwrap_or_else(|| panic!("{path}: schema has no properties"));
-    let obj = value.as_object().unwrap_or_else(|| panic!("{path}: config value is not an object"));
+    let props = schema["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{path}: schema has no properties"));
+    let obj = value
+        .as_object()
+        .unwrap_or_else(|| panic!("{path}: config value is not an object"));
     let mut schema_keys: Vec<_> = props.keys().cloned().collect();
     let mut config_keys: Vec<_> = obj.keys().cloned().collect();
     schema_keys.sort();
     config_keys.sort();
-    assert_eq!(schema_keys, config_keys, "{path}: schema keys differ from Config keys");
+    assert_eq!(
+        schema_keys, config_keys,
+        "{path}: schema keys differ from Config keys"
+    );
     for (k, sub) in props {
         let here = format!("{path}.{k}");
         assert!(
@@ -27,13 +36,18 @@ fn check(schema: &Value, value: &Value, path: &str) {
         if sub.get("properties").is_some() {
             check(sub, &obj[k], &here);
         } else {
-            let default = sub.get("default").unwrap_or_else(|| panic!("{here}: no default"));
+            let default = sub
+                .get("default")
+                .unwrap_or_else(|| panic!("{here}: no default"));
             let want = &obj[k];
             let same = match (default.as_f64(), want.as_f64()) {
                 (Some(a), Some(b)) => a == b,
                 _ => default == want,
             };
-            assert!(same, "{here}: schema default {default} != Config default {want}");
+            assert!(
+                same,
+                "{here}: schema default {default} != Config default {want}"
+            );
         }
     }
 }

@@ -17,7 +17,9 @@ fn corpus_dir() -> Option<PathBuf> {
 fn sessions(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for sub in ["pi-mono", "claude-code-spotter", "reasonix-tau-bench"] {
-        let Ok(rd) = std::fs::read_dir(root.join(sub)) else { continue };
+        let Ok(rd) = std::fs::read_dir(root.join(sub)) else {
+            continue;
+        };
         let mut files: Vec<PathBuf> = rd
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jsonl"))
@@ -34,7 +36,11 @@ fn run(opts: &ReplayOptions, cfg: &Config, label: &str) {
         return;
     };
     let files = sessions(&root);
-    assert!(files.len() >= 50, "expected the whole corpus, found {} files", files.len());
+    assert!(
+        files.len() >= 50,
+        "expected the whole corpus, found {} files",
+        files.len()
+    );
     let mut total_calls = 0;
     let mut total_folds = 0u64;
     let mut failures = Vec::new();
@@ -68,10 +74,21 @@ fn run(opts: &ReplayOptions, cfg: &Config, label: &str) {
                 &out.errors[..out.errors.len().min(5)]
             ));
         }
-        assert_eq!(out.calls.len(), t.calls.len(), "{name}: every call replayed");
+        assert_eq!(
+            out.calls.len(),
+            t.calls.len(),
+            "{name}: every call replayed"
+        );
     }
-    eprintln!("[{label}] {} sessions, {total_calls} calls, {total_folds} folds", files.len());
-    assert!(failures.is_empty(), "invariant violations:\n{}", failures.join("\n"));
+    eprintln!(
+        "[{label}] {} sessions, {total_calls} calls, {total_folds} folds",
+        files.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "invariant violations:\n{}",
+        failures.join("\n")
+    );
 }
 
 /// Defaults as shipped (DeepSeek flash, 128K budget, one assemble per turn).
@@ -90,7 +107,12 @@ fn corpus_replays_with_defaults() {
 /// emergency folds and condensation, and failing summaries.
 #[test]
 fn corpus_replays_tight_budget_tool_loop() {
-    let cfg = Config { tail_tokens: 4_000, min_fold_tokens: 2_000, fold_record_budget: 3_000, ..Config::default() };
+    let cfg = Config {
+        tail_tokens: 4_000,
+        min_fold_tokens: 2_000,
+        fold_record_budget: 3_000,
+        ..Config::default()
+    };
     let opts = ReplayOptions {
         model: Some("deepseek/deepseek-v4-flash".into()),
         token_budget: Some(32_000),

@@ -26,7 +26,9 @@ fn session(cfg: Config) -> Session {
 }
 
 fn shapes(out: &[String]) -> Vec<Shape> {
-    out.iter().map(|j| Shape::of(&Message::from_json(j).unwrap())).collect()
+    out.iter()
+        .map(|j| Shape::of(&Message::from_json(j).unwrap()))
+        .collect()
 }
 
 #[test]
@@ -44,9 +46,25 @@ fn passthrough_outside_target_models() {
     // Missing model id: auto passes through, always manages.
     let p = shim(&mut session(Config::default()), &msgs, None, None);
     assert!(p.passthrough);
-    let p = shim(&mut session(Config { mode: Mode::Always, ..Config::default() }), &msgs, None, None);
+    let p = shim(
+        &mut session(Config {
+            mode: Mode::Always,
+            ..Config::default()
+        }),
+        &msgs,
+        None,
+        None,
+    );
     assert!(!p.passthrough);
-    let p = shim(&mut session(Config { mode: Mode::Off, ..Config::default() }), &msgs, DS, None);
+    let p = shim(
+        &mut session(Config {
+            mode: Mode::Off,
+            ..Config::default()
+        }),
+        &msgs,
+        DS,
+        None,
+    );
     assert!(p.passthrough);
 }
 
@@ -61,7 +79,10 @@ fn need_asks_for_everything_until_pinned_then_a_few() {
     assert_eq!(s.need(40), all(40));
     let p = shim(&mut s, &msgs[..20], DS, None);
     assert!(!p.need_full && p.report.pinned);
-    assert_eq!(p.report.head_len, 3, "head = 2 messages extended over the tool call's results");
+    assert_eq!(
+        p.report.head_len, 3,
+        "head = 2 messages extended over the tool call's results"
+    );
     let need = s.need(40);
     // head 0..3, last recorded 19, new 20..40, at most 4 spot checks.
     for i in (0..3).chain(19..40) {
@@ -83,7 +104,9 @@ fn missing_indices_answer_need_full_without_changing_state() {
     assert!(p.need_full);
     assert_eq!(s.snapshot(), snap);
     assert!(s.take_journal().is_empty());
-    let p = s.assemble(&input(&msgs, &all(msgs.len()), DS, None)).unwrap();
+    let p = s
+        .assemble(&input(&msgs, &all(msgs.len()), DS, None))
+        .unwrap();
     assert!(!p.need_full);
 }
 
@@ -96,13 +119,24 @@ fn repeated_assemble_is_idempotent_and_journals_nothing() {
         let need = s.need(msgs.len() as u32);
         let inp = input(&msgs, &need, DS, None);
         let p1 = s.assemble(&inp).unwrap();
-        let p1 = if p1.need_full { s.assemble(&input(&msgs, &all(msgs.len()), DS, None)).unwrap() } else { p1 };
+        let p1 = if p1.need_full {
+            s.assemble(&input(&msgs, &all(msgs.len()), DS, None))
+                .unwrap()
+        } else {
+            p1
+        };
         s.take_journal();
         let p2 = s.assemble(&inp).unwrap();
         assert!(!p2.need_full, "same input must not need more");
-        assert_eq!((&p1.order, &p1.synthetic, p1.estimated_tokens), (&p2.order, &p2.synthetic, p2.estimated_tokens));
+        assert_eq!(
+            (&p1.order, &p1.synthetic, p1.estimated_tokens),
+            (&p2.order, &p2.synthetic, p2.estimated_tokens)
+        );
         assert!(p2.fold_writes.is_empty());
-        assert!(s.take_journal().is_empty(), "turn {k}: second assemble journaled");
+        assert!(
+            s.take_journal().is_empty(),
+            "turn {k}: second assemble journaled"
+        );
     }
     assert!(s.state().counters.folds > 0, "the scenario folds");
 }
@@ -132,7 +166,11 @@ fn folds_append_and_keep_protected_reads() {
     let mut prev: Option<Vec<String>> = None;
     let mut writes = Vec::new();
     for k in 0..24 {
-        let path = if k == 3 { "/ws/AGENTS.md" } else { "src/lib.rs" };
+        let path = if k == 3 {
+            "/ws/AGENTS.md"
+        } else {
+            "src/lib.rs"
+        };
         turn(&mut msgs, k, path, 2_000);
         let p = shim(&mut s, &msgs, DS, None);
         let out = resolve(&p, &msgs);
@@ -149,7 +187,11 @@ fn folds_append_and_keep_protected_reads() {
         prev = Some(out);
     }
     let st = s.state();
-    assert!(st.segs.len() >= 2, "expected several folds, got {:?}", st.segs.len());
+    assert!(
+        st.segs.len() >= 2,
+        "expected several folds, got {:?}",
+        st.segs.len()
+    );
     assert!(!writes.is_empty());
     assert_eq!(writes[0].fold_id, "f1");
     assert_eq!(writes[0].from, st.head_len);
@@ -165,14 +207,24 @@ fn folds_append_and_keep_protected_reads() {
     assert_eq!(v["timestamp"], first["timestamp"]);
     // The AGENTS.md read (turn 3: indices 13, 14) is kept verbatim.
     let out = prev.unwrap();
-    assert!(out.contains(&msgs[13]) && out.contains(&msgs[14]), "protected group dropped");
+    assert!(
+        out.contains(&msgs[13]) && out.contains(&msgs[14]),
+        "protected group dropped"
+    );
     let agents_pos = out.iter().position(|m| *m == msgs[13]).unwrap();
-    assert!(Message::from_json(&out[agents_pos - 1]).unwrap().role_str() == "user" || out[agents_pos - 1] == msgs[12]);
+    assert!(
+        Message::from_json(&out[agents_pos - 1]).unwrap().role_str() == "user"
+            || out[agents_pos - 1] == msgs[12]
+    );
 }
 
 #[test]
 fn emergency_fold_gets_under_the_threshold() {
-    let cfg = Config { tail_tokens: 20_000, min_fold_tokens: 50_000, ..Config::default() };
+    let cfg = Config {
+        tail_tokens: 20_000,
+        min_fold_tokens: 50_000,
+        ..Config::default()
+    };
     let mut s = session(cfg);
     let mut msgs = Vec::new();
     let mut emergencies = 0;
@@ -180,7 +232,11 @@ fn emergency_fold_gets_under_the_threshold() {
         turn(&mut msgs, k, "big.log", 6_000);
         let p = shim(&mut s, &msgs, DS, Some(20_000));
         let r = &p.report;
-        assert!(!r.over_budget, "turn {k}: still over ({} > {})", r.tokens_after, r.threshold_tokens);
+        assert!(
+            !r.over_budget,
+            "turn {k}: still over ({} > {})",
+            r.tokens_after, r.threshold_tokens
+        );
         if r.emergency {
             emergencies += 1;
             assert_eq!(r.fold.as_ref().unwrap().reason, "emergency");
@@ -198,10 +254,16 @@ fn forced_compact_and_fold_request() {
         turn(&mut msgs, k, "a.txt", 1_000);
     }
     let p = shim(&mut s, &msgs, DS, None);
-    assert!(p.report.folds.is_empty(), "nothing pays at default thresholds");
+    assert!(
+        p.report.folds.is_empty(),
+        "nothing pays at default thresholds"
+    );
     let need = s.need(msgs.len() as u32);
     let p = s.compact(&input(&msgs, &need, DS, None), true).unwrap();
-    assert_eq!(p.report.fold.as_ref().map(|f| f.reason.as_str()), Some("compact"));
+    assert_eq!(
+        p.report.fold.as_ref().map(|f| f.reason.as_str()),
+        Some("compact")
+    );
     assert_eq!(p.fold_writes.len(), 1);
     // A fold request without messages is honoured by the next assemble.
     for k in 6..12 {
@@ -210,13 +272,19 @@ fn forced_compact_and_fold_request() {
     s.request_fold(0.0).unwrap();
     assert!(s.state().force_fold);
     let p = shim(&mut s, &msgs, DS, None);
-    assert_eq!(p.report.fold.as_ref().map(|f| f.reason.as_str()), Some("compact"));
+    assert_eq!(
+        p.report.fold.as_ref().map(|f| f.reason.as_str()),
+        Some("compact")
+    );
     assert!(!s.state().force_fold);
 }
 
 #[test]
 fn breaker_stops_priced_folds_after_three_low_saving_folds() {
-    let mut s = session(Config { expected_remaining_calls: 200, ..small() });
+    let mut s = session(Config {
+        expected_remaining_calls: 200,
+        ..small()
+    });
     let mut msgs = Vec::new();
     // A big head keeps every later fold small relative to the estimate.
     msgs.push(user(&"context ".repeat(20_000), T0));
@@ -226,7 +294,9 @@ fn breaker_stops_priced_folds_after_three_low_saving_folds() {
         turn(&mut msgs, 2 * k + 1, "a.txt", 300);
         shim(&mut s, &msgs, DS, Some(1_000_000));
         let need = s.need(msgs.len() as u32);
-        let p = s.compact(&input(&msgs, &need, DS, Some(1_000_000)), true).unwrap();
+        let p = s
+            .compact(&input(&msgs, &need, DS, Some(1_000_000)), true)
+            .unwrap();
         assert!(p.report.fold.is_some(), "turn {k}: forced fold");
     }
     assert!(s.state().breaker_tripped());
@@ -240,7 +310,10 @@ fn breaker_stops_priced_folds_after_three_low_saving_folds() {
 
 #[test]
 fn records_condense_when_over_their_budget() {
-    let cfg = Config { fold_record_budget: 400, ..small() };
+    let cfg = Config {
+        fold_record_budget: 400,
+        ..small()
+    };
     let mut s = session(cfg);
     let mut msgs = Vec::new();
     let mut condensed = 0;
@@ -250,8 +323,15 @@ fn records_condense_when_over_their_budget() {
         if let Some(c) = &p.report.condensed {
             condensed += 1;
             assert!(c.merged >= 2);
-            assert_eq!(p.report.stable_prefix, Some(p.report.head_len), "condense keeps only the head");
-            assert!(p.fold_writes.iter().any(|w| w.fold_id == c.id), "condensed range stored");
+            assert_eq!(
+                p.report.stable_prefix,
+                Some(p.report.head_len),
+                "condense keeps only the head"
+            );
+            assert!(
+                p.fold_writes.iter().any(|w| w.fold_id == c.id),
+                "condensed range stored"
+            );
         }
         assert!(s.state().segs.len() <= 2 || p.report.condensed.is_none());
     }
@@ -277,9 +357,19 @@ fn divergence_in_tail_truncates_in_head_repins() {
     assert!(p.need_full, "spot check must see the rewrite");
     let p = s.assemble(&input(&msgs, &all(n), DS, None)).unwrap();
     let d = p.report.divergence.as_ref().unwrap();
-    assert_eq!((d.at as usize, d.cause.as_str(), d.action.as_str()), (n - 2, "host_rewrite", "truncate"));
-    assert_eq!(s.state().segs.len(), folds, "folds survive a tail divergence");
-    assert_eq!(s.state().records[n - 2].h, cachefold::fingerprint::message_hash(&msgs[n - 2]));
+    assert_eq!(
+        (d.at as usize, d.cause.as_str(), d.action.as_str()),
+        (n - 2, "host_rewrite", "truncate")
+    );
+    assert_eq!(
+        s.state().segs.len(),
+        folds,
+        "folds survive a tail divergence"
+    );
+    assert_eq!(
+        s.state().records[n - 2].h,
+        cachefold::fingerprint::message_hash(&msgs[n - 2])
+    );
     // Now the head changes: re-pin.
     msgs[1] = assistant("a different first answer", T0 + 1);
     let p = shim(&mut s, &msgs, DS, None);
@@ -305,7 +395,10 @@ fn host_compaction_and_branch_reset_causes() {
     compacted.push(serde_json::json!({"role": "compactionSummary", "summary": "earlier work", "tokensBefore": 5000, "timestamp": T0}).to_string());
     compacted.push(user("go on", T0 + 9));
     let p = shim(&mut s, &compacted, DS, None);
-    assert_eq!(p.report.divergence.as_ref().unwrap().cause, "host_compaction");
+    assert_eq!(
+        p.report.divergence.as_ref().unwrap().cause,
+        "host_compaction"
+    );
     // Shorter history without a summary: branch reset.
     let p = shim(&mut s, &compacted[..3], DS, None);
     assert_eq!(p.report.divergence.as_ref().unwrap().cause, "branch_reset");
@@ -314,14 +407,20 @@ fn host_compaction_and_branch_reset_causes() {
 
 #[test]
 fn model_change_is_counted_not_acted_on() {
-    let mut s = session(Config { mode: Mode::Always, ..Config::default() });
+    let mut s = session(Config {
+        mode: Mode::Always,
+        ..Config::default()
+    });
     let mut msgs = Vec::new();
     turn(&mut msgs, 0, "a.txt", 200);
     let a = shim(&mut s, &msgs, Some("deepseek/deepseek-v4-flash"), None);
     let b = shim(&mut s, &msgs, Some("deepseek/deepseek-v4-pro"), None);
     assert_eq!(b.report.env_changes, vec!["model_changed".to_string()]);
     assert_eq!(a.order, b.order);
-    assert_eq!(s.state().counters.divergences.get("model_changed"), Some(&1));
+    assert_eq!(
+        s.state().counters.divergences.get("model_changed"),
+        Some(&1)
+    );
 }
 
 #[test]
@@ -333,7 +432,11 @@ fn commit_is_idempotent_and_records_usage() {
     s.take_journal();
     let mut turn_msgs = Vec::new();
     turn(&mut turn_msgs, 1, "a.txt", 200);
-    let c = CommitInput { advancement_key: "k1".into(), messages: turn_msgs.clone(), now_ms: T0 as f64 };
+    let c = CommitInput {
+        advancement_key: "k1".into(),
+        messages: turn_msgs.clone(),
+        now_ms: T0 as f64,
+    };
     assert_eq!(s.commit_turn(&c).unwrap().status, "committed");
     assert!(!s.take_journal().is_empty());
     assert_eq!(s.commit_turn(&c).unwrap().status, "duplicate");
@@ -342,11 +445,24 @@ fn commit_is_idempotent_and_records_usage() {
     assert_eq!(st["calls"], 2, "two assistant messages with usage");
     assert_eq!(st["promptTokens"], 200);
     assert_eq!(st["calibration"]["samples"], 1);
-    for key in ["hitPct", "predictedHits", "folds", "repairs", "divergences", "savedUsd", "artifacts", "calibration"] {
+    for key in [
+        "hitPct",
+        "predictedHits",
+        "folds",
+        "repairs",
+        "divergences",
+        "savedUsd",
+        "artifacts",
+        "calibration",
+    ] {
         assert!(st.get(key).is_some(), "stats lacks {key}");
     }
     // Bad JSON: an error, and the key is not consumed.
-    let bad = CommitInput { advancement_key: "k2".into(), messages: vec!["{".into()], now_ms: 0.0 };
+    let bad = CommitInput {
+        advancement_key: "k2".into(),
+        messages: vec!["{".into()],
+        now_ms: 0.0,
+    };
     assert!(s.commit_turn(&bad).is_err());
     assert!(!s.state().commit_keys.contains(&"k2".to_string()));
 }
@@ -355,7 +471,11 @@ fn commit_is_idempotent_and_records_usage() {
 fn summaries_are_requested_accepted_and_used() {
     // Few expected calls: a fold pays only well after its region becomes eligible, which leaves
     // turns for the summary to be prepared in `maintain`.
-    let cfg = Config { min_fold_tokens: 1_500, expected_remaining_calls: 12, ..small() };
+    let cfg = Config {
+        min_fold_tokens: 1_500,
+        expected_remaining_calls: 12,
+        ..small()
+    };
     let mut s = session(cfg.clone());
     let mut msgs = Vec::new();
     let mut used = false;
@@ -371,8 +491,15 @@ fn summaries_are_requested_accepted_and_used() {
         }
         if let Some(req) = s.summary_request(T0 as f64 + k as f64) {
             requested += 1;
-            assert!(req.to > req.from && !req.prompt.is_empty() && req.max_tokens == cfg.summary.max_tokens);
-            assert!(s.summary_request(T0 as f64).is_none(), "one pending at a time");
+            assert!(
+                req.to > req.from
+                    && !req.prompt.is_empty()
+                    && req.max_tokens == cfg.summary.max_tokens
+            );
+            assert!(
+                s.summary_request(T0 as f64).is_none(),
+                "one pending at a time"
+            );
             s.accept_summary(&req.id, "SUMMARY-TEXT of the work", true, T0 as f64);
             assert!(s.state().ready_summary.is_some());
         }
@@ -385,10 +512,16 @@ fn summaries_are_requested_accepted_and_used() {
 fn summary_failures_rate_limit_and_timeouts() {
     let cfg = Config {
         min_fold_tokens: 100_000,
-        summary: cachefold::config::SummaryConfig { max_calls_per_hour: 2, ..Default::default() },
+        summary: cachefold::config::SummaryConfig {
+            max_calls_per_hour: 2,
+            ..Default::default()
+        },
         ..small()
     };
-    let mut s = session(Config { min_fold_tokens: 1_500, ..cfg });
+    let mut s = session(Config {
+        min_fold_tokens: 1_500,
+        ..cfg
+    });
     let mut msgs = Vec::new();
     for k in 0..8 {
         turn(&mut msgs, k, "a.txt", 2_000);
@@ -399,7 +532,10 @@ fn summary_failures_rate_limit_and_timeouts() {
         Config {
             expected_remaining_calls: 1,
             min_fold_tokens: 1_500,
-            summary: cachefold::config::SummaryConfig { max_calls_per_hour: 2, ..Default::default() },
+            summary: cachefold::config::SummaryConfig {
+                max_calls_per_hour: 2,
+                ..Default::default()
+            },
             ..small()
         },
         "s2",
@@ -412,11 +548,21 @@ fn summary_failures_rate_limit_and_timeouts() {
     let r2 = s2.summary_request(now + 1.0).expect("second request");
     // Timed out: a later request replaces it, but the hourly cap (2) is reached.
     assert!(s2.summary_request(now + 2.0).is_none(), "still pending");
-    assert!(s2.summary_request(now + r2.timeout_ms as f64 + 120_000.0).is_none(), "rate limited");
+    assert!(
+        s2.summary_request(now + r2.timeout_ms as f64 + 120_000.0)
+            .is_none(),
+        "rate limited"
+    );
     assert_eq!(s2.state().counters.summaries_failed, 2);
-    let r3 = s2.summary_request(now + 3_700_000.0).expect("an hour later");
+    let r3 = s2
+        .summary_request(now + 3_700_000.0)
+        .expect("an hour later");
     s2.accept_summary("unknown-id", "text", true, now);
-    assert!(s2.state().pending_summary.as_ref().is_some_and(|p| p.id == r3.id));
+    assert!(s2
+        .state()
+        .pending_summary
+        .as_ref()
+        .is_some_and(|p| p.id == r3.id));
     let _ = &mut s;
 }
 
@@ -435,7 +581,8 @@ fn restore_from_journal_snapshot_and_torn_tail() {
             now_ms: T0 as f64,
         };
         s.commit_turn(&c).unwrap();
-        s.note_artifact(&"a".repeat(40), "exec", 9_000, T0 as f64).unwrap();
+        s.note_artifact(&"a".repeat(40), "exec", 9_000, T0 as f64)
+            .unwrap();
         journal.push_str(&s.take_journal());
         if k == 6 {
             mid = Some((s.snapshot(), journal.len()));
@@ -461,15 +608,29 @@ fn restore_from_journal_snapshot_and_torn_tail() {
     let lines: Vec<&str> = journal.lines().collect();
     let mut bad = String::new();
     for (i, l) in lines.iter().enumerate() {
-        bad.push_str(&if i == 10 { l.replacen("\"seq\":11", "\"seq\":12", 1) } else { l.to_string() });
+        bad.push_str(&if i == 10 {
+            l.replacen("\"seq\":11", "\"seq\":12", 1)
+        } else {
+            l.to_string()
+        });
         bad.push('\n');
     }
     let (r, rep) = Session::restore(small(), "s1", None, &bad).unwrap();
     assert_eq!(r.state().seq, 10);
     assert_eq!(rep.stopped.as_deref(), Some("sequence"));
     // Bad snapshot or another session's snapshot: errors.
-    assert_eq!(Session::restore(small(), "s1", Some("{nope"), "").unwrap_err().code(), "CACHEFOLD_STATE");
-    assert_eq!(Session::restore(small(), "other", Some(&live), "").unwrap_err().code(), "CACHEFOLD_STATE");
+    assert_eq!(
+        Session::restore(small(), "s1", Some("{nope"), "")
+            .unwrap_err()
+            .code(),
+        "CACHEFOLD_STATE"
+    );
+    assert_eq!(
+        Session::restore(small(), "other", Some(&live), "")
+            .unwrap_err()
+            .code(),
+        "CACHEFOLD_STATE"
+    );
     assert_eq!(s.stats()["artifacts"], 14);
 }
 
@@ -477,7 +638,12 @@ fn restore_from_journal_snapshot_and_torn_tail() {
 fn bad_input_is_an_error_never_a_panic() {
     let mut s = session(Config::default());
     let msgs = vec![user("a", T0), "not json".to_string()];
-    assert_eq!(s.assemble(&input(&msgs, &[0, 1], DS, None)).unwrap_err().code(), "CACHEFOLD_INPUT");
+    assert_eq!(
+        s.assemble(&input(&msgs, &[0, 1], DS, None))
+            .unwrap_err()
+            .code(),
+        "CACHEFOLD_INPUT"
+    );
     let mut inp = input(&msgs, &[0], DS, None);
     inp.messages[0].index = 7;
     assert!(s.assemble(&inp).is_err());
@@ -508,7 +674,10 @@ fn malformed_history_is_repaired_never_dropped() {
         assert!(p.order.contains(&i), "host {i} dropped");
     }
     let kinds: Vec<&str> = p.report.repairs.iter().map(|r| r.kind.as_str()).collect();
-    assert!(kinds.contains(&"missing_result") && kinds.contains(&"orphan_result"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"missing_result") && kinds.contains(&"orphan_result"),
+        "{kinds:?}"
+    );
     // Synthetic messages have fixed timestamps: the same plan next time.
     let again = shim(&mut s, &msgs, DS, None);
     assert_eq!(again.synthetic, p.synthetic);

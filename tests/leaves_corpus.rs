@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 fn corpus() -> Option<PathBuf> {
-    let p = std::env::var("CACHEFOLD_CORPUS").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from("/work/shared/corpus"));
+    let p = std::env::var("CACHEFOLD_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from("/work/shared/corpus"));
     p.is_dir().then_some(p)
 }
 
@@ -30,7 +32,10 @@ fn corpus_pairing_and_digests() {
         return;
     };
     let cfg = Config::default();
-    for rel in ["pi-mono/before-compaction.jsonl", "pi-mono/large-session.jsonl"] {
+    for rel in [
+        "pi-mono/before-compaction.jsonl",
+        "pi-mono/large-session.jsonl",
+    ] {
         let text = std::fs::read_to_string(root.join(rel)).unwrap();
         let msgs = pi_messages(&text);
         assert!(msgs.len() > 300, "{rel}: {} messages", msgs.len());
@@ -39,26 +44,42 @@ fn corpus_pairing_and_digests() {
         for open in [false, true] {
             let rep = repair(&shapes, open);
             let resolved = rep.resolve(&shapes);
-            assert!(cachefold::pairing::violations_with(&resolved, open).is_empty(), "{rel}");
+            assert!(
+                cachefold::pairing::violations_with(&resolved, open).is_empty(),
+                "{rel}"
+            );
             let mut seen = vec![0u8; shapes.len()];
             for s in &rep.slots {
                 if let cachefold::pairing::Slot::Orig(i) = s {
                     seen[*i] += 1;
                 }
             }
-            assert!(seen.iter().all(|&c| c == 1), "{rel}: a message was dropped or duplicated");
+            assert!(
+                seen.iter().all(|&c| c == 1),
+                "{rel}: a message was dropped or duplicated"
+            );
             let before_open = cachefold::pairing::violations_with(&shapes, open);
-            assert_eq!(before_open.is_empty(), rep.repairs.is_empty(), "{rel}: repairs must be reported");
+            assert_eq!(
+                before_open.is_empty(),
+                rep.repairs.is_empty(),
+                "{rel}: repairs must be reported"
+            );
             // Every cut of the repaired history leaves two valid halves.
             for c in cut_points(&resolved) {
-                assert!(violations(&resolved[..c]).is_empty() && violations(&resolved[c..]).is_empty(), "{rel}: cut {c}");
+                assert!(
+                    violations(&resolved[..c]).is_empty() && violations(&resolved[c..]).is_empty(),
+                    "{rel}: cut {c}"
+                );
             }
         }
         let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
         for v in &before {
             *kinds.entry(v.kind.clone()).or_default() += 1;
         }
-        eprintln!("{rel}: {} messages, violations before repair: {kinds:?}", msgs.len());
+        eprintln!(
+            "{rel}: {} messages, violations before repair: {kinds:?}",
+            msgs.len()
+        );
 
         // Digests with call arguments resolved, then one fold record over everything.
         let mut calls: BTreeMap<String, (String, serde_json::Value)> = BTreeMap::new();
@@ -67,23 +88,41 @@ fn corpus_pairing_and_digests() {
             for c in m.tool_calls() {
                 calls.insert(c.id.to_string(), (c.name.to_string(), c.arguments.clone()));
             }
-            let args = m.tool_call_id().and_then(|id| calls.get(id)).map(|(n, a)| (n.as_str(), a));
+            let args = m
+                .tool_call_id()
+                .and_then(|id| calls.get(id))
+                .map(|(n, a)| (n.as_str(), a));
             let d = digest(m, &cfg, args);
             assert!(d.text.chars().count() <= 300);
             assert!(d.user_text.as_ref().map_or(0, |u| u.chars().count()) <= 1_200);
             ds.push(d);
         }
-        let with_cmd = ds.iter().filter(|d| d.commands.iter().any(|c| c.contains(" → "))).count();
-        assert!(with_cmd > 50, "{rel}: only {with_cmd} commands with outcomes");
-        assert!(ds.iter().filter(|d| !d.files.is_empty()).count() > 50, "{rel}");
+        let with_cmd = ds
+            .iter()
+            .filter(|d| d.commands.iter().any(|c| c.contains(" → ")))
+            .count();
+        assert!(
+            with_cmd > 50,
+            "{rel}: only {with_cmd} commands with outcomes"
+        );
+        assert!(
+            ds.iter().filter(|d| !d.files.is_empty()).count() > 50,
+            "{rel}"
+        );
         let refs: Vec<&Digest> = ds.iter().collect();
         for max in [600usize, 4_000, 16_000] {
             let rec = render_extractive("f-corpus", &refs, max);
-            assert!(rec.chars().count() <= max.max(fold_header("f-corpus").chars().count() + 1), "{rel}: {max}");
+            assert!(
+                rec.chars().count() <= max.max(fold_header("f-corpus").chars().count() + 1),
+                "{rel}: {max}"
+            );
             assert!(rec.starts_with("[cachefold fold f-corpus]"));
         }
         let rec = render_extractive("f-corpus", &refs, 16_000);
-        assert!(rec.contains("## User constraints and instructions"), "{rel}");
+        assert!(
+            rec.contains("## User constraints and instructions"),
+            "{rel}"
+        );
         assert!(rec.contains("## Files touched"), "{rel}");
     }
 }

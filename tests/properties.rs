@@ -32,7 +32,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 fn cases(default: u32) -> u32 {
-    std::env::var("CACHEFOLD_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var("CACHEFOLD_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -74,35 +77,60 @@ fn size() -> impl Strategy<Value = usize> {
 }
 
 fn call_spec() -> impl Strategy<Value = CallSpec> {
-    (any::<bool>(), prop::bool::weighted(0.1), size()).prop_map(|(exec, protected, size)| CallSpec {
-        exec,
-        protected,
-        size,
+    (any::<bool>(), prop::bool::weighted(0.1), size()).prop_map(|(exec, protected, size)| {
+        CallSpec {
+            exec,
+            protected,
+            size,
+        }
     })
 }
 
 fn turn_spec() -> impl Strategy<Value = TurnSpec> {
-    (1usize..200, prop::collection::vec(prop::collection::vec(call_spec(), 1..=3), 0..=3))
+    (
+        1usize..200,
+        prop::collection::vec(prop::collection::vec(call_spec(), 1..=3), 0..=3),
+    )
         .prop_map(|(user_len, steps)| TurnSpec { user_len, steps })
 }
 
 fn knobs() -> impl Strategy<Value = Knobs> {
-    (0u32..5, 1_000u64..2_000, 0u64..1_500, 200u64..3_000, 0u64..60, 2_000u64..10_000, any::<bool>(), 0u8..3).prop_map(
-        |(prefix_lock, tail, min_fold, record_budget, expected, budget, reassemble, summaries)| Knobs {
-            prefix_lock,
-            tail,
-            min_fold,
-            record_budget,
-            expected,
-            budget,
-            reassemble,
-            summaries,
-        },
+    (
+        0u32..5,
+        1_000u64..2_000,
+        0u64..1_500,
+        200u64..3_000,
+        0u64..60,
+        2_000u64..10_000,
+        any::<bool>(),
+        0u8..3,
     )
+        .prop_map(
+            |(
+                prefix_lock,
+                tail,
+                min_fold,
+                record_budget,
+                expected,
+                budget,
+                reassemble,
+                summaries,
+            )| Knobs {
+                prefix_lock,
+                tail,
+                min_fold,
+                record_budget,
+                expected,
+                budget,
+                reassemble,
+                summaries,
+            },
+        )
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (knobs(), prop::collection::vec(turn_spec(), 1..8)).prop_map(|(knobs, turns)| Case { knobs, turns })
+    (knobs(), prop::collection::vec(turn_spec(), 1..8))
+        .prop_map(|(knobs, turns)| Case { knobs, turns })
 }
 
 fn body(seed: usize, n: usize) -> String {
@@ -148,7 +176,12 @@ fn build(c: &Case) -> (Vec<Message>, Vec<Call>) {
     let mut ts = T0;
     let mut id = 0usize;
     let push_asst = |msgs: &mut Vec<String>, calls: &mut Vec<Call>, m: String, ts: u64| {
-        calls.push(Call { assistant_index: msgs.len(), timestamp_ms: ts as f64, usage: None, output_tokens: 10 });
+        calls.push(Call {
+            assistant_index: msgs.len(),
+            timestamp_ms: ts as f64,
+            usage: None,
+            output_tokens: 10,
+        });
         msgs.push(m);
     };
     for (t, turn) in c.turns.iter().enumerate() {
@@ -161,11 +194,18 @@ fn build(c: &Case) -> (Vec<Message>, Vec<Call>) {
                 .map(|cs| {
                     id += 1;
                     let name = if cs.exec { "exec" } else { "read" };
-                    let path = if cs.protected { "/ws/AGENTS.md".to_string() } else { format!("src/f{id}.rs") };
+                    let path = if cs.protected {
+                        "/ws/AGENTS.md".to_string()
+                    } else {
+                        format!("src/f{id}.rs")
+                    };
                     (format!("call_{id}"), name, path)
                 })
                 .collect();
-            let refs: Vec<(&str, &str, &str)> = specs.iter().map(|(a, b, p)| (a.as_str(), *b, p.as_str())).collect();
+            let refs: Vec<(&str, &str, &str)> = specs
+                .iter()
+                .map(|(a, b, p)| (a.as_str(), *b, p.as_str()))
+                .collect();
             push_asst(&mut msgs, &mut calls, engine_support::calls(&refs, ts), ts);
             for ((cid, name, _), cs) in specs.iter().zip(step) {
                 ts += 10;
@@ -173,9 +213,19 @@ fn build(c: &Case) -> (Vec<Message>, Vec<Call>) {
             }
         }
         ts += 1_000;
-        push_asst(&mut msgs, &mut calls, assistant(&format!("turn {t} done"), ts), ts);
+        push_asst(
+            &mut msgs,
+            &mut calls,
+            assistant(&format!("turn {t} done"), ts),
+            ts,
+        );
     }
-    (msgs.iter().map(|j| Message::from_json(j).unwrap()).collect(), calls)
+    (
+        msgs.iter()
+            .map(|j| Message::from_json(j).unwrap())
+            .collect(),
+        calls,
+    )
 }
 
 fn config(k: &Knobs) -> Config {
@@ -194,8 +244,12 @@ fn options(k: &Knobs) -> ReplayOptions {
         model: Some("deepseek/deepseek-v4-flash".into()),
         token_budget: Some(k.budget),
         reassemble_each_call: k.reassemble,
-        summaries: [SummaryMode::Off, SummaryMode::Echo, SummaryMode::Fail][k.summaries as usize % 3],
-        usage: UsageMode::Simulated { static_tokens: 300, tokens_per_weighted_char: 0.3 },
+        summaries: [SummaryMode::Off, SummaryMode::Echo, SummaryMode::Fail]
+            [k.summaries as usize % 3],
+        usage: UsageMode::Simulated {
+            static_tokens: 300,
+            tokens_per_weighted_char: 0.3,
+        },
         check: true,
         check_idempotent: true,
         check_journal: true,
@@ -218,13 +272,20 @@ fn check_case(c: &Case, cut_frac: f64, checkpoint_frac: f64) -> Result<(), Strin
     opts.checkpoint_turn = Some((c.turns.len() as f64 * checkpoint_frac) as usize);
     let out = replay(&msgs, &calls, &cfg, &opts);
     if !out.violations.is_empty() || !out.errors.is_empty() {
-        return Err(format!("violations {:?} errors {:?}", out.violations, out.errors));
+        return Err(format!(
+            "violations {:?} errors {:?}",
+            out.violations, out.errors
+        ));
     }
     // Crash-truncated journal at a byte: a prefix of the event sequence.
     let j = &out.journal;
     let cut = ((j.len() as f64) * cut_frac) as usize;
-    let cut = (0..=cut).rev().find(|&b| j.is_char_boundary(b)).unwrap_or(0);
-    let (r, rep) = Session::restore(cfg.clone(), "replay", None, &j[..cut]).map_err(|e| e.to_string())?;
+    let cut = (0..=cut)
+        .rev()
+        .find(|&b| j.is_char_boundary(b))
+        .unwrap_or(0);
+    let (r, rep) =
+        Session::restore(cfg.clone(), "replay", None, &j[..cut]).map_err(|e| e.to_string())?;
     let complete = j[..cut].matches('\n').count() as u64
         + u64::from(!j[..cut].ends_with('\n') && j[cut..].starts_with('\n') && cut > 0);
     if r.state().seq != complete {
@@ -234,26 +295,44 @@ fn check_case(c: &Case, cut_frac: f64, checkpoint_frac: f64) -> Result<(), Strin
             r.state().seq
         ));
     }
-    let (exact, _) = Session::restore(cfg.clone(), "replay", None, &j[..j[..cut].rfind('\n').map_or(0, |p| p + 1)])
-        .map_err(|e| e.to_string())?;
+    let (exact, _) = Session::restore(
+        cfg.clone(),
+        "replay",
+        None,
+        &j[..j[..cut].rfind('\n').map_or(0, |p| p + 1)],
+    )
+    .map_err(|e| e.to_string())?;
     if complete == exact.state().seq && r.state() != exact.state() {
-        return Err(format!("cut at {cut}: torn-line restore differs from the line-boundary restore"));
+        return Err(format!(
+            "cut at {cut}: torn-line restore differs from the line-boundary restore"
+        ));
     }
     // The restored session keeps working on the full history.
     let mut r = r;
     let jsons: Vec<String> = msgs.iter().map(Message::to_json).collect();
-    let p = shim(&mut r, &jsons, Some("deepseek/deepseek-v4-flash"), Some(c.knobs.budget));
+    let p = shim(
+        &mut r,
+        &jsons,
+        Some("deepseek/deepseek-v4-flash"),
+        Some(c.knobs.budget),
+    );
     let resolved = resolve(&p, &jsons);
-    let shapes: Vec<Shape> = resolved.iter().map(|m| Shape::of(&Message::from_json(m).unwrap())).collect();
+    let shapes: Vec<Shape> = resolved
+        .iter()
+        .map(|m| Shape::of(&Message::from_json(m).unwrap()))
+        .collect();
     if !pairing::violations_with(&shapes, true).is_empty() {
         return Err("restored session produced an invalid pairing".into());
     }
     // A call boundary restores to exactly that call's snapshot.
     match out.checkpoints.first() {
         Some((len, snap)) => {
-            let (r, _) = Session::restore(cfg.clone(), "replay", None, &j[..*len]).map_err(|e| e.to_string())?;
+            let (r, _) = Session::restore(cfg.clone(), "replay", None, &j[..*len])
+                .map_err(|e| e.to_string())?;
             if &r.snapshot() != snap {
-                return Err(format!("checkpoint at {len}: journal prefix restore differs from the live snapshot"));
+                return Err(format!(
+                    "checkpoint at {len}: journal prefix restore differs from the live snapshot"
+                ));
             }
         }
         None => return Err("no checkpoint taken".into()),
@@ -318,7 +397,10 @@ fn check_divergence(c: &Case, muts: &[Mutation]) -> Result<(), String> {
     let mut model = "deepseek/deepseek-v4-flash";
     let all: Vec<String> = msgs.iter().map(Message::to_json).collect();
     // Turn boundaries: user messages.
-    let starts: Vec<usize> = (0..all.len()).filter(|&i| msgs[i].role_str() == "user").chain([all.len()]).collect();
+    let starts: Vec<usize> = (0..all.len())
+        .filter(|&i| msgs[i].role_str() == "user")
+        .chain([all.len()])
+        .collect();
     for (t, w) in starts.windows(2).enumerate() {
         hist.extend(all[w[0]..w[1]].iter().cloned());
         match muts.get(t).unwrap_or(&Mutation::None) {
@@ -336,7 +418,11 @@ fn check_divergence(c: &Case, muts: &[Mutation]) -> Result<(), String> {
                 );
             }
             Mutation::Model => {
-                model = if model.ends_with("flash") { "deepseek/deepseek-v4-pro" } else { "deepseek/deepseek-v4-flash" }
+                model = if model.ends_with("flash") {
+                    "deepseek/deepseek-v4-pro"
+                } else {
+                    "deepseek/deepseek-v4-flash"
+                }
             }
         }
         let need = s.need(hist.len() as u32);
@@ -345,17 +431,29 @@ fn check_divergence(c: &Case, muts: &[Mutation]) -> Result<(), String> {
             .map_err(|e| format!("turn {t}: {e}"))?;
         if p.need_full {
             p = s
-                .assemble(&input(&hist, &(0..hist.len() as u32).collect::<Vec<_>>(), Some(model), Some(c.knobs.budget)))
+                .assemble(&input(
+                    &hist,
+                    &(0..hist.len() as u32).collect::<Vec<_>>(),
+                    Some(model),
+                    Some(c.knobs.budget),
+                ))
                 .map_err(|e| format!("turn {t}: {e}"))?;
         }
         journal.push_str(&s.take_journal());
         let out = resolve(&p, &hist);
-        let shapes: Vec<Shape> = out.iter().map(|m| Shape::of(&Message::from_json(m).unwrap())).collect();
+        let shapes: Vec<Shape> = out
+            .iter()
+            .map(|m| Shape::of(&Message::from_json(m).unwrap()))
+            .collect();
         if !pairing::violations_with(&shapes, true).is_empty() {
             return Err(format!("turn {t}: invalid pairing"));
         }
         for i in 0..hist.len() as i64 {
-            let folded = s.state().segs.iter().any(|g| (g.from as i64) <= i && i < g.to as i64);
+            let folded = s
+                .state()
+                .segs
+                .iter()
+                .any(|g| (g.from as i64) <= i && i < g.to as i64);
             if !folded && !p.order.contains(&i) {
                 return Err(format!("turn {t}: host {i} dropped"));
             }
@@ -399,8 +497,10 @@ fn regressions_replay() {
         if path.extension().is_none_or(|x| x != "json") {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let c: Case = serde_json::from_value(v["case"].clone()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let c: Case = serde_json::from_value(v["case"].clone())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let res = match v["property"].as_str() {
             Some("divergence_invariants") => {
                 let muts: Vec<Mutation> = serde_json::from_value(v["mutations"].clone()).unwrap();

@@ -50,7 +50,11 @@ impl Interner {
 }
 
 fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | ':' | '@' | '#' | '~' | '+' | '%' | '=' | '?' | '&')
+    c.is_alphanumeric()
+        || matches!(
+            c,
+            '_' | '.' | '/' | '-' | ':' | '@' | '#' | '~' | '+' | '%' | '=' | '?' | '&'
+        )
 }
 
 /// Anchors of `text`, deduplicated, in order of first occurrence.
@@ -74,7 +78,12 @@ pub fn extract(text: &str) -> Vec<String> {
 /// split at `:` so `src/a.rs:12:5` yields the path and not the position).
 fn candidates(raw: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let trimmed = raw.trim_matches(|c: char| matches!(c, '.' | ':' | '-' | '#' | '~' | '+' | '=' | '?' | '&' | '%' | '@'));
+    let trimmed = raw.trim_matches(|c: char| {
+        matches!(
+            c,
+            '.' | ':' | '-' | '#' | '~' | '+' | '=' | '?' | '&' | '%' | '@'
+        )
+    });
     if trimmed.starts_with("http://") || trimmed.starts_with("https://") {
         if trimmed.len() > 10 {
             out.push(trimmed.to_string());
@@ -82,7 +91,9 @@ fn candidates(raw: &str) -> Vec<String> {
         return out;
     }
     for part in trimmed.split(':') {
-        let p = part.trim_matches(|c: char| matches!(c, '.' | '-' | '#' | '~' | '+' | '=' | '?' | '&' | '%' | '@'));
+        let p = part.trim_matches(|c: char| {
+            matches!(c, '.' | '-' | '#' | '~' | '+' | '=' | '?' | '&' | '%' | '@')
+        });
         if p.len() >= 3 && is_anchor(p) {
             out.push(p.to_string());
         }
@@ -99,14 +110,21 @@ fn is_anchor(w: &str) -> bool {
     let digits = w.chars().filter(char::is_ascii_digit).count();
     // Numbers with ≥ 3 digits (ids, ports, sizes, line numbers).
     if !has_alpha {
-        return digits >= 3 && w.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '_'));
+        return digits >= 3
+            && w.chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '_'));
     }
     // File paths.
     if w.contains('/') && w.len() >= 4 && w.chars().filter(|c| c.is_alphanumeric()).count() >= 3 {
         return true;
     }
     // Commit-like hex.
-    if w.len() >= 7 && w.len() <= 64 && w.chars().all(|c| c.is_ascii_hexdigit()) && digits > 0 && digits < w.len() {
+    if w.len() >= 7
+        && w.len() <= 64
+        && w.chars().all(|c| c.is_ascii_hexdigit())
+        && digits > 0
+        && digits < w.len()
+    {
         return true;
     }
     // file.ext
@@ -126,15 +144,24 @@ fn is_anchor(w: &str) -> bool {
         if w.contains('_') && chars.iter().filter(|c| c.is_alphabetic()).count() >= 3 {
             return true;
         }
-        let inner_cap = chars.windows(2).any(|p| matches!(p, [a, b] if a.is_lowercase() && b.is_uppercase()));
+        let inner_cap = chars
+            .windows(2)
+            .any(|p| matches!(p, [a, b] if a.is_lowercase() && b.is_uppercase()));
         if inner_cap {
             return true;
         }
         // Error codes and versions: E0308, TS2345, ENOENT-like codes with digits, v1.2.3.
-        if digits > 0 && chars.first().is_some_and(|c| c.is_ascii_alphabetic()) && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-') {
+        if digits > 0
+            && chars.first().is_some_and(|c| c.is_ascii_alphabetic())
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        {
             return true;
         }
-        if w.len() >= 5 && w.chars().all(|c| c.is_ascii_uppercase() || c == '_') && w.starts_with('E') {
+        if w.len() >= 5
+            && w.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+            && w.starts_with('E')
+        {
             return true;
         }
     }
@@ -160,7 +187,10 @@ mod tests {
             assert!(a.iter().any(|x| x == want), "{want} missing from {a:?}");
         }
         for not in ["the", "and", "error", "mismatched"] {
-            assert!(!a.iter().any(|x| x == not), "{not} should not be an anchor: {a:?}");
+            assert!(
+                !a.iter().any(|x| x == not),
+                "{not} should not be an anchor: {a:?}"
+            );
         }
     }
 }

@@ -86,7 +86,12 @@ impl Seq {
             Err(i) => i.saturating_sub(1),
         };
         let skip = pos.saturating_sub(self.starts.get(idx).copied().unwrap_or(0));
-        self.pieces.get(idx..).unwrap_or(&[]).iter().flat_map(|p| p.iter().copied()).skip(skip)
+        self.pieces
+            .get(idx..)
+            .unwrap_or(&[])
+            .iter()
+            .flat_map(|p| p.iter().copied())
+            .skip(skip)
     }
 
     /// Number of pieces.
@@ -105,7 +110,10 @@ pub fn block_hashes(x: &Seq, y: Option<&Seq>, block: usize) -> Vec<u64> {
     let mut acc: u64 = 0;
     let mut n = 0usize;
     let mut step = |t: u32, out: &mut Vec<u64>| {
-        acc = (acc ^ u64::from(t)).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(23) ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        acc = (acc ^ u64::from(t))
+            .wrapping_mul(0x0000_0100_0000_01b3)
+            .rotate_left(23)
+            ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         n += 1;
         if n == block {
             h = mix(h ^ mix(acc));
@@ -298,9 +306,18 @@ impl Sim {
                 }
             }
             Model::OpenAi | Model::Kimi => {
-                let min_blocks = if self.p.model == Model::OpenAi { 1024 / b } else { 1 };
+                let min_blocks = if self.p.model == Model::OpenAi {
+                    1024 / b
+                } else {
+                    1
+                };
                 let whole = hash_all(x);
-                if self.p.model == Model::Kimi && self.whole.get(&whole).is_some_and(|&t| self.fresh(t, now_ms)) {
+                if self.p.model == Model::Kimi
+                    && self
+                        .whole
+                        .get(&whole)
+                        .is_some_and(|&t| self.fresh(t, now_ms))
+                {
                     hit = x.len() as u64;
                 } else {
                     for k in (1..=kx).rev() {
@@ -335,7 +352,10 @@ impl Sim {
                     }
                 }
                 // Common-prefix units: LCP with some earlier prompt ends at block k.
-                let counts: Vec<u32> = hx.iter().map(|h| self.prompt_counts.get(h).copied().unwrap_or(0)).collect();
+                let counts: Vec<u32> = hx
+                    .iter()
+                    .map(|h| self.prompt_counts.get(h).copied().unwrap_or(0))
+                    .collect();
                 for k in 0..counts.len() {
                     let c = counts.get(k).copied().unwrap_or(0);
                     let next = counts.get(k + 1).copied().unwrap_or(0);
@@ -386,13 +406,22 @@ impl Sim {
     fn novel_tokens(&self, x: &Seq, hx: &[u64], kc: usize) -> u64 {
         let b = self.block;
         let other = if kc > 0 {
-            hx.get(kc - 1).and_then(|h| self.xy_prefixes.get(h)).and_then(|&j| self.history.get(j as usize))
+            hx.get(kc - 1)
+                .and_then(|h| self.xy_prefixes.get(h))
+                .and_then(|&j| self.history.get(j as usize))
         } else {
             self.history.last()
         };
-        let Some(other) = other else { return x.len() as u64 };
+        let Some(other) = other else {
+            return x.len() as u64;
+        };
         let start = kc * b;
-        let extra = x.iter_from(start).zip(other.iter_from(start)).take(b).take_while(|(a, c)| a == c).count();
+        let extra = x
+            .iter_from(start)
+            .zip(other.iter_from(start))
+            .take(b)
+            .take_while(|(a, c)| a == c)
+            .count();
         (x.len() - (start + extra).min(x.len())) as u64
     }
 }

@@ -123,7 +123,12 @@ impl Cachefold {
     }
 
     fn commit_and_maintain(&mut self, ctx: &mut Ctx, hist: &[M], u: usize, end: usize) {
-        let messages: Vec<String> = hist.get(u..end).unwrap_or(&[]).iter().map(|m| m.msg.to_json()).collect();
+        let messages: Vec<String> = hist
+            .get(u..end)
+            .unwrap_or(&[])
+            .iter()
+            .map(|m| m.msg.to_json())
+            .collect();
         let commit = CommitInput {
             advancement_key: format!("turn-{u}"),
             messages,
@@ -149,7 +154,8 @@ impl Cachefold {
                 });
                 self.summary_calls += 1;
             }
-            self.session.accept_summary(&req.id, &text, true, self.last_now);
+            self.session
+                .accept_summary(&req.id, &text, true, self.last_now);
             let _ = self.session.take_journal();
         }
     }
@@ -187,15 +193,24 @@ impl Strategy for Cachefold {
                 match crate::shrink::shrink_tool_result(&self.cfg, &tool, m.msg.raw()) {
                     Ok(Some(out)) => {
                         self.shrunk += 1;
-                        let _ = self.session.note_artifact(&out.artifact_id, &out.tool_name, out.original_chars, ctx.now_ms);
-                        ctx.store.make_value(out.message, Some(index), vec![index]).unwrap_or(m)
+                        let _ = self.session.note_artifact(
+                            &out.artifact_id,
+                            &out.tool_name,
+                            out.original_chars,
+                            ctx.now_ms,
+                        );
+                        ctx.store
+                            .make_value(out.message, Some(index), vec![index])
+                            .unwrap_or(m)
                     }
                     _ => m,
                 }
             }
             Role::Assistant => {
                 // The host records the provider's usage on the assistant message.
-                let Some(&(hit, miss, out)) = self.usage.get(&index) else { return m };
+                let Some(&(hit, miss, out)) = self.usage.get(&index) else {
+                    return m;
+                };
                 let mut v = m.msg.raw().clone();
                 if let Some(o) = v.as_object_mut() {
                     o.insert(
@@ -218,7 +233,10 @@ impl Strategy for Cachefold {
 
     fn assemble(&mut self, ctx: &mut Ctx, hist: &[M]) -> Vec<M> {
         let a = hist.len();
-        let u = hist.iter().rposition(|m| m.role() == Role::User).unwrap_or(0);
+        let u = hist
+            .iter()
+            .rposition(|m| m.role() == Role::User)
+            .unwrap_or(0);
         let new_turn = self.turn != Some(u);
         if new_turn {
             if let Some(prev) = self.turn {

@@ -36,7 +36,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         self.0 >> 33
     }
     fn below(&mut self, n: u64) -> u64 {
@@ -49,11 +52,23 @@ impl Lcg {
 }
 
 enum Act {
-    Read { file: usize, offset: Option<usize>, limit: Option<usize> },
-    Grep { pattern: &'static str },
-    Exec { cmd: &'static str },
-    Edit { file: usize },
-    Write { path: &'static str },
+    Read {
+        file: usize,
+        offset: Option<usize>,
+        limit: Option<usize>,
+    },
+    Grep {
+        pattern: &'static str,
+    },
+    Exec {
+        cmd: &'static str,
+    },
+    Edit {
+        file: usize,
+    },
+    Write {
+        path: &'static str,
+    },
 }
 
 struct Gen {
@@ -81,8 +96,9 @@ impl Gen {
 
     fn user(&mut self, text: &str) {
         let ts = self.tick(20_000, 90_000);
-        self.msgs
-            .push(json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts}));
+        self.msgs.push(
+            json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts}),
+        );
     }
 
     fn read_output(&self, f: usize, offset: Option<usize>, limit: Option<usize>) -> String {
@@ -94,7 +110,10 @@ impl Gen {
         let end = start + lines.len().saturating_sub(1);
         let mut s = lines.join("\n");
         if end < total {
-            s.push_str(&format!("\n\n[Showing lines {start}-{end} of {total}. Use offset={} to continue.]", end + 1));
+            s.push_str(&format!(
+                "\n\n[Showing lines {start}-{end} of {total}. Use offset={} to continue.]",
+                end + 1
+            ));
         }
         s
     }
@@ -112,7 +131,9 @@ impl Gen {
         out.truncate(100);
         let mut s = out.join("\n");
         if total > 100 {
-            s.push_str(&format!("\n\n[{total} matches, showing first 100. Narrow the pattern or use glob.]"));
+            s.push_str(&format!(
+                "\n\n[{total} matches, showing first 100. Narrow the pattern or use glob.]"
+            ));
         }
         if s.is_empty() {
             s = "No matches found".into();
@@ -123,7 +144,10 @@ impl Gen {
     fn test_names(&self) -> Vec<String> {
         let mut v = Vec::new();
         for (path, body) in FILES {
-            let module = path.trim_start_matches("src/").trim_end_matches(".rs").replace('/', "::");
+            let module = path
+                .trim_start_matches("src/")
+                .trim_end_matches(".rs")
+                .replace('/', "::");
             let mut pending = false;
             for l in body.lines() {
                 let t = l.trim();
@@ -189,10 +213,18 @@ impl Gen {
                 s.push_str(&format!("running {} tests\n", tests.len() * 6));
                 for rep in 0..6 {
                     for (i, t) in tests.iter().enumerate() {
-                        let status = if Some(i) == fail_idx && rep == 0 { "FAILED" } else { "ok" };
+                        let status = if Some(i) == fail_idx && rep == 0 {
+                            "FAILED"
+                        } else {
+                            "ok"
+                        };
                         s.push_str(&format!(
                             "test {t}{} ... {status}\n",
-                            if rep == 0 { String::new() } else { format!("_case_{rep}") }
+                            if rep == 0 {
+                                String::new()
+                            } else {
+                                format!("_case_{rep}")
+                            }
                         ));
                     }
                 }
@@ -210,7 +242,10 @@ impl Gen {
             }
             c if c.starts_with("git diff") => {
                 let (path, body) = file(self.rng.below(FILES.len() as u64) as usize);
-                let start = 1 + self.rng.below(line_count(body).saturating_sub(40).max(1) as u64) as usize;
+                let start = 1 + self
+                    .rng
+                    .below(line_count(body).saturating_sub(40).max(1) as u64)
+                    as usize;
                 let mut s = format!("diff --git a/{path} b/{path}\nindex 3f2a9c1..8be01d7 100644\n--- a/{path}\n+++ b/{path}\n@@ -{start},30 +{start},31 @@\n");
                 for (k, l) in body.lines().skip(start - 1).take(30).enumerate() {
                     if k == 12 {
@@ -246,7 +281,11 @@ impl Gen {
             self.next_id += 1;
             let id = format!("call_{:05}", self.next_id);
             let (name, args, out, err) = match a {
-                Act::Read { file: f, offset, limit } => {
+                Act::Read {
+                    file: f,
+                    offset,
+                    limit,
+                } => {
                     let (path, _) = file(f);
                     let mut args = json!({"path": path});
                     if let (Some(o), Some(obj)) = (offset, args.as_object_mut()) {
@@ -257,11 +296,21 @@ impl Gen {
                     }
                     ("read", args, self.read_output(f, offset, limit), false)
                 }
-                Act::Grep { pattern } => ("grep", json!({"pattern": pattern, "path": "src"}), self.grep_output(pattern), false),
+                Act::Grep { pattern } => (
+                    "grep",
+                    json!({"pattern": pattern, "path": "src"}),
+                    self.grep_output(pattern),
+                    false,
+                ),
                 Act::Exec { cmd } => {
                     let (out, failed) = self.exec_output(cmd);
                     let code = if failed { 101 } else { 0 };
-                    ("exec", json!({"command": cmd}), format!("{out}\n\n(exit code {code})"), failed)
+                    (
+                        "exec",
+                        json!({"command": cmd}),
+                        format!("{out}\n\n(exit code {code})"),
+                        failed,
+                    )
                 }
                 Act::Edit { file: f } => {
                     self.edits += 1;
@@ -291,7 +340,11 @@ impl Gen {
             parts.push(json!({"type": "toolCall", "id": id, "name": name, "arguments": args}));
             results.push(json!({"role": "toolResult", "toolCallId": id, "toolName": name, "content": [{"type": "text", "text": out}], "isError": err, "timestamp": ts + 400}));
         }
-        let stop = if results.is_empty() { "stop" } else { "toolUse" };
+        let stop = if results.is_empty() {
+            "stop"
+        } else {
+            "toolUse"
+        };
         let output = 40 + self.rng.below(400);
         let usage = Usage {
             input: 0,
@@ -432,7 +485,11 @@ pub fn session() -> Transcript {
             g.step(text, acts);
         }
     }
-    let messages: Vec<Message> = g.msgs.into_iter().filter_map(|v| Message::from_value(v).ok()).collect();
+    let messages: Vec<Message> = g
+        .msgs
+        .into_iter()
+        .filter_map(|v| Message::from_value(v).ok())
+        .collect();
     Transcript {
         format: "demo".into(),
         messages,

@@ -67,7 +67,12 @@ pub fn tools(p: Profile) -> Vec<Value> {
         Profile::OpenClaw => all,
         Profile::Pi => all
             .into_iter()
-            .filter(|t| matches!(t["name"].as_str(), Some("read" | "write" | "edit" | "exec" | "grep" | "find" | "ls")))
+            .filter(|t| {
+                matches!(
+                    t["name"].as_str(),
+                    Some("read" | "write" | "edit" | "exec" | "grep" | "find" | "ls")
+                )
+            })
             .collect(),
     }
 }

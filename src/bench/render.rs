@@ -176,7 +176,11 @@ pub fn assistant_body(m: &Message) -> String {
         match p {
             Part::Thinking(t) => reasoning.push(t),
             Part::Text(t) => text.push(t),
-            Part::ToolCall(c) => calls.push(format!("<{DSML}invoke name=\"{}\">\n{}\n</{DSML}invoke>", c.name, dsml_arguments(c.arguments))),
+            Part::ToolCall(c) => calls.push(format!(
+                "<{DSML}invoke name=\"{}\">\n{}\n</{DSML}invoke>",
+                c.name,
+                dsml_arguments(c.arguments)
+            )),
             _ => {}
         }
     }
@@ -184,7 +188,10 @@ pub fn assistant_body(m: &Message) -> String {
     out.push_str("</think>");
     out.push_str(&text.join("\n\n"));
     if !calls.is_empty() {
-        out.push_str(&format!("\n\n<{DSML}tool_calls>\n{}\n</{DSML}tool_calls>", calls.join("\n")));
+        out.push_str(&format!(
+            "\n\n<{DSML}tool_calls>\n{}\n</{DSML}tool_calls>",
+            calls.join("\n")
+        ));
     }
     out.push_str(EOS);
     out
@@ -200,14 +207,28 @@ fn dsml_arguments(args: &Value) -> String {
                 owned = o;
                 &owned
             }
-            _ => return format!("<{DSML}parameter name=\"arguments\" string=\"true\">{s}</{DSML}parameter>"),
+            _ => {
+                return format!(
+                    "<{DSML}parameter name=\"arguments\" string=\"true\">{s}</{DSML}parameter>"
+                )
+            }
         },
-        other => return format!("<{DSML}parameter name=\"arguments\" string=\"false\">{}</{DSML}parameter>", py_json(other)),
+        other => {
+            return format!(
+                "<{DSML}parameter name=\"arguments\" string=\"false\">{}</{DSML}parameter>",
+                py_json(other)
+            )
+        }
     };
     obj.iter()
         .map(|(k, v)| match v {
-            Value::String(s) => format!("<{DSML}parameter name=\"{k}\" string=\"true\">{s}</{DSML}parameter>"),
-            other => format!("<{DSML}parameter name=\"{k}\" string=\"false\">{}</{DSML}parameter>", py_json(other)),
+            Value::String(s) => {
+                format!("<{DSML}parameter name=\"{k}\" string=\"true\">{s}</{DSML}parameter>")
+            }
+            other => format!(
+                "<{DSML}parameter name=\"{k}\" string=\"false\">{}</{DSML}parameter>",
+                py_json(other)
+            ),
         })
         .collect::<Vec<_>>()
         .join("\n")

@@ -136,10 +136,21 @@ fn derive(m: &Metrics, s0: Option<&Metrics>, s1a: Option<&Metrics>) -> Derived {
 /// Build the report from job results (jobs in any order; output order is fixed).
 pub fn build(header: Header, mut jobs: Vec<JobResult>, order: &[&str]) -> Report {
     let pos = |s: &str| order.iter().position(|o| *o == s).unwrap_or(usize::MAX);
-    let session_pos: BTreeMap<String, usize> = header.sessions.iter().enumerate().map(|(i, s)| (s.name.clone(), i)).collect();
+    let session_pos: BTreeMap<String, usize> = header
+        .sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.clone(), i))
+        .collect();
     jobs.sort_by(|a, b| {
-        (session_pos.get(&a.session).copied().unwrap_or(usize::MAX), pos(&a.strategy))
-            .cmp(&(session_pos.get(&b.session).copied().unwrap_or(usize::MAX), pos(&b.strategy)))
+        (
+            session_pos.get(&a.session).copied().unwrap_or(usize::MAX),
+            pos(&a.strategy),
+        )
+            .cmp(&(
+                session_pos.get(&b.session).copied().unwrap_or(usize::MAX),
+                pos(&b.strategy),
+            ))
     });
     let mut sums: BTreeMap<usize, (String, String, Metrics)> = BTreeMap::new();
     for j in &jobs {
@@ -148,7 +159,11 @@ pub fn build(header: Header, mut jobs: Vec<JobResult>, order: &[&str]) -> Report
             .or_insert_with(|| (j.strategy.clone(), j.label.clone(), Metrics::default()));
         e.2.add(&j.metrics);
     }
-    let find = |id: &str| sums.values().find(|(s, _, _)| s == id).map(|(_, _, m)| m.clone());
+    let find = |id: &str| {
+        sums.values()
+            .find(|(s, _, _)| s == id)
+            .map(|(_, _, m)| m.clone())
+    };
     let s0 = find("S0");
     let s1a = find("S1a");
     let totals = sums
@@ -163,7 +178,11 @@ pub fn build(header: Header, mut jobs: Vec<JobResult>, order: &[&str]) -> Report
             }
         })
         .collect();
-    Report { header, totals, jobs }
+    Report {
+        header,
+        totals,
+        jobs,
+    }
 }
 
 fn mtok(n: u64) -> String {
@@ -211,11 +230,22 @@ pub fn markdown(r: &Report) -> String {
         h.price
     );
     let _ = writeln!(s);
-    let prices: Vec<String> = h.prices.iter().map(|(k, (a, b, c))| format!("`{k}` {a}/{b}/{c}")).collect();
-    let _ = writeln!(s, "Prices (USD per 1M hit/miss/output): {}", prices.join(" · "));
+    let prices: Vec<String> = h
+        .prices
+        .iter()
+        .map(|(k, (a, b, c))| format!("`{k}` {a}/{b}/{c}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "Prices (USD per 1M hit/miss/output): {}",
+        prices.join(" · ")
+    );
     let _ = writeln!(s);
     let _ = writeln!(s, "| strategy | T (M tok) | Σmiss (M) | H | H_max | E | cost | input cost | ×S1a (input) | ×S0 (input) | ×S1a (total) | peak ctx | mean ctx | R | R+recovery | overflow | pairing viol. |");
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        s,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for t in &r.totals {
         let m = &t.metrics;
         let d = &t.derived;
@@ -244,10 +274,18 @@ pub fn markdown(r: &Report) -> String {
     }
     let _ = writeln!(s);
     let _ = writeln!(s, "| strategy | flash peak | flash off-peak | v4-pro peak | v4-pro off-peak | reprocessed (M) | novel U (M) | remainders (M) | output (M) | summariser calls / in (M) / out (K) | folds (failed) | R ≥50 calls | p95 ctx | time-wtd ctx | counters |");
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(
+        s,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
     for t in &r.totals {
         let m = &t.metrics;
-        let counters: Vec<String> = m.counters.iter().filter(|(_, v)| **v > 0).map(|(k, v)| format!("{k} {v}")).collect();
+        let counters: Vec<String> = m
+            .counters
+            .iter()
+            .filter(|(_, v)| **v > 0)
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {:.1} | {} ({}) | {:.3} | {} | {} | {} |",
@@ -275,14 +313,25 @@ pub fn markdown(r: &Report) -> String {
         let _ = writeln!(s);
         let _ = writeln!(s, "Per session (headline cost, ×S1a on input cost):");
         let _ = writeln!(s);
-        let _ = writeln!(s, "| session | calls | S0 | S1a | S1b | S2 | S2c | S2f | S3 | S3 H / E / R |");
+        let _ = writeln!(
+            s,
+            "| session | calls | S0 | S1a | S1b | S2 | S2c | S2f | S3 | S3 H / E / R |"
+        );
         let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
         for si in &h.sessions {
             let jobs: Vec<&JobResult> = r.jobs.iter().filter(|j| j.session == si.name).collect();
-            let base = jobs.iter().find(|j| j.strategy == "S1a").map(|j| j.metrics.cost.headline_input).unwrap_or(0.0);
+            let base = jobs
+                .iter()
+                .find(|j| j.strategy == "S1a")
+                .map(|j| j.metrics.cost.headline_input)
+                .unwrap_or(0.0);
             let cell = |id: &str| -> String {
                 match jobs.iter().find(|j| j.strategy == id) {
-                    Some(j) if base > 0.0 => format!("{} ({:.2})", usd(j.metrics.cost.headline), j.metrics.cost.headline_input / base),
+                    Some(j) if base > 0.0 => format!(
+                        "{} ({:.2})",
+                        usd(j.metrics.cost.headline),
+                        j.metrics.cost.headline_input / base
+                    ),
                     Some(j) => usd(j.metrics.cost.headline),
                     None => "–".into(),
                 }
@@ -290,7 +339,14 @@ pub fn markdown(r: &Report) -> String {
             let s3 = jobs
                 .iter()
                 .find(|j| j.strategy == "S3")
-                .map(|j| format!("{} / {:.3} / {:.3}", pct(j.metrics.hit_rate()), j.metrics.efficiency(), j.metrics.recall()))
+                .map(|j| {
+                    format!(
+                        "{} / {:.3} / {:.3}",
+                        pct(j.metrics.hit_rate()),
+                        j.metrics.efficiency(),
+                        j.metrics.recall()
+                    )
+                })
                 .unwrap_or_else(|| "–".into());
             let _ = writeln!(
                 s,
@@ -316,10 +372,15 @@ pub fn json(r: &Report) -> String {
     serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
-const COLORS: &[&str] = &["#444444", "#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#2ca02c", "#17becf"];
+const COLORS: &[&str] = &[
+    "#444444", "#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#2ca02c", "#17becf",
+];
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// SVG: cumulative cost (top) and context size (bottom) against call index, one line per
@@ -329,7 +390,11 @@ pub fn svg(r: &Report) -> String {
     for t in &r.totals {
         let mut pts = Vec::new();
         for si in &r.header.sessions {
-            if let Some(j) = r.jobs.iter().find(|j| j.session == si.name && j.strategy == t.strategy) {
+            if let Some(j) = r
+                .jobs
+                .iter()
+                .find(|j| j.session == si.name && j.strategy == t.strategy)
+            {
                 pts.extend(j.series.iter().cloned());
             }
         }
@@ -337,9 +402,23 @@ pub fn svg(r: &Report) -> String {
     }
     let (w, ph, pad_l, pad_t, gap) = (960.0f64, 300.0f64, 70.0f64, 40.0f64, 70.0f64);
     let pw = w - pad_l - 220.0;
-    let n = series.iter().map(|(_, p)| p.len()).max().unwrap_or(0).max(1);
-    let max_cost = series.iter().map(|(_, p)| p.iter().map(|x| x.cost).sum::<f64>()).fold(0.0, f64::max).max(1e-9);
-    let max_ctx = series.iter().flat_map(|(_, p)| p.iter().map(|x| x.context)).max().unwrap_or(1).max(1) as f64;
+    let n = series
+        .iter()
+        .map(|(_, p)| p.len())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let max_cost = series
+        .iter()
+        .map(|(_, p)| p.iter().map(|x| x.cost).sum::<f64>())
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let max_ctx = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|x| x.context))
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
     let h = pad_t + ph * 2.0 + gap + 50.0;
     let mut s = String::new();
     let _ = writeln!(
@@ -354,21 +433,37 @@ pub fn svg(r: &Report) -> String {
         r.header.cache_model,
         r.header.tokenizer
     );
-    let _ = writeln!(s, "<text x=\"{pad_l}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>", esc(&title));
-    for (panel, (label, top)) in [("cumulative cost (USD)", pad_t), ("context size (tokens)", pad_t + ph + gap)]
-        .iter()
-        .enumerate()
+    let _ = writeln!(
+        s,
+        "<text x=\"{pad_l}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+        esc(&title)
+    );
+    for (panel, (label, top)) in [
+        ("cumulative cost (USD)", pad_t),
+        ("context size (tokens)", pad_t + ph + gap),
+    ]
+    .iter()
+    .enumerate()
     {
         let _ = writeln!(
             s,
             "<rect x=\"{pad_l}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#999\"/>"
         );
-        let _ = writeln!(s, "<text x=\"{pad_l}\" y=\"{}\" fill=\"#333\">{}</text>", top - 6.0, esc(label));
+        let _ = writeln!(
+            s,
+            "<text x=\"{pad_l}\" y=\"{}\" fill=\"#333\">{}</text>",
+            top - 6.0,
+            esc(label)
+        );
         let maxv = if panel == 0 { max_cost } else { max_ctx };
         for k in 0..=4 {
             let v = maxv * k as f64 / 4.0;
             let y = top + ph - ph * k as f64 / 4.0;
-            let lab = if panel == 0 { format!("{v:.2}") } else { format!("{:.0}K", v / 1e3) };
+            let lab = if panel == 0 {
+                format!("{v:.2}")
+            } else {
+                format!("{:.0}K", v / 1e3)
+            };
             let _ = writeln!(s, "<line x1=\"{pad_l}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#666\">{lab}</text>", pad_l + pw, pad_l - 6.0, y + 4.0);
         }
         for (si, (_, pts)) in series.iter().enumerate() {
@@ -387,7 +482,10 @@ pub fn svg(r: &Report) -> String {
                 let _ = write!(d, "{}{x:.1},{y:.1}", if d.is_empty() { "M" } else { " L" });
             }
             if !d.is_empty() {
-                let _ = writeln!(s, "<path d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"1.4\"/>");
+                let _ = writeln!(
+                    s,
+                    "<path d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"1.4\"/>"
+                );
             }
         }
     }

@@ -63,7 +63,12 @@ impl Glue {
             user: tok.encode(render::USER).into(),
             sep: tok.encode(render::SEP).into(),
             trans: tok.encode(render::TRANSITION).into(),
-            summarizer_static: tok.encode(&render::render_static(super::summarize::SUMMARIZER_SYSTEM, &[])).into(),
+            summarizer_static: tok
+                .encode(&render::render_static(
+                    super::summarize::SUMMARIZER_SYSTEM,
+                    &[],
+                ))
+                .into(),
         }
     }
 }
@@ -123,7 +128,11 @@ pub fn prepare(tok: &Tokenizer, name: &str, t: &Transcript) -> Prepared {
         }
     }
     let mut store = Store::with_interner(Interner::default());
-    let orig: Vec<M> = messages.iter().enumerate().map(|(i, m)| store.make(m.clone(), Some(i), Vec::new())).collect();
+    let orig: Vec<M> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| store.make(m.clone(), Some(i), Vec::new()))
+        .collect();
 
     // Tokenize every original body once, in parallel.
     let mut bodies: Vec<String> = orig.iter().map(|m| render::body(&m.msg)).collect();
@@ -173,7 +182,9 @@ pub fn prepare(tok: &Tokenizer, name: &str, t: &Transcript) -> Prepared {
             let text = output_text(m);
             let mut seen = HashSet::new();
             for a in super::anchors::extract(&text) {
-                let Some(id) = store.interner.get(&a) else { continue };
+                let Some(id) = store.interner.get(&a) else {
+                    continue;
+                };
                 if let Some(&fs) = first_seen.get(&id) {
                     if fs < *ai && seen.insert(id) {
                         let old = calls_before.get(fs).copied().unwrap_or(0) + 50 <= k;
@@ -211,7 +222,11 @@ pub struct Renderer<'a> {
 
 impl<'a> Renderer<'a> {
     /// New renderer over a session's pre-tokenized originals.
-    pub fn new(tok: &'a Tokenizer, base: Arc<HashMap<u128, Tokens>>, glue: &'a Glue) -> Renderer<'a> {
+    pub fn new(
+        tok: &'a Tokenizer,
+        base: Arc<HashMap<u128, Tokens>>,
+        glue: &'a Glue,
+    ) -> Renderer<'a> {
         Renderer {
             tok,
             base,
@@ -400,15 +415,24 @@ pub struct Metrics {
 impl Metrics {
     /// Hit rate H over all requests (main + summariser).
     pub fn hit_rate(&self) -> f64 {
-        ratio(self.hit_tokens + self.extra_hit_tokens, self.prompt_tokens + self.extra_prompt_tokens)
+        ratio(
+            self.hit_tokens + self.extra_hit_tokens,
+            self.prompt_tokens + self.extra_prompt_tokens,
+        )
     }
     /// H_max over all requests.
     pub fn ceiling_rate(&self) -> f64 {
-        ratio(self.ceiling_tokens + self.extra_ceiling_tokens, self.prompt_tokens + self.extra_prompt_tokens)
+        ratio(
+            self.ceiling_tokens + self.extra_ceiling_tokens,
+            self.prompt_tokens + self.extra_prompt_tokens,
+        )
     }
     /// E = H / H_max.
     pub fn efficiency(&self) -> f64 {
-        ratio(self.hit_tokens + self.extra_hit_tokens, self.ceiling_tokens + self.extra_ceiling_tokens)
+        ratio(
+            self.hit_tokens + self.extra_hit_tokens,
+            self.ceiling_tokens + self.extra_ceiling_tokens,
+        )
     }
     /// R without credit.
     pub fn recall(&self) -> f64 {
@@ -440,7 +464,8 @@ impl Metrics {
     }
     /// Reprocessed tokens: Σ miss − U (main + summariser).
     pub fn reprocessed(&self) -> u64 {
-        self.all_miss().saturating_sub(self.novel_tokens + self.extra_novel_tokens)
+        self.all_miss()
+            .saturating_sub(self.novel_tokens + self.extra_novel_tokens)
     }
     /// Mean |X| over main calls.
     pub fn mean_context(&self) -> f64 {
@@ -540,7 +565,10 @@ pub struct JobResult {
 
 fn price_at(opts: &Options, ts: f64) -> Price {
     let key = match opts.price.strip_suffix("-auto") {
-        Some(base) => format!("{base}-{}", if cost::is_peak(ts) { "peak" } else { "offpeak" }),
+        Some(base) => format!(
+            "{base}-{}",
+            if cost::is_peak(ts) { "peak" } else { "offpeak" }
+        ),
         None => opts.price.clone(),
     };
     cost::builtin_price(&key).unwrap_or(Price {
@@ -668,7 +696,10 @@ pub fn run_job(
         }
         rates.push(ratio(o.hit, o.prompt));
         sizes.push(o.prompt);
-        let gap = prep.calls.get(k + 1).map_or(0.0, |(_, t2)| (t2 - ts).clamp(0.0, 300_000.0));
+        let gap = prep
+            .calls
+            .get(k + 1)
+            .map_or(0.0, |(_, t2)| (t2 - ts).clamp(0.0, 300_000.0));
         tw_num += o.prompt as f64 * gap;
         tw_den += gap;
 
@@ -680,8 +711,14 @@ pub fn run_job(
             m.pairing_violations += v.len() as u64;
             if m.pairing_examples.len() < 3 {
                 if let Some(f) = v.first() {
-                    m.pairing_examples
-                        .push(format!("{} call {k}: {} {} at {} of {}", prep.name, f.kind, f.call_id, f.position, msgs.len()));
+                    m.pairing_examples.push(format!(
+                        "{} call {k}: {} {} at {} of {}",
+                        prep.name,
+                        f.kind,
+                        f.call_id,
+                        f.position,
+                        msgs.len()
+                    ));
                 }
             }
         }
@@ -690,10 +727,17 @@ pub fn run_job(
         if let Some(needed) = prep.needed.get(k) {
             if !needed.is_empty() {
                 let keys: HashSet<u128> = msgs.iter().map(|mm| mm.key).collect();
-                let credited: HashSet<usize> = msgs.iter().flat_map(|mm| mm.credit.iter().copied()).collect();
+                let credited: HashSet<usize> = msgs
+                    .iter()
+                    .flat_map(|mm| mm.credit.iter().copied())
+                    .collect();
                 for &(a, old) in needed {
                     let present = store.holders(a).iter().any(|kk| keys.contains(kk));
-                    let credit = present || prep.orig_holders.get(&a).is_some_and(|v| v.iter().any(|i| credited.contains(i)));
+                    let credit = present
+                        || prep
+                            .orig_holders
+                            .get(&a)
+                            .is_some_and(|v| v.iter().any(|i| credited.contains(i)));
                     m.anchors_needed += 1;
                     m.anchors_retained += u64::from(present);
                     m.anchors_retained_credit += u64::from(credit);
@@ -714,8 +758,15 @@ pub fn run_job(
     rates.sort_by(|a, b| a.total_cmp(b));
     m.median_hit_rate = rates.get(rates.len() / 2).copied().unwrap_or(0.0);
     sizes.sort_unstable();
-    m.p95_context = sizes.get((sizes.len() * 95 / 100).min(sizes.len().saturating_sub(1))).copied().unwrap_or(0);
-    m.time_weighted_context = if tw_den > 0.0 { tw_num / tw_den } else { m.mean_context() };
+    m.p95_context = sizes
+        .get((sizes.len() * 95 / 100).min(sizes.len().saturating_sub(1)))
+        .copied()
+        .unwrap_or(0);
+    m.time_weighted_context = if tw_den > 0.0 {
+        tw_num / tw_den
+    } else {
+        m.mean_context()
+    };
     m.counters = strategy.counters();
     JobResult {
         session: prep.name.clone(),

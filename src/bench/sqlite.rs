@@ -43,7 +43,10 @@ fn sql_err(e: rusqlite::Error) -> Error {
 
 /// Decode one compressed row.
 pub fn decode_zstd(blob: &[u8], utf8_bytes: Option<i64>) -> Option<String> {
-    let cap = utf8_bytes.and_then(|n| usize::try_from(n).ok()).unwrap_or(MAX_EVENT_BYTES).min(MAX_EVENT_BYTES);
+    let cap = utf8_bytes
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(MAX_EVENT_BYTES)
+        .min(MAX_EVENT_BYTES);
     let bytes = zstd::bulk::decompress(blob, cap).ok()?;
     if let Some(n) = utf8_bytes {
         if bytes.len() as i64 != n {
@@ -57,16 +60,23 @@ pub fn decode_zstd(blob: &[u8], utf8_bytes: Option<i64>) -> Option<String> {
 pub fn read_sessions(conn: &Connection, only: Option<&str>) -> Result<Vec<SqliteSession>> {
     let mut cols = Vec::new();
     {
-        let mut st = conn.prepare("PRAGMA table_info(transcript_events)").map_err(sql_err)?;
-        let rows = st.query_map([], |r| r.get::<_, String>(1)).map_err(sql_err)?;
+        let mut st = conn
+            .prepare("PRAGMA table_info(transcript_events)")
+            .map_err(sql_err)?;
+        let rows = st
+            .query_map([], |r| r.get::<_, String>(1))
+            .map_err(sql_err)?;
         for c in rows {
             cols.push(c.map_err(sql_err)?);
         }
     }
     if cols.is_empty() {
-        return Err(Error::Input("sqlite: no transcript_events table (not an OpenClaw agent store?)".into()));
+        return Err(Error::Input(
+            "sqlite: no transcript_events table (not an OpenClaw agent store?)".into(),
+        ));
     }
-    let has_zstd = cols.iter().any(|c| c == "event_zstd") && cols.iter().any(|c| c == "event_utf8_bytes");
+    let has_zstd =
+        cols.iter().any(|c| c == "event_zstd") && cols.iter().any(|c| c == "event_utf8_bytes");
     let sql = if has_zstd {
         "SELECT session_id, seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events ORDER BY session_id, seq"
     } else {

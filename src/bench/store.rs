@@ -50,7 +50,10 @@ pub fn estimate_chars(m: &Message) -> u64 {
     for p in m.parts() {
         n += match p {
             Part::Text(t) | Part::Thinking(t) => t.chars().count() as u64,
-            Part::ToolCall(c) => (c.name.len() + serde_json::to_string(c.arguments).map_or(0, |s| s.chars().count())) as u64,
+            Part::ToolCall(c) => {
+                (c.name.len() + serde_json::to_string(c.arguments).map_or(0, |s| s.chars().count()))
+                    as u64
+            }
             Part::Image { .. } => 4_800,
             Part::Other(_) => 0,
         };
@@ -94,7 +97,10 @@ pub struct Store {
 impl Store {
     /// A store whose interner continues `interner`.
     pub fn with_interner(interner: Interner) -> Store {
-        Store { interner, ..Store::default() }
+        Store {
+            interner,
+            ..Store::default()
+        }
     }
 
     /// Wrap a message (memoised by content key; the first origin/credit recorded wins).
@@ -105,7 +111,10 @@ impl Store {
             return m.clone();
         }
         let text = render::body(&msg);
-        let ids: Vec<AnchorId> = anchors::extract(&text).iter().map(|a| self.interner.id(a)).collect();
+        let ids: Vec<AnchorId> = anchors::extract(&text)
+            .iter()
+            .map(|a| self.interner.id(a))
+            .collect();
         for a in &ids {
             self.inv.entry(*a).or_default().push(key);
         }
@@ -156,7 +165,10 @@ impl Store {
 pub fn with_text(m: &Message, text: &str) -> Value {
     let mut v = m.raw().clone();
     if let Some(o) = v.as_object_mut() {
-        o.insert("content".into(), serde_json::json!([{"type": "text", "text": text}]));
+        o.insert(
+            "content".into(),
+            serde_json::json!([{"type": "text", "text": text}]),
+        );
     }
     v
 }

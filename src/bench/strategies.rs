@@ -52,7 +52,13 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Summarise `msgs` with the shared deterministic summariser and record the summariser call.
-    pub fn summarize(&mut self, msgs: &[M], previous: Option<&str>, max_chars: usize, opts: SerializeOpts) -> String {
+    pub fn summarize(
+        &mut self,
+        msgs: &[M],
+        previous: Option<&str>,
+        max_chars: usize,
+        opts: SerializeOpts,
+    ) -> String {
         let text = summarize::extractive(msgs, previous, max_chars);
         let conversation = summarize::serialize(msgs, opts);
         let prompt = summarize::summary_prompt(&conversation, previous);
@@ -105,7 +111,9 @@ fn est_sum(msgs: &[M]) -> u64 {
 /// Replace a tool result's text (no-op for other roles), keeping origin and credit.
 fn retext(ctx: &mut Ctx, m: &M, text: &str, credit: Vec<usize>) -> M {
     let v = store::with_text(&m.msg, text);
-    ctx.store.make_value(v, m.origin, credit).unwrap_or_else(|| m.clone())
+    ctx.store
+        .make_value(v, m.origin, credit)
+        .unwrap_or_else(|| m.clone())
 }
 
 fn clip_chars(s: &str, n: usize) -> &str {
@@ -255,7 +263,9 @@ impl Legacy {
             .rev()
             .nth(2);
         let start = view.iter().position(|(_, m)| m.role() == Role::User);
-        let (Some(cutoff), Some(start)) = (cutoff, start) else { return };
+        let (Some(cutoff), Some(start)) = (cutoff, start) else {
+            return;
+        };
         let char_window = (ctx.window * 4) as f64;
         let mut total: u64 = view.iter().map(|(_, m)| m.chars).sum();
         if (total as f64) / char_window < 0.3 {
@@ -391,8 +401,19 @@ impl ReasoniXlaw {
             t += 4.0;
             for p in m.msg.parts() {
                 match p {
-                    Part::Text(s) | Part::Thinking(s) => t += s.chars().map(|c| if c as u32 >= 0x2E80 { 1.5 } else { 0.25 }).sum::<f64>(),
-                    Part::ToolCall(c) => t += 10.0 + (c.name.len() + serde_json::to_string(c.arguments).map_or(0, |s| s.len())) as f64 * 0.25,
+                    Part::Text(s) | Part::Thinking(s) => {
+                        t += s
+                            .chars()
+                            .map(|c| if c as u32 >= 0x2E80 { 1.5 } else { 0.25 })
+                            .sum::<f64>()
+                    }
+                    Part::ToolCall(c) => {
+                        t += 10.0
+                            + (c.name.len()
+                                + serde_json::to_string(c.arguments).map_or(0, |s| s.len()))
+                                as f64
+                                * 0.25
+                    }
                     _ => {}
                 }
             }
@@ -412,7 +433,9 @@ impl ReasoniXlaw {
     fn trim_in_place(&mut self, ctx: &mut Ctx) {
         let end = self.tail.len().saturating_sub(8);
         for i in 0..end {
-            let Some(m) = self.tail.get(i).cloned() else { continue };
+            let Some(m) = self.tail.get(i).cloned() else {
+                continue;
+            };
             if m.role() != Role::ToolResult {
                 continue;
             }
@@ -439,7 +462,10 @@ impl ReasoniXlaw {
         let mut b = n;
         let mut tokens = 0u64;
         while b > 0 {
-            let t = self.tail.get(b - 1).map_or(0, |m| Self::est(std::slice::from_ref(m)));
+            let t = self
+                .tail
+                .get(b - 1)
+                .map_or(0, |m| Self::est(std::slice::from_ref(m)));
             if n - b >= 8 && tokens + t > 16_384 {
                 break;
             }
@@ -447,7 +473,12 @@ impl ReasoniXlaw {
             b -= 1;
         }
         // findSafeBoundary: never start the kept tail on a tool result.
-        while b > 0 && self.tail.get(b).is_some_and(|m| m.role() == Role::ToolResult) {
+        while b > 0
+            && self
+                .tail
+                .get(b)
+                .is_some_and(|m| m.role() == Role::ToolResult)
+        {
             b -= 1;
         }
         if b == 0 {
@@ -478,9 +509,13 @@ impl ReasoniXlaw {
             m
         };
         self.summary_text = merged;
-        self.summary = ctx
-            .store
-            .user_text(&format!("<compaction-summary>\n{}\n</compaction-summary>", self.summary_text), ctx.now_ms);
+        self.summary = ctx.store.user_text(
+            &format!(
+                "<compaction-summary>\n{}\n</compaction-summary>",
+                self.summary_text
+            ),
+            ctx.now_ms,
+        );
         self.tail = self.tail.split_off(b);
         self.compactions += 1;
         ctx.folds += 1;
@@ -510,7 +545,8 @@ impl Strategy for ReasoniXlaw {
             self.ingested = hist.len();
             self.locked = k == 2;
         } else if hist.len() > self.ingested {
-            self.tail.extend(hist.get(self.ingested..).unwrap_or(&[]).iter().cloned());
+            self.tail
+                .extend(hist.get(self.ingested..).unwrap_or(&[]).iter().cloned());
             self.ingested = hist.len();
         }
         let threshold = ((ctx.window as f64) * 0.8) as u64;
@@ -612,11 +648,24 @@ impl ContextSafe {
                 .get(s..)
                 .unwrap_or(&[])
                 .iter()
-                .filter(|m| matches!(m.role(), Role::User | Role::Assistant) && !m.msg.text().trim().is_empty())
+                .filter(|m| {
+                    matches!(m.role(), Role::User | Role::Assistant)
+                        && !m.msg.text().trim().is_empty()
+                })
                 .count()
         };
-        let chars = |s: usize| canon.get(s..).unwrap_or(&[]).iter().map(|m| m.chars).sum::<u64>();
-        while start > 0 && (chars(start) < 6_000 || text_msgs(start) < 2) && chars(start - 1) <= 24_000 {
+        let chars = |s: usize| {
+            canon
+                .get(s..)
+                .unwrap_or(&[])
+                .iter()
+                .map(|m| m.chars)
+                .sum::<u64>()
+        };
+        while start > 0
+            && (chars(start) < 6_000 || text_msgs(start) < 2)
+            && chars(start - 1) <= 24_000
+        {
             start -= 1;
         }
         start
@@ -641,7 +690,13 @@ impl ContextSafe {
                     .msg
                     .parts()
                     .into_iter()
-                    .filter_map(|p| if let Part::Text(t) = p { Some(t.to_string()) } else { None })
+                    .filter_map(|p| {
+                        if let Part::Text(t) = p {
+                            Some(t.to_string())
+                        } else {
+                            None
+                        }
+                    })
                     .collect::<Vec<_>>()
                     .join(" ");
                 let t = t.trim().to_string();
@@ -655,7 +710,13 @@ impl ContextSafe {
         s.push_str(&format!("Conclusions: {}\n", concl.join(" | ")));
         let arts: Vec<&String> = self.artifacts.iter().rev().take(3).collect();
         if !arts.is_empty() {
-            s.push_str(&format!("Artifacts: {}\n", arts.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ")));
+            s.push_str(&format!(
+                "Artifacts: {}\n",
+                arts.iter()
+                    .map(|a| a.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
         s.push_str(&format!("Boundary: {} results pruned\n", self.pruned.len()));
         let s = clip_chars(&s, budget).to_string();
@@ -679,8 +740,13 @@ impl Strategy for ContextSafe {
                     .or_else(|| c.arguments.get("file_path"))
                     .and_then(|v| v.as_str())
                     .unwrap_or("");
-                let base = path.rsplit(['/', '\\']).next().unwrap_or("").to_ascii_lowercase();
-                let protected = c.name.eq_ignore_ascii_case("read") && CS_PROTECTED.contains(&base.as_str());
+                let base = path
+                    .rsplit(['/', '\\'])
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_lowercase();
+                let protected =
+                    c.name.eq_ignore_ascii_case("read") && CS_PROTECTED.contains(&base.as_str());
                 self.calls.insert(c.id.to_string(), protected);
             }
             return m;
@@ -720,10 +786,19 @@ impl Strategy for ContextSafe {
         let canon: Vec<M> = hist_kept
             .iter()
             .enumerate()
-            .map(|(i, m)| self.pruned.get(&(i + first)).cloned().unwrap_or_else(|| m.clone()))
+            .map(|(i, m)| {
+                self.pruned
+                    .get(&(i + first))
+                    .cloned()
+                    .unwrap_or_else(|| m.clone())
+            })
             .collect();
         let tail_start = Self::semantic_tail_start(&canon);
-        let protected_result = |m: &M, calls: &BTreeMap<String, bool>| m.msg.tool_call_id().is_some_and(|id| calls.get(id).copied().unwrap_or(false));
+        let protected_result = |m: &M, calls: &BTreeMap<String, bool>| {
+            m.msg
+                .tool_call_id()
+                .is_some_and(|id| calls.get(id).copied().unwrap_or(false))
+        };
         let mut gain = 0u64;
         for (i, m) in canon.iter().enumerate().take(tail_start) {
             if self.pruned.contains_key(&(i + first)) {
@@ -736,7 +811,13 @@ impl Strategy for ContextSafe {
                         .msg
                         .parts()
                         .iter()
-                        .map(|p| if let Part::Thinking(t) = p { t.chars().count() as u64 } else { 0 })
+                        .map(|p| {
+                            if let Part::Thinking(t) = p {
+                                t.chars().count() as u64
+                            } else {
+                                0
+                            }
+                        })
                         .sum::<u64>()
                 }
                 _ => {}
@@ -754,8 +835,14 @@ impl Strategy for ContextSafe {
                         let p = retext(ctx, m, "[pruned]", Vec::new());
                         self.pruned.insert(hi, p);
                     }
-                    Role::Assistant if m.msg.parts().iter().any(|p| matches!(p, Part::Thinking(_))) => {
-                        if let Some(p) = ctx.store.make_value(store::without_thinking(&m.msg), m.origin, m.credit.clone()) {
+                    Role::Assistant
+                        if m.msg.parts().iter().any(|p| matches!(p, Part::Thinking(_))) =>
+                    {
+                        if let Some(p) = ctx.store.make_value(
+                            store::without_thinking(&m.msg),
+                            m.origin,
+                            m.credit.clone(),
+                        ) {
                             self.pruned.insert(hi, p);
                         }
                     }
@@ -767,12 +854,12 @@ impl Strategy for ContextSafe {
         if let Some(s) = &self.host.summary {
             view.push(s.clone());
         }
-        view.extend(
-            hist_kept
-                .iter()
-                .enumerate()
-                .map(|(i, m)| self.pruned.get(&(i + first)).cloned().unwrap_or_else(|| m.clone())),
-        );
+        view.extend(hist_kept.iter().enumerate().map(|(i, m)| {
+            self.pruned
+                .get(&(i + first))
+                .cloned()
+                .unwrap_or_else(|| m.clone())
+        }));
         // Assemble-time policy: per-result cap and total budget (chars).
         let budget = (ctx.window as f64 * 4.0 * 0.75) as u64;
         let base_cap = ctx.window as f64 * 2.0 * 0.5;
@@ -787,10 +874,17 @@ impl Strategy for ContextSafe {
                 "exec" | "bash" | "Bash" | "process" => 0.65,
                 _ => 1.0,
             };
-            let scale = if slot.msg.text().starts_with("[context-safe]") { 0.5 } else { scale };
+            let scale = if slot.msg.text().starts_with("[context-safe]") {
+                0.5
+            } else {
+                scale
+            };
             let cap = (base_cap * scale).max(160.0) as usize;
             if slot.msg.text().chars().count() > cap {
-                let t = format!("{}\n[context-safe: truncated to {cap} chars]", clip_chars(&slot.msg.text(), cap));
+                let t = format!(
+                    "{}\n[context-safe: truncated to {cap} chars]",
+                    clip_chars(&slot.msg.text(), cap)
+                );
                 *slot = retext(ctx, slot, &t, slot.credit.clone());
             }
         }
@@ -810,14 +904,23 @@ impl Strategy for ContextSafe {
                     3
                 }
             };
-            let mut order: Vec<usize> = (0..view.len()).filter(|&i| view.get(i).is_some_and(|m| m.role() == Role::ToolResult)).collect();
+            let mut order: Vec<usize> = (0..view.len())
+                .filter(|&i| view.get(i).is_some_and(|m| m.role() == Role::ToolResult))
+                .collect();
             order.sort_by_key(|&i| (view.get(i).map_or(9, prio), i));
             for i in order {
                 if total <= budget {
                     break;
                 }
-                let Some(m) = view.get(i).cloned() else { continue };
-                let r = retext(ctx, &m, "[compacted: tool output removed to fit the context budget]", Vec::new());
+                let Some(m) = view.get(i).cloned() else {
+                    continue;
+                };
+                let r = retext(
+                    ctx,
+                    &m,
+                    "[compacted: tool output removed to fit the context budget]",
+                    Vec::new(),
+                );
                 total = (total + r.chars).saturating_sub(m.chars);
                 if let Some(slot) = view.get_mut(i) {
                     *slot = r;
@@ -880,22 +983,35 @@ impl ContextFold {
     }
 
     fn turn_line(msgs: &[M]) -> String {
-        let user = msgs.iter().find(|m| m.role() == Role::User).map(|m| m.msg.text()).unwrap_or_default();
+        let user = msgs
+            .iter()
+            .find(|m| m.role() == Role::User)
+            .map(|m| m.msg.text())
+            .unwrap_or_default();
         let mut tools: Vec<String> = Vec::new();
         let mut reply = String::new();
         for m in msgs {
             if m.role() == Role::Assistant {
                 for p in m.msg.parts() {
                     match p {
-                        Part::ToolCall(c) if !tools.iter().any(|t| t == c.name) => tools.push(c.name.to_string()),
-                        Part::Text(t) if !t.trim().is_empty() => reply = t.trim().lines().next().unwrap_or("").to_string(),
+                        Part::ToolCall(c) if !tools.iter().any(|t| t == c.name) => {
+                            tools.push(c.name.to_string())
+                        }
+                        Part::Text(t) if !t.trim().is_empty() => {
+                            reply = t.trim().lines().next().unwrap_or("").to_string()
+                        }
                         _ => {}
                     }
                 }
             }
         }
         let user = user.trim().lines().next().unwrap_or("").to_string();
-        format!("{} → [{}] → {}", clip_chars(&user, 100), tools.join(", "), clip_chars(&reply, 140))
+        format!(
+            "{} → [{}] → {}",
+            clip_chars(&user, 100),
+            tools.join(", "),
+            clip_chars(&reply, 140)
+        )
     }
 
     fn turn_input(msgs: &[M]) -> String {
@@ -915,7 +1031,9 @@ impl ContextFold {
                         }
                     }
                 }
-                Role::ToolResult => s.push_str(&format!("result: {}\n", clip_chars(&m.msg.text(), 200))),
+                Role::ToolResult => {
+                    s.push_str(&format!("result: {}\n", clip_chars(&m.msg.text(), 200)))
+                }
                 _ => {}
             }
         }
@@ -928,7 +1046,11 @@ impl ContextFold {
         if m.role() != Role::ToolResult || text.chars().count() <= 2_000 {
             return m.clone();
         }
-        let t = format!("{}\n... [trimmed] ...\n{}", clip_chars(&text, 1_200), last_chars(&text, 600));
+        let t = format!(
+            "{}\n... [trimmed] ...\n{}",
+            clip_chars(&text, 1_200),
+            last_chars(&text, 600)
+        );
         retext(ctx, m, &t, Vec::new())
     }
 }
@@ -949,7 +1071,10 @@ impl Strategy for ContextFold {
         // Summarise turns that left the window and have no cached summary (one call per batch).
         let mut todo: Vec<(usize, usize)> = Vec::new();
         for t in 0..keep_from_turn {
-            let (Some(&s), e) = (starts.get(t), starts.get(t + 1).copied().unwrap_or(hist.len())) else {
+            let (Some(&s), e) = (
+                starts.get(t),
+                starts.get(t + 1).copied().unwrap_or(hist.len()),
+            ) else {
                 continue;
             };
             if !self.summaries.contains_key(&s) {
@@ -973,7 +1098,11 @@ impl Strategy for ContextFold {
         if keep_from_turn > 0 {
             let older: Vec<usize> = starts.iter().take(keep_from_turn).copied().collect();
             let chunks: Vec<&[usize]> = older.chunks(3).collect();
-            block.push_str(&format!("[Context Summary — {} topics, {} earlier turns]\n", chunks.len(), older.len()));
+            block.push_str(&format!(
+                "[Context Summary — {} topics, {} earlier turns]\n",
+                chunks.len(),
+                older.len()
+            ));
             for (ci, chunk) in chunks.iter().enumerate() {
                 if ci + 1 < chunks.len() {
                     let first = chunk
@@ -981,7 +1110,12 @@ impl Strategy for ContextFold {
                         .and_then(|s| self.summaries.get(s))
                         .map(|l| clip_chars(l, 80).to_string())
                         .unwrap_or_default();
-                    block.push_str(&format!("• Topic {} ({} turns): {}\n", ci + 1, chunk.len(), first));
+                    block.push_str(&format!(
+                        "• Topic {} ({} turns): {}\n",
+                        ci + 1,
+                        chunk.len(),
+                        first
+                    ));
                 } else {
                     block.push_str(&format!("• Topic {} (current):\n", ci + 1));
                     for s in chunk.iter() {
@@ -997,14 +1131,19 @@ impl Strategy for ContextFold {
             if let Some(u) = ctx.store.user_text(&block, ctx.now_ms) {
                 out.push(u);
             }
-            if let Some(a) = ctx
-                .store
-                .assistant_text("Understood. I have the context summary; continuing with the recent conversation.", ctx.now_ms)
-            {
+            if let Some(a) = ctx.store.assistant_text(
+                "Understood. I have the context summary; continuing with the recent conversation.",
+                ctx.now_ms,
+            ) {
                 out.push(a);
             }
         }
-        let recent: Vec<M> = hist.get(recent_start..).unwrap_or(&[]).iter().map(|m| Self::trim_result(ctx, m)).collect();
+        let recent: Vec<M> = hist
+            .get(recent_start..)
+            .unwrap_or(&[])
+            .iter()
+            .map(|m| Self::trim_result(ctx, m))
+            .collect();
         let budget = ctx.window.saturating_sub(10_000);
         let mut total = (ctx.static_chars + est_sum(&out) + est_sum(&recent)).div_ceil(4);
         let mut kept: Vec<M> = Vec::with_capacity(recent.len());
@@ -1029,5 +1168,7 @@ impl Strategy for ContextFold {
 
 /// Distinct tool names in a history (for reports).
 pub fn tool_names(hist: &[M]) -> BTreeSet<String> {
-    hist.iter().filter_map(|m| m.msg.tool_name().map(str::to_string)).collect()
+    hist.iter()
+        .filter_map(|m| m.msg.tool_name().map(str::to_string))
+        .collect()
 }

@@ -90,25 +90,38 @@ pub fn serialize(msgs: &[M], opts: SerializeOpts) -> String {
                     match p {
                         Part::Text(t) => text.push_str(t),
                         Part::Thinking(t) => thinking.push_str(t),
-                        Part::ToolCall(c) => calls.push(format!("{}({})", c.name, serde_json::to_string(c.arguments).unwrap_or_default())),
+                        Part::ToolCall(c) => calls.push(format!(
+                            "{}({})",
+                            c.name,
+                            serde_json::to_string(c.arguments).unwrap_or_default()
+                        )),
                         _ => {}
                     }
                 }
                 let mut b = String::new();
                 if !thinking.is_empty() {
-                    b.push_str(&format!("[Assistant thinking]: {}\n", clip(&thinking, opts.per_message)));
+                    b.push_str(&format!(
+                        "[Assistant thinking]: {}\n",
+                        clip(&thinking, opts.per_message)
+                    ));
                 }
                 if !text.is_empty() {
                     b.push_str(&format!("[Assistant]: {}\n", clip(&text, opts.per_message)));
                 }
                 if !calls.is_empty() {
-                    b.push_str(&format!("[Assistant tool calls]: {}\n", clip(&calls.join("; "), opts.per_message)));
+                    b.push_str(&format!(
+                        "[Assistant tool calls]: {}\n",
+                        clip(&calls.join("; "), opts.per_message)
+                    ));
                 }
                 b
             }
             Role::ToolResult => {
                 let t = m.msg.text();
-                format!("[Tool result]: {}\n", clip(clip(&t, opts.per_message), opts.per_result))
+                format!(
+                    "[Tool result]: {}\n",
+                    clip(clip(&t, opts.per_message), opts.per_result)
+                )
             }
             _ => format!("[User]: {}\n", clip(&m.msg.text(), opts.per_message)),
         };
@@ -136,7 +149,8 @@ pub fn summary_prompt(conversation: &str, previous: Option<&str>) -> String {
 /// has the same sections and the same density as cachefold's extractive records.
 pub fn extractive(msgs: &[M], previous: Option<&str>, max_chars: usize) -> String {
     let cfg = crate::config::Config::default();
-    let mut calls: std::collections::HashMap<String, (String, serde_json::Value)> = std::collections::HashMap::new();
+    let mut calls: std::collections::HashMap<String, (String, serde_json::Value)> =
+        std::collections::HashMap::new();
     let mut digests: Vec<crate::digest::Digest> = Vec::with_capacity(msgs.len());
     for m in msgs {
         if m.role() == Role::Assistant {
@@ -144,11 +158,17 @@ pub fn extractive(msgs: &[M], previous: Option<&str>, max_chars: usize) -> Strin
                 calls.insert(c.id.to_string(), (c.name.to_string(), c.arguments.clone()));
             }
         }
-        let args = m.msg.tool_call_id().and_then(|id| calls.get(id)).map(|(n, a)| (n.as_str(), a));
+        let args = m
+            .msg
+            .tool_call_id()
+            .and_then(|id| calls.get(id))
+            .map(|(n, a)| (n.as_str(), a));
         digests.push(crate::digest::digest(&m.msg, &cfg, args));
     }
     let refs: Vec<&crate::digest::Digest> = digests.iter().collect();
-    let carried = previous.filter(|p| !p.is_empty()).map(|p| clip(p, max_chars / 3).to_string());
+    let carried = previous
+        .filter(|p| !p.is_empty())
+        .map(|p| clip(p, max_chars / 3).to_string());
     let budget = max_chars.saturating_sub(carried.as_ref().map_or(0, |c| c.len() + 24));
     let body = crate::digest::render_extractive("summary", &refs, budget.max(200));
     match carried {

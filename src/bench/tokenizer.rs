@@ -31,7 +31,8 @@ pub enum Tokenizer {
 impl Tokenizer {
     /// Load the DeepSeek-V4 tokenizer from the bytes of `tokenizer.json`.
     pub fn deepseek_from_bytes(bytes: &[u8]) -> Result<Tokenizer> {
-        let t = tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| Error::Input(format!("tokenizer.json: {e}")))?;
+        let t = tokenizers::Tokenizer::from_bytes(bytes)
+            .map_err(|e| Error::Input(format!("tokenizer.json: {e}")))?;
         Ok(Tokenizer::DeepSeekV4(Box::new(t)))
     }
 
@@ -53,7 +54,10 @@ impl Tokenizer {
     /// recognised by the DeepSeek tokenizer).
     pub fn encode(&self, text: &str) -> Vec<u32> {
         match self {
-            Tokenizer::DeepSeekV4(t) => t.encode_fast(text, false).map(|e| e.get_ids().to_vec()).unwrap_or_default(),
+            Tokenizer::DeepSeekV4(t) => t
+                .encode_fast(text, false)
+                .map(|e| e.get_ids().to_vec())
+                .unwrap_or_default(),
             Tokenizer::O200k(t) => t.encode_ordinary(text),
         }
     }
@@ -88,7 +92,9 @@ pub fn hash128(bytes: &[u8]) -> u128 {
         w[..chunk.len()].copy_from_slice(chunk);
         let x = u64::from_le_bytes(w) ^ (chunk.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         a = (a ^ x).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29);
-        b = (b ^ x.rotate_left(17)).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(31);
+        b = (b ^ x.rotate_left(17))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(31);
     }
     let fin = |mut z: u64| {
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -58,7 +58,10 @@ fn parse_args() -> Args {
         inputs: Vec::new(),
         demo: false,
         corpus: None,
-        strategies: bench::ALL_STRATEGIES.iter().map(|s| s.to_string()).collect(),
+        strategies: bench::ALL_STRATEGIES
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
         price: "deepseek-flash-peak".into(),
         window: 1_000_000,
         cache: cache::Params::ds_strict(),
@@ -68,7 +71,10 @@ fn parse_args() -> Args {
         json: None,
         svg: None,
         md: None,
-        jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(1, 8),
+        jobs: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .clamp(1, 8),
         quiet: false,
         cold: false,
         s3: cachefold::config::Config::default(),
@@ -77,7 +83,9 @@ fn parse_args() -> Args {
     let mut i = 0;
     let val = |i: &mut usize, name: &str| -> String {
         *i += 1;
-        argv.get(*i).cloned().unwrap_or_else(|| die(&format!("{name} needs a value")))
+        argv.get(*i)
+            .cloned()
+            .unwrap_or_else(|| die(&format!("{name} needs a value")))
     };
     while i < argv.len() {
         let arg = argv.get(i).cloned().unwrap_or_default();
@@ -101,10 +109,17 @@ fn parse_args() -> Args {
             }
             "--strategy" | "--strategies" => {
                 let v = val(&mut i, &arg);
-                a.strategies = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+                a.strategies = v
+                    .split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect();
                 for s in &a.strategies {
                     if bench::strategy(s).is_none() {
-                        die(&format!("unknown strategy {s} (known: {})", bench::ALL_STRATEGIES.join(",")));
+                        die(&format!(
+                            "unknown strategy {s} (known: {})",
+                            bench::ALL_STRATEGIES.join(",")
+                        ));
                     }
                 }
             }
@@ -120,7 +135,10 @@ fn parse_args() -> Args {
                     .parse()
                     .unwrap_or_else(|_| die("--window wants a token count"))
             }
-            "--cache" => a.cache.model = cache::Model::parse(&val(&mut i, &arg)).unwrap_or_else(|| die("--cache: ds-strict|ds-optimistic|openai|kimi")),
+            "--cache" => {
+                a.cache.model = cache::Model::parse(&val(&mut i, &arg))
+                    .unwrap_or_else(|| die("--cache: ds-strict|ds-optimistic|openai|kimi"))
+            }
             "--block" => {
                 a.cache.block = val(&mut i, &arg)
                     .parse()
@@ -129,10 +147,15 @@ fn parse_args() -> Args {
                     .unwrap_or_else(|| die("--block wants a positive number"))
             }
             "--expire-hours" => {
-                let h: f64 = val(&mut i, &arg).parse().unwrap_or_else(|_| die("--expire-hours wants a number"));
+                let h: f64 = val(&mut i, &arg)
+                    .parse()
+                    .unwrap_or_else(|_| die("--expire-hours wants a number"));
                 a.cache.expiry_ms = Some(h * 3_600_000.0);
             }
-            "--prefix" => a.profile = prefix::Profile::parse(&val(&mut i, &arg)).unwrap_or_else(|| die("--prefix: openclaw|pi")),
+            "--prefix" => {
+                a.profile = prefix::Profile::parse(&val(&mut i, &arg))
+                    .unwrap_or_else(|| die("--prefix: openclaw|pi"))
+            }
             "--tokenizer" => a.tokenizer = Some(PathBuf::from(val(&mut i, &arg))),
             "--o200k" => a.o200k = true,
             "--s3-config" => {
@@ -170,7 +193,10 @@ fn load_tokenizer(a: &Args) -> Tokenizer {
         .tokenizer
         .clone()
         .or_else(|| std::env::var("CACHEFOLD_TOKENIZER").ok().map(PathBuf::from))
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/tokenizer/deepseek-v4/tokenizer.json"));
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(".cache/tokenizer/deepseek-v4/tokenizer.json")
+        });
     match std::fs::read(&path) {
         Ok(bytes) => Tokenizer::deepseek_from_bytes(&bytes).unwrap_or_else(|e| die(&e.to_string())),
         Err(_) => {
@@ -228,7 +254,9 @@ fn load_sessions(a: &Args) -> Vec<(String, Transcript)> {
     }
     for inp in &a.inputs {
         let (path, only) = match inp.split_once('#') {
-            Some((p, s)) if p.ends_with(".sqlite") || p.ends_with(".db") => (PathBuf::from(p), Some(s.to_string())),
+            Some((p, s)) if p.ends_with(".sqlite") || p.ends_with(".db") => {
+                (PathBuf::from(p), Some(s.to_string()))
+            }
             _ => (PathBuf::from(inp), None),
         };
         if path.is_dir() {
@@ -245,13 +273,19 @@ fn load_sessions(a: &Args) -> Vec<(String, Transcript)> {
         let name = display_name(&f, root.as_deref());
         let lower = name.to_ascii_lowercase();
         if lower.ends_with(".sqlite") || lower.ends_with(".db") {
-            let conn =
-                rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap_or_else(|e| die(&format!("{}: {e}", f.display())));
+            let conn = rusqlite::Connection::open_with_flags(
+                &f,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .unwrap_or_else(|e| die(&format!("{}: {e}", f.display())));
             match sqlite::read_sessions(&conn, only.as_deref()) {
                 Ok(sessions) => {
                     for s in sessions {
                         if s.bad_rows > 0 {
-                            eprintln!("cachefold-bench: {name}#{}: {} undecodable rows skipped", s.session_id, s.bad_rows);
+                            eprintln!(
+                                "cachefold-bench: {name}#{}: {} undecodable rows skipped",
+                                s.session_id, s.bad_rows
+                            );
                         }
                         out.push((format!("{name}#{}", s.session_id), s.transcript));
                     }
@@ -260,7 +294,8 @@ fn load_sessions(a: &Args) -> Vec<(String, Transcript)> {
             }
             continue;
         }
-        let text = std::fs::read_to_string(&f).unwrap_or_else(|e| die(&format!("{}: {e}", f.display())));
+        let text =
+            std::fs::read_to_string(&f).unwrap_or_else(|e| die(&format!("{}: {e}", f.display())));
         match transcript::parse_auto(&name, &text) {
             Ok(t) => {
                 if t.calls.is_empty() {
@@ -280,7 +315,11 @@ fn load_sessions(a: &Args) -> Vec<(String, Transcript)> {
 
 fn progress_line(done: u64, total: u64, start: Instant) -> String {
     let w = 30usize;
-    let filled = if total == 0 { w } else { (done as usize * w / total as usize).min(w) };
+    let filled = if total == 0 {
+        w
+    } else {
+        (done as usize * w / total as usize).min(w)
+    };
     format!(
         "\r[{}{}] {done}/{total} calls  {:.1}s ",
         "=".repeat(filled),
@@ -339,10 +378,15 @@ fn main() {
         }
     }
     jobs.sort_by_key(|(si, s)| {
-        let w = preps.get(*si).map_or(0, |p| p.calls.len() as u64 * p.messages.len() as u64);
+        let w = preps
+            .get(*si)
+            .map_or(0, |p| p.calls.len() as u64 * p.messages.len() as u64);
         (std::cmp::Reverse(w), s.clone())
     });
-    let total_calls: u64 = jobs.iter().map(|(si, _)| preps.get(*si).map_or(0, |p| p.calls.len() as u64)).sum();
+    let total_calls: u64 = jobs
+        .iter()
+        .map(|(si, _)| preps.get(*si).map_or(0, |p| p.calls.len() as u64))
+        .sum();
     let done = Arc::new(AtomicU64::new(0));
     let finished = Arc::new(AtomicBool::new(false));
     let queue = Mutex::new(jobs);
@@ -361,24 +405,41 @@ fn main() {
                         eprint!("{}", progress_line(d, total_calls, start));
                     } else if total_calls > 0 && d * 10 / total_calls > last_decile {
                         last_decile = d * 10 / total_calls;
-                        eprintln!("{}", progress_line(d, total_calls, start).trim_start_matches('\r'));
+                        eprintln!(
+                            "{}",
+                            progress_line(d, total_calls, start).trim_start_matches('\r')
+                        );
                     }
                     std::thread::sleep(std::time::Duration::from_millis(250));
                 }
                 if tty {
-                    eprintln!("{}", progress_line(done.load(Ordering::Relaxed), total_calls, start));
+                    eprintln!(
+                        "{}",
+                        progress_line(done.load(Ordering::Relaxed), total_calls, start)
+                    );
                 }
             });
         }
         let mut workers = Vec::new();
         for _ in 0..a.jobs {
-            let (queue, results, preps, tok, glue, sp, opts, done) = (&queue, &results, &preps, &tok, &glue, &sp, &opts, done.clone());
+            let (queue, results, preps, tok, glue, sp, opts, done) = (
+                &queue,
+                &results,
+                &preps,
+                &tok,
+                &glue,
+                &sp,
+                &opts,
+                done.clone(),
+            );
             let s3 = &a.s3;
             workers.push(scope.spawn(move || loop {
                 let job = queue.lock().ok().and_then(|mut q| q.pop());
                 let Some((si, sid)) = job else { break };
                 let Some(prep) = preps.get(si) else { continue };
-                let Some(mut strat) = bench::strategy_with(&sid, s3) else { continue };
+                let Some(mut strat) = bench::strategy_with(&sid, s3) else {
+                    continue;
+                };
                 let mut last = 0usize;
                 let r = run::run_job(tok, glue, sp, prep, strat.as_mut(), opts, &mut |k| {
                     done.fetch_add((k - last) as u64, Ordering::Relaxed);

@@ -7,7 +7,8 @@ use serde_json::json;
 pub const T0: u64 = 1_763_000_000_000;
 
 pub fn user(text: &str, ts: u64) -> String {
-    json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts}).to_string()
+    json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts})
+        .to_string()
 }
 
 pub fn assistant(text: &str, ts: u64) -> String {
@@ -33,10 +34,21 @@ pub fn result(id: &str, name: &str, text: &str, ts: u64) -> String {
         .to_string()
 }
 
-pub fn input(msgs: &[String], idx: &[u32], model: Option<&str>, budget: Option<u64>) -> AssembleInput {
+pub fn input(
+    msgs: &[String],
+    idx: &[u32],
+    model: Option<&str>,
+    budget: Option<u64>,
+) -> AssembleInput {
     AssembleInput {
         count: msgs.len() as u32,
-        messages: idx.iter().map(|&i| IndexedJson { index: i, json: msgs[i as usize].clone() }).collect(),
+        messages: idx
+            .iter()
+            .map(|&i| IndexedJson {
+                index: i,
+                json: msgs[i as usize].clone(),
+            })
+            .collect(),
         model: model.map(str::to_string),
         token_budget: budget,
         now_ms: T0 as f64,
@@ -49,13 +61,22 @@ pub fn all(n: usize) -> Vec<u32> {
 }
 
 /// need → assemble → (needFull → assemble with everything), as js/engine.js does.
-pub fn shim(s: &mut Session, msgs: &[String], model: Option<&str>, budget: Option<u64>) -> AssemblePlan {
+pub fn shim(
+    s: &mut Session,
+    msgs: &[String],
+    model: Option<&str>,
+    budget: Option<u64>,
+) -> AssemblePlan {
     let need = s.need(msgs.len() as u32);
-    let p = s.assemble(&input(msgs, &need, model, budget)).expect("assemble");
+    let p = s
+        .assemble(&input(msgs, &need, model, budget))
+        .expect("assemble");
     if !p.need_full {
         return p;
     }
-    let p = s.assemble(&input(msgs, &all(msgs.len()), model, budget)).expect("assemble full");
+    let p = s
+        .assemble(&input(msgs, &all(msgs.len()), model, budget))
+        .expect("assemble full");
     assert!(!p.need_full, "needFull with every index");
     p
 }
@@ -64,7 +85,13 @@ pub fn shim(s: &mut Session, msgs: &[String], model: Option<&str>, budget: Optio
 pub fn resolve(p: &AssemblePlan, msgs: &[String]) -> Vec<String> {
     p.order
         .iter()
-        .map(|&i| if i >= 0 { msgs[i as usize].clone() } else { p.synthetic[(-i - 1) as usize].clone() })
+        .map(|&i| {
+            if i >= 0 {
+                msgs[i as usize].clone()
+            } else {
+                p.synthetic[(-i - 1) as usize].clone()
+            }
+        })
         .collect()
 }
 
@@ -74,7 +101,11 @@ pub fn turn(msgs: &mut Vec<String>, k: usize, path: &str, size: usize) {
     let id = format!("call_{k}");
     msgs.push(user(&format!("please do step {k}"), ts));
     msgs.push(calls(&[(&id, "read", path)], ts + 1));
-    let body: String = format!("line {k} ").repeat(size / 7 + 1).chars().take(size).collect();
+    let body: String = format!("line {k} ")
+        .repeat(size / 7 + 1)
+        .chars()
+        .take(size)
+        .collect();
     msgs.push(result(&id, "read", &body, ts + 2));
     msgs.push(assistant(&format!("done with step {k}"), ts + 3));
 }
