@@ -1,7 +1,25 @@
 // Shared helpers for the JS tests: a fake OpenClaw plugin API and message builders.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+/**
+ * The wasm core for tests: $CACHEFOLD_PKG (a wasm-pack --target web out dir) or pkg/ through
+ * js/core.js; null when not built or when it lacks `needs` (an export name).
+ */
+export async function loadTestCore(needs) {
+  const dir = process.env.CACHEFOLD_PKG;
+  if (dir) {
+    const glue = await import(pathToFileURL(join(dir, "cachefold.js")).href);
+    glue.initSync({ module: readFileSync(join(dir, "cachefold_bg.wasm")) });
+    return glue;
+  }
+  if (!existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url))) return null;
+  const { loadCore } = await import("../../js/core.js");
+  const core = await loadCore();
+  return typeof core[needs] === "function" ? core : null;
+}
 
 export function tempDir(prefix = "cachefold-test-") {
   return mkdtempSync(join(tmpdir(), prefix));

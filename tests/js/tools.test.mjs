@@ -7,22 +7,10 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { registerTools, recoverTool, searchTool, statsTool, renderStats, TOOL_NAMES } from "../../js/tools.js";
 import { writeArtifact, sessionArtifactIds } from "../../js/artifacts.js";
-import { fakeApi, tempDir, toolNames } from "./helpers.mjs";
+import { fakeApi, tempDir, toolNames, loadTestCore } from "./helpers.mjs";
 
-async function loadTestCore() {
-  const dir = process.env.CACHEFOLD_PKG;
-  if (dir) {
-    const glue = await import(pathToFileURL(join(dir, "cachefold.js")).href);
-    glue.initSync({ module: readFileSync(join(dir, "cachefold_bg.wasm")) });
-    return glue;
-  }
-  if (!existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url))) return null;
-  const { loadCore } = await import("../../js/core.js");
-  const core = await loadCore();
-  return typeof core.recoverAnswer === "function" ? core : null;
-}
 
-const core = await loadTestCore();
+const core = await loadTestCore("recoverAnswer");
 const skip = core ? false : "wasm core not built with the tool-output bindings (build pkg/ with wasm-pack, or set CACHEFOLD_PKG)";
 const sha1 = (t) => createHash("sha1").update(t, "utf8").digest("hex");
 const SESSION = { sessionId: "11111111-2222-3333-4444-555555555555", sessionKey: "agent:main:t1", agentId: "main" };
