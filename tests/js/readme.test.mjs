@@ -56,7 +56,7 @@ const RULES = [
   { match: /^openclaw config set plugins\.slots\.contextEngine /, check: () => assert.ok(exercised("plugins.slots.contextEngine", ["tests/e2e"])) },
   { match: /^openclaw config set plugins\.entries\.cachefold\.config\./, check: () => assert.ok(exercised("plugins.entries.cachefold.config.", ["tests/e2e"]) || exercised("plugins.entries.${this.pluginId}.config.", ["tests/e2e"])) },
   { match: /^openclaw config set plugins\.entries\.cachefold\.hooks\./, check: () => assert.ok(exercised("plugins.entries.cachefold.hooks.", ["tests/e2e"])) },
-  { match: /^openclaw config set plugins\.entries\.cachefold\.enabled /, check: () => assert.ok(exercised("plugins.entries.cachefold.enabled", ["tests/e2e"])) },
+  { match: /^openclaw config set plugins\.entries\.cachefold\.enabled /, check: () => assert.ok(exercised("plugins.entries.cachefold.enabled", ["tests/e2e"]) || exercised("plugins.entries.${this.pluginId}.enabled", ["tests/e2e"])) },
   { match: /^node tests\/js\/(\S+)/, check: (m) => assert.ok(existsSync(join(ROOT, "tests/js", m[1])), m[1]) },
   { match: /^(CACHEFOLD_\w+=\S+ )?(\.\/)?target\/release\/cachefold-bench/, check: () => assert.ok(readFileSync(join(ROOT, ".ci/bench"), "utf8").includes("cachefold-bench")) },
   { match: /^cargo /, check: () => assert.ok(readFileSync(join(ROOT, ".ci/test"), "utf8").includes("cargo test")) },

@@ -196,6 +196,9 @@ export class Harness {
         await this.oc(["plugins", "install", "-l", this.installedFrom, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
       }
       this.log(`[${this.engine}] plugins install ${mode === "pack" ? "npm-pack:" : "-l "}${this.installedFrom} (${mode})`);
+      // The README's explicit enablement (install already sets it; setting it again must be
+      // accepted and keep the tool-result middleware active).
+      await this.configSet(`plugins.entries.${this.pluginId}.enabled`, true);
       const pc = { ...(this.o.pluginConfig ?? {}) };
       if (pc.logFile === "<auto>" || pc.logFile === undefined) pc.logFile = this.decisionLogPath;
       for (const [key, value] of flattenConfig(pc)) await this.configSet(`plugins.entries.${this.pluginId}.config.${key}`, value);
