@@ -1703,13 +1703,17 @@ impl Session {
             return Ok(None);
         };
         let from = self.st.live_from;
-        if self.tokens(fold::span_w(&self.st.records, from, c)) < self.cfg.min_fold_tokens {
+        // "Ahead of need": ask once the region is half of what a priced fold needs, so the summary
+        // is ready by the time the fold pays (a fold uses a ready summary covering at least half
+        // of its region; asking at the full size meant the fold always came first, measured in
+        // tests/js/shim.test.mjs).
+        let foreseeable = self.cfg.min_fold_tokens / 2;
+        if self.tokens(fold::span_w(&self.st.records, from, c)) < foreseeable {
             return Ok(None);
         }
         if let Some(r) = &self.st.ready_summary {
-            // Already have one; refresh only when the region grew by another minFoldTokens.
-            if r.from == from
-                && self.tokens(fold::span_w(&self.st.records, r.to, c)) < self.cfg.min_fold_tokens
+            // Already have one; refresh only when the region grew by another half fold.
+            if r.from == from && self.tokens(fold::span_w(&self.st.records, r.to, c)) < foreseeable
             {
                 return Ok(None);
             }
