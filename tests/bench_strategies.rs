@@ -13,7 +13,7 @@ use cachefold::bench::strategies::{
 use cachefold::config::Config;
 use cachefold::message::{Message, Role};
 use cachefold::pairing::{self, Shape};
-use cachefold::replay::{self, ReplayOptions, SummaryMode};
+use cachefold::replay::{self, ReplayOptions, SummaryMode, UsageMode};
 use serde_json::json;
 
 struct H {
@@ -459,6 +459,10 @@ fn s3_pairs_valid_and_equal_to_crate_replay() {
         token_budget: Some(window),
         reassemble_each_call: cfg.owns_compaction,
         summaries: SummaryMode::Off,
+        // This test never feeds simulated usage to S3 (no `observe`), so both drivers commit the
+        // usage recorded in the transcript; with different usage their calibrations, and so
+        // their fold timing, would differ.
+        usage: UsageMode::Recorded,
         check: false,
         check_journal: false,
         ..ReplayOptions::default()
