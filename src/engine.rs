@@ -1713,10 +1713,10 @@ impl Session {
             return Ok(None);
         }
         if let Some(r) = &self.st.ready_summary {
-            // One summary per fold region: a refresh as the region grows would re-read it at
-            // miss price each time (measured: 21 summariser calls and +19 % input cost on the
-            // corpus when refreshing every half fold).
-            if r.from == from {
+            // Already have one; refresh only when the region grew by another minFoldTokens (a
+            // fold uses a summary covering at least half of its region).
+            if r.from == from && self.tokens(fold::span_w(&self.st.records, r.to, c)) < foreseeable
+            {
                 return Ok(None);
             }
         }
