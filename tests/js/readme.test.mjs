@@ -90,6 +90,18 @@ test("every config key is documented in the README", () => {
       else keys.push(`${prefix}${k}`);
     }
   };
+  const defaults = new Map();
+  const walkDefaults = (props, prefix) => {
+    for (const [k, v] of Object.entries(props)) {
+      if (v.properties) walkDefaults(v.properties, `${prefix}${k}.`);
+      else defaults.set(`${prefix}${k}`, v.default);
+    }
+  };
   walk(manifest.configSchema.properties, "");
-  for (const k of keys) assert.ok(readme.includes(`\`${k}\``), `README does not document ${k}`);
+  walkDefaults(manifest.configSchema.properties, "");
+  for (const k of keys) {
+    assert.ok(readme.includes(`\`${k}\``), `README does not document ${k}`);
+    const row = `| \`${k}\` | \`${JSON.stringify(defaults.get(k))}\` |`;
+    assert.ok(readme.includes(row), `README's default for ${k} differs from the manifest (want ${row})`);
+  }
 });
