@@ -637,6 +637,16 @@ impl Session {
             .collect();
         let full = given.len() == count as usize;
 
+        // With ownsCompaction, OpenClaw re-runs assemble inside the tool loop with the messages
+        // we returned (measured in the e2e runs: count 14 → our 6-message output, then 6, 6, 6).
+        // Taking that echo for the real history would re-pin the session, and the next turn's
+        // real history would then re-fold everything after the head (a cache break each turn).
+        if managed && full {
+            if let Some(plan) = self.echo_plan(count, &hashes) {
+                return Ok(plan);
+            }
+        }
+
         // Divergence first: with partial input nothing may change before we know.
         let divergence = {
             let rec: Vec<&str> = self.st.records.iter().map(|r| r.h.as_str()).collect();
@@ -706,6 +716,50 @@ impl Session {
             passthrough: !managed,
             fold_writes: writes,
             report,
+        })
+    }
+
+    /// `Some(plan)` when the incoming messages begin with exactly our last output and that
+    /// output differs from the recorded history (it holds a fold record or skips messages):
+    /// the host handed our assembled context back. The answer is that context unchanged plus
+    /// whatever the host appended, with no state change (so assemble stays idempotent).
+    fn echo_plan(&self, count: u32, hashes: &BTreeMap<u32, String>) -> Option<AssemblePlan> {
+        let out = &self.st.out;
+        if out.is_empty() || (count as usize) < out.len() {
+            return None;
+        }
+        let differs_from_history = out.len() < self.st.records.len()
+            || out
+                .iter()
+                .zip(&self.st.records)
+                .any(|(k, r)| fingerprint::short_key(&r.h) != k.0);
+        if !differs_from_history {
+            return None;
+        }
+        for (i, k) in out.iter().enumerate() {
+            let h = hashes.get(&(i as u32))?;
+            if fingerprint::short_key(h) != k.0 {
+                return None;
+            }
+        }
+        let out_w: u64 = out.iter().map(|k| k.1).sum();
+        let report = AssembleReport {
+            count,
+            managed: true,
+            pinned: self.st.pinned,
+            head_len: self.st.head_len,
+            live_from: self.st.live_from,
+            skipped: Some(
+                "the host passed our assembled context back (tool-loop re-assembly): unchanged"
+                    .into(),
+            ),
+            ..Default::default()
+        };
+        Some(AssemblePlan {
+            order: (0..i64::from(count)).collect(),
+            estimated_tokens: self.tokens(out_w),
+            report,
+            ..Default::default()
         })
     }
 
@@ -1248,11 +1302,28 @@ impl Session {
         if self.st.segs.len() >= 2 {
             let records_tokens = self.tokens(self.st.segs.iter().map(|s| s.w).sum());
             let est = self.estimate(count);
-            if records_tokens > self.cfg.fold_record_budget || est > thr {
-                self.condense(count, est, records_tokens, price, expected, report, writes)?;
+            let budget = self.record_budget(thr);
+            if records_tokens > budget || est > thr {
+                self.condense(
+                    count,
+                    est,
+                    records_tokens,
+                    budget,
+                    thr,
+                    price,
+                    expected,
+                    report,
+                    writes,
+                )?;
             }
         }
         Ok(())
+    }
+
+    /// Budget of all fold records together: `foldRecordBudget`, but at most a quarter of the
+    /// threshold, so that in a small window the records cannot crowd out the live tail.
+    fn record_budget(&self, thr: u64) -> u64 {
+        self.cfg.fold_record_budget.min((thr / 4).max(1_000))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1313,6 +1384,8 @@ impl Session {
         count: u32,
         before: u64,
         records_tokens: u64,
+        record_budget: u64,
+        thr: u64,
         price: &cost::Price,
         expected: f64,
         report: &mut AssembleReport,
@@ -1352,9 +1425,15 @@ impl Session {
         let json = fold::record_json(&text, fold::record_ts(recs, from));
         let w = tokens::weighted_chars(&json);
         let old_w: u64 = self.st.segs.iter().map(|s| s.w).sum();
-        if records_tokens <= self.cfg.fold_record_budget && w >= old_w {
-            // Under pressure only (prompt over the threshold): condensing would not shrink the
-            // records, so it would break the cache after the head for nothing.
+        let over_records = records_tokens > record_budget;
+        if !over_records
+            && (w >= old_w || before.saturating_sub(self.tokens(old_w)) + self.tokens(w) > thr)
+        {
+            // Under pressure only (prompt over the threshold): a condensation that does not
+            // shrink the records, or does not bring the prompt under the threshold, would break
+            // the cache after the head for nothing: the next fold is appended instead. (In the
+            // 48K e2e run, where OpenClaw's system prompt alone nearly fills the pre-prompt
+            // budget, condensing every turn cost more than appending.)
             return Ok(());
         }
         let merged = self.st.segs.len() as u32;

@@ -682,3 +682,39 @@ fn malformed_history_is_repaired_never_dropped() {
     let again = shim(&mut s, &msgs, DS, None);
     assert_eq!(again.synthetic, p.synthetic);
 }
+
+/// With ownsCompaction, OpenClaw re-runs assemble inside the tool loop with the messages we
+/// returned. That echo must change nothing: no re-pin, no journal, the same context; and the
+/// next turn's real history continues after the existing fold (found in the 48K e2e run, where
+/// every turn re-folded from the head).
+#[test]
+fn tool_loop_reassembly_over_our_own_output_changes_nothing() {
+    let mut s = session(small());
+    let mut msgs = Vec::new();
+    let mut last_out: Vec<String> = Vec::new();
+    let mut folded = false;
+    for k in 0..12 {
+        turn(&mut msgs, k, "a.txt", 1_500);
+        let p = shim(&mut s, &msgs, DS, Some(200_000));
+        let out = resolve(&p, &msgs);
+        if folded {
+            assert!(p.report.divergence.is_none(), "turn {k}: {:?}", p.report.divergence);
+            // Append-only across turns unless this turn folded again.
+            if p.report.folds.is_empty() && p.report.condensed.is_none() {
+                assert_eq!(&out[..last_out.len()], &last_out[..], "turn {k}: prefix changed");
+            }
+        }
+        folded |= !p.report.folds.is_empty();
+        s.take_journal();
+        // The tool loop: the host hands our output back, twice.
+        for _ in 0..2 {
+            let echo = shim(&mut s, &out, DS, Some(200_000));
+            assert_eq!(resolve(&echo, &out), out, "turn {k}: the echo must come back unchanged");
+            assert!(echo.report.divergence.is_none() && echo.report.folds.is_empty());
+            assert!(s.take_journal().is_empty(), "turn {k}: the echo journaled");
+        }
+        last_out = out;
+    }
+    assert!(folded, "the scenario folds");
+    assert_eq!(s.state().counters.repins, 0);
+}
