@@ -222,19 +222,27 @@ describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, t
 
 describe("fold scenario vs legacy (issue targets)", { skip: SKIP || (process.env.CACHEFOLD_E2E_FOLD === "1" ? false : "set CACHEFOLD_E2E_FOLD=1 for the slow fold comparison"), timeout: 40 * 60_000 }, () => {
   const scenario = buildScenario("fold");
-  let legacy;
-  let cf;
+  // Legacy's cost moves between runs ($0.073-$0.084 measured): when OpenClaw's own compaction
+  // and its memory-flush turn land depends on timing. So the comparison is the median of
+  // CACHEFOLD_E2E_FOLD_RUNS side-by-side pairs (default 3), as for any noisy benchmark.
+  const RUNS = Math.max(1, Number(process.env.CACHEFOLD_E2E_FOLD_RUNS ?? 3));
+  const pairs = [];
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   before(async () => {
-    legacy = await runScenario({ label: "legacy", engine: "legacy" }, scenario, { keep: KEEP, log, transcript: false });
-    cf = await runScenario({ label: "cachefold", engine: "cachefold" }, scenario, { pluginDir: PLUGIN_DIR, keep: KEEP, log, transcript: false });
-    log(markdownTable([legacy, cf]));
+    for (let k = 0; k < RUNS; k++) {
+      const legacy = await runScenario({ label: "legacy", engine: "legacy" }, scenario, { keep: KEEP, log, transcript: false });
+      const cf = await runScenario({ label: "cachefold", engine: "cachefold" }, scenario, { pluginDir: PLUGIN_DIR, keep: KEEP, log, transcript: false });
+      log(markdownTable([legacy, cf]));
+      pairs.push({ legacy, cf });
+    }
   });
   it("every turn completed on both engines", () => {
-    for (const r of [legacy, cf]) for (const t of r.turns) assert.ok(t.ok, `${r.label} turn ${t.index} failed`);
+    for (const p of pairs) for (const r of [p.legacy, p.cf]) for (const t of r.turns) assert.ok(t.ok, `${r.label} turn ${t.index} failed`);
   });
-  it("cachefold input cost <= 0.6x legacy", () => {
-    const ratio = cf.summary.inputCostUsd / legacy.summary.inputCostUsd;
-    assert.ok(ratio <= 0.6, `cost ratio ${ratio.toFixed(3)}`);
+  it("cachefold input cost <= 0.6x legacy (median of the runs)", () => {
+    const ratios = pairs.map((p) => p.cf.summary.inputCostUsd / p.legacy.summary.inputCostUsd);
+    log(`cost ratios: ${ratios.map((r) => r.toFixed(3)).join(", ")}`);
+    assert.ok(median(ratios) <= 0.6, `median cost ratio ${median(ratios).toFixed(3)} (${ratios.map((r) => r.toFixed(3)).join(", ")})`);
   });
   // The issue asks for >= 93 %. In this harness even a perfect append-only history reaches only
   // ~91 % (strict DS-unit model): OpenClaw ends every request with a transient context message,
@@ -242,11 +250,15 @@ describe("fold scenario vs legacy (issue targets)", { skip: SKIP || (process.env
   // forces folds. So this asserts the part that can fail for a real reason: cachefold's hit rate
   // is not below legacy's on the same script. The measured figures go to the log and README.
   it("cachefold hit rate is at least legacy's (93% is above this harness's ceiling)", () => {
-    log(`hit rate: cachefold ${cf.summary.hitPct.toFixed(1)}% vs legacy ${legacy.summary.hitPct.toFixed(1)}% (issue target 93%)`);
-    // Legacy's rate moves by about ±1 point between runs (when its host compaction and memory
-    // flush land depends on timing); measured gaps were +1.7 to +3.8 points.
-    assert.ok(cf.summary.hitPct >= legacy.summary.hitPct - 1, `cachefold ${cf.summary.hitPct.toFixed(1)}% < legacy ${legacy.summary.hitPct.toFixed(1)}% - 1`);
+    const cfHit = median(pairs.map((p) => p.cf.summary.hitPct));
+    const lgHit = median(pairs.map((p) => p.legacy.summary.hitPct));
+    log(`hit rate (median): cachefold ${cfHit.toFixed(1)}% vs legacy ${lgHit.toFixed(1)}% (issue target 93%)`);
+    assert.ok(cfHit >= lgHit - 1, `cachefold ${cfHit.toFixed(1)}% < legacy ${lgHit.toFixed(1)}% - 1`);
   });
-  it("no 400s", () => assert.equal(cf.summary.http400, 0));
-  it("planted fact reachable at the last turn", () => assert.notEqual(cf.summary.factReachable, "no"));
+  it("no 400s", () => {
+    for (const p of pairs) assert.equal(p.cf.summary.http400, 0);
+  });
+  it("planted fact reachable at the last turn", () => {
+    for (const p of pairs) assert.notEqual(p.cf.summary.factReachable, "no");
+  });
 });
