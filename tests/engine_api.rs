@@ -698,10 +698,18 @@ fn tool_loop_reassembly_over_our_own_output_changes_nothing() {
         let p = shim(&mut s, &msgs, DS, Some(200_000));
         let out = resolve(&p, &msgs);
         if folded {
-            assert!(p.report.divergence.is_none(), "turn {k}: {:?}", p.report.divergence);
+            assert!(
+                p.report.divergence.is_none(),
+                "turn {k}: {:?}",
+                p.report.divergence
+            );
             // Append-only across turns unless this turn folded again.
             if p.report.folds.is_empty() && p.report.condensed.is_none() {
-                assert_eq!(&out[..last_out.len()], &last_out[..], "turn {k}: prefix changed");
+                assert_eq!(
+                    &out[..last_out.len()],
+                    &last_out[..],
+                    "turn {k}: prefix changed"
+                );
             }
         }
         folded |= !p.report.folds.is_empty();
@@ -709,7 +717,11 @@ fn tool_loop_reassembly_over_our_own_output_changes_nothing() {
         // The tool loop: the host hands our output back, twice.
         for _ in 0..2 {
             let echo = shim(&mut s, &out, DS, Some(200_000));
-            assert_eq!(resolve(&echo, &out), out, "turn {k}: the echo must come back unchanged");
+            assert_eq!(
+                resolve(&echo, &out),
+                out,
+                "turn {k}: the echo must come back unchanged"
+            );
             assert!(echo.report.divergence.is_none() && echo.report.folds.is_empty());
             assert!(s.take_journal().is_empty(), "turn {k}: the echo journaled");
         }
