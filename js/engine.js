@@ -47,9 +47,15 @@ function modelOf(params) {
   return provider && !String(m).includes("/") ? `${provider}/${m}` : String(m);
 }
 
-async function openSession(ctx, sessionId) {
+/** The loaded core and the on-disk paths of one session. */
+async function pathsFor(ctx, sessionId) {
   const core = await loadCore();
-  const paths = store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId));
+  return { core, paths: store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId)) };
+}
+
+async function openSession(ctx, sessionId, paths) {
+  // Loaded again inside the lock: a trap while waiting may have replaced the instance.
+  const core = await loadCore();
   const cached = live.get(sessionId);
   if (cached && cached.core === core && cached.journalBytes === store.journalSize(paths)) {
     return { ...cached, paths };
@@ -72,7 +78,7 @@ async function openSession(ctx, sessionId) {
   return { ...entry, paths };
 }
 
-function persist(ctx, sessionId, h, sync) {
+function persist(sessionId, h, sync) {
   const lines = h.session.takeJournal();
   let size = store.appendJournal(h.paths, lines, sync);
   if (size > Math.max(SNAPSHOT_MIN_BYTES, h.snapshotBytes / 2)) {
@@ -89,12 +95,12 @@ function persist(ctx, sessionId, h, sync) {
 }
 
 async function withSession(ctx, sessionId, fn, { sync = false } = {}) {
-  const paths = store.sessionPaths(ctx.stateDir, (await loadCore()).sessionDirName(sessionId));
+  const { paths } = await pathsFor(ctx, sessionId);
   return store.withSessionLock(paths, async () => {
-    const h = await openSession(ctx, sessionId);
+    const h = await openSession(ctx, sessionId, paths);
     try {
       const out = await fn(h);
-      persist(ctx, sessionId, h, sync);
+      persist(sessionId, h, sync);
       return out;
     } catch (err) {
       // Drop the cached handle: the next call reloads from disk, which holds every event
@@ -119,7 +125,7 @@ function allIndices(n) {
   return Uint32Array.from({ length: n }, (_, i) => i);
 }
 
-function runPlan(h, ctx, sessionId, messages, build) {
+function runPlan(h, messages, build) {
   const count = messages.length;
   let plan = build(indexed(messages, h.session.need(count)));
   if (plan.needFull) plan = build(indexed(messages, allIndices(count)));
@@ -168,7 +174,7 @@ export class CachefoldEngine {
       if (!sessionId) throw Object.assign(new Error("assemble without sessionId"), { code: "CACHEFOLD_INPUT" });
       const model = modelOf(params);
       const result = await withSession(this.ctx, sessionId, async (h) =>
-        runPlan(h, this.ctx, sessionId, messages, (list) =>
+        runPlan(h, messages, (list) =>
           h.session.assemble({
             count: messages.length,
             messages: list,
@@ -236,7 +242,7 @@ export class CachefoldEngine {
         return { ok: true, compacted: false, reason: "cachefold folds at the next assemble (history not available here)" };
       }
       const { plan } = await withSession(this.ctx, sessionId, async (h) =>
-        runPlan(h, this.ctx, sessionId, messages, (list) =>
+        runPlan(h, messages, (list) =>
           h.session.compact({ count: messages.length, messages: list, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs() }, params.force !== false),
         ),
       );
@@ -340,8 +346,7 @@ function withTimeout(promise, ms) {
 
 /** Stats of one session (as the core reports them), or null when the session is unknown. */
 export async function sessionStats(ctx, sessionId) {
-  const core = await loadCore();
-  const paths = store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId));
+  const { core, paths } = await pathsFor(ctx, sessionId);
   const { snapshot, journal } = store.readState(paths);
   if (!snapshot && !journal) return null;
   const s = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
@@ -354,13 +359,11 @@ export async function sessionStats(ctx, sessionId) {
 
 /** Folded regions of a session as searchable documents. */
 export async function foldedDocs(ctx, sessionId) {
-  const core = await loadCore();
-  const paths = store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId));
+  const { paths } = await pathsFor(ctx, sessionId);
   return store.listFolds(paths).map((id) => ({ id, kind: "fold", text: store.readFold(paths, id) ?? "" }));
 }
 
 /** Raw text of one folded region (JSON lines of the original messages), or null. */
 export async function foldText(ctx, sessionId, foldId) {
-  const core = await loadCore();
-  return store.readFold(store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId)), foldId);
+  return store.readFold((await pathsFor(ctx, sessionId)).paths, foldId);
 }

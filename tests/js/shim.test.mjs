@@ -24,6 +24,25 @@ async function engineFor(config) {
   return reg.engines.cachefold({});
 }
 
+/**
+ * In a fresh Node process: register the plugin with `config`, commit each turn key with `msgs`
+ * in session `sessionId`, and return the commit statuses.
+ */
+function commitInNewProcess(config, sessionId, keys, msgs) {
+  const script = `
+    import plugin from ${JSON.stringify(new URL("../../js/index.js", import.meta.url).href)};
+    let f; plugin.register({ pluginConfig: ${JSON.stringify(config)}, logger: console,
+      registerContextEngine: (_i, fac) => (f = fac), on() {}, registerTool() {}, registerAgentToolResultMiddleware() {} });
+    const e = await f({});
+    const out = [];
+    for (const k of ${JSON.stringify(keys)}) {
+      out.push((await e.commitTurn({ sessionId: ${JSON.stringify(sessionId)}, advancementKey: k, messages: ${JSON.stringify(msgs)} })).status);
+    }
+    console.log(JSON.stringify(out));`;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  return JSON.parse(out.trim().split("\n").pop());
+}
+
 test("registers the engine, both hooks and exactly the manifest's tools", { skip }, async () => {
   const { plugin, reg } = await loadPlugin({ stateDir: tempDir() });
   assert.equal(plugin.id, manifest.id);
@@ -81,16 +100,7 @@ test("commitTurn is idempotent by advancementKey, across engine instances and pr
   const e2 = await engineFor({ stateDir });
   assert.equal((await e2.commitTurn({ sessionId: "s-commit", advancementKey: "turn-1", messages: msgs })).status, "duplicate");
   // A new process sees the same durable state.
-  const script = `
-    import plugin from ${JSON.stringify(new URL("../../js/index.js", import.meta.url).href)};
-    let f; plugin.register({ pluginConfig: ${JSON.stringify({ stateDir })}, logger: console,
-      registerContextEngine: (_i, fac) => (f = fac), on() {}, registerTool() {}, registerAgentToolResultMiddleware() {} });
-    const e = await f({});
-    const a = await e.commitTurn({ sessionId: "s-commit", advancementKey: "turn-1", messages: ${JSON.stringify(msgs)} });
-    const b = await e.commitTurn({ sessionId: "s-commit", advancementKey: "turn-2", messages: ${JSON.stringify(msgs)} });
-    console.log(JSON.stringify([a.status, b.status]));`;
-  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
-  assert.deepEqual(JSON.parse(out.trim().split("\n").pop()), ["duplicate", "committed"]);
+  assert.deepEqual(commitInNewProcess({ stateDir }, "s-commit", ["turn-1", "turn-2"], msgs), ["duplicate", "committed"]);
 });
 
 test("unknown roles, parts and fields round-trip byte-for-byte through the wasm core", { skip }, async () => {
@@ -142,20 +152,10 @@ test("a torn journal tail is sealed: state before it survives and later turns st
   assert.equal((await e1.commitTurn({ sessionId: "s-torn", advancementKey: "t1", messages: msgs })).status, "committed");
   const dir = join(stateDir, "sessions", readdirSync(join(stateDir, "sessions"))[0]);
   appendFileSync(join(dir, "journal.jsonl"), '{"v":1,"seq":99,"crc":"dead'); // crash mid-line
-  // A new process-like view: drop the in-memory cache by using a fresh module instance id.
-  const script = `
-    import plugin from ${JSON.stringify(new URL("../../js/index.js", import.meta.url).href)};
-    let f; plugin.register({ pluginConfig: ${JSON.stringify({ stateDir, logFile })}, logger: console,
-      registerContextEngine: (_i, fac) => (f = fac), on() {}, registerTool() {}, registerAgentToolResultMiddleware() {} });
-    const e = await f({});
-    const a = await e.commitTurn({ sessionId: "s-torn", advancementKey: "t1", messages: ${JSON.stringify(msgs)} });
-    const b = await e.commitTurn({ sessionId: "s-torn", advancementKey: "t2", messages: ${JSON.stringify(msgs)} });
-    console.log(JSON.stringify([a.status, b.status]));`;
-  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
-  assert.deepEqual(JSON.parse(out.trim().split("\n").pop()), ["duplicate", "committed"]);
+  // A new process: nothing cached in memory, the state comes from disk.
+  assert.deepEqual(commitInNewProcess({ stateDir, logFile }, "s-torn", ["t1", "t2"], msgs), ["duplicate", "committed"]);
   assert.match(rf(logFile, "utf8"), /"event":"journal_repaired"/);
-  const out2 = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
-  assert.deepEqual(JSON.parse(out2.trim().split("\n").pop()), ["duplicate", "duplicate"], "t2 survived the repair");
+  assert.deepEqual(commitInNewProcess({ stateDir, logFile }, "s-torn", ["t1", "t2"], msgs), ["duplicate", "duplicate"], "t2 survived the repair");
 });
 
 test("a wasm trap passes history through once, then a fresh instance serves the same state", { skip }, async () => {
