@@ -39,6 +39,12 @@ function nowMs() {
   return Date.now();
 }
 
+/** The model's context window as the host reports it, or null. */
+function windowOf(params) {
+  const w = params.runtimeContext?.modelContextWindow;
+  return Number.isFinite(w) && w > 0 ? Math.floor(w) : null;
+}
+
 function modelOf(params) {
   const rs = params.runtimeSettings?.model;
   const m = params.model ?? rs?.resolved ?? rs?.requested ?? null;
@@ -181,6 +187,7 @@ export class CachefoldEngine {
             model,
             tokenBudget: params.tokenBudget ?? null,
             nowMs: nowMs(),
+            contextWindow: windowOf(params),
           }),
         ),
       );
@@ -216,7 +223,7 @@ export class CachefoldEngine {
       const key = String(params.advancementKey ?? "");
       const msgs = Array.isArray(params.messages) ? params.messages : [];
       const outcome = await withSession(this.ctx, sessionId, async (h) =>
-        h.session.commitTurn({ advancementKey: key, messages: msgs.map((m) => JSON.stringify(m)), nowMs: nowMs() }),
+        h.session.commitTurn({ advancementKey: key, messages: msgs.map((m) => JSON.stringify(m)), nowMs: nowMs(), contextWindow: windowOf(params) }),
       { sync: true });
       this.ctx.log({ event: "commitTurn", sessionId, advancementKey: key, status: outcome.status, messages: msgs.length });
       return { status: outcome.status };
@@ -228,6 +235,24 @@ export class CachefoldEngine {
     }
   }
 
+  // Host compaction. OpenClaw 2026.9.6 calls compact() on four paths, none with a message list
+  // (docs/host-integration.md has the call sites):
+  //  - pre-turn preflight (`runSessionCompactionIfNeeded`, dist/agent-runner-memory-*.mjs): when
+  //    the last call's prompt + output + the new prompt reach `window − min(20000, window/4)`,
+  //    or the transcript bytes reach `compaction.maxActiveTranscriptBytes`; force,
+  //    preflightRequired, trigger "budget". Unless the result is `ok && compacted` or a benign
+  //    skip (`isBenignCompactionSkipResult`, dist/compact-reasons-*.mjs: "below threshold",
+  //    "already under target", "already compacted", or ok + "nothing to compact"), the host
+  //    throws "Preflight compaction required but failed" and the turn fails;
+  //  - in-run recovery after a provider overflow, a timeout or the run's own budget
+  //    (`runContextEngineCompactionRecovery`, dist/embedded-agent-*.mjs): the run retries only
+  //    when the result is compacted;
+  //  - the user's /compact (trigger "manual");
+  //  - `openclaw agent --local` and CLI compaction (dist/cli-compaction-*.mjs), same contract.
+  // So: when a fold is possible it is recorded now and emitted by the next assemble (the
+  // bytes are only there), answered `compacted` with the projected size; when cachefold has
+  // nothing to fold, the host's own compaction takes over (what `legacy` does); and only
+  // when that is unavailable too, an `ok` "nothing to compact" that lets the turn go on.
   async compact(params) {
     if (!this.info.ownsCompaction) {
       // Not owning compaction: a no-op compact() would leave the host unable to recover from an
@@ -235,15 +260,65 @@ export class CachefoldEngine {
       const delegated = await delegateToRuntime(params);
       if (delegated) return delegated;
     }
-    try {
-      const sessionId = String(params.sessionId ?? "");
-      const messages = await this.#historyFor(params);
-      if (!messages) {
-        return { ok: true, compacted: false, reason: "cachefold folds at the next assemble (history not available here)" };
+    const sessionId = String(params?.sessionId ?? "");
+    if (Array.isArray(params?.messages)) return this.#compactWithMessages(params, sessionId);
+    // In-run recovery retries the call at once, and the tool-loop assemble that follows hands
+    // our own output back (an echo, which cannot be re-folded): the host's compaction rebuilds
+    // the run's messages from the transcript, so it goes first there.
+    const inRun = params?.runtimeContext?.attempt !== undefined || ["overflow", "timeout"].includes(params?.runtimeContext?.trigger);
+    if (inRun) {
+      const delegated = await delegateToRuntime(params);
+      if (delegated?.ok && delegated.compacted) {
+        this.ctx.log({ event: "compact", sessionId, path: "in-run", delegated: true });
+        return delegated;
       }
+    }
+    let answer = null;
+    let failure = null;
+    try {
+      if (!sessionId) throw Object.assign(new Error("compact without sessionId"), { code: "CACHEFOLD_INPUT" });
+      answer = await withSession(this.ctx, sessionId, async (h) =>
+        h.session.compactRequest({
+          model: modelOf(params),
+          tokenBudget: finiteOrNull(params.tokenBudget),
+          currentTokenCount: finiteOrNull(params.currentTokenCount),
+          contextWindow: windowOf(params) ?? (params.runtimeContext?.preflightCompactionTrigger ? finiteOrNull(params.tokenBudget) : null),
+          nowMs: nowMs(),
+        }),
+      );
+    } catch (err) {
+      failure = err;
+      this.ctx.log({ event: "error", where: "compact", message: String(err?.message ?? err) });
+    }
+    const trigger = params?.runtimeContext?.forceReason ?? params?.runtimeContext?.trigger ?? null;
+    this.ctx.log({ event: "compact", sessionId, trigger, currentTokenCount: params?.currentTokenCount ?? null, answer });
+    if (answer?.pending) {
+      return {
+        ok: true,
+        compacted: true,
+        reason: "cachefold appends a fold at the next assemble",
+        result: {
+          tokensBefore: finiteOrNull(params.currentTokenCount) ?? answer.tokensBefore,
+          tokensAfter: answer.tokensAfter,
+          ...(answer.summary ? { summary: answer.summary } : {}),
+          details: { engine: "cachefold", deferred: true, hostThreshold: answer.hostThreshold ?? null },
+        },
+      };
+    }
+    // Nothing cachefold can fold (or the core failed): the host's compaction, as legacy.
+    const delegated = inRun ? null : await delegateToRuntime(params);
+    if (delegated?.ok && delegated.compacted) return delegated;
+    const why = failure ? `cachefold error: ${failure.message ?? failure}` : answer?.reason ?? "no history recorded";
+    const host = delegated ? `; host compaction: ${delegated.reason ?? "not compacted"}` : "";
+    return { ok: true, compacted: false, reason: `nothing to compact (${why}${host})` };
+  }
+
+  async #compactWithMessages(params, sessionId) {
+    try {
+      const messages = params.messages;
       const { plan } = await withSession(this.ctx, sessionId, async (h) =>
         runPlan(h, messages, (list) =>
-          h.session.compact({ count: messages.length, messages: list, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs() }, params.force !== false),
+          h.session.compact({ count: messages.length, messages: list, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }, params.force !== false),
         ),
       );
       this.ctx.log({ event: "compact", sessionId, report: plan.report ?? null });
@@ -251,25 +326,13 @@ export class CachefoldEngine {
       return {
         ok: true,
         compacted: !!fold,
-        reason: fold ? undefined : "nothing to fold",
+        reason: fold ? undefined : "nothing to compact (no cut point after the head)",
         result: { tokensBefore: plan.report?.tokensBefore ?? plan.estimatedTokens ?? 0, tokensAfter: plan.estimatedTokens ?? 0, summary: fold?.summary },
       };
     } catch (err) {
       this.ctx.log({ event: "error", where: "compact", message: String(err?.message ?? err) });
-      return { ok: false, compacted: false, reason: `cachefold: ${err?.message ?? err}` };
+      return { ok: true, compacted: false, reason: `nothing to compact (cachefold error: ${err?.message ?? err})` };
     }
-  }
-
-  // compact() receives no message list; the engine asks to fold at the next assemble instead.
-  async #historyFor(params) {
-    if (Array.isArray(params.messages)) return params.messages;
-    try {
-      const sessionId = String(params.sessionId ?? "");
-      await withSession(this.ctx, sessionId, async (h) => h.session.requestFold?.(nowMs()));
-    } catch {
-      /* best effort */
-    }
-    return null;
   }
 
   async maintain(params) {
@@ -330,6 +393,10 @@ async function delegateToRuntime(params) {
     }
   }
   return null;
+}
+
+function finiteOrNull(v) {
+  return Number.isFinite(v) && v >= 0 ? Math.floor(v) : null;
 }
 
 function withTimeout(promise, ms) {

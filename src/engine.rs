@@ -109,6 +109,42 @@ pub struct AssembleInput {
     pub now_ms: f64,
     /// The `systemPromptAddition` in force (only hashed).
     pub system_prompt_addition: Option<String>,
+    /// The model's context window, when the host says (`runtimeContext.modelContextWindow`).
+    pub context_window: Option<u64>,
+}
+
+/// Input of [`Session::compact_request`]: the host's `compact()`, which carries no messages.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CompactInput {
+    /// Model id (`provider/model` or bare).
+    pub model: Option<String>,
+    /// The host's `tokenBudget` for the compaction (the context window on the pre-turn path).
+    pub token_budget: Option<u64>,
+    /// The host's projection of the next prompt (`currentTokenCount`).
+    pub current_token_count: Option<u64>,
+    /// The model's context window, when known.
+    pub context_window: Option<u64>,
+    /// Now, ms since the epoch.
+    pub now_ms: f64,
+}
+
+/// Answer of [`Session::compact_request`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactAnswer {
+    /// A fold is recorded and the next assemble emits it.
+    pub pending: bool,
+    /// Prompt estimate (static + messages) of the next call without the fold.
+    pub tokens_before: u64,
+    /// With the fold (equal to `tokens_before` when nothing folds).
+    pub tokens_after: u64,
+    /// The host's pre-turn compaction threshold, when the window is known.
+    pub host_threshold: Option<u64>,
+    /// Why nothing folds (when `pending` is false).
+    pub reason: Option<String>,
+    /// The record the fold will append (the host's `CompactResult.summary`).
+    pub summary: Option<String>,
 }
 
 /// A range of host messages JS must store for recovery under `foldId`.
@@ -283,6 +319,8 @@ pub struct CommitInput {
     pub messages: Vec<String>,
     /// Now, ms.
     pub now_ms: f64,
+    /// The model's context window (`runtimeContext.modelContextWindow`), when the host says.
+    pub context_window: Option<u64>,
 }
 
 /// Output of [`Session::commit_turn`].
@@ -314,6 +352,22 @@ pub struct SummaryRequest {
 }
 
 // ---- gating -----------------------------------------------------------------------------------
+
+/// OpenClaw 2026.9.6's pre-turn trigger for a context window, in tokens: the lower of its
+/// compaction threshold, `window − reserve` with `reserve = min(20,000, window / 4)`
+/// (`resolveCompactionThreshold` in `dist/agent-runner-memory-*.mjs`, reserve from memory-core's
+/// `buildMemoryFlushPlan` / `resolveEffectiveCompactionReserveTokens`), and its pre-compaction
+/// memory flush, which runs an extra agent turn `min(4,000, (window − reserve) / 2)` tokens
+/// earlier. The host compares it with the last call's prompt + output + the new prompt.
+pub fn host_turn_threshold(window: u64) -> Option<u64> {
+    if window == 0 {
+        return None;
+    }
+    let reserve = 20_000u64.min(window / 4);
+    let compaction = window - reserve;
+    let soft = 4_000u64.min(compaction / 2);
+    Some(compaction - soft)
+}
 
 /// True when the engine manages context for `model` (see `Config::mode`). Patterns are tried
 /// against the full id and the part after the last `/`. Missing or empty id: `auto` → false.
@@ -580,6 +634,104 @@ impl Session {
         self.emit(Event::ForceFold { on: true })
     }
 
+    /// Host `compact()` without a message list (every path of OpenClaw 2026.9.6: pre-turn
+    /// preflight, in-run overflow recovery, `/compact`; see docs/host-integration.md): decide
+    /// now whether the next assemble will fold, record the request, and project the result.
+    ///
+    /// The projection runs the fold rules, forced as for `compact(force)`, on a copy of the
+    /// session over the recorded history plus one stand-in message the size of the last
+    /// committed turn (its messages are recorded only at the next assemble; its user message
+    /// is a cut point). The next assemble folds over the real messages with the same rules and
+    /// can also cut inside that turn, so `tokens_after` is an upper bound of what it sends.
+    pub fn compact_request(&mut self, input: &CompactInput) -> Result<CompactAnswer> {
+        self.prepared.borrow_mut().clear();
+        let model = input
+            .model
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .or_else(|| self.st.model.clone());
+        self.note_limits(input.context_window, None)?;
+        let host_threshold = self.st.window.and_then(host_turn_threshold);
+        let nothing = |reason: &str, before: u64| CompactAnswer {
+            pending: false,
+            tokens_before: before,
+            tokens_after: before,
+            host_threshold,
+            reason: Some(reason.to_string()),
+            summary: None,
+        };
+        if !model_managed(&self.cfg, model.as_deref()) {
+            return Ok(nothing("model not managed by cachefold", 0));
+        }
+        if !self.st.pinned {
+            return Ok(nothing("no history recorded yet", 0));
+        }
+        let mut sim = self.clone();
+        sim.pending.clear();
+        let mut count = sim.st.recorded();
+        if let Some(&turn_w) = self.st.turn_ws.back() {
+            sim.st.records.push(MsgRecord {
+                h: String::new(),
+                w: turn_w,
+                shape: Shape {
+                    role: ShapeRole::User,
+                    ..Shape::default()
+                },
+                ts: None,
+                protected: false,
+                digest: Digest::default(),
+            });
+            count += 1;
+        }
+        let ai = AssembleInput {
+            count,
+            model: model.clone(),
+            token_budget: self.st.budget.or(input.token_budget),
+            now_ms: input.now_ms,
+            ..AssembleInput::default()
+        };
+        let mut report = AssembleReport::default();
+        let mut writes = Vec::new();
+        sim.fold_phase(
+            count,
+            &ai,
+            model.as_deref(),
+            Op::Compact { force: true },
+            &mut report,
+            &mut writes,
+        )?;
+        let before = report.tokens_before;
+        let after = sim.estimate(count);
+        if report.folds.is_empty() && report.condensed.is_none() {
+            return Ok(nothing(
+                report
+                    .skipped
+                    .as_deref()
+                    .unwrap_or("no cut point after the head"),
+                before,
+            ));
+        }
+        // A fold that saves next to nothing (the history is already folded down to the live
+        // tail) would only add a record and a cache break: say so instead.
+        if after.saturating_add(before / LOW_SAVING_DIVISOR) > before {
+            return Ok(nothing(
+                "already compacted: a fold now would save under 5 %",
+                before,
+            ));
+        }
+        if !self.st.force_fold {
+            self.emit(Event::ForceFold { on: true })?;
+        }
+        Ok(CompactAnswer {
+            pending: true,
+            tokens_before: before,
+            tokens_after: after,
+            host_threshold,
+            reason: None,
+            summary: report.fold.map(|f| f.summary),
+        })
+    }
+
     fn need_full_plan(&self, count: u32, missing: Vec<u32>, managed: bool) -> AssemblePlan {
         let mut report = AssembleReport {
             count,
@@ -663,6 +815,8 @@ impl Session {
             ..Default::default()
         };
         self.env(&model, input.system_prompt_addition.as_deref(), &mut report)?;
+        let budget = (op == Op::Assemble).then_some(input.token_budget).flatten();
+        self.note_limits(input.context_window, budget)?;
 
         if let Some(d) = divergence {
             self.diverge(d, count, &given, &mut report)?;
@@ -781,10 +935,33 @@ impl Session {
             .unwrap_or(DEFAULT_BUDGET)
     }
 
+    /// The prompt size (static + messages) above which folds are due: `compactRatio × budget`,
+    /// lowered so that the turn to come, grown as the recent turns grew, still ends under the
+    /// host's pre-turn threshold (see [`host_turn_threshold`]); otherwise the host would find the
+    /// last call of a large turn over its threshold and call `compact()` before the next turn.
+    /// Never lowered below half the ratio's figure: a turn that alone fills the window cannot
+    /// be made room for by folding every turn.
     fn threshold(&self, input: &AssembleInput) -> u64 {
-        (self.cfg.compact_ratio * self.budget(input) as f64)
+        let base = (self.cfg.compact_ratio * self.budget(input) as f64)
             .floor()
-            .max(0.0) as u64
+            .max(0.0) as u64;
+        match self.st.window.and_then(host_turn_threshold) {
+            Some(host) => {
+                let growth = self.tokens(self.st.turn_ws.iter().copied().max().unwrap_or(0));
+                base.min(host.saturating_sub(growth).max(base / 2))
+            }
+            None => base,
+        }
+    }
+
+    /// Journal the host's limits when they change.
+    fn note_limits(&mut self, window: Option<u64>, budget: Option<u64>) -> Result<()> {
+        let window = window.filter(|w| *w > 0 && Some(*w) != self.st.window);
+        let budget = budget.filter(|b| *b > 0 && Some(*b) != self.st.budget);
+        if window.is_none() && budget.is_none() {
+            return Ok(());
+        }
+        self.emit(Event::Limits { window, budget })
     }
 
     fn env(
@@ -1723,6 +1900,7 @@ impl Session {
         if !(cost_usd.is_finite() && uncached_usd.is_finite()) {
             return Err(Error::Internal("non-finite cost".into()));
         }
+        self.note_limits(input.context_window, None)?;
         self.emit(Event::Commit {
             key: input.advancement_key.clone(),
             rows,
@@ -1730,6 +1908,7 @@ impl Session {
             req_add,
             cost_usd,
             uncached_usd,
+            turn_w: ws.iter().sum(),
         })?;
         Ok(CommitOutcome {
             status: "committed".into(),

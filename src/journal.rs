@@ -113,6 +113,9 @@ pub enum Event {
         /// USD the calls would have cost uncached.
         #[serde(default, rename = "uncachedUsd")]
         uncached_usd: f64,
+        /// Weighted chars of the turn's messages (how much a turn adds to the next prompt).
+        #[serde(default, rename = "turnW")]
+        turn_w: u64,
     },
     /// A summary request was handed out.
     SummaryReq {
@@ -138,6 +141,16 @@ pub enum Event {
     Artifact {
         /// The note.
         note: ArtifactNote,
+    },
+    /// The host's limits as last seen: the model's context window (from which the host derives
+    /// its pre-turn compaction threshold) and the pre-prompt token budget.
+    Limits {
+        /// Model context window (tokens).
+        #[serde(default)]
+        window: Option<u64>,
+        /// Token budget of the last pre-prompt assemble.
+        #[serde(default)]
+        budget: Option<u64>,
     },
     /// Fold at the next assemble (host compaction request without messages).
     ForceFold {

@@ -303,6 +303,7 @@ impl Driver<'_> {
             token_budget: self.opts.token_budget,
             now_ms: now,
             system_prompt_addition: None,
+            context_window: None,
         }
     }
 
@@ -698,6 +699,7 @@ pub fn replay(
             advancement_key: format!("turn-{u}"),
             messages: d.jsons[*u..end.max(*u)].to_vec(),
             now_ms: last_now,
+            context_window: None,
         };
         match d.s.commit_turn(&commit) {
             Ok(o) if o.status == "committed" => {}

@@ -34,6 +34,8 @@ pub const MAX_COMMIT_KEYS: usize = 1_000;
 pub const MAX_OPEN_CALLS: usize = 64;
 /// Artifact notes kept.
 pub const MAX_ARTIFACTS: usize = 256;
+/// Committed turns whose size is kept for the growth projection (`Session::threshold`).
+pub const MAX_TURN_WS: usize = 4;
 /// Rolling window of the summary rate limit.
 pub const HOUR_MS: f64 = 3_600_000.0;
 
@@ -323,6 +325,15 @@ pub struct SessionState {
     pub force_fold: bool,
     /// Last divergence.
     pub last_divergence: Option<DivergenceNote>,
+    /// Weighted chars each of the last [`MAX_TURN_WS`] committed turns added.
+    #[serde(default)]
+    pub turn_ws: VecDeque<u64>,
+    /// Model context window (tokens), as the host last reported it.
+    #[serde(default)]
+    pub window: Option<u64>,
+    /// Token budget of the last pre-prompt assemble.
+    #[serde(default)]
+    pub budget: Option<u64>,
 }
 
 impl SessionState {
@@ -357,6 +368,9 @@ impl SessionState {
             artifacts: VecDeque::new(),
             force_fold: false,
             last_divergence: None,
+            turn_ws: VecDeque::new(),
+            window: None,
+            budget: None,
         }
     }
 
@@ -474,7 +488,14 @@ impl SessionState {
                 req_add,
                 cost_usd,
                 uncached_usd,
+                turn_w,
             } => {
+                if *turn_w > 0 {
+                    self.turn_ws.push_back(*turn_w);
+                    while self.turn_ws.len() > MAX_TURN_WS {
+                        self.turn_ws.pop_front();
+                    }
+                }
                 self.commit_keys.push_back(key.clone());
                 while self.commit_keys.len() > MAX_COMMIT_KEYS {
                     self.commit_keys.pop_front();
@@ -539,6 +560,14 @@ impl SessionState {
                 }
             }
             Event::ForceFold { on } => self.force_fold = *on,
+            Event::Limits { window, budget } => {
+                if window.is_some() {
+                    self.window = *window;
+                }
+                if budget.is_some() {
+                    self.budget = *budget;
+                }
+            }
         }
         self.seq += 1;
         Ok(())

@@ -157,6 +157,14 @@ impl Session {
         self.inner.take_journal()
     }
 
+    /// Host `compact()` without a message list: record a fold for the next assemble and
+    /// project its result.
+    #[wasm_bindgen(js_name = compactRequest)]
+    pub fn compact_request(&mut self, input: JsValue) -> Result<JsValue, JsValue> {
+        let input: crate::engine::CompactInput = from_js(input)?;
+        to_js(&self.inner.compact_request(&input).map_err(|e| err(&e))?)
+    }
+
     /// Host `compact()` without a message list: fold at the next assemble.
     #[wasm_bindgen(js_name = requestFold)]
     pub fn request_fold(&mut self, now_ms: f64) -> Result<(), JsValue> {

@@ -436,6 +436,7 @@ fn commit_is_idempotent_and_records_usage() {
         advancement_key: "k1".into(),
         messages: turn_msgs.clone(),
         now_ms: T0 as f64,
+        context_window: None,
     };
     assert_eq!(s.commit_turn(&c).unwrap().status, "committed");
     assert!(!s.take_journal().is_empty());
@@ -462,6 +463,7 @@ fn commit_is_idempotent_and_records_usage() {
         advancement_key: "k2".into(),
         messages: vec!["{".into()],
         now_ms: 0.0,
+        context_window: None,
     };
     assert!(s.commit_turn(&bad).is_err());
     assert!(!s.state().commit_keys.contains(&"k2".to_string()));
@@ -579,6 +581,7 @@ fn restore_from_journal_snapshot_and_torn_tail() {
             advancement_key: format!("t{k}"),
             messages: msgs[msgs.len() - 4..].to_vec(),
             now_ms: T0 as f64,
+            context_window: None,
         };
         s.commit_turn(&c).unwrap();
         s.note_artifact(&"a".repeat(40), "exec", 9_000, T0 as f64)

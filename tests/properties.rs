@@ -462,6 +462,7 @@ fn check_divergence(c: &Case, muts: &[Mutation]) -> Result<(), String> {
             advancement_key: format!("t{t}"),
             messages: all[w[0]..w[1]].to_vec(),
             now_ms: T0 as f64,
+            context_window: None,
         })
         .map_err(|e| e.to_string())?;
         journal.push_str(&s.take_journal());

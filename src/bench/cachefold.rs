@@ -86,6 +86,7 @@ impl Cachefold {
             token_budget: Some(ctx.window),
             now_ms: ctx.now_ms,
             system_prompt_addition: None,
+            context_window: Some(ctx.window),
         }
     }
 
@@ -133,6 +134,7 @@ impl Cachefold {
             advancement_key: format!("turn-{u}"),
             messages,
             now_ms: self.last_now,
+            context_window: None,
         };
         if self.session.commit_turn(&commit).is_err() {
             self.errors += 1;

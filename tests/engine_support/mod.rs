@@ -53,6 +53,7 @@ pub fn input(
         token_budget: budget,
         now_ms: T0 as f64,
         system_prompt_addition: None,
+        context_window: None,
     }
 }
 

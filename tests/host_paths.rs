@@ -1,0 +1,154 @@
+//! The host's `compact()` paths (no message list) and the host's pre-turn threshold.
+//!
+//! OpenClaw calls `compact()` before a turn when the last call's prompt + output + the new
+//! prompt reach its threshold, and fails the turn unless the answer is `compacted` or a benign
+//! skip (docs/host-integration.md). The core answers through `compact_request`: a fold recorded
+//! for the next assemble, with the size that assemble will send.
+
+mod engine_support;
+
+use cachefold::config::Config;
+use cachefold::engine::{host_turn_threshold, CommitInput, CompactInput, Session};
+use engine_support::*;
+
+const DS: Option<&str> = Some("deepseek/deepseek-v4-flash");
+
+/// Priced folds off (a region never reaches `minFoldTokens`): only forced and emergency folds.
+fn cfg() -> Config {
+    Config {
+        tail_tokens: 2_000,
+        min_fold_tokens: 10_000_000,
+        fold_record_budget: 4_000,
+        expected_remaining_calls: 100,
+        ..Config::default()
+    }
+}
+
+fn commit(s: &mut Session, msgs: &[String], k: usize, window: Option<u64>) {
+    s.commit_turn(&CommitInput {
+        advancement_key: format!("t{k}"),
+        messages: msgs[msgs.len() - 4..].to_vec(),
+        now_ms: T0 as f64,
+        context_window: window,
+    })
+    .expect("commit");
+}
+
+fn request(s: &mut Session, window: Option<u64>) -> cachefold::engine::CompactAnswer {
+    s.compact_request(&CompactInput {
+        model: DS.map(str::to_string),
+        token_budget: window,
+        current_token_count: None,
+        context_window: window,
+        now_ms: T0 as f64,
+    })
+    .expect("compact_request")
+}
+
+#[test]
+fn host_threshold_matches_openclaw_2026_9_6() {
+    // window − min(20000, window/4), then the memory flush's min(4000, that/2) earlier.
+    assert_eq!(host_turn_threshold(48_000), Some(32_000));
+    assert_eq!(host_turn_threshold(32_000), Some(20_000));
+    assert_eq!(host_turn_threshold(128_000), Some(104_000));
+    assert_eq!(host_turn_threshold(1_000_000), Some(976_000));
+    assert_eq!(host_turn_threshold(4_000), Some(1_500));
+    assert_eq!(host_turn_threshold(0), None);
+}
+
+#[test]
+fn compact_without_messages_before_any_history_is_a_benign_no() {
+    let mut s = Session::new(cfg(), "s");
+    let a = request(&mut s, Some(48_000));
+    assert!(!a.pending);
+    assert!(a.reason.is_some());
+    assert!(!s.state().force_fold);
+}
+
+/// The defect: after a large turn the host's preflight called compact() on every later turn
+/// and got "folds at the next assemble", which it counts as a failure. Now the answer is a
+/// recorded fold whose projected size the next assemble really sends.
+#[test]
+fn compact_without_messages_records_a_fold_the_next_assemble_emits() {
+    let mut s = Session::new(cfg(), "s");
+    let mut msgs = Vec::new();
+    // As the host: assemble gets the history before the turn; commit gets the turn.
+    for k in 0..6 {
+        shim(&mut s, &msgs, DS, Some(40_000));
+        turn(&mut msgs, k, "doc.md", 6_000);
+        commit(&mut s, &msgs, k, Some(48_000));
+    }
+    assert_eq!(s.state().window, Some(48_000));
+    let folds_before = s.state().counters.folds;
+    let journal_before = s.take_journal();
+    let a = request(&mut s, Some(48_000));
+    assert!(a.pending, "{a:?}");
+    assert!(s.state().force_fold);
+    assert!(a.tokens_after < a.tokens_before, "{a:?}");
+    assert_eq!(a.host_threshold, Some(32_000));
+    // The request is journaled: a restarted process still folds.
+    let (r, _) = Session::restore(cfg(), "s", None, &(journal_before + &s.take_journal())).unwrap();
+    assert!(r.state().force_fold);
+    // The next turn's assemble folds.
+    let p = shim(&mut s, &msgs, DS, Some(40_000));
+    assert!(p.report.forced);
+    assert_eq!(s.state().counters.folds, folds_before + 1);
+    assert!(!s.state().force_fold);
+    // Honest projection: the stand-in for the last turn cannot be cut inside, so the real
+    // fold folds at least as much; the projection is an upper bound of what is sent.
+    let sent = p.report.tokens_after;
+    assert!(
+        sent <= a.tokens_after + a.tokens_after / 20,
+        "sent {sent} vs projected {}",
+        a.tokens_after
+    );
+    // Asked again with nothing new, the fold is still pending only if something can fold.
+    let again = request(&mut s, Some(48_000));
+    if !again.pending {
+        assert!(again.reason.is_some());
+    }
+}
+
+#[test]
+fn a_single_turn_history_has_nothing_to_fold_and_says_why() {
+    let mut s = Session::new(cfg(), "s");
+    let mut msgs = Vec::new();
+    shim(&mut s, &msgs, DS, Some(40_000));
+    turn(&mut msgs, 0, "doc.md", 200);
+    commit(&mut s, &msgs, 0, Some(48_000));
+    shim(&mut s, &msgs, DS, Some(40_000));
+    let a = request(&mut s, Some(48_000));
+    assert!(!a.pending, "{a:?}");
+    assert!(a.reason.as_deref().is_some_and(|r| !r.is_empty()));
+    assert!(!s.state().force_fold);
+}
+
+/// The fold threshold leaves room for a turn as large as the recent ones under the host's
+/// pre-turn threshold, so the last call of the next turn does not trigger the host's
+/// compaction; without a known window it is `compactRatio × budget` as before.
+#[test]
+fn threshold_leaves_room_for_the_next_turn_under_the_host_threshold() {
+    let run = |window: Option<u64>| {
+        let mut s = Session::new(cfg(), "s");
+        let mut msgs = Vec::new();
+        let mut last = None;
+        for k in 0..8 {
+            let p = shim(&mut s, &msgs, DS, Some(40_000));
+            turn(&mut msgs, k, "doc.md", 24_000);
+            commit(&mut s, &msgs, k, window);
+            last = Some(p.report);
+        }
+        last.unwrap()
+    };
+    let plain = run(None);
+    let aware = run(Some(48_000));
+    assert_eq!(plain.threshold_tokens, 32_000); // 0.8 × 40,000
+    assert!(
+        aware.threshold_tokens < plain.threshold_tokens,
+        "{} !< {}",
+        aware.threshold_tokens,
+        plain.threshold_tokens
+    );
+    assert!(aware.threshold_tokens >= plain.threshold_tokens / 2);
+    assert!(aware.tokens_after <= plain.tokens_after);
+}
