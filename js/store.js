@@ -93,6 +93,10 @@ export function writeAtomic(path, text) {
  * so a crash between the two steps only leaves journal lines the restore skips as already applied.
  */
 export function writeSnapshot(paths, snapshotText) {
+  // The snapshot replaces the journal: an empty or non-text one would lose the session.
+  if (typeof snapshotText !== "string" || snapshotText.length === 0) {
+    throw Object.assign(new Error("refusing to write an empty snapshot"), { code: "CACHEFOLD_STATE" });
+  }
   ensureDir(paths.dir);
   writeAtomic(paths.snapshot, snapshotText);
   writeAtomic(paths.journal, "");

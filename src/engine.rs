@@ -508,7 +508,17 @@ impl Session {
 
     /// The whole state as JSON (includes `seq`).
     pub fn snapshot(&self) -> String {
-        serde_json::to_string(&self.st).unwrap_or_default()
+        self.try_snapshot().unwrap_or_default()
+    }
+
+    /// The snapshot, or an error (never an empty text that would replace the journal).
+    pub fn try_snapshot(&self) -> Result<String> {
+        let text = serde_json::to_string(&self.st)
+            .map_err(|e| Error::Internal(format!("snapshot: {e}")))?;
+        if text.is_empty() {
+            return Err(Error::Internal("snapshot: empty".into()));
+        }
+        Ok(text)
     }
 
     /// Journal lines produced since the last call (newline-terminated).

@@ -147,8 +147,8 @@ impl Session {
     }
 
     /// Whole state as JSON text.
-    pub fn snapshot(&self) -> String {
-        self.inner.snapshot()
+    pub fn snapshot(&self) -> Result<String, JsValue> {
+        self.inner.try_snapshot().map_err(|e| err(&e))
     }
 
     /// Journal lines produced since the last call.

@@ -109,3 +109,13 @@ for (const ownsCompaction of [true, false]) {
     assert.match(answers.empty.reason, /nothing to compact/);
   });
 }
+
+test("an empty snapshot is never written over the journal", async () => {
+  const store = await import("../../js/store.js");
+  const paths = store.sessionPaths(tempDir(), "s-snap");
+  store.appendJournal(paths, '{"line":1}\n', false);
+  for (const bad of ["", null, undefined, 42]) {
+    assert.throws(() => store.writeSnapshot(paths, bad), /empty snapshot/);
+  }
+  assert.equal(store.readState(paths).journal, '{"line":1}\n', "the journal is untouched");
+});
