@@ -1,12 +1,13 @@
-//! Reads every corpus session when `/work/shared/corpus` (or `$CACHEFOLD_CORPUS`) exists and
-//! checks the readers' counts against the corpus README; skipped with a message otherwise.
+//! Reads every corpus session when `../shared/corpus` next to the checkout (or
+//! `$CACHEFOLD_CORPUS`) exists and checks the readers' counts against the corpus README;
+//! skipped with a message otherwise.
 use cachefold::transcript::parse_auto;
 use std::path::PathBuf;
 
 fn corpus() -> Option<PathBuf> {
     let p = std::env::var("CACHEFOLD_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from("/work/shared/corpus"));
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
     p.is_dir().then_some(p)
 }
 

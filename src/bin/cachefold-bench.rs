@@ -20,7 +20,7 @@ const USAGE: &str = "usage: cachefold-bench [SESSION...] [--demo] [--corpus [DIR
 SESSION: a pi/OpenClaw session .jsonl, a Claude Code .jsonl, a Reasonix .jsonl, an OpenClaw
 openclaw-agent.sqlite (every session in it; `file.sqlite#SESSION_ID` for one), or a directory
 (searched recursively for .jsonl/.sqlite; Claude Code compaction-agent files are skipped).
---corpus: the shared corpus ($CACHEFOLD_CORPUS or /work/shared/corpus).
+--corpus: the shared corpus ($CACHEFOLD_CORPUS, else ../shared/corpus next to the checkout).
 --demo: the built-in deterministic demo session (default when no session is given).
 --cold: every session starts with an empty cache (default: the static prefix is warm, as on any
 account that ran a session before; the first request of each session still misses the rest).
@@ -104,7 +104,9 @@ fn parse_args() -> Args {
                     }
                     None => std::env::var("CACHEFOLD_CORPUS")
                         .map(PathBuf::from)
-                        .unwrap_or_else(|_| PathBuf::from("/work/shared/corpus")),
+                        .unwrap_or_else(|_| {
+                            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+                        }),
                 });
             }
             "--strategy" | "--strategies" => {
