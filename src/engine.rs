@@ -825,7 +825,11 @@ impl Session {
             ..Default::default()
         };
         self.env(&model, input.system_prompt_addition.as_deref(), &mut report)?;
-        let budget = (op == Op::Assemble).then_some(input.token_budget).flatten();
+        // The pre-prompt budget (the turn's first assemble): the tool loop's are near the
+        // whole window and would make the journal flap between the two.
+        let budget = (op == Op::Assemble && self.st.turn.shared.is_empty())
+            .then_some(input.token_budget)
+            .flatten();
         self.note_limits(input.context_window, budget)?;
 
         if let Some(d) = divergence {
