@@ -494,8 +494,13 @@ export async function withSessionLock(paths, fn) {
   queues.set(paths.dir, chain);
   await prev;
   try {
+    const root = paths.stateDir ?? paths.dir;
+    // Checked before anything is created: a symlinked sessions/ or session dir is refused.
+    assertInside(root, join(paths.dir, ".."));
+    assertInside(root, paths.dir);
     ensureDir(paths.dir);
-    assertInside(paths.stateDir ?? paths.dir, paths.dir);
+    assertInside(root, paths.dir);
+    assertInside(root, paths.queue);
     const token = await acquire(paths);
     const beat = setInterval(() => touch(paths.lock), HEARTBEAT_MS);
     beat.unref?.();

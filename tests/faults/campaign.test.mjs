@@ -298,7 +298,13 @@ test("cross-session reads and planted symlinks: nothing served or written outsid
     const ctx = { config, configJson: JSON.stringify(config), stateDir, logger: { warn() {} }, log() {}, core, engine: {} };
     const A = { sessionKey: `agent:main:a${i}`, sessionId: `a${i}` };
     const B = { sessionKey: `agent:main:b${i}`, sessionId: `b${i}` };
-    const text = `${SECRET} in session A\n`.repeat(30);
+    // Ids starting with a digit: this campaign tests the shim; which 40-hex ids the core's
+    // parseRecoverTarget accepts (some starting with f or c were taken for fold ids) is the
+    // core's own test.
+    let text;
+    let n = 0;
+    do text = `${SECRET} in session A (${n++})\n`.repeat(30);
+    while (!/^[0-9]/.test(sha1(text)));
     const id = sha1(text);
     writeArtifact(stateDir, id, text, { tool: "exec", session: A.sessionKey, originalChars: text.length, shrunkChars: 10 });
     r.tries += 1;
