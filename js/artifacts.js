@@ -10,6 +10,12 @@
 //                           originalChars, shrunkChars}. Append-only; search, stats and GC read it.
 //
 // Ids are checked twice: exact /^[0-9a-f]{40}$/ and the resolved path must sit inside the store.
+// Every file is opened with O_NOFOLLOW and its directory must resolve inside the store, so a
+// symlink planted in the store is refused (reads answer "not stored", writes fail), never followed.
+//
+// Session isolation: recover and search serve only artifacts the calling session referenced
+// itself (its ref file names them, see readSessionArtifact); a foreign id gets the same answer
+// as an unknown one, and reading never adds a reference for an artifact the session did not have.
 //
 // Garbage collection (size budget `artifacts.maxBytes`, 1 GiB by default): an artifact is *live*
 // while any session ref file that names it was modified in the last LIVE_SESSION_DAYS days (30).
@@ -22,18 +28,23 @@
 // existsSync, one tmp write + rename for new content, one small metadata rewrite, one append.
 import { createHash, randomBytes } from "node:crypto";
 import {
-  appendFileSync,
   chmodSync,
+  closeSync,
+  constants as C,
   existsSync,
+  fstatSync,
+  lstatSync,
   mkdirSync,
+  openSync,
   readFileSync,
+  realpathSync,
   renameSync,
-  statSync,
   unlinkSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { readdir, readFile, stat, unlink } from "node:fs/promises";
-import { join, resolve, sep } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
@@ -94,6 +105,53 @@ export function ensureStore(stateDir) {
   return root;
 }
 
+const NOFOLLOW = C.O_NOFOLLOW ?? 0;
+
+function unsafe(message) {
+  return Object.assign(new Error(message), { code: "CACHEFOLD_UNSAFE_PATH" });
+}
+
+/** Throw unless the directory holding `path` resolves inside the store root (no symlinked dirs). */
+function assertInStore(stateDir, path) {
+  const root = realpathSync(storeRoot(stateDir));
+  const top = realpathSync(stateDir);
+  if (!root.startsWith(top + sep)) throw unsafe(`refusing the artifact store: it resolves to ${root}, outside ${top}`);
+  let dir;
+  try {
+    dir = realpathSync(dirname(path));
+  } catch (err) {
+    if (err.code === "ENOENT") return;
+    throw err;
+  }
+  if (dir !== root && !dir.startsWith(root + sep)) throw unsafe(`refusing ${path}: its directory resolves to ${dir}, outside ${root}`);
+}
+
+/** Read a regular file without following a final symlink; null when absent. */
+function readNoFollow(path) {
+  let fd;
+  try {
+    fd = openSync(path, C.O_RDONLY | NOFOLLOW);
+  } catch (err) {
+    if (err.code === "ENOENT") return null;
+    if (err.code === "ELOOP") throw unsafe(`refusing to follow the symlink ${path}`);
+    throw err;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw unsafe(`refusing ${path}: not a regular file`);
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function isRegularFile(path) {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 function writeFileAtomic(path, data) {
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   try {
@@ -109,7 +167,7 @@ function writeFileAtomic(path, data) {
 
 function readMeta(path) {
   try {
-    const m = JSON.parse(readFileSync(`${path}.json`, "utf8"));
+    const m = JSON.parse(readNoFollow(`${path}.json`));
     return m && typeof m === "object" ? m : null;
   } catch {
     return null;
@@ -126,11 +184,13 @@ export function writeArtifact(stateDir, id, text, ref = {}) {
   ensureStore(stateDir);
   const shard = join(storeRoot(stateDir), id.slice(0, 2));
   if (!existsSync(shard)) mkdirSync(shard, { recursive: true, mode: DIR_MODE });
+  assertInStore(stateDir, path);
   let created = false;
   let bytes;
-  if (existsSync(path)) {
-    bytes = statSync(path).size;
+  if (isRegularFile(path)) {
+    bytes = lstatSync(path).size;
   } else {
+    // Absent (or a planted non-file, which the rename replaces).
     const buf = Buffer.from(text, "utf8");
     bytes = buf.length;
     writeFileAtomic(path, buf);
@@ -143,8 +203,8 @@ export function writeArtifact(stateDir, id, text, ref = {}) {
 /** Note that a session referenced an existing artifact (recover keeps it live). */
 export function touchArtifact(stateDir, id, ref = {}) {
   const path = artifactPath(stateDir, id);
-  if (!existsSync(path)) return false;
-  recordRef(stateDir, id, path, { ...ref, bytes: statSync(path).size });
+  if (!isRegularFile(path)) return false;
+  recordRef(stateDir, id, path, { ...ref, bytes: lstatSync(path).size });
   return true;
 }
 
@@ -163,18 +223,47 @@ function recordRef(stateDir, id, path, ref) {
     at,
     ...(ref.originalChars != null ? { originalChars: ref.originalChars, shrunkChars: ref.shrunkChars ?? null } : {}),
   };
-  appendFileSync(sessionRefsPath(stateDir, session), `${JSON.stringify(line)}\n`, { mode: FILE_MODE });
+  appendRef(stateDir, sessionRefsPath(stateDir, session), `${JSON.stringify(line)}\n`);
+}
+
+function appendRef(stateDir, file, text) {
+  ensureStore(stateDir);
+  assertInStore(stateDir, file);
+  let fd;
+  try {
+    fd = openSync(file, C.O_WRONLY | C.O_APPEND | C.O_CREAT | NOFOLLOW, FILE_MODE);
+  } catch (err) {
+    if (err.code === "ELOOP") throw unsafe(`refusing to follow the symlink ${file}`);
+    throw err;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw unsafe(`refusing ${file}: not a regular file`);
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Full text of an artifact, or null when it is not stored (never stored, or evicted). */
 export function readArtifact(stateDir, id) {
   const path = artifactPath(stateDir, id);
   try {
-    return readFileSync(path, "utf8");
+    assertInStore(stateDir, path);
+    return readNoFollow(path);
   } catch (err) {
-    if (err.code === "ENOENT") return null;
+    if (err.code === "ENOENT" || err.code === "CACHEFOLD_UNSAFE_PATH") return null;
     throw err;
   }
+}
+
+/**
+ * Full text of an artifact the session `session` referenced itself, or null: an artifact of
+ * another session answers exactly like one that was never stored.
+ */
+export function readSessionArtifact(stateDir, session, id) {
+  artifactPath(stateDir, id); // validates the id (throws CACHEFOLD_INVALID_ID)
+  if (!sessionRefs(stateDir, session).some((r) => r.id === id)) return null;
+  return readArtifact(stateDir, id);
 }
 
 /** Metadata sidecar of an artifact, or null. */
@@ -186,10 +275,13 @@ export function artifactMeta(stateDir, id) {
 export function sessionRefs(stateDir, session) {
   let text;
   try {
-    text = readFileSync(sessionRefsPath(stateDir, session), "utf8");
+    const file = sessionRefsPath(stateDir, session);
+    assertInStore(stateDir, file);
+    text = readNoFollow(file);
   } catch {
     return [];
   }
+  if (text == null) return [];
   const out = [];
   for (const line of text.split("\n")) {
     if (!line) continue;

@@ -21,7 +21,7 @@ const VERSION = "0.1.0";
 // wasm in its baseline tier, so a short journal keeps cold start low. Amortised, a turn still
 // writes O(its new content): a snapshot of S bytes follows S/2 bytes of journal.
 const SNAPSHOT_MIN_BYTES = 256 << 10;
-const live = new Map(); // sessionId -> { session, core, journalBytes, snapshotBytes }
+const live = new Map(); // sessionId -> { session, core, stamp: journal {gen, size}, snapshotBytes }
 
 /** Factory registered with api.registerContextEngine (async: instantiates wasm). */
 export function createEngineFactory(ctx) {
@@ -63,55 +63,73 @@ async function openSession(ctx, sessionId, paths) {
   // Loaded again inside the lock: a trap while waiting may have replaced the instance.
   const core = await loadCore();
   const cached = live.get(sessionId);
-  if (cached && cached.core === core && cached.journalBytes === store.journalSize(paths)) {
+  // Trust the cache only when the journal is exactly the file this process last wrote or read:
+  // its generation (new with every snapshot) and size (grows with every append) both match.
+  // Anything else means another process wrote since, and appending on top of state this process
+  // has not read would fork the sequence (issue 10, item 4).
+  if (cached && cached.core === core && sameStamp(cached.stamp, store.journalStamp(paths))) {
     return { ...cached, paths };
   }
   cached?.session?.free?.();
-  const { snapshot, journal, journalBytes } = store.readState(paths);
+  live.delete(sessionId);
+  const { snapshot, journal, stamp, headerless } = store.readState(paths);
   const restored = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
-  const entry = { session: restored, core, journalBytes, snapshotBytes: snapshot ? snapshot.length : 0 };
+  const entry = { session: restored, core, stamp, snapshotBytes: snapshot ? snapshot.length : 0 };
   const report = restored.replayReport();
-  if (report?.ignoredBytes > 0) {
+  if (report?.ignoredBytes > 0 || headerless) {
     // A torn or corrupt tail (crash mid-append): lines appended after it would never replay,
-    // so seal the consistent state now and start a clean journal.
-    ctx.log({ event: "journal_repaired", sessionId, ignoredBytes: report.ignoredBytes, stopped: report.stopped ?? null });
+    // so seal the consistent state now and start a clean journal. A journal without a
+    // generation header (older versions) is sealed the same way.
+    if (report?.ignoredBytes > 0) {
+      ctx.log({ event: "journal_repaired", sessionId, ignoredBytes: report.ignoredBytes, stopped: report.stopped ?? null });
+    }
     const snap = restored.snapshot();
-    store.writeSnapshot(paths, snap);
-    entry.journalBytes = 0;
+    entry.stamp = store.writeSnapshot(paths, snap);
     entry.snapshotBytes = snap.length;
   }
   live.set(sessionId, entry);
   return { ...entry, paths };
 }
 
-function persist(sessionId, h, sync) {
+function sameStamp(a, b) {
+  return !!a && !!b && a.gen === b.gen && a.size === b.size;
+}
+
+function persist(sessionId, h, sync, lease) {
   const lines = h.session.takeJournal();
-  let size = store.appendJournal(h.paths, lines, sync);
-  if (size > Math.max(SNAPSHOT_MIN_BYTES, h.snapshotBytes / 2)) {
+  if (!lines) return;
+  lease?.assert(); // never write once the lease was lost (another process may hold it now)
+  const appended = store.appendJournal(h.paths, lines, sync);
+  let stamp = { gen: appended.gen === undefined ? h.stamp?.gen : appended.gen, size: appended.size };
+  if (appended.size > Math.max(SNAPSHOT_MIN_BYTES, h.snapshotBytes / 2)) {
     const snap = h.session.snapshot();
-    store.writeSnapshot(h.paths, snap);
+    stamp = store.writeSnapshot(h.paths, snap);
     h.snapshotBytes = snap.length;
-    size = 0;
   }
   const entry = live.get(sessionId);
   if (entry) {
-    entry.journalBytes = size;
+    entry.stamp = stamp;
     entry.snapshotBytes = h.snapshotBytes;
   }
 }
 
 async function withSession(ctx, sessionId, fn, { sync = false } = {}) {
   const { paths } = await pathsFor(ctx, sessionId);
-  return store.withSessionLock(paths, async () => {
+  return store.withSessionLock(paths, async (lease) => {
     const h = await openSession(ctx, sessionId, paths);
     try {
       const out = await fn(h);
-      persist(sessionId, h, sync);
+      persist(sessionId, h, sync, lease);
       return out;
     } catch (err) {
       // Drop the cached handle: the next call reloads from disk, which holds every event
       // persisted so far. A trap also drops the wasm instance (core.js).
       live.delete(sessionId);
+      try {
+        h.session?.free?.();
+      } catch {
+        /* a trapped instance */
+      }
       if (err instanceof WebAssembly.RuntimeError) resetCore();
       throw err;
     }
@@ -228,10 +246,22 @@ export class CachefoldEngine {
       this.ctx.log({ event: "commitTurn", sessionId, advancementKey: key, status: outcome.status, messages: msgs.length });
       return { status: outcome.status };
     } catch (err) {
-      // A failed commit must not fail the user's turn; the state simply does not advance.
-      this.ctx.logger?.warn?.(`cachefold: commitTurn failed (${err?.message}); state not advanced`);
-      this.ctx.log({ event: "error", where: "commitTurn", message: String(err?.message ?? err) });
-      return { status: "committed" };
+      // Nothing was recorded (or not durably): say so, without throwing. What OpenClaw 2026.9.6
+      // does with each answer (dist/context-engine-turn-attempt-*.mjs,
+      // commitPendingContextEngineTurn, and dist/registry-*.mjs, wrapResolvedContextEngine):
+      // - "committed"/"duplicate": the outbox row is deleted, so the turn would be lost for good.
+      // - a thrown error: the registry proxy quarantines the engine for the whole process
+      //   (recordContextEngineQuarantine) and every later turn falls back to legacy.
+      // - any other status: "invalid commitTurn result status: <status>" is caught inside
+      //   commitPendingContextEngineTurn; the row stays queued (attempt_count + 1, last_error),
+      //   the host warns "durable turn advancement remains queued", and retries it before the
+      //   next turn (drainPendingContextEngineTurnsBeforeRun); if it still fails, only that turn
+      //   is served by legacy. The user's turn is never failed and nothing is lost.
+      // So a failed commit answers the documented status "deferred" (see README).
+      const reason = `${err?.code ?? "error"}: ${err?.message ?? err}`;
+      this.ctx.logger?.warn?.(`cachefold: commitTurn not recorded (${reason}); answering "deferred" so OpenClaw keeps the turn queued and retries it`);
+      this.ctx.log({ event: "error", where: "commitTurn", code: err?.code ?? null, message: String(err?.message ?? err), status: "deferred" });
+      return { status: "deferred", reason };
     }
   }
 

@@ -1,38 +1,181 @@
 // cachefold plugin entry: registers the context engine, the tool hooks and the agent tools.
-// register() is synchronous (OpenClaw requires it); the wasm core is instantiated here once
-// per process (~1 ms after the first compile) so synchronous hooks can use it.
+// register() is synchronous (OpenClaw requires it) and never throws: a bad config value or an
+// unusable state directory is reported (key, value, what is allowed) and the plugin still
+// registers, passing history through where it cannot work. The wasm core is instantiated here
+// once per process (~1 ms after the first compile) so synchronous hooks can use it.
 import { homedir } from "node:os";
 import { join, isAbsolute, resolve } from "node:path";
+import { readFileSync, statSync, openSync, closeSync, accessSync, constants as C } from "node:fs";
 import { loadCoreSync } from "./core.js";
 import { createEngineFactory } from "./engine.js";
 import { registerHooks } from "./hooks.js";
 import { registerTools } from "./tools.js";
 import { ensureDir, logLine } from "./store.js";
 
+let schemaCache;
+function configSchema() {
+  if (schemaCache === undefined) {
+    try {
+      schemaCache = JSON.parse(readFileSync(new URL("../openclaw.plugin.json", import.meta.url), "utf8")).configSchema ?? null;
+    } catch {
+      schemaCache = null;
+    }
+  }
+  return schemaCache;
+}
+
+function schemaAt(path) {
+  let s = configSchema();
+  for (const k of path) {
+    if (!s) return null;
+    s = s.properties?.[k] ?? (typeof s.additionalProperties === "object" ? s.additionalProperties : null);
+  }
+  return s;
+}
+
+function show(v) {
+  const text = v === undefined ? "undefined" : JSON.stringify(v);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** What a config key accepts, from the manifest schema (the core's ranges are in its message). */
+export function allowedFor(path) {
+  const s = schemaAt(path);
+  if (!s) {
+    const parent = path.length > 1 ? schemaAt(path.slice(0, -1)) : configSchema();
+    const keys = Object.keys(parent?.properties ?? {});
+    return keys.length ? `one of the keys ${keys.join(", ")}` : "no such key";
+  }
+  const parts = [];
+  if (s.enum) parts.push(`one of ${s.enum.map((e) => JSON.stringify(e)).join(", ")}`);
+  else {
+    const types = [s.type ?? "any"].flat();
+    const numeric = types.includes("integer") || types.includes("number");
+    parts.push(numeric ? `${types.includes("integer") ? "an integer" : "a number"} (or the same as a string)` : types.map((t) => (t === "array" ? `an array of ${s.items?.type ?? "values"}s` : `a ${t}`)).join(" or "));
+  }
+  if (s.minimum != null && s.maximum != null) parts.push(`from ${s.minimum} to ${s.maximum}`);
+  else if (s.minimum != null) parts.push(`at least ${s.minimum}`);
+  else if (s.maximum != null) parts.push(`at most ${s.maximum}`);
+  const range = /\(([^()]*[<>=][^()]*)\)/.exec(s.description ?? "");
+  if (range) parts.push(range[1]);
+  return parts.join(", ");
+}
+
+function reasonOf(err) {
+  return String(err?.message ?? err).replace(/^invalid config `[^`]*`: /, "");
+}
+
+const isObj = (v) => v != null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * Parse the plugin config keeping every valid key: keys (and keys of the nested objects) are
+ * added one at a time and a value the core rejects is left out, so its default applies. Returns
+ * {config, problems: [{key, value, message}]}; each message names the key, the value and what
+ * is allowed. An invalid `mode` means "off" (the safe reading of a mistyped mode).
+ */
+export function resolveConfig(core, raw) {
+  const problems = [];
+  const report = (path, value, err) => {
+    const key = path.join(".");
+    const fallback = key === "mode" ? ' "off" (passthrough) until it is fixed' : " its default";
+    problems.push({
+      key,
+      value,
+      message: `cachefold config: ${key} = ${show(value)} is not valid (${reasonOf(err)}); allowed: ${allowedFor(path)}. Using${fallback}; every other key is kept.`,
+    });
+  };
+  const tryParse = (obj) => {
+    try {
+      return { config: core.parseConfig(JSON.stringify(obj)) };
+    } catch (err) {
+      return { err };
+    }
+  };
+  if (!isObj(raw)) {
+    if (raw != null) report(["(plugin config)"], raw, new Error("the plugin config must be an object"));
+    return { config: core.parseConfig("{}"), problems };
+  }
+  const whole = tryParse(raw);
+  if (whole.config) return { config: whole.config, problems };
+  const good = {};
+  let modeBad = false;
+  for (const [k, v] of Object.entries(raw)) {
+    const trial = tryParse({ ...good, [k]: v });
+    if (trial.config) {
+      good[k] = v;
+      continue;
+    }
+    if (isObj(v) && isObj(schemaAt([k])) && schemaAt([k]).type === "object") {
+      // Keep the nested keys that are valid on their own.
+      const sub = {};
+      for (const [k2, v2] of Object.entries(v)) {
+        const t2 = tryParse({ ...good, [k]: { ...sub, [k2]: v2 } });
+        if (t2.config) sub[k2] = v2;
+        else report([k, k2], v2, t2.err);
+      }
+      if (tryParse({ ...good, [k]: sub }).config) good[k] = sub;
+      continue;
+    }
+    if (k === "mode") modeBad = true;
+    report([k], v, trial.err);
+  }
+  if (modeBad) good.mode = "off";
+  const final = tryParse(good);
+  return { config: final.config ?? core.parseConfig("{}"), problems };
+}
+
+/** Why `dir` cannot hold cachefold's state, or null when it can (created if missing). */
+export function stateDirProblem(dir) {
+  try {
+    ensureDir(dir);
+    if (!statSync(dir).isDirectory()) return "it is not a directory";
+    accessSync(dir, C.W_OK | C.X_OK);
+    return null;
+  } catch (err) {
+    return `${err.code ?? "error"}: ${err.message}`;
+  }
+}
+
+function logFileProblem(file) {
+  try {
+    closeSync(openSync(file, "a", 0o600));
+    return null;
+  } catch (err) {
+    return `${err.code ?? "error"}: ${err.message}`;
+  }
+}
+
 /** Resolve the plugin config into a context shared by the engine, hooks and tools. */
 export function makeContext(api) {
   const logger = api?.logger ?? console;
   const raw = api?.pluginConfig ?? {};
   const core = loadCoreSync();
-  let config;
-  let configError = null;
-  try {
-    config = core.parseConfig(JSON.stringify(raw));
-  } catch (err) {
-    // Never fail plugin load on a bad value: say exactly what is wrong and pass through.
-    configError = err;
-    config = { ...core.parseConfig("{}"), mode: "off" };
-    logger.error?.(`cachefold: ${err.message} — running in passthrough mode until the config is fixed`);
-  }
+  const { config, problems } = resolveConfig(core, raw);
+  for (const p of problems) logger.error?.(p.message);
   const configJson = JSON.stringify(config);
   const base = process.env.OPENCLAW_STATE_DIR || join(homedir(), ".openclaw");
   const stateDir = config.stateDir ? (isAbsolute(config.stateDir) ? config.stateDir : resolve(config.stateDir)) : join(base, "cachefold");
-  ensureDir(stateDir);
-  const logFile = config.logFile || null;
+  const dirProblem = stateDirProblem(stateDir);
+  if (dirProblem) {
+    // Kept as configured (state never silently moves elsewhere): every call retries it and
+    // passes history through while it cannot be written.
+    const msg = `cachefold config: stateDir = ${show(config.stateDir || stateDir)} cannot be used (${dirProblem}); allowed: a directory cachefold can create and write. History is passed through unchanged and nothing is stored until it is fixed.`;
+    problems.push({ key: "stateDir", value: config.stateDir || stateDir, message: msg });
+    logger.error?.(msg);
+  }
+  const logFile = config.logFile ? (isAbsolute(config.logFile) ? config.logFile : resolve(config.logFile)) : null;
+  const fileProblem = logFile ? logFileProblem(logFile) : null;
+  if (fileProblem) {
+    const msg = `cachefold config: logFile = ${show(config.logFile)} cannot be written (${fileProblem}); allowed: a file path in an existing, writable directory. Decision log lines are dropped until it is fixed.`;
+    problems.push({ key: "logFile", value: config.logFile, message: msg });
+    logger.error?.(msg);
+  }
+  const configError = problems.length ? new Error(problems.map((p) => p.message).join("\n")) : null;
   const ctx = {
     config,
     configJson,
     configError,
+    configProblems: problems,
     stateDir,
     logger,
     log: (event) => logLine(logFile, event),
@@ -46,9 +189,25 @@ export default {
   name: "cachefold",
   description: "Cache-first context engine for prefix-caching providers (DeepSeek first): append-only history, priced folds, lossless tool-output artifacts.",
   register(api) {
-    const ctx = makeContext(api);
-    api.registerContextEngine("cachefold", createEngineFactory(ctx));
-    registerHooks(api, ctx);
-    registerTools(api, ctx);
+    const logger = api?.logger ?? console;
+    let ctx;
+    try {
+      ctx = makeContext(api);
+    } catch (err) {
+      // Last resort (e.g. the wasm core cannot load): register a passthrough engine.
+      logger.error?.(`cachefold: cannot start (${err?.message ?? err}); history is passed through unchanged`);
+      ctx = { config: { mode: "off" }, configJson: '{"mode":"off"}', configError: err, configProblems: [], stateDir: join(process.env.OPENCLAW_STATE_DIR || join(homedir(), ".openclaw"), "cachefold"), logger, log: () => {} };
+    }
+    for (const [what, fn] of [
+      ["context engine", () => api.registerContextEngine("cachefold", createEngineFactory(ctx))],
+      ["hooks", () => registerHooks(api, ctx)],
+      ["tools", () => registerTools(api, ctx)],
+    ]) {
+      try {
+        fn();
+      } catch (err) {
+        logger.error?.(`cachefold: registering the ${what} failed: ${err?.message ?? err}`);
+      }
+    }
   },
 };

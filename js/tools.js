@@ -8,7 +8,7 @@
 // `tool_call {"id":"cachefold_recover","args":{...}}`.
 //
 // Ranges, search and rendering happen in the Rust core; this file finds the texts.
-import { readArtifact, sessionArtifactIds, sessionShrinkStats, touchArtifact } from "./artifacts.js";
+import { readArtifact, readSessionArtifact, sessionArtifactIds, sessionShrinkStats, touchArtifact } from "./artifacts.js";
 
 export const TOOL_NAMES = ["cachefold_recover", "cachefold_search", "cachefold_stats"];
 /** Search reads at most this many bytes of artifacts (newest first) per call. */
@@ -74,7 +74,8 @@ export function recoverTool(ctx, toolCtx = {}) {
       const target = call(c, "parseRecoverTarget", String(params?.id ?? "")); // throws CACHEFOLD_INVALID_ID
       let text = null;
       if (target.kind === "artifact") {
-        text = readArtifact(ctx.stateDir, target.id);
+        // Only this session's own artifacts: a foreign id answers like an unknown one.
+        text = readSessionArtifact(ctx.stateDir, refKey, target.id);
         if (text != null) touchArtifact(ctx.stateDir, target.id, { tool: "cachefold_recover", session: refKey });
       } else if (sessionId) {
         const engine = await engineView(ctx);

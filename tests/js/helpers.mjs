@@ -1,8 +1,9 @@
 // Shared helpers for the JS tests: a fake OpenClaw plugin API and message builders.
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, existsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { execFileSync } from "node:child_process";
 
 /**
  * The wasm core for tests: $CACHEFOLD_PKG (a wasm-pack --target web out dir) or pkg/ through
@@ -99,3 +100,35 @@ export const toolResult = (id, name, text) => ({
   isError: false,
   timestamp: (ts += 1000),
 });
+
+const INDEX = new URL("../../js/index.js", import.meta.url).href;
+
+/** Source of an ES module prelude that registers the plugin with `config` and binds `engine`. */
+export function pluginPrelude(config) {
+  return `
+    import plugin from ${JSON.stringify(INDEX)};
+    let f; plugin.register({ pluginConfig: ${JSON.stringify(config)}, logger: { info() {}, warn() {}, error: (m) => console.error(m) },
+      registerContextEngine: (_i, fac) => (f = fac), on() {}, registerTool() {}, registerAgentToolResultMiddleware() {} });
+    const engine = await f({});`;
+}
+
+/**
+ * In a fresh Node process: register the plugin with `config`, commit each turn key with `msgs`
+ * in session `sessionId`, and return the commit statuses.
+ */
+export function commitInNewProcess(config, sessionId, keys, msgs) {
+  const script = `${pluginPrelude(config)}
+    const out = [];
+    for (const k of ${JSON.stringify(keys)}) {
+      out.push((await engine.commitTurn({ sessionId: ${JSON.stringify(sessionId)}, advancementKey: k, messages: ${JSON.stringify(msgs)} })).status);
+    }
+    console.log(JSON.stringify(out));`;
+  return JSON.parse(runModule(script).trim().split("\n").pop());
+}
+
+/** Run ES module source in a fresh Node process (from a temp file: no argv size limit); stdout. */
+export function runModule(source, opts = {}) {
+  const file = join(tempDir("cachefold-script-"), "main.mjs");
+  writeFileSync(file, source);
+  return execFileSync(process.execPath, [file], { encoding: "utf8", maxBuffer: 64 << 20, ...opts });
+}

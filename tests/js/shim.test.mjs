@@ -5,7 +5,7 @@ import { readFileSync, existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { fakeApi, toolNames, tempDir, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+import { fakeApi, toolNames, tempDir, user, assistantText, assistantCall, toolResult, commitInNewProcess } from "./helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const manifest = JSON.parse(readFileSync(join(ROOT, "openclaw.plugin.json"), "utf8"));
@@ -22,25 +22,6 @@ async function loadPlugin(config) {
 async function engineFor(config) {
   const { reg } = await loadPlugin(config);
   return reg.engines.cachefold({});
-}
-
-/**
- * In a fresh Node process: register the plugin with `config`, commit each turn key with `msgs`
- * in session `sessionId`, and return the commit statuses.
- */
-function commitInNewProcess(config, sessionId, keys, msgs) {
-  const script = `
-    import plugin from ${JSON.stringify(new URL("../../js/index.js", import.meta.url).href)};
-    let f; plugin.register({ pluginConfig: ${JSON.stringify(config)}, logger: console,
-      registerContextEngine: (_i, fac) => (f = fac), on() {}, registerTool() {}, registerAgentToolResultMiddleware() {} });
-    const e = await f({});
-    const out = [];
-    for (const k of ${JSON.stringify(keys)}) {
-      out.push((await e.commitTurn({ sessionId: ${JSON.stringify(sessionId)}, advancementKey: k, messages: ${JSON.stringify(msgs)} })).status);
-    }
-    console.log(JSON.stringify(out));`;
-  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
-  return JSON.parse(out.trim().split("\n").pop());
 }
 
 test("registers the engine, both hooks and exactly the manifest's tools", { skip }, async () => {

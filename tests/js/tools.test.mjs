@@ -89,9 +89,28 @@ test("recover: ids are validated, unknown ids are reported, folds come from the 
 
 test("recover keeps an artifact referenced by the recovering session", { skip }, async () => {
   const ctx = makeCtx();
-  const id = store(ctx, numbered(10), "other-session");
-  await recoverTool(ctx, SESSION).execute("c", { id });
+  const id = store(ctx, numbered(10));
+  const r = await recoverTool(ctx, SESSION).execute("c", { id });
+  assert.equal(r.details.found, true);
   assert.deepEqual(sessionArtifactIds(ctx.stateDir, SESSION.sessionKey), [id]);
+});
+
+test("another session's artifact answers like an unknown id and never joins this session's search or stats", { skip }, async () => {
+  const ctx = makeCtx();
+  const foreign = store(ctx, `${numbered(10)}\nSECRET of the other session`, "agent:main:other");
+  const unknown = sha1("never stored");
+  const mine = await recoverTool(ctx, SESSION).execute("c", { id: foreign });
+  const none = await recoverTool(ctx, SESSION).execute("c", { id: unknown });
+  assert.equal(mine.details.found, false);
+  assert.equal(mine.content[0].text.replace(foreign, "<id>"), none.content[0].text.replace(unknown, "<id>"));
+  assert.deepEqual(sessionArtifactIds(ctx.stateDir, SESSION.sessionKey), [], "no reference added by the read");
+  const s = await searchTool(ctx, SESSION).execute("c", { query: "SECRET" });
+  assert.equal(s.details.hits.length, 0);
+  const st = await statsTool(ctx, SESSION).execute("c", {});
+  assert.equal(st.details.shrink.artifacts, 0);
+  // The owner still reads it.
+  const owner = await recoverTool(ctx, { ...SESSION, sessionKey: "agent:main:other" }).execute("c", { id: foreign });
+  assert.equal(owner.details.found, true);
 });
 
 test("search: bounded hits with ids and line numbers, this session only", { skip }, async () => {
