@@ -271,6 +271,22 @@ pub struct AssembleReport {
     pub skipped: Option<String>,
     /// Priced folds stopped by the breaker.
     pub breaker_tripped: bool,
+    /// Host messages ingested by this call that the core could not read exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quarantined: Vec<QuarantineReport>,
+}
+
+/// A host message the core could not read exactly (see [`MsgRecord::q`]). It stays in the
+/// output as the host's own object; the core manages the rest of the session around it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuarantineReport {
+    /// Host index.
+    pub index: u32,
+    /// `lone_surrogate`, `too_deep` (or both, joined by `+`), `not_object`, `invalid_json`.
+    pub reason: String,
+    /// SHA-1 of the exact JSON text the host sent.
+    pub hash: String,
 }
 
 /// Input of [`Session::commit_turn`].
@@ -675,7 +691,13 @@ impl Session {
                 .get(&i)
                 .copied()
                 .ok_or_else(|| Error::Internal(format!("index {i} not supplied")))?;
-            self.ingest(i, json)?;
+            if let Some(reason) = self.ingest(i, json)? {
+                report.quarantined.push(QuarantineReport {
+                    index: i,
+                    reason,
+                    hash: fingerprint::message_hash(json),
+                });
+            }
             report.ingested += 1;
         }
         if !self.st.pinned {
@@ -830,10 +852,11 @@ impl Session {
         let mut roles: Vec<String> = Vec::new();
         let mut incoming_shape: Option<Shape> = None;
         for (&i, json) in given.range(d..) {
-            let m = Message::from_json(json)?;
-            roles.push(m.role_str().to_string());
+            let host = crate::message::parse_host(json);
+            let m = host.message();
+            roles.push(m.map_or("", Message::role_str).to_string());
             if i == d {
-                incoming_shape = Some(Shape::of(&m));
+                incoming_shape = Some(m.map_or_else(Shape::other, Shape::of));
             }
         }
         let role_refs: Vec<&str> = roles.iter().map(String::as_str).collect();
@@ -860,10 +883,31 @@ impl Session {
         })
     }
 
-    fn ingest(&mut self, i: u32, json: &str) -> Result<()> {
-        let m = Message::from_json(json)?;
-        let shape = Shape::of(&m);
+    /// Record host message `i`. Never fails on the message itself: one the core cannot read
+    /// exactly is quarantined (see [`MsgRecord::q`]) and the rest of the session stays managed.
+    fn ingest(&mut self, i: u32, json: &str) -> Result<Option<String>> {
+        let host = crate::message::parse_host(json);
         let w = tokens::weighted_chars(json);
+        let h = fingerprint::message_hash(json);
+        let q = host.quarantine().map(str::to_string);
+        let Some(m) = host.message() else {
+            let rec = MsgRecord {
+                h,
+                w,
+                shape: Shape::other(),
+                ts: None,
+                protected: false,
+                digest: Digest::default(),
+                q: q.clone(),
+            };
+            self.emit(Event::Ingest {
+                i,
+                rec: Box::new(rec),
+                calls: Vec::new(),
+            })?;
+            return Ok(q);
+        };
+        let shape = Shape::of(m);
         let calls = m.tool_calls();
         let protected = calls
             .iter()
@@ -872,7 +916,7 @@ impl Session {
             let call = m
                 .tool_call_id()
                 .and_then(|id| self.st.open_calls.iter().rev().find(|c| c.id == id));
-            digest::digest(&m, &self.cfg, call.map(|c| (c.name.as_str(), &c.args)))
+            digest::digest(m, &self.cfg, call.map(|c| (c.name.as_str(), &c.args)))
         };
         let call_args = calls
             .iter()
@@ -884,18 +928,20 @@ impl Session {
             .collect();
         let ts = m.raw().get("timestamp").filter(|v| v.is_number()).cloned();
         let rec = MsgRecord {
-            h: fingerprint::message_hash(json),
+            h,
             w,
             shape,
             ts,
             protected,
             digest: dg,
+            q: q.clone(),
         };
         self.emit(Event::Ingest {
             i,
             rec: Box::new(rec),
             calls: call_args,
-        })
+        })?;
+        Ok(q)
     }
 
     fn try_pin(&mut self) -> Result<()> {
@@ -1656,11 +1702,17 @@ impl Session {
                 status: "duplicate".into(),
             });
         }
+        // A message the core cannot read (quarantined at assemble) is not an assistant call.
         let msgs: Vec<Message> = input
             .messages
             .iter()
-            .map(|j| Message::from_json(j))
-            .collect::<Result<_>>()?;
+            .map(|j| {
+                crate::message::parse_host(j)
+                    .message()
+                    .cloned()
+                    .unwrap_or_else(Message::empty)
+            })
+            .collect();
         let ws: Vec<u64> = input
             .messages
             .iter()
@@ -1932,6 +1984,7 @@ impl Session {
             "headLen": self.st.head_len,
             "liveFrom": self.st.live_from,
             "recorded": self.st.records.len(),
+            "quarantined": self.st.records.iter().filter(|r| r.q.is_some()).count(),
             "recentCalls": self.st.rows.len(),
         })
     }
