@@ -658,7 +658,7 @@ impl Session {
         // Taking that echo for the real history would re-pin the session, and the next turn's
         // real history would then re-fold everything after the head (a cache break each turn).
         if managed && full {
-            if let Some(plan) = self.echo_plan(count, &hashes) {
+            if let Some(plan) = self.echo_plan(count, &hashes, &given) {
                 return Ok(plan);
             }
         }
@@ -745,7 +745,18 @@ impl Session {
     /// output differs from the recorded history (it holds a fold record or skips messages):
     /// the host handed our assembled context back. The answer is that context unchanged plus
     /// whatever the host appended, with no state change (so assemble stays idempotent).
-    fn echo_plan(&self, count: u32, hashes: &BTreeMap<u32, String>) -> Option<AssemblePlan> {
+    ///
+    /// What the host appended is not ours to trust: when the user typed while parallel tools
+    /// ran, a user message can stand between a call and its last results, and the last result
+    /// would reach the provider separated from its call (a 400 on DeepSeek). So the echoed list
+    /// goes through the same strict [`pairing::repair`] as every other output (our own part is
+    /// already valid, so repairs only ever touch what was appended).
+    fn echo_plan(
+        &self,
+        count: u32,
+        hashes: &BTreeMap<u32, String>,
+        given: &BTreeMap<u32, &str>,
+    ) -> Option<AssemblePlan> {
         let out = &self.st.out;
         if out.is_empty() || (count as usize) < out.len() {
             return None;
@@ -765,7 +776,7 @@ impl Session {
             }
         }
         let out_w: u64 = out.iter().map(|k| k.1).sum();
-        let report = AssembleReport {
+        let mut report = AssembleReport {
             count,
             managed: true,
             pinned: self.st.pinned,
@@ -777,9 +788,15 @@ impl Session {
             ),
             ..Default::default()
         };
+        let (order, synthetic, syn_w) = echo_repair(count, given, &mut report);
+        let appended_w: u64 = (out.len() as u32..count)
+            .filter_map(|i| given.get(&i))
+            .map(|j| tokens::weighted_chars(j))
+            .sum();
         Some(AssemblePlan {
-            order: (0..i64::from(count)).collect(),
-            estimated_tokens: self.tokens(out_w),
+            order,
+            synthetic,
+            estimated_tokens: self.tokens(out_w + appended_w + syn_w),
             report,
             ..Default::default()
         })
@@ -1988,6 +2005,60 @@ impl Session {
             "recentCalls": self.st.rows.len(),
         })
     }
+}
+
+/// Strict pairing repair of an echoed list (see `Session::echo_plan`): the plan order, the
+/// synthetic messages and their weighted chars. Identity (`0..count`, nothing synthetic) when
+/// the list already pairs.
+fn echo_repair(
+    count: u32,
+    given: &BTreeMap<u32, &str>,
+    report: &mut AssembleReport,
+) -> (Vec<i64>, Vec<String>, u64) {
+    let mut shapes = Vec::with_capacity(count as usize);
+    let mut ts: Vec<f64> = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let host = given.get(&i).map(|j| crate::message::parse_host(j));
+        let m = host.as_ref().and_then(|h| h.message());
+        shapes.push(m.map_or_else(Shape::other, Shape::of));
+        ts.push(m.and_then(Message::timestamp).unwrap_or(f64::NAN));
+    }
+    let r = pairing::repair(&shapes, false);
+    if r.is_identity() {
+        return ((0..i64::from(count)).collect(), Vec::new(), 0);
+    }
+    report.repairs = r
+        .repairs
+        .iter()
+        .map(|x| RepairReport {
+            kind: x.kind.clone(),
+            call_id: x.call_id.clone(),
+            position: x.position as u32,
+        })
+        .collect();
+    let (mut order, mut synthetic, mut w) = (Vec::new(), Vec::new(), 0u64);
+    let mut last_ts = 0.0f64;
+    for slot in r.slots {
+        let j = match slot {
+            Slot::Orig(p) => {
+                if let Some(t) = ts.get(p).copied().filter(|t| t.is_finite()) {
+                    last_ts = t;
+                }
+                order.push(p as i64);
+                continue;
+            }
+            Slot::SyntheticResult { call_id, tool_name } => {
+                pairing::synthetic_result_json(&call_id, &tool_name, last_ts)
+            }
+            Slot::SyntheticCall { call_id, tool_name } => {
+                pairing::synthetic_call_json(&call_id, &tool_name, last_ts)
+            }
+        };
+        w += tokens::weighted_chars(&j);
+        synthetic.push(j);
+        order.push(-(synthetic.len() as i64));
+    }
+    (order, synthetic, w)
 }
 
 fn round2(x: f64) -> f64 {
