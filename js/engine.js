@@ -136,11 +136,51 @@ async function withSession(ctx, sessionId, fn, { sync = false } = {}) {
   });
 }
 
+// JSON text of one host message for the core. JSON.stringify throws on a BigInt or a cycle and
+// returns undefined for undefined; one such message must not disable the session, so it gets a
+// stable placeholder text instead (BigInt → "<digits>n", a cycle → "[Circular]"; the core
+// quarantines what it cannot read). The host's object itself is never changed.
+let unserializable = 0;
+export function messageJson(m) {
+  try {
+    const s = JSON.stringify(m);
+    if (typeof s === "string") return s;
+  } catch {
+    /* placeholder below */
+  }
+  unserializable += 1;
+  try {
+    const stack = [];
+    const s = JSON.stringify(m, function (_k, v) {
+      if (typeof v === "bigint") return `${v}n`;
+      if (v && typeof v === "object") {
+        while (stack.length && stack[stack.length - 1] !== this) stack.pop();
+        if (stack.includes(v)) return "[Circular]";
+        stack.push(v);
+      }
+      return v;
+    });
+    return typeof s === "string" ? s : "null";
+  } catch {
+    return JSON.stringify("[cachefold: unserializable message]");
+  }
+}
+
+const warnedSessions = new Set();
+function warnOnce(ctx, sessionId, before, report) {
+  const fallbacks = unserializable - before;
+  const quarantined = report?.quarantined?.length ?? 0;
+  if ((!fallbacks && !quarantined) || warnedSessions.has(sessionId)) return;
+  warnedSessions.add(sessionId);
+  ctx.logger?.warn?.(`cachefold: session ${sessionId} has messages the core cannot read exactly (${fallbacks} unserializable, ${quarantined} quarantined); they are kept as sent and the rest stays managed`);
+  ctx.log({ event: "quarantine", sessionId, unserializable: fallbacks, quarantined: report?.quarantined ?? [] });
+}
+
 function indexed(messages, indices) {
   const out = new Array(indices.length);
   for (let k = 0; k < indices.length; k++) {
     const i = indices[k];
-    out[k] = { index: i, json: JSON.stringify(messages[i]) };
+    out[k] = { index: i, json: messageJson(messages[i]) };
   }
   return out;
 }
@@ -154,7 +194,7 @@ function runPlan(h, messages, build) {
   let plan = build(indexed(messages, h.session.need(count)));
   if (plan.needFull) plan = build(indexed(messages, allIndices(count)));
   for (const w of plan.foldWrites ?? []) {
-    const text = messages.slice(w.from, w.to).map((m) => JSON.stringify(m)).join("\n") + "\n";
+    const text = messages.slice(w.from, w.to).map(messageJson).join("\n") + "\n";
     store.writeFold(h.paths, w.foldId, text);
   }
   const synthetic = (plan.synthetic ?? []).map((s) => JSON.parse(s));
@@ -197,6 +237,7 @@ export class CachefoldEngine {
       const sessionId = String(params.sessionId ?? "");
       if (!sessionId) throw Object.assign(new Error("assemble without sessionId"), { code: "CACHEFOLD_INPUT" });
       const model = modelOf(params);
+      const before = unserializable;
       const result = await withSession(this.ctx, sessionId, async (h) =>
         runPlan(h, messages, (list) =>
           h.session.assemble({
@@ -210,6 +251,7 @@ export class CachefoldEngine {
         ),
       );
       const { plan, out } = result;
+      warnOnce(this.ctx, sessionId, before, plan.report);
       this.ctx.log({
         event: "assemble",
         sessionId,
@@ -241,7 +283,7 @@ export class CachefoldEngine {
       const key = String(params.advancementKey ?? "");
       const msgs = Array.isArray(params.messages) ? params.messages : [];
       const outcome = await withSession(this.ctx, sessionId, async (h) =>
-        h.session.commitTurn({ advancementKey: key, messages: msgs.map((m) => JSON.stringify(m)), nowMs: nowMs(), contextWindow: windowOf(params) }),
+        h.session.commitTurn({ advancementKey: key, messages: msgs.map(messageJson), nowMs: nowMs(), contextWindow: windowOf(params) }),
       { sync: true });
       this.ctx.log({ event: "commitTurn", sessionId, advancementKey: key, status: outcome.status, messages: msgs.length });
       return { status: outcome.status };

@@ -57,12 +57,12 @@ export function recoverTool(ctx, toolCtx = {}) {
     name: "cachefold_recover",
     label: "cachefold recover",
     description:
-      "Read part of a stored tool output or folded history region. `id` is the artifact id (40 hex) from a '[cachefold] … → artifact <id>' header, or a fold id like 'f3'. Give `lines: [start, end]` (1-based, inclusive) or `chars: [start, end)` (0-based); the answer is capped (default 8,000 chars) and says which range to ask for next.",
+      "Read part of a stored tool output or folded history region. `id` is the artifact id (40 hex) from a '[cachefold] … → artifact <id>' header, a fold id like 'f3' or a condensed id like 'c1' (from a '[cachefold fold …]' record). Give `lines: [start, end]` (1-based, inclusive) or `chars: [start, end)` (0-based); the answer is capped (default 8,000 chars) and says which range to ask for next.",
     parameters: {
       type: "object",
       required: ["id"],
       properties: {
-        id: { type: "string", description: "Artifact id (40 lowercase hex) or fold id (f1, f2, ...)." },
+        id: { type: "string", description: "Artifact id (40 lowercase hex), fold id (f1, f2, ...) or condensed id (c1, c2, ...)." },
         lines: { ...RANGE, description: "[start, end], 1-based inclusive line numbers." },
         chars: { ...RANGE, description: "[start, end), 0-based char offsets; wins over lines." },
         maxChars: { type: "integer", minimum: 1, maximum: 32000, description: "Cap on returned chars (default 8000)." },
@@ -79,6 +79,7 @@ export function recoverTool(ctx, toolCtx = {}) {
         if (text != null) touchArtifact(ctx.stateDir, target.id, { tool: "cachefold_recover", session: refKey });
       } else if (sessionId) {
         const engine = await engineView(ctx);
+        // Folds (f<k>) and condensed ranges (c<k>) are both stored by store.writeFold.
         text = typeof engine.foldText === "function" ? await engine.foldText(ctx, sessionId, target.id) : null;
       }
       if (text == null) {

@@ -307,6 +307,22 @@ pub struct AssembleReport {
     pub skipped: Option<String>,
     /// Priced folds stopped by the breaker.
     pub breaker_tripped: bool,
+    /// Host messages ingested by this call that the core could not read exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quarantined: Vec<QuarantineReport>,
+}
+
+/// A host message the core could not read exactly (see [`MsgRecord::q`]). It stays in the
+/// output as the host's own object; the core manages the rest of the session around it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuarantineReport {
+    /// Host index.
+    pub index: u32,
+    /// `lone_surrogate`, `too_deep` (or both, joined by `+`), `not_object`, `invalid_json`.
+    pub reason: String,
+    /// SHA-1 of the exact JSON text the host sent.
+    pub hash: String,
 }
 
 /// Input of [`Session::commit_turn`].
@@ -690,6 +706,7 @@ impl Session {
                 ts: None,
                 protected: false,
                 digest: Digest::default(),
+                q: None,
             });
             count += 1;
         }
@@ -804,7 +821,7 @@ impl Session {
         // Taking that echo for the real history would re-pin the session, and the next turn's
         // real history would then re-fold everything after the head (a cache break each turn).
         if managed && full {
-            if let Some(plan) = self.echo_plan(count, &hashes) {
+            if let Some(plan) = self.echo_plan(count, &hashes, &given) {
                 return Ok(plan);
             }
         }
@@ -843,7 +860,13 @@ impl Session {
                 .get(&i)
                 .copied()
                 .ok_or_else(|| Error::Internal(format!("index {i} not supplied")))?;
-            self.ingest(i, json)?;
+            if let Some(reason) = self.ingest(i, json)? {
+                report.quarantined.push(QuarantineReport {
+                    index: i,
+                    reason,
+                    hash: fingerprint::message_hash(json),
+                });
+            }
             report.ingested += 1;
         }
         if !self.st.pinned {
@@ -891,7 +914,18 @@ impl Session {
     /// output differs from the recorded history (it holds a fold record or skips messages):
     /// the host handed our assembled context back. The answer is that context unchanged plus
     /// whatever the host appended, with no state change (so assemble stays idempotent).
-    fn echo_plan(&self, count: u32, hashes: &BTreeMap<u32, String>) -> Option<AssemblePlan> {
+    ///
+    /// What the host appended is not ours to trust: when the user typed while parallel tools
+    /// ran, a user message can stand between a call and its last results, and the last result
+    /// would reach the provider separated from its call (a 400 on DeepSeek). So the echoed list
+    /// goes through the same strict [`pairing::repair`] as every other output (our own part is
+    /// already valid, so repairs only ever touch what was appended).
+    fn echo_plan(
+        &self,
+        count: u32,
+        hashes: &BTreeMap<u32, String>,
+        given: &BTreeMap<u32, &str>,
+    ) -> Option<AssemblePlan> {
         let out = &self.st.out;
         if out.is_empty() || (count as usize) < out.len() {
             return None;
@@ -911,7 +945,7 @@ impl Session {
             }
         }
         let out_w: u64 = out.iter().map(|k| k.1).sum();
-        let report = AssembleReport {
+        let mut report = AssembleReport {
             count,
             managed: true,
             pinned: self.st.pinned,
@@ -923,9 +957,15 @@ impl Session {
             ),
             ..Default::default()
         };
+        let (order, synthetic, syn_w) = echo_repair(count, given, &mut report);
+        let appended_w: u64 = (out.len() as u32..count)
+            .filter_map(|i| given.get(&i))
+            .map(|j| tokens::weighted_chars(j))
+            .sum();
         Some(AssemblePlan {
-            order: (0..i64::from(count)).collect(),
-            estimated_tokens: self.tokens(out_w),
+            order,
+            synthetic,
+            estimated_tokens: self.tokens(out_w + appended_w + syn_w),
             report,
             ..Default::default()
         })
@@ -1021,10 +1061,11 @@ impl Session {
         let mut roles: Vec<String> = Vec::new();
         let mut incoming_shape: Option<Shape> = None;
         for (&i, json) in given.range(d..) {
-            let m = Message::from_json(json)?;
-            roles.push(m.role_str().to_string());
+            let host = crate::message::parse_host(json);
+            let m = host.message();
+            roles.push(m.map_or("", Message::role_str).to_string());
             if i == d {
-                incoming_shape = Some(Shape::of(&m));
+                incoming_shape = Some(m.map_or_else(Shape::other, Shape::of));
             }
         }
         let role_refs: Vec<&str> = roles.iter().map(String::as_str).collect();
@@ -1051,10 +1092,31 @@ impl Session {
         })
     }
 
-    fn ingest(&mut self, i: u32, json: &str) -> Result<()> {
-        let m = Message::from_json(json)?;
-        let shape = Shape::of(&m);
+    /// Record host message `i`. Never fails on the message itself: one the core cannot read
+    /// exactly is quarantined (see [`MsgRecord::q`]) and the rest of the session stays managed.
+    fn ingest(&mut self, i: u32, json: &str) -> Result<Option<String>> {
+        let host = crate::message::parse_host(json);
         let w = tokens::weighted_chars(json);
+        let h = fingerprint::message_hash(json);
+        let q = host.quarantine().map(str::to_string);
+        let Some(m) = host.message() else {
+            let rec = MsgRecord {
+                h,
+                w,
+                shape: Shape::other(),
+                ts: None,
+                protected: false,
+                digest: Digest::default(),
+                q: q.clone(),
+            };
+            self.emit(Event::Ingest {
+                i,
+                rec: Box::new(rec),
+                calls: Vec::new(),
+            })?;
+            return Ok(q);
+        };
+        let shape = Shape::of(m);
         let calls = m.tool_calls();
         let protected = calls
             .iter()
@@ -1063,7 +1125,7 @@ impl Session {
             let call = m
                 .tool_call_id()
                 .and_then(|id| self.st.open_calls.iter().rev().find(|c| c.id == id));
-            digest::digest(&m, &self.cfg, call.map(|c| (c.name.as_str(), &c.args)))
+            digest::digest(m, &self.cfg, call.map(|c| (c.name.as_str(), &c.args)))
         };
         let call_args = calls
             .iter()
@@ -1075,18 +1137,20 @@ impl Session {
             .collect();
         let ts = m.raw().get("timestamp").filter(|v| v.is_number()).cloned();
         let rec = MsgRecord {
-            h: fingerprint::message_hash(json),
+            h,
             w,
             shape,
             ts,
             protected,
             digest: dg,
+            q: q.clone(),
         };
         self.emit(Event::Ingest {
             i,
             rec: Box::new(rec),
             calls: call_args,
-        })
+        })?;
+        Ok(q)
     }
 
     fn try_pin(&mut self) -> Result<()> {
@@ -1847,11 +1911,17 @@ impl Session {
                 status: "duplicate".into(),
             });
         }
+        // A message the core cannot read (quarantined at assemble) is not an assistant call.
         let msgs: Vec<Message> = input
             .messages
             .iter()
-            .map(|j| Message::from_json(j))
-            .collect::<Result<_>>()?;
+            .map(|j| {
+                crate::message::parse_host(j)
+                    .message()
+                    .cloned()
+                    .unwrap_or_else(Message::empty)
+            })
+            .collect();
         let ws: Vec<u64> = input
             .messages
             .iter()
@@ -2125,9 +2195,64 @@ impl Session {
             "headLen": self.st.head_len,
             "liveFrom": self.st.live_from,
             "recorded": self.st.records.len(),
+            "quarantined": self.st.records.iter().filter(|r| r.q.is_some()).count(),
             "recentCalls": self.st.rows.len(),
         })
     }
+}
+
+/// Strict pairing repair of an echoed list (see `Session::echo_plan`): the plan order, the
+/// synthetic messages and their weighted chars. Identity (`0..count`, nothing synthetic) when
+/// the list already pairs.
+fn echo_repair(
+    count: u32,
+    given: &BTreeMap<u32, &str>,
+    report: &mut AssembleReport,
+) -> (Vec<i64>, Vec<String>, u64) {
+    let mut shapes = Vec::with_capacity(count as usize);
+    let mut ts: Vec<f64> = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let host = given.get(&i).map(|j| crate::message::parse_host(j));
+        let m = host.as_ref().and_then(|h| h.message());
+        shapes.push(m.map_or_else(Shape::other, Shape::of));
+        ts.push(m.and_then(Message::timestamp).unwrap_or(f64::NAN));
+    }
+    let r = pairing::repair(&shapes, false);
+    if r.is_identity() {
+        return ((0..i64::from(count)).collect(), Vec::new(), 0);
+    }
+    report.repairs = r
+        .repairs
+        .iter()
+        .map(|x| RepairReport {
+            kind: x.kind.clone(),
+            call_id: x.call_id.clone(),
+            position: x.position as u32,
+        })
+        .collect();
+    let (mut order, mut synthetic, mut w) = (Vec::new(), Vec::new(), 0u64);
+    let mut last_ts = 0.0f64;
+    for slot in r.slots {
+        let j = match slot {
+            Slot::Orig(p) => {
+                if let Some(t) = ts.get(p).copied().filter(|t| t.is_finite()) {
+                    last_ts = t;
+                }
+                order.push(p as i64);
+                continue;
+            }
+            Slot::SyntheticResult { call_id, tool_name } => {
+                pairing::synthetic_result_json(&call_id, &tool_name, last_ts)
+            }
+            Slot::SyntheticCall { call_id, tool_name } => {
+                pairing::synthetic_call_json(&call_id, &tool_name, last_ts)
+            }
+        };
+        w += tokens::weighted_chars(&j);
+        synthetic.push(j);
+        order.push(-(synthetic.len() as i64));
+    }
+    (order, synthetic, w)
 }
 
 fn round2(x: f64) -> f64 {

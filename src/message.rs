@@ -105,6 +105,13 @@ impl Message {
         Ok(Message { raw })
     }
 
+    /// An empty object (role `Other("")`): stands in for a message the core cannot read.
+    pub fn empty() -> Message {
+        Message {
+            raw: Value::Object(serde_json::Map::new()),
+        }
+    }
+
     /// The exact JSON value.
     pub fn raw(&self) -> &Value {
         &self.raw
@@ -234,6 +241,170 @@ impl Usage {
     }
 }
 
+/// Deepest array/object nesting [`parse_host`] keeps; deeper values become a placeholder
+/// string. Half of `serde_json`'s recursion limit (128), so a sanitised text always parses.
+pub const MAX_DEPTH: usize = 64;
+
+/// Placeholder for a value nested deeper than [`MAX_DEPTH`].
+pub const TOO_DEEP: &str = "[cachefold: nested too deep]";
+
+/// A host message as the core can read it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostMessage {
+    /// Parsed exactly.
+    Exact(Message),
+    /// Parsed after [`sanitize_json`] (lone UTF-16 surrogates → U+FFFD, values nested deeper
+    /// than [`MAX_DEPTH`] → [`TOO_DEEP`]); the reason is `lone_surrogate`, `too_deep` or both
+    /// joined by `+`. Role, ids and pairing fields are the host's; texts are safe to render.
+    Sanitised(Message, String),
+    /// Nothing the core can read as a message (`not_object`, `invalid_json`): opaque.
+    Opaque(String),
+}
+
+impl HostMessage {
+    /// The readable message, if any.
+    pub fn message(&self) -> Option<&Message> {
+        match self {
+            HostMessage::Exact(m) | HostMessage::Sanitised(m, _) => Some(m),
+            HostMessage::Opaque(_) => None,
+        }
+    }
+
+    /// Why the message was quarantined (`None` when it parsed exactly).
+    pub fn quarantine(&self) -> Option<&str> {
+        match self {
+            HostMessage::Exact(_) => None,
+            HostMessage::Sanitised(_, r) | HostMessage::Opaque(r) => Some(r),
+        }
+    }
+}
+
+/// Read one host message (JSON text from `JSON.stringify`) without ever failing: exactly when
+/// possible, else sanitised, else opaque. The caller keeps the host's bytes; this only decides
+/// what the core may read from them.
+pub fn parse_host(s: &str) -> HostMessage {
+    if let Ok(m) = Message::from_json(s) {
+        return HostMessage::Exact(m);
+    }
+    let (clean, surrogates, deep) = sanitize_json(s, MAX_DEPTH);
+    let reason = match (surrogates, deep) {
+        (true, true) => "lone_surrogate+too_deep",
+        (true, false) => "lone_surrogate",
+        (false, true) => "too_deep",
+        (false, false) => "",
+    };
+    match serde_json::from_str::<Value>(&clean) {
+        Ok(v) if v.is_object() && !reason.is_empty() => {
+            HostMessage::Sanitised(Message { raw: v }, reason.to_string())
+        }
+        Ok(v) if !v.is_object() => HostMessage::Opaque("not_object".into()),
+        _ => HostMessage::Opaque("invalid_json".into()),
+    }
+}
+
+/// `s` with every lone UTF-16 surrogate escape (`\ud83d` not followed by a low surrogate, or
+/// a low surrogate on its own) replaced by `\ufffd`, and every array or object nested deeper
+/// than `max_depth` replaced by the string [`TOO_DEEP`]. Returns (text, replaced a surrogate,
+/// replaced a deep value). Linear; valid JSON stays valid, anything else stays invalid.
+pub fn sanitize_json(s: &str, max_depth: usize) -> (String, bool, bool) {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let (mut surrogates, mut deep) = (false, false);
+    let mut depth = 0usize;
+    let mut i = 0usize;
+    let mut copied = 0usize; // bytes of `s` before `i` not yet copied
+    let hex4 = |at: usize| -> Option<u32> {
+        let h = s.get(at..at + 4)?;
+        if h.bytes().all(|c| c.is_ascii_hexdigit()) {
+            u32::from_str_radix(h, 16).ok()
+        } else {
+            None
+        }
+    };
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // A string: scan to its end, fixing lone surrogate escapes.
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] != b'\\' {
+                        i += 1;
+                        continue;
+                    }
+                    if b.get(i + 1) != Some(&b'u') {
+                        i += 2;
+                        continue;
+                    }
+                    let Some(u) = hex4(i + 2) else {
+                        i += 2;
+                        continue;
+                    };
+                    let high = (0xD800..0xDC00).contains(&u);
+                    let low = (0xDC00..0xE000).contains(&u);
+                    if high
+                        && s.get(i + 6..i + 8) == Some("\\u")
+                        && hex4(i + 8).is_some_and(|l| (0xDC00..0xE000).contains(&l))
+                    {
+                        i += 12;
+                    } else if high || low {
+                        out.push_str(&s[copied..i]);
+                        out.push_str("\\ufffd");
+                        surrogates = true;
+                        i += 6;
+                        copied = i;
+                    } else {
+                        i += 6;
+                    }
+                }
+                i += 1;
+            }
+            b'[' | b'{' if depth >= max_depth => {
+                // Skip the whole value (strings inside may hold brackets).
+                out.push_str(&s[copied..i]);
+                let mut d = 0usize;
+                let mut in_str = false;
+                while i < b.len() {
+                    let c = b[i];
+                    if in_str {
+                        if c == b'\\' {
+                            i += 1;
+                        } else if c == b'"' {
+                            in_str = false;
+                        }
+                    } else if c == b'"' {
+                        in_str = true;
+                    } else if c == b'[' || c == b'{' {
+                        d += 1;
+                    } else if c == b']' || c == b'}' {
+                        d -= 1;
+                        if d == 0 {
+                            i += 1;
+                            break;
+                        }
+                    }
+                    i += 1;
+                }
+                out.push('"');
+                out.push_str(TOO_DEEP);
+                out.push('"');
+                deep = true;
+                copied = i.min(b.len());
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(s.get(copied..).unwrap_or(""));
+    (out, surrogates, deep)
+}
+
 fn part_of(v: &Value) -> Part<'_> {
     let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
     let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
@@ -297,5 +468,45 @@ mod tests {
             Message::from_json("{").unwrap_err().code(),
             "CACHEFOLD_INPUT"
         );
+    }
+
+    #[test]
+    fn host_messages_never_fail_to_read() {
+        // A lone high surrogate (text cut inside an emoji), as JSON.stringify writes it.
+        let cut = r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"ok \ud83d"}]}"#;
+        assert!(Message::from_json(cut).is_err());
+        let h = parse_host(cut);
+        assert_eq!(h.quarantine(), Some("lone_surrogate"));
+        let m = h.message().unwrap();
+        assert_eq!(m.tool_call_id(), Some("c1"));
+        assert_eq!(m.text(), "ok \u{fffd}");
+        // A valid pair and other escapes are untouched; a lone low surrogate is replaced.
+        let pair = r#"{"role":"user","content":"\ud83d\ude00 \n \\ud83d \udc00x"}"#;
+        let (clean, sur, deep) = sanitize_json(pair, MAX_DEPTH);
+        assert_eq!(
+            clean,
+            r#"{"role":"user","content":"\ud83d\ude00 \n \\ud83d \ufffdx"}"#
+        );
+        assert!(sur && !deep);
+        // Nesting past serde_json's limit.
+        let deep_details = format!(
+            r#"{{"role":"toolResult","toolCallId":"c2","details":{}"x]"{}}}"#,
+            "[".repeat(130),
+            "]".repeat(130)
+        );
+        assert!(Message::from_json(&deep_details).is_err());
+        let h = parse_host(&deep_details);
+        assert_eq!(h.quarantine(), Some("too_deep"));
+        assert_eq!(h.message().unwrap().tool_call_id(), Some("c2"));
+        // Not a message at all.
+        for (j, why) in [
+            ("null", "not_object"),
+            ("42", "not_object"),
+            ("\"12345678901234567890n\"", "not_object"),
+            ("{", "invalid_json"),
+        ] {
+            assert_eq!(parse_host(j), HostMessage::Opaque(why.into()), "{j}");
+        }
+        assert_eq!(parse_host(r#"{"role":"user"}"#).quarantine(), None);
     }
 }

@@ -52,7 +52,12 @@ pub struct Recovered {
     pub remaining: u64,
 }
 
-/// Where a recover id points (serialised as `{"kind":"artifact"|"fold","id":…}`).
+/// Where a recover id points (serialised as `{"kind":"artifact"|"fold"|"condensed","id":…}`).
+///
+/// Kinds are told apart by the *whole* shape of the id, never by its first letter: a
+/// content-addressed artifact id is a hex digest and starts with `f` or `c` one time in eight.
+/// The shapes are disjoint (a digest is 40 chars, the others at most 10), so a new kind (turn
+/// ids `t<k>`, topic ids) only needs a new shape in [`ID_SHAPES`] that no other shape matches.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "id", rename_all = "lowercase")]
 pub enum RecoverTarget {
@@ -60,21 +65,44 @@ pub enum RecoverTarget {
     Artifact(String),
     /// A folded region, `f<k>`.
     Fold(String),
+    /// A condensed range (every fold merged into one record), `c<k>`; stored like a fold.
+    Condensed(String),
 }
 
-/// Parse a `cachefold_recover` id: 40 lowercase hex (artifact) or `f` + 1-9 digits (fold).
-pub fn parse_target(id: &str) -> Result<RecoverTarget> {
-    if let Some(digits) = id.strip_prefix('f') {
-        if !digits.is_empty() && digits.len() <= 9 && digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Ok(RecoverTarget::Fold(id.to_string()));
+impl RecoverTarget {
+    /// The id.
+    pub fn id(&self) -> &str {
+        match self {
+            RecoverTarget::Artifact(s) | RecoverTarget::Fold(s) | RecoverTarget::Condensed(s) => s,
         }
-        return Err(Error::InvalidId(format!(
-            "fold id must be `f` followed by 1-9 digits, got {:?}",
-            short(id)
-        )));
     }
-    validate_artifact_id(id)?;
-    Ok(RecoverTarget::Artifact(id.to_string()))
+}
+
+/// Every id shape `cachefold_recover` accepts, for error messages.
+pub const ID_SHAPES: &str =
+    "an artifact id (40 lowercase hex digits), a fold id (`f` + 1-9 digits) or a condensed id (`c` + 1-9 digits)";
+
+/// `prefix` followed by 1-9 ASCII digits, exactly.
+fn numbered(id: &str, prefix: char) -> bool {
+    id.strip_prefix(prefix)
+        .is_some_and(|d| !d.is_empty() && d.len() <= 9 && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Parse a `cachefold_recover` id by its full shape (see [`RecoverTarget`]).
+pub fn parse_target(id: &str) -> Result<RecoverTarget> {
+    if validate_artifact_id(id).is_ok() {
+        return Ok(RecoverTarget::Artifact(id.to_string()));
+    }
+    if numbered(id, 'f') {
+        return Ok(RecoverTarget::Fold(id.to_string()));
+    }
+    if numbered(id, 'c') {
+        return Ok(RecoverTarget::Condensed(id.to_string()));
+    }
+    Err(Error::InvalidId(format!(
+        "id must be {ID_SHAPES}, got {:?}",
+        short(id)
+    )))
 }
 
 fn short(s: &str) -> String {

@@ -12,7 +12,8 @@
 //! `summary_request` answered by a deterministic stand-in for the host LLM.
 //!
 //! Invariants checked (each failure is a [`Violation`], never a panic):
-//! * `pairing`: the resolved output has no tool-pairing violation (a trailing open group allowed);
+//! * `pairing`: the resolved output has no tool-pairing violation (strict: no trailing open
+//!   group either);
 //! * `completeness`: every host index `< count` is in the output or in a declared fold range,
 //!   none twice, none out of range;
 //! * `append_only`: the previous output is a prefix of the new one, unless the report declares
@@ -22,6 +23,8 @@
 //!   left to cut at;
 //! * `idempotent_assemble` / `idempotent_commit`: repeating a call changes nothing and journals
 //!   nothing;
+//! * `pairing_echo` (with [`ReplayOptions::echo_tool_loop`]): the answer to the tool-loop echo
+//!   pairs strictly too;
 //! * `journal`: restoring from the journal alone, and from a mid-session snapshot plus the rest
 //!   of the journal, gives the live snapshot text.
 
@@ -89,6 +92,11 @@ pub struct ReplayOptions {
     pub reassemble_each_call: bool,
     /// Summary stand-in.
     pub summaries: SummaryMode,
+    /// Also re-assemble before every later call of a turn the way OpenClaw's tool loop does
+    /// with `ownsCompaction`: our first output of the turn plus the turn's messages so far
+    /// (the echo), on a copy of the session, checked for strict pairing only (its indices are
+    /// not host indices).
+    pub echo_tool_loop: bool,
     /// Usage fed to `commit_turn`.
     pub usage: UsageMode,
     /// Run the per-call invariant checks.
@@ -113,6 +121,7 @@ impl Default for ReplayOptions {
             token_budget: None,
             reassemble_each_call: false,
             summaries: SummaryMode::Off,
+            echo_tool_loop: false,
             usage: UsageMode::default(),
             check: true,
             check_idempotent: false,
@@ -389,7 +398,9 @@ impl Driver<'_> {
             });
         }
         if !plan.passthrough {
-            let v = pairing::violations_with(&shapes, true);
+            // Strict: the output is what the provider sees before the host appends the current
+            // turn, so nothing may be left open or stand alone, not even at its end.
+            let v = pairing::violations(&shapes);
             if let Some(first) = v.first() {
                 self.violate(
                     call,
@@ -507,6 +518,88 @@ impl Driver<'_> {
 }
 
 impl Driver<'_> {
+    /// The tool-loop echo for call `k` (see [`ReplayOptions::echo_tool_loop`]).
+    fn echo(
+        &mut self,
+        k: usize,
+        first: &AssemblePlan,
+        hist: usize,
+        a: usize,
+        model: Option<String>,
+        now: f64,
+    ) {
+        // The texts the session saw (simulated usage is written into assistant messages).
+        let mut list: Vec<String> = entries(&first.order, &first.synthetic)
+            .into_iter()
+            .map(|e| match e {
+                Ent::Host(i) => self.jsons.get(i as usize).cloned().unwrap_or_default(),
+                Ent::Syn(j) => j,
+            })
+            .collect();
+        list.extend(self.jsons.get(hist..a).unwrap_or(&[]).iter().cloned());
+        let mk = |idx: &[u32]| AssembleInput {
+            count: list.len() as u32,
+            messages: idx
+                .iter()
+                .map(|&i| IndexedJson {
+                    index: i,
+                    json: list[i as usize].clone(),
+                })
+                .collect(),
+            model: model.clone(),
+            token_budget: self.opts.token_budget,
+            now_ms: now,
+            system_prompt_addition: None,
+            context_window: None,
+        };
+        // On a copy: the echo's indices are not host indices, and the rest of the replay (and
+        // its completeness and journal checks) follows the host's history.
+        let mut s = self.s.clone();
+        let need = s.need(list.len() as u32);
+        let mut plan = s.assemble(&mk(&need));
+        if matches!(&plan, Ok(p) if p.need_full) {
+            let all: Vec<u32> = (0..list.len() as u32).collect();
+            plan = s.assemble(&mk(&all));
+        }
+        let plan = match plan {
+            Ok(p) => p,
+            Err(e) => {
+                self.out.errors.push(format!("echo call {k}: {e}"));
+                return;
+            }
+        };
+        if plan.passthrough {
+            return;
+        }
+        let shapes: Vec<Shape> = entries(&plan.order, &plan.synthetic)
+            .iter()
+            .map(|e| {
+                let j = match e {
+                    Ent::Host(i) => list.get(*i as usize).cloned().unwrap_or_default(),
+                    Ent::Syn(j) => j.clone(),
+                };
+                crate::message::parse_host(&j)
+                    .message()
+                    .map_or_else(Shape::other, Shape::of)
+            })
+            .collect();
+        let v = pairing::violations(&shapes);
+        if let Some(first) = v.first() {
+            self.violate(
+                k,
+                "pairing_echo",
+                format!(
+                    "{} violations, first {:?} {} at {} of {}",
+                    v.len(),
+                    first.kind,
+                    first.call_id,
+                    first.position,
+                    shapes.len()
+                ),
+            );
+        }
+    }
+
     /// Write simulated usage into assistant message `a` (see [`UsageMode::Simulated`]).
     fn simulate_usage(
         &mut self,
@@ -603,6 +696,7 @@ pub fn replay(
     let mid_turn = turns.len() / 2;
     for (t, (u, ks)) in turns.iter().enumerate() {
         let mut current: Option<(AssemblePlan, usize)> = None;
+        let mut first_of_turn: Option<(AssemblePlan, usize)> = None;
         let mut last_now = 0.0;
         for (j, &k) in ks.iter().enumerate() {
             let c = &calls[k];
@@ -620,6 +714,7 @@ pub fn replay(
                     .and_then(Value::as_str)
                     .map(str::to_string)
             });
+            let model_for_echo = model.clone();
             let history = if j == 0 {
                 Some(*u)
             } else if opts.reassemble_each_call {
@@ -636,6 +731,9 @@ pub fn replay(
                         d.check(k, h, &plan);
                     }
                     report = Some(plan.report.clone());
+                    if j == 0 {
+                        first_of_turn = Some((plan.clone(), h));
+                    }
                     current = Some((plan, h));
                 }
             }
@@ -673,6 +771,11 @@ pub fn replay(
                     static_tokens,
                     tokens_per_weighted_char,
                 );
+            }
+            if opts.echo_tool_loop && j > 0 && opts.check {
+                if let Some((first, h)) = &first_of_turn {
+                    d.echo(k, first, *h, a, model_for_echo.clone(), now);
+                }
             }
             let resolved = opts
                 .keep_resolved

@@ -58,6 +58,12 @@ pub struct MsgRecord {
     pub protected: bool,
     /// Bounded extract for fold records.
     pub digest: Digest,
+    /// Quarantined: why the host's JSON could not be read exactly (`lone_surrogate`,
+    /// `too_deep`, `not_object`, `invalid_json`; see [`crate::message::parse_host`]). The hash
+    /// and weight are of the host's exact bytes; the shape and digest come from the sanitised
+    /// message, or are opaque (role `Other`, empty digest) when nothing could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub q: Option<String>,
 }
 
 /// A tool call waiting for its result: name and bounded arguments.

@@ -267,7 +267,8 @@ pub fn is_shrunk_js(text: &str) -> Option<String> {
     crate::shrink::is_shrunk(text)
 }
 
-/// `{kind: "artifact"|"fold", id}` for a `cachefold_recover` id; throws `CACHEFOLD_INVALID_ID`.
+/// `{kind: "artifact"|"fold"|"condensed", id}` for a `cachefold_recover` id (decided by the
+/// id's whole shape); throws `CACHEFOLD_INVALID_ID`.
 #[wasm_bindgen(js_name = parseRecoverTarget)]
 pub fn parse_recover_target_js(id: &str) -> Result<JsValue, JsValue> {
     to_js(&crate::recover::parse_target(id).map_err(|e| err(&e))?)

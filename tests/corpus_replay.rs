@@ -16,7 +16,12 @@ fn corpus_dir() -> Option<PathBuf> {
 
 fn sessions(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for sub in ["pi-mono", "claude-code-spotter", "reasonix-tau-bench"] {
+    for sub in [
+        "pi-mono",
+        "claude-code-spotter",
+        "reasonix-tau-bench",
+        "entireio-cli",
+    ] {
         let Ok(rd) = std::fs::read_dir(root.join(sub)) else {
             continue;
         };
@@ -121,4 +126,25 @@ fn corpus_replays_tight_budget_tool_loop() {
         ..ReplayOptions::default()
     };
     run(&opts, &cfg, "tight");
+}
+
+/// `ownsCompaction` as OpenClaw runs it: later calls of a turn re-assemble our own output plus
+/// the messages appended since (the echo). Every answer pairs strictly, including when the
+/// user typed while parallel tools ran (entireio-cli: a user message between a call's results).
+#[test]
+fn corpus_replays_tool_loop_echo_strictly() {
+    let cfg = Config {
+        tail_tokens: 1_500,
+        min_fold_tokens: 1_000,
+        fold_record_budget: 3_000,
+        ..Config::default()
+    };
+    let opts = ReplayOptions {
+        model: Some("deepseek/deepseek-v4-flash".into()),
+        token_budget: Some(24_000),
+        echo_tool_loop: true,
+        summaries: SummaryMode::Fail,
+        ..ReplayOptions::default()
+    };
+    run(&opts, &cfg, "echo");
 }

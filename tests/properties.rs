@@ -244,6 +244,7 @@ fn options(k: &Knobs) -> ReplayOptions {
         model: Some("deepseek/deepseek-v4-flash".into()),
         token_budget: Some(k.budget),
         reassemble_each_call: k.reassemble,
+        echo_tool_loop: false,
         summaries: [SummaryMode::Off, SummaryMode::Echo, SummaryMode::Fail]
             [k.summaries as usize % 3],
         usage: UsageMode::Simulated {
