@@ -7,6 +7,8 @@ import { loadCoreSync } from "./core.js";
 import { createEngineFactory } from "./engine.js";
 import { registerHooks } from "./hooks.js";
 import { registerTools } from "./tools.js";
+import { registerCli } from "./cli.js";
+import { registerLessons } from "./lessons.js";
 import { ensureDir, logLine } from "./store.js";
 
 /** Resolve the plugin config into a context shared by the engine, hooks and tools. */
@@ -46,9 +48,12 @@ export default {
   name: "cachefold",
   description: "Cache-first context engine for prefix-caching providers (DeepSeek first): append-only history, priced folds, lossless tool-output artifacts.",
   register(api) {
+    registerCli(api);
+    if (api.registrationMode === "cli-metadata") return; // CLI descriptors only: load nothing
     const ctx = makeContext(api);
     api.registerContextEngine("cachefold", createEngineFactory(ctx));
     registerHooks(api, ctx);
     registerTools(api, ctx);
+    registerLessons(api, ctx);
   },
 };
