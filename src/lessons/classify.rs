@@ -275,6 +275,9 @@ const CHORES: &[&str] = &[
     "thank",
 ];
 
+/// Conversational replies among [`CHORES`].
+const CHAT: &[&str] = &["continue", "yes", "no", "ok", "okay", "thanks", "thank"];
+
 const RETAIL: &[&str] = &[
     "order",
     "orders",
@@ -446,7 +449,7 @@ pub fn classify(request: &str) -> Classification {
     }
 
     // qa
-    let polite = is_polite_imperative(&first);
+    let polite = cl.iter().take(3).any(|c| is_polite_imperative(c));
     let question = text
         .split(['\n'])
         .next()
@@ -468,11 +471,14 @@ pub fn classify(request: &str) -> Classification {
     }
 
     // other
+    // A version-control verb heading the request is a chore; a conversational word ("ok",
+    // "yes", "continue") only when it is (nearly) the whole message.
     let chore_head = first_words
         .iter()
         .find(|w| !POLITE.contains(&w.as_str()) || CHORES.contains(&w.as_str()));
     if let Some(w) = chore_head {
-        if CHORES.contains(&w.as_str()) {
+        let chat = CHAT.contains(&w.as_str());
+        if CHORES.contains(&w.as_str()) && (!chat || all_words.len() <= 4) {
             s[3] += 4;
             sig.push(format!("chore:{w}"));
         }
@@ -526,6 +532,7 @@ mod tests {
             "Can you add a test for each error type?",
             "Add a --raw-transcript option to the explain command",
             "please fix the failing test in tests/api.test.ts",
+            "ok, add a unit test for the config parser",
             "Create a new tool file matching the existing tool registration pattern",
             "Refactor GetSessionLog so it accepts a checkpoint id instead of a commit hash",
         ] {

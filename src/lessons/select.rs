@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Heading of the injected block.
-pub const HEADER: &str = "## Workspace lessons (cachefold)\nConventions learned in earlier sessions of this workspace, checked against the current files. Follow them unless the task says otherwise.";
+pub const HEADER: &str =
+    "## Workspace lessons (learned earlier, checked against the current files; follow unless told otherwise)";
 
 /// One lesson file as the shim read it.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
