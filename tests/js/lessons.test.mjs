@@ -297,3 +297,32 @@ test("staleness on scripted repository changes: every stale lesson flagged, no f
   const moved = (await run(h.cli, ctx, ws, "lessons", "stale")).json.stale.find((s) => s.name === "test-dir");
   assert.deepEqual(moved.changed, [{ entry: "tests/", what: "missing now" }]);
 });
+
+test("LLM capture: bounded call, proposals validated and redacted; off with summary.useLlm false", { skip }, async () => {
+  for (const useLlm of [true, false]) {
+    const h = await setup({ summary: { useLlm } });
+    const ws = workspace();
+    const engine = await h.reg.engines.cachefold({ workspaceDir: ws });
+    await sessionWithPassingTests(engine, "s-llm", ws);
+    const calls = [];
+    const llm = {
+      complete: async (req) => {
+        calls.push(req);
+        return { text: '[{"name":"ESM Imports","description":"import style","fingerprint":["package.json"],"body":["- use .js suffixes","- token ghp_0123456789abcdefghijABCDEFGHIJ"]}]' };
+      },
+    };
+    await engine.maintain({ sessionId: "s-llm", runtimeContext: { workspaceDir: ws, llm } });
+    const cand = join(ws, ".cachefold/lessons/_candidates");
+    if (useLlm) {
+      assert.equal(calls.length >= 1, true);
+      const req = calls.find((c) => c.purpose === "cachefold lessons capture");
+      assert.ok(req && req.maxTokens <= 600 && req.messages[0].content.length <= 6000);
+      const text = readFileSync(join(cand, "esm-imports.md"), "utf8");
+      assert.match(text, /use \.js suffixes/);
+      assert.doesNotMatch(text, /ghp_0123456789/);
+    } else {
+      assert.equal(calls.length, 0);
+      assert.ok(!existsSync(join(cand, "esm-imports.md")));
+    }
+  }
+});
