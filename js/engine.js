@@ -14,6 +14,7 @@ import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { loadCore, resetCore } from "./core.js";
 import * as store from "./store.js";
+import { captureAfterTurn, lessonsAddition, withAddition } from "./lessons.js";
 
 const VERSION = "0.1.0";
 // Snapshot when the journal outgrows half the last snapshot (at least 256 KiB): replaying
@@ -265,9 +266,9 @@ export class CachefoldEngine {
       });
       const res = { messages: out, estimatedTokens: plan.estimatedTokens ?? 0 };
       if (plan.systemPromptAddition) res.systemPromptAddition = plan.systemPromptAddition;
-      return res;
+      return withAddition(res, await lessonsAddition(this.ctx, params, this.factoryCtx));
     } catch (err) {
-      return this.#passthrough("assemble", err, messages);
+      return withAddition(this.#passthrough("assemble", err, messages), await lessonsAddition(this.ctx, params, this.factoryCtx));
     }
   }
 
@@ -411,6 +412,7 @@ export class CachefoldEngine {
     const none = { changed: false, bytesFreed: 0, rewrittenEntries: 0 };
     try {
       const sessionId = String(params.sessionId ?? "");
+      await captureAfterTurn(this.ctx, params, { factoryCtx: this.factoryCtx });
       const llm = params.runtimeContext?.llm;
       if (!sessionId || !llm?.complete || this.ctx.config.summary?.useLlm === false) return none;
       const req = await withSession(this.ctx, sessionId, async (h) => h.session.summaryRequest(nowMs()) ?? null);

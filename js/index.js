@@ -10,6 +10,8 @@ import { loadCoreSync } from "./core.js";
 import { createEngineFactory } from "./engine.js";
 import { registerHooks } from "./hooks.js";
 import { registerTools } from "./tools.js";
+import { registerCli } from "./cli.js";
+import { registerLessons } from "./lessons.js";
 import { ensureDir, logLine } from "./store.js";
 
 let schemaCache;
@@ -190,6 +192,12 @@ export default {
   description: "Cache-first context engine for prefix-caching providers (DeepSeek first): append-only history, priced folds, lossless tool-output artifacts.",
   register(api) {
     const logger = api?.logger ?? console;
+    try {
+      registerCli(api);
+    } catch (err) {
+      logger.error?.(`cachefold: registering the CLI failed: ${err?.message ?? err}`);
+    }
+    if (api?.registrationMode === "cli-metadata") return; // CLI descriptors only: load nothing
     let ctx;
     try {
       ctx = makeContext(api);
@@ -202,6 +210,7 @@ export default {
       ["context engine", () => api.registerContextEngine("cachefold", createEngineFactory(ctx))],
       ["hooks", () => registerHooks(api, ctx)],
       ["tools", () => registerTools(api, ctx)],
+      ["lessons", () => registerLessons(api, ctx)],
     ]) {
       try {
         fn();

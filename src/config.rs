@@ -77,6 +77,39 @@ pub struct Config {
     /// Declare `info.ownsCompaction` to the host: cachefold folds instead of the host's
     /// cache-hostile compaction, and the host re-runs `assemble` before every model call.
     pub owns_compaction: bool,
+    /// Workspace lessons (`src/lessons/`).
+    pub lessons: LessonsConfig,
+}
+
+/// Workspace lessons: captured conventions injected once per session on code-gen requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct LessonsConfig {
+    /// Master switch (capture, injection and staleness checks).
+    pub enabled: bool,
+    /// Token cap of the injected block.
+    #[serde(deserialize_with = "de_u32")]
+    pub max_inject_tokens: u32,
+    /// Promote a candidate after this long without rejection (0 = only explicit promotion).
+    #[serde(deserialize_with = "de_u64")]
+    pub auto_promote_after_ms: u64,
+    /// Let one cheap host-LLM call propose candidates (only when `summary.useLlm` is on too).
+    pub use_llm: bool,
+    /// At most one capture per session per this many milliseconds.
+    #[serde(deserialize_with = "de_u64")]
+    pub capture_interval_ms: u64,
+}
+
+impl Default for LessonsConfig {
+    fn default() -> Self {
+        LessonsConfig {
+            enabled: true,
+            max_inject_tokens: 200,
+            auto_promote_after_ms: 7 * 24 * 3_600_000,
+            use_llm: true,
+            capture_interval_ms: 600_000,
+        }
+    }
 }
 
 /// One price row, USD per 1M tokens.
@@ -172,6 +205,7 @@ impl Default for Config {
             state_dir: String::new(),
             log_file: String::new(),
             owns_compaction: true,
+            lessons: LessonsConfig::default(),
         }
     }
 }
@@ -296,6 +330,12 @@ impl Config {
                     "hit, miss and output must be non-negative (miss > 0)",
                 ));
             }
+        }
+        if !(20..=2_000).contains(&self.lessons.max_inject_tokens) {
+            return Err(Error::config(
+                "lessons.maxInjectTokens",
+                "must be between 20 and 2000",
+            ));
         }
         for p in &self.target_models {
             if p.is_empty() {

@@ -51,6 +51,7 @@
 //! | `engine`, `state`, `journal`, `fingerprint`, `fold`, `replay` | the session engine |
 //! | `shrink`, `details`, `tool_defaults`, `recover`, `search` | tool-output safety and recovery |
 //! | [`transcript`] | readers of recorded sessions (pi/OpenClaw, Claude Code, Reasonix) |
+//! | [`lessons`] | workspace lessons: parse/render, classify the first request, select, stale, redact, capture |
 //! | `bench` (feature `bench`) | the replay bench: tokenizer, cache simulator, strategies |
 #![deny(missing_docs)]
 
@@ -139,6 +140,7 @@ pub mod engine;
 pub mod fingerprint;
 pub mod fold;
 pub mod journal;
+pub mod lessons;
 pub mod pairing;
 pub mod recover;
 pub mod replay;

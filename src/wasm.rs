@@ -194,6 +194,25 @@ impl Session {
     pub fn stats(&self) -> Result<JsValue, JsValue> {
         to_js(&self.inner.stats())
     }
+
+    /// Deterministic lesson candidates from this session's digests.
+    #[wasm_bindgen(js_name = captureLessons)]
+    pub fn capture_lessons(&self, input_json: &str) -> Result<JsValue, JsValue> {
+        let input: crate::lessons::capture::CaptureInput = lessons_arg(input_json)?;
+        let digests = self.inner.state().records.iter().map(|r| &r.digest);
+        to_js(&crate::lessons::capture::extract(digests, &input))
+    }
+
+    /// `{system, prompt}` of the optional LLM capture pass over this session's digests.
+    #[wasm_bindgen(js_name = lessonLlmPrompt)]
+    pub fn lesson_llm_prompt(&self, existing_json: &str) -> Result<JsValue, JsValue> {
+        let existing: Vec<String> = lessons_arg(existing_json)?;
+        let digests = self.inner.state().records.iter().map(|r| &r.digest);
+        let (system, prompt) = crate::lessons::capture::llm_prompt(digests, &existing);
+        to_js(
+            &serde_json::json!({ "system": system, "prompt": prompt, "maxTokens": crate::lessons::capture::LLM_MAX_TOKENS }),
+        )
+    }
 }
 
 fn from_js<T: serde::de::DeserializeOwned>(v: JsValue) -> Result<T, JsValue> {
@@ -298,4 +317,73 @@ pub fn search_answer_js(
 #[wasm_bindgen(js_name = compactDetails)]
 pub fn compact_details_js(details_json: &str) -> Result<String, JsValue> {
     Ok(crate::details::compact_details(&tools_json_arg(details_json)?).to_string())
+}
+
+// ---- lessons bindings (js/lessons.js) ----
+
+fn lessons_arg<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, JsValue> {
+    serde_json::from_str(s).map_err(|e| err(&Error::from(e)))
+}
+
+/// Parse and validate a lesson file; throws `CACHEFOLD_INPUT` with the reason.
+#[wasm_bindgen(js_name = lessonParse)]
+pub fn lesson_parse_js(text: &str) -> Result<JsValue, JsValue> {
+    to_js(&crate::lessons::Lesson::parse(text).map_err(|e| err(&e))?)
+}
+
+/// Validate a lesson (JSON) and render its file text (secrets redacted).
+#[wasm_bindgen(js_name = lessonRender)]
+pub fn lesson_render_js(lesson_json: &str) -> Result<String, JsValue> {
+    let l: crate::lessons::Lesson = lessons_arg(lesson_json)?;
+    l.validate().map_err(|e| err(&e))?;
+    Ok(l.render())
+}
+
+/// A lesson file re-rendered with the hash of `inputs_json` (`[{entry, content}]`).
+#[wasm_bindgen(js_name = lessonStamp)]
+pub fn lesson_stamp_js(text: &str, inputs_json: &str) -> Result<String, JsValue> {
+    let mut l = crate::lessons::Lesson::parse(text).map_err(|e| err(&e))?;
+    let inputs: Vec<crate::lessons::FpInput> = lessons_arg(inputs_json)?;
+    l.stamp(&inputs);
+    Ok(l.render())
+}
+
+/// `{stale, changed: [{entry, what}]}` of a lesson file against `inputs_json`.
+#[wasm_bindgen(js_name = lessonStaleness)]
+pub fn lesson_staleness_js(text: &str, inputs_json: &str) -> Result<JsValue, JsValue> {
+    let l = crate::lessons::Lesson::parse(text).map_err(|e| err(&e))?;
+    let inputs: Vec<crate::lessons::FpInput> = lessons_arg(inputs_json)?;
+    to_js(&l.staleness(&inputs))
+}
+
+/// Classify a first request.
+#[wasm_bindgen(js_name = lessonsClassify)]
+pub fn lessons_classify_js(request: &str) -> Result<JsValue, JsValue> {
+    to_js(&crate::lessons::classify::classify(request))
+}
+
+/// The session's lessons decision for `input_json` ([`crate::lessons::select::DecideInput`]).
+#[wasm_bindgen(js_name = lessonsDecide)]
+pub fn lessons_decide_js(input_json: &str) -> Result<JsValue, JsValue> {
+    let input: crate::lessons::select::DecideInput = lessons_arg(input_json)?;
+    to_js(&crate::lessons::select::decide(&input))
+}
+
+/// Candidates from the LLM capture answer.
+#[wasm_bindgen(js_name = lessonsParseLlm)]
+pub fn lessons_parse_llm_js(answer: &str, input_json: &str) -> Result<JsValue, JsValue> {
+    let input: crate::lessons::capture::CaptureInput = lessons_arg(input_json)?;
+    to_js(&crate::lessons::capture::parse_llm(answer, &input))
+}
+
+/// `text` with secrets replaced by `[REDACTED]`.
+#[wasm_bindgen(js_name = redactSecrets)]
+pub fn redact_secrets_js(text: &str) -> String {
+    crate::lessons::redact::redact(text)
+}
+
+/// A lesson name from free text.
+#[wasm_bindgen(js_name = lessonSlug)]
+pub fn lesson_slug_js(text: &str) -> String {
+    crate::lessons::slug(text)
 }
