@@ -5,16 +5,19 @@
 // an exit code and writes through `io.out(data, text)`, which prints JSON when `--json` is given
 // or stdout is not a TTY, readable text otherwise.
 //
-// Exit codes: 0 ok · 1 not found (no such lesson or candidate) · 2 usage error ·
-//             3 `lessons stale` found stale lessons · 4 internal error.
+// Exit codes: 0 ok · 1 not found (no such lesson, candidate or session) · 2 usage error ·
+//             3 `lessons stale` found stale lessons · 4 internal error ·
+//             5 `doctor` found a failing check.
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { loadCore } from "./core.js";
 import * as lessons from "./lessons.js";
+import { userCommands } from "./commands.js";
+import { resolveConfig } from "./index.js";
 
-export const EXIT = { ok: 0, notFound: 1, usage: 2, stale: 3, error: 4 };
+export const EXIT = { ok: 0, notFound: 1, usage: 2, stale: 3, error: 4, doctorFail: 5 };
 
-export const ROOT = { name: "cachefold", description: "Inspect and manage cachefold (lessons: list, show, promote, rm, stale)", hasSubcommands: true };
+export const ROOT = { name: "cachefold", description: "Inspect and manage cachefold (status, report, doctor, gc, export, restore, lessons)", hasSubcommands: true };
 
 export const COMMANDS = new Map();
 
@@ -26,16 +29,10 @@ export function addCommand(name, spec) {
 /** Context for CLI actions: the resolved config and state dir (as makeContext, without side effects). */
 export async function cliContext(pluginConfig = {}, logger = console) {
   const core = await loadCore();
-  let config;
-  try {
-    config = core.parseConfig(JSON.stringify(pluginConfig ?? {}));
-  } catch (err) {
-    logger.error?.(`cachefold: ${err.message}; using defaults`);
-    config = core.parseConfig("{}");
-  }
+  const { config, problems } = resolveConfig(core, pluginConfig ?? {});
   const base = process.env.OPENCLAW_STATE_DIR || join(homedir(), ".openclaw");
   const stateDir = config.stateDir ? (isAbsolute(config.stateDir) ? config.stateDir : resolve(config.stateDir)) : join(base, "cachefold");
-  return { config, configJson: JSON.stringify(config), stateDir, logger, log: () => {} };
+  return { config, configJson: JSON.stringify(config), configProblems: problems, stateDir, logger, log: () => {} };
 }
 
 function parseArgs(argv) {
@@ -84,7 +81,8 @@ export async function dispatch(argv, io = {}) {
     return name === undefined || name === "help" || name === "--help" ? EXIT.ok : EXIT.usage;
   }
   try {
-    return await cmd.run(rest, { ...io, o });
+    const ctx = io.ctx ?? (await cliContext(io.pluginConfig, io.logger));
+    return await cmd.run(rest, { ...io, ctx, o });
   } catch (err) {
     o.err(`cachefold ${name}: ${err?.message ?? err}`);
     return EXIT.error;
@@ -183,6 +181,7 @@ async function lessonsRun(args, io) {
   }
 }
 
+for (const [name, spec] of userCommands()) addCommand(name, spec);
 addCommand("lessons", { description: "workspace lessons: list, show, promote, rm, stale", run: lessonsRun });
 
 /**
@@ -192,7 +191,7 @@ addCommand("lessons", { description: "workspace lessons: list, show, promote, rm
 export function registerCli(api) {
   if (typeof api?.registerCli !== "function") return;
   api.registerCli(
-    ({ program, workspaceDir, logger }) => {
+    ({ program, workspaceDir, logger, config }) => {
       const root = program.command(ROOT.name).description(ROOT.description);
       for (const [name, spec] of COMMANDS) {
         root
@@ -202,7 +201,7 @@ export function registerCli(api) {
           .allowUnknownOption()
           .helpOption(false)
           .action(async (args) => {
-            process.exitCode = await dispatch([name, ...(args ?? [])], { pluginConfig: api.pluginConfig, workspace: workspaceDir, logger });
+            process.exitCode = await dispatch([name, ...(args ?? [])], { pluginConfig: api.pluginConfig, hostConfig: config, workspace: workspaceDir, logger });
           });
       }
     },

@@ -508,3 +508,13 @@ export async function foldedDocs(ctx, sessionId) {
 export async function foldText(ctx, sessionId, foldId) {
   return store.readFold((await pathsFor(ctx, sessionId)).paths, foldId);
 }
+
+/**
+ * Ask for a fold now (`/cachefold fold`): recorded through the core as compact() does
+ * (compactRequest), emitted by the session's next assemble. Returns the core's answer.
+ */
+export async function requestFold(ctx, sessionId, { model = null } = {}) {
+  const answer = await withSession(ctx, sessionId, async (h) => h.session.compactRequest({ model, tokenBudget: null, currentTokenCount: null, contextWindow: null, nowMs: nowMs() }));
+  ctx.log({ event: "compact", sessionId, trigger: "command", answer });
+  return answer;
+}

@@ -11,6 +11,7 @@ import { createEngineFactory } from "./engine.js";
 import { registerHooks } from "./hooks.js";
 import { registerTools } from "./tools.js";
 import { registerCli } from "./cli.js";
+import { chatCommand } from "./commands.js";
 import { registerLessons } from "./lessons.js";
 import { ensureDir, logLine } from "./store.js";
 
@@ -70,12 +71,120 @@ function reasonOf(err) {
 const isObj = (v) => v != null && typeof v === "object" && !Array.isArray(v);
 
 /**
+ * Knob values per `profile` (README "Profiles"). `balanced` is the defaults. A knob the user set
+ * explicitly always wins; a profile's previewChars is lowered to the smallest threshold in force
+ * (the core requires every threshold to be at least the preview).
+ */
+export const PROFILES = {
+  savings: { tailTokens: 4000, minFoldTokens: 12000, foldRecordBudget: 8000, persist: { previewChars: 2000, defaultThreshold: 4000, thresholds: { bash: 2000, exec: 2000, read: 6000, web_fetch: 2000 } } },
+  balanced: { tailTokens: 8000, minFoldTokens: 24000, foldRecordBudget: 16000, persist: { previewChars: 4000, defaultThreshold: 8000, thresholds: { bash: 4000, exec: 4000, read: 12000, web_fetch: 4000 } } },
+  recall: { tailTokens: 16000, minFoldTokens: 48000, foldRecordBudget: 32000, persist: { previewChars: 8000, defaultThreshold: 16000, thresholds: { bash: 8000, exec: 8000, read: 24000, web_fetch: 8000 } } },
+};
+
+/** Levenshtein distance (small strings: config keys). */
+export function editDistance(a, b) {
+  const m = a.length;
+  const n = b.length;
+  let prev = Array.from({ length: n + 1 }, (_, j) => j);
+  for (let i = 1; i <= m; i++) {
+    const cur = [i];
+    for (let j = 1; j <= n; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[n];
+}
+
+/** The valid key nearest to `key` (case-insensitive edit distance, dotted keys included), or null. */
+export function nearestKey(key, candidates) {
+  const k = key.toLowerCase();
+  let best = null;
+  let bestD = Infinity;
+  for (const c of candidates) {
+    const leaf = c.split(".").pop().toLowerCase();
+    const d = Math.min(editDistance(k, c.toLowerCase()), editDistance(k, leaf) + 1);
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  return best && bestD <= Math.max(3, Math.floor(key.length / 2)) ? best : null;
+}
+
+function allKeys() {
+  const out = [];
+  const walk = (props, prefix) => {
+    for (const [k, v] of Object.entries(props ?? {})) {
+      out.push(prefix + k);
+      if (v.properties) walk(v.properties, `${prefix}${k}.`);
+    }
+  };
+  walk(configSchema()?.properties, "");
+  return out;
+}
+
+/**
+ * Drop keys the schema does not know (top level and inside summary/persist/artifacts/lessons),
+ * each reported with the nearest valid key. Returns the cleaned copy.
+ */
+function dropUnknownKeys(raw, problems) {
+  const keys = allKeys();
+  const props = configSchema()?.properties;
+  if (!props) return raw;
+  const clean = {};
+  const unknown = (path, value) => {
+    const key = path.join(".");
+    const near = nearestKey(key, keys.filter((k) => k.split(".").length <= path.length + 1));
+    problems.push({
+      key,
+      value,
+      unknown: true,
+      nearest: near,
+      message: `cachefold config: unknown key ${key} = ${show(value)}${near ? ` (did you mean ${near}?)` : ""}; allowed: ${allowedFor(path)}. It is ignored and every other key is kept; remove it with openclaw config unset plugins.entries.cachefold.config.${key}`,
+    });
+  };
+  for (const [k, v] of Object.entries(raw)) {
+    const s = props[k];
+    if (!s) {
+      unknown([k], v);
+      continue;
+    }
+    if (s.properties && isObj(v)) {
+      const sub = {};
+      for (const [k2, v2] of Object.entries(v)) {
+        if (s.properties[k2]) sub[k2] = v2;
+        else unknown([k, k2], v2);
+      }
+      clean[k] = sub;
+    } else clean[k] = v;
+  }
+  return clean;
+}
+
+/** Fill the knobs of `raw.profile` the user did not set (raw is already free of unknown keys). */
+export function applyProfile(raw) {
+  const name = typeof raw.profile === "string" && PROFILES[raw.profile] ? raw.profile : "balanced";
+  const p = PROFILES[name];
+  const out = { ...raw };
+  for (const k of ["tailTokens", "minFoldTokens", "foldRecordBudget"]) if (out[k] === undefined) out[k] = p[k];
+  const persist = isObj(out.persist) ? { ...out.persist } : {};
+  if (persist.thresholds === undefined) persist.thresholds = { ...p.persist.thresholds };
+  if (persist.defaultThreshold === undefined) persist.defaultThreshold = p.persist.defaultThreshold;
+  if (persist.previewChars === undefined) {
+    const limits = [persist.defaultThreshold, ...Object.values(isObj(persist.thresholds) ? persist.thresholds : {})].map(Number).filter((x) => Number.isFinite(x) && x >= 200);
+    persist.previewChars = Math.min(p.persist.previewChars, ...limits);
+  }
+  out.persist = persist;
+  return out;
+}
+
+/**
  * Parse the plugin config keeping every valid key: keys (and keys of the nested objects) are
  * added one at a time and a value the core rejects is left out, so its default applies. Returns
  * {config, problems: [{key, value, message}]}; each message names the key, the value and what
  * is allowed. An invalid `mode` means "off" (the safe reading of a mistyped mode).
  */
-export function resolveConfig(core, raw) {
+export function resolveConfig(core, input) {
+  let raw = input;
   const problems = [];
   const report = (path, value, err) => {
     const key = path.join(".");
@@ -95,8 +204,14 @@ export function resolveConfig(core, raw) {
   };
   if (!isObj(raw)) {
     if (raw != null) report(["(plugin config)"], raw, new Error("the plugin config must be an object"));
-    return { config: core.parseConfig("{}"), problems };
+    raw = {};
   }
+  raw = dropUnknownKeys(raw, problems);
+  if (raw.profile !== undefined && !PROFILES[raw.profile]) {
+    report(["profile"], raw.profile, new Error("must be one of savings, balanced, recall"));
+    delete raw.profile;
+  }
+  raw = applyProfile(raw);
   const whole = tryParse(raw);
   if (whole.config) return { config: whole.config, problems };
   const good = {};
@@ -211,6 +326,7 @@ export default {
       ["hooks", () => registerHooks(api, ctx)],
       ["tools", () => registerTools(api, ctx)],
       ["lessons", () => registerLessons(api, ctx)],
+      ["/cachefold command", () => typeof api.registerCommand === "function" && api.registerCommand(chatCommand(ctx))],
     ]) {
       try {
         fn();

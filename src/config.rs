@@ -79,6 +79,9 @@ pub struct Config {
     pub owns_compaction: bool,
     /// Workspace lessons (`src/lessons/`).
     pub lessons: LessonsConfig,
+    /// `savings` | `balanced` | `recall`: the shim fills the cost/recall knobs the user did not
+    /// set from this profile (`js/index.js`, `PROFILES`); the core only checks the name.
+    pub profile: String,
 }
 
 /// Workspace lessons: captured conventions injected once per session on code-gen requests.
@@ -206,6 +209,7 @@ impl Default for Config {
             log_file: String::new(),
             owns_compaction: true,
             lessons: LessonsConfig::default(),
+            profile: "balanced".to_string(),
         }
     }
 }
@@ -282,6 +286,12 @@ impl Config {
 
     /// Range checks with the offending key in the error.
     pub fn validate(&self) -> Result<()> {
+        if !matches!(self.profile.as_str(), "savings" | "balanced" | "recall") {
+            return Err(Error::config(
+                "profile",
+                "must be one of savings, balanced, recall",
+            ));
+        }
         if self.prefix_lock_count > 64 {
             return Err(Error::config("prefixLockCount", "must be between 0 and 64"));
         }

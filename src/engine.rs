@@ -2199,6 +2199,32 @@ impl Session {
             "recentCalls": self.st.rows.len(),
         })
     }
+
+    /// The recent per-call rows (oldest first) with their price: prompt, reported hit and miss,
+    /// predicted hit, the cost and the cost of the same call with no cache hit (USD).
+    pub fn call_rows(&self) -> Value {
+        let rows: Vec<Value> = self
+            .st
+            .rows
+            .iter()
+            .map(|r| {
+                let p = cost::price_for(&self.cfg, r.model.as_deref(), r.at);
+                let prompt = r.input + r.cache_read + r.cache_write;
+                json!({
+                    "at": r.at,
+                    "model": r.model,
+                    "prompt": prompt,
+                    "hit": r.cache_read,
+                    "miss": r.input + r.cache_write,
+                    "output": r.output,
+                    "predicted": r.predicted,
+                    "costUsd": round6(cost::cost_usd(&p, r.cache_read, r.input + r.cache_write, r.output)),
+                    "uncachedUsd": round6(cost::cost_usd(&p, 0, prompt, r.output)),
+                })
+            })
+            .collect();
+        Value::Array(rows)
+    }
 }
 
 /// Strict pairing repair of an echoed list (see `Session::echo_plan`): the plan order, the

@@ -195,6 +195,12 @@ impl Session {
         to_js(&self.inner.stats())
     }
 
+    /// Recent per-call rows with prices (`Session::call_rows`).
+    #[wasm_bindgen(js_name = callRows)]
+    pub fn call_rows(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.call_rows())
+    }
+
     /// Deterministic lesson candidates from this session's digests.
     #[wasm_bindgen(js_name = captureLessons)]
     pub fn capture_lessons(&self, input_json: &str) -> Result<JsValue, JsValue> {

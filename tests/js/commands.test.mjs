@@ -1,0 +1,298 @@
+// `openclaw cachefold status|report|doctor|gc|export|restore`, `/cachefold` and the config UX
+// (unknown keys, profiles), through the real wasm build in pkg/.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const built = existsSync(join(ROOT, "pkg/cachefold_bg.wasm"));
+const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const manifest = JSON.parse(readFileSync(join(ROOT, "openclaw.plugin.json"), "utf8"));
+
+const usage = (input, cacheRead, output = 20) => ({ input, output, cacheRead, cacheWrite: 0, totalTokens: input + cacheRead + output, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+
+/** Register the plugin, drive `turns` turns of one session, return {api, reg, stateDir, logFile}. */
+export async function driveSession(sessionId = "sess-cli-1", turns = 4, extra = {}) {
+  const stateDir = tempDir();
+  const logFile = join(stateDir, "decisions.jsonl");
+  const config = { stateDir, logFile, ...extra };
+  const { default: plugin } = await import("../../js/index.js");
+  const { api, reg } = fakeApi(config);
+  const commands = [];
+  api.registerCommand = (c) => commands.push(c);
+  plugin.register(api);
+  const history = [user("read the big file")];
+  for (let t = 0; t < turns; t++) {
+    const eng = await reg.engines.cachefold({});
+    await eng.assemble({ sessionId, messages: history, model: "deepseek-v4-flash", tokenBudget: 100000 });
+    const turn = [
+      assistantCall(`c${t}`, "read", { path: `f${t}.txt` }),
+      toolResult(`c${t}`, "read", `line of file ${t}\n`.repeat(40)),
+      assistantText(`done ${t}`, usage(300, 1000 + 500 * t)),
+    ];
+    history.push(...turn);
+    await eng.commitTurn({ sessionId, advancementKey: `k${t}`, messages: [history[history.length - 4] ?? history[0], ...turn] });
+    history.push(user(`next ${t}`));
+  }
+  return { api, reg, commands, stateDir, logFile, config };
+}
+
+function sink() {
+  let text = "";
+  return { isTTY: false, write: (s) => (text += s), get text() { return text; } };
+}
+
+async function run(argv, config, extraIo = {}) {
+  const { dispatch } = await import("../../js/cli.js");
+  const stdout = sink();
+  const stderr = sink();
+  const code = await dispatch(argv, { stdout, stderr, pluginConfig: config, ...extraIo });
+  let json = null;
+  try {
+    json = JSON.parse(stdout.text);
+  } catch {}
+  return { code, json, out: stdout.text, err: stderr.text };
+}
+
+test("status lists the session with engine state, turns, hits, spend vs legacy and the last break", { skip }, async () => {
+  const { config } = await driveSession("sess-status", 3);
+  const r = await run(["status", "--json"], config);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.json.sessions.length, 1);
+  const s = r.json.sessions[0];
+  assert.equal(s.sessionId, "sess-status");
+  assert.equal(s.engine, "active");
+  assert.equal(s.turns, 3);
+  assert.equal(s.calls, 6, "a tool call and a reply per turn");
+  assert.ok(s.hitPct > 0 && s.costUsd > 0 && s.legacyEstimateUsd > s.costUsd, JSON.stringify(s));
+  assert.ok(s.legacyRatio > 1);
+  assert.ok("lastCacheBreak" in s && "predictedHitPct" in s && "folds" in s);
+  assert.ok(r.json.artifacts.count >= 0);
+  assert.match(r.json.legacyEstimate, /no cache hit/);
+});
+
+test("report prints the per-call rows and writes an SVG chart", { skip }, async () => {
+  const { config, stateDir } = await driveSession("sess-report", 3);
+  const r = await run(["report", "sess-report"], config);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.json.calls.length, 6);
+  for (const k of ["prompt", "hit", "miss", "predictedHit", "costUsd", "legacyEstimateUsd"]) assert.ok(k in r.json.calls[0], k);
+  assert.equal(r.json.calls[3].hit, 1500);
+  assert.ok(r.json.chart.startsWith(stateDir));
+  const svg = readFileSync(r.json.chart, "utf8");
+  assert.match(svg, /^<svg/);
+  assert.match(svg, /legacy estimate/);
+  assert.equal((await run(["report", "nope"], config)).code, 1);
+  assert.equal((await run(["report"], config)).code, 2);
+});
+
+function hostConfig(over = {}) {
+  return {
+    plugins: { slots: { contextEngine: "cachefold" }, entries: { cachefold: { enabled: true, config: {} } } },
+    agents: { defaults: { model: { primary: "deepseek/deepseek-v4-flash" } } },
+    ...over,
+  };
+}
+
+test("doctor passes a good setup and names each planted fault with its fix", { skip }, async () => {
+  const { config } = await driveSession("sess-doctor", 2);
+  const good = await run(["doctor", "--json"], config, { hostConfig: hostConfig() });
+  assert.equal(good.code, 0, good.out);
+  assert.equal(good.json.failed, 0, JSON.stringify(good.json.checks, null, 1));
+  const byId = (j, id) => j.checks.filter((c) => c.id === id);
+  for (const id of ["slot", "entry", "compaction", "middleware", "model", "host-cache", "decision-log"]) assert.equal(byId(good.json, id)[0]?.status, "ok", id);
+  // The fake usage numbers are not what the engine predicts: a warning naming both.
+  assert.match(byId(good.json, "prediction")[0].message, /predicted [\d.]+% vs reported [\d.]+%/);
+
+  const faults = [
+    ["slot", hostConfig({ plugins: { entries: { cachefold: { enabled: true } } } }), /contextEngine is unset/, /plugins.slots.contextEngine cachefold/],
+    ["entry", hostConfig({ plugins: { slots: { contextEngine: "cachefold" }, entries: { cachefold: { enabled: false } } } }), /enabled is false/, /plugins enable cachefold/],
+    ["model", hostConfig({ agents: { defaults: { model: "openai/gpt-5.4" } } }), /gpt-5.4 does not match targetModels/, /targetModels/],
+    ["host-cache", hostConfig({ agents: { defaults: { model: "deepseek/deepseek-v4-flash", envelopeTimestamp: "on" } } }), /envelopeTimestamp/, /unset agents.defaults.envelopeTimestamp/],
+    ["host-cache", hostConfig({ agents: { defaults: { model: "deepseek/deepseek-v4-flash", contextPruning: { mode: "cache-ttl" } } } }), /cache-ttl/, /contextPruning.mode off/],
+  ];
+  for (const [id, host, msg, fix] of faults) {
+    const r = await run(["doctor", "--json"], config, { hostConfig: host });
+    const c = byId(r.json, id).find((x) => x.status !== "ok");
+    assert.ok(c, `${id} not flagged: ${JSON.stringify(r.json.checks)}`);
+    assert.match(c.message, msg);
+    assert.match(c.fix, fix);
+    if (c.status === "fail") assert.equal(r.code, 5);
+  }
+});
+
+test("doctor reads a JSON5 OpenClaw config file when no loaded config is given", { skip }, async () => {
+  const { config } = await driveSession("sess-json5", 1);
+  const dir = tempDir();
+  const file = join(dir, "openclaw.json");
+  writeFileSync(file, `// OpenClaw config\n{\n  plugins: { slots: { contextEngine: 'legacy', }, },\n  agents: { defaults: { model: "deepseek/deepseek-v4-flash" } },\n}\n`);
+  process.env.OPENCLAW_CONFIG_PATH = file;
+  try {
+    const r = await run(["doctor", "--json"], config);
+    const slot = r.json.checks.find((c) => c.id === "slot");
+    assert.equal(slot.status, "fail");
+    assert.match(slot.message, /"legacy"/);
+  } finally {
+    delete process.env.OPENCLAW_CONFIG_PATH;
+  }
+});
+
+test("doctor flags a session whose turns are committed without assemble (degraded)", { skip }, async () => {
+  const { config, logFile } = await driveSession("sess-degraded", 1);
+  const lines = [1, 2, 3].map((i) => JSON.stringify({ event: "commitTurn", sessionId: "sess-degraded", advancementKey: `x${i}`, status: "committed" }));
+  writeFileSync(logFile, `${readFileSync(logFile, "utf8")}${lines.join("\n")}\n`);
+  const r = await run(["doctor", "--json"], config, { hostConfig: hostConfig() });
+  const c = r.json.checks.find((x) => x.id === "decision-log");
+  assert.equal(c.status, "fail");
+  assert.match(c.message, /sess-degraded degraded: \d+ turns committed since the last assemble/);
+  assert.equal(r.code, 5);
+  const st = await run(["status", "--json"], config);
+  assert.equal(st.json.sessions[0].engine, "degraded");
+});
+
+test("gc keeps live artifacts; gc --all needs --yes and then removes what cachefold stored", { skip }, async () => {
+  const { config, stateDir } = await driveSession("sess-gc", 1);
+  const { writeArtifact } = await import("../../js/artifacts.js");
+  const { createHash } = await import("node:crypto");
+  const text = "x".repeat(5000);
+  const id = createHash("sha1").update(text).digest("hex");
+  writeArtifact(stateDir, id, text, { session: "agent:main:gc", tool: "bash" });
+  const gc = await run(["gc", "--max-bytes", "0"], config);
+  assert.equal(gc.code, 0, gc.err);
+  assert.equal(gc.json.evicted.length, 0);
+  assert.equal(gc.json.liveKept, 1);
+  const refuse = await run(["gc", "--all"], config);
+  assert.equal(refuse.code, 2);
+  assert.match(refuse.err, /--yes/);
+  assert.ok(existsSync(join(stateDir, "sessions")));
+  const all = await run(["gc", "--all", "--yes"], config);
+  assert.equal(all.code, 0);
+  assert.ok(!existsSync(join(stateDir, "sessions")) && !existsSync(join(stateDir, "artifacts")));
+  assert.ok(existsSync(stateDir), "the state dir itself (and the decision log) stay");
+});
+
+test("export writes state, folds and referenced artifacts as one JSON bundle", { skip }, async () => {
+  const { config, stateDir } = await driveSession("sess-export", 2);
+  const { writeArtifact } = await import("../../js/artifacts.js");
+  const { createHash } = await import("node:crypto");
+  const text = "y".repeat(3000);
+  const id = createHash("sha1").update(text).digest("hex");
+  writeArtifact(stateDir, id, text, { session: "agent:main:exp", tool: "bash" });
+  const r = await run(["export", "sess-export", "--session-key", "agent:main:exp"], config);
+  assert.equal(r.code, 0, r.err);
+  const bundle = JSON.parse(readFileSync(r.json.path, "utf8"));
+  assert.equal(bundle.format, "cachefold-export");
+  assert.equal(bundle.sessionId, "sess-export");
+  assert.equal(bundle.state.sessionId, "sess-export");
+  assert.equal(bundle.artifacts[id], text);
+  assert.equal(bundle.stats.calls, 4);
+});
+
+test("restore explains what it needs on a Node without node:sqlite, else restores previews", { skip }, async () => {
+  const { config, stateDir } = await driveSession("sess-restore", 1);
+  const { loadCore } = await import("../../js/core.js");
+  const { restoreEvent } = await import("../../js/commands.js");
+  const core = await loadCore();
+  const { writeArtifact } = await import("../../js/artifacts.js");
+  const full = Array.from({ length: 600 }, (_, i) => `row ${i}`).join("\n");
+  const { cliContext } = await import("../../js/cli.js");
+  const cctx = await cliContext(config);
+  const p = core.processToolResult(cctx.configJson, "bash", JSON.stringify({ role: "toolResult", toolName: "bash", content: [{ type: "text", text: full }] }), false);
+  writeArtifact(stateDir, p.artifactId, p.artifactText, { session: "k", tool: "bash" });
+  const shrunk = JSON.parse(p.messageJson);
+  const counts = { restored: 0, missing: [] };
+  const ev = restoreEvent(core, stateDir, { type: "message", message: shrunk }, counts);
+  assert.equal(ev.message.content[0].text, full);
+  assert.equal(counts.restored, 1);
+  const r = await run(["restore", "sess-restore", "--db", join(stateDir, "none.sqlite")], config);
+  const hasSqlite = await import("node:sqlite").then(() => true, () => false);
+  if (!hasSqlite) {
+    assert.equal(r.code, 4);
+    assert.match(r.err, /Node >= 22.5/);
+  }
+});
+
+test("/cachefold answers status, fold and recover", { skip }, async () => {
+  const { commands, stateDir } = await driveSession("sess-chat", 3);
+  const cmd = commands.find((c) => c.name === "cachefold");
+  assert.ok(cmd && cmd.acceptsArgs);
+  const status = await cmd.handler({ args: "", sessionId: "sess-chat", sessionKey: "agent:main:chat", commandBody: "/cachefold", channel: "chat", isAuthorizedSender: true });
+  assert.match(status.text, /^cachefold: active · 3 turns, 6 calls, 0 folds · hit [\d.]+% \(predicted [\d.]+%\) · spent \$[\d.]+ \(legacy estimate/);
+  const fold = await cmd.handler({ args: "fold", sessionId: "sess-chat", commandBody: "/cachefold fold", channel: "chat", isAuthorizedSender: true });
+  assert.match(fold.text, /^cachefold: (fold recorded|nothing to fold)/);
+  const rec = await cmd.handler({ args: "recover f9", sessionId: "sess-chat", commandBody: "/cachefold recover f9", channel: "chat", isAuthorizedSender: true });
+  assert.match(rec.text, /f9 is not a folded region of this session/);
+  const none = await cmd.handler({ args: "", sessionId: "other", commandBody: "/cachefold", channel: "chat", isAuthorizedSender: true });
+  assert.match(none.text, /no turns recorded/);
+  assert.ok(existsSync(stateDir));
+});
+
+test("an unknown config key is reported with the nearest valid key and ignored", { skip }, async () => {
+  const { default: plugin } = await import("../../js/index.js");
+  for (const [key, near] of [["tailToken", "tailTokens"], ["tail_tokens", "tailTokens"], ["persist.previewChar", "persist.previewChars"], ["summary.maxToken", "summary.maxTokens"]]) {
+    const [a, b] = key.split(".");
+    const raw = b ? { stateDir: tempDir(), tailTokens: 9000, [a]: { [b]: 1 } } : { stateDir: tempDir(), tailTokens: 9000, [a]: 1 };
+    if (a.startsWith("tail")) delete raw.tailTokens;
+    const { api, reg } = fakeApi(raw);
+    plugin.register(api);
+    assert.equal(reg.errors.length, 1, reg.errors.join("\n"));
+    assert.match(reg.errors[0], new RegExp(`unknown key ${key.replace(".", "\\.")} .*did you mean ${near.replace(".", "\\.")}\\?`));
+  }
+  const { resolveConfig } = await import("../../js/index.js");
+  const { loadCore } = await import("../../js/core.js");
+  const { config, problems } = resolveConfig(await loadCore(), { tailTokens: 9000, contextSafeIndex: true });
+  assert.equal(config.tailTokens, 9000, "other keys kept");
+  assert.equal(problems.length, 1);
+});
+
+test("profile sets the cost/recall knobs without overriding explicit ones", { skip }, async () => {
+  const { resolveConfig, PROFILES } = await import("../../js/index.js");
+  const { loadCore } = await import("../../js/core.js");
+  const core = await loadCore();
+  const def = resolveConfig(core, {}).config;
+  const bal = PROFILES.balanced;
+  assert.deepEqual([def.tailTokens, def.minFoldTokens, def.foldRecordBudget, def.persist.previewChars, def.persist.defaultThreshold], [bal.tailTokens, bal.minFoldTokens, bal.foldRecordBudget, bal.persist.previewChars, bal.persist.defaultThreshold], "balanced = the defaults");
+  for (const name of ["savings", "recall"]) {
+    const { config, problems } = resolveConfig(core, { profile: name });
+    assert.equal(problems.length, 0);
+    const p = PROFILES[name];
+    assert.deepEqual([config.tailTokens, config.minFoldTokens, config.foldRecordBudget, config.persist.previewChars, config.persist.defaultThreshold], [p.tailTokens, p.minFoldTokens, p.foldRecordBudget, p.persist.previewChars, p.persist.defaultThreshold]);
+  }
+  const mixed = resolveConfig(core, { profile: "recall", tailTokens: 5000, persist: { thresholds: { bash: 3000 } } });
+  assert.equal(mixed.config.tailTokens, 5000);
+  assert.equal(mixed.config.minFoldTokens, 48000);
+  assert.equal(mixed.config.persist.previewChars, 3000, "lowered to the explicit threshold");
+  const bad = resolveConfig(core, { profile: "cheap", tailTokens: 5000 });
+  assert.match(bad.problems[0].message, /profile = "cheap".*savings, balanced, recall/);
+  assert.equal(bad.config.tailTokens, 5000);
+});
+
+test("manifest: uiHints label and explain every config key; /cachefold alias; cli row", () => {
+  const keys = [];
+  const walk = (props, prefix) => {
+    for (const [k, v] of Object.entries(props)) v.properties ? walk(v.properties, `${prefix}${k}.`) : keys.push(prefix + k);
+  };
+  walk(manifest.configSchema.properties, "");
+  for (const k of keys) {
+    assert.ok(manifest.uiHints[k]?.label && manifest.uiHints[k]?.help?.length > 10, `uiHints.${k}`);
+  }
+  assert.deepEqual(Object.keys(manifest.uiHints).sort(), keys.sort());
+  assert.deepEqual(manifest.commandAliases, [{ name: "cachefold", kind: "runtime-slash", cliCommand: "cachefold" }]);
+  assert.match(manifest.cliCommands[0].description, /status, report, doctor/);
+});
+
+test("cli-metadata registration stays light: CLI descriptors only", { skip }, async () => {
+  const { default: plugin } = await import("../../js/index.js");
+  const { api, reg } = fakeApi({ stateDir: join(tempDir(), "never") });
+  const clis = [];
+  api.registrationMode = "cli-metadata";
+  api.registerCli = (fn, opts) => clis.push(opts);
+  api.registerCommand = () => assert.fail("no chat command in cli-metadata mode");
+  plugin.register(api);
+  assert.equal(clis.length, 1);
+  assert.equal(Object.keys(reg.engines).length, 0);
+  assert.ok(!existsSync(api.pluginConfig.stateDir));
+});
