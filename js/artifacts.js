@@ -425,3 +425,23 @@ async function listDir(dir) {
     return [];
   }
 }
+
+/**
+ * Name the artifact's file in a shrunk result's header (`→ artifact <id> (file <path>). `), so
+ * the plain `read` tool still reaches the full text when cachefold is gone. The core's header
+ * parser (`isShrunk`) reads the id right after "→ artifact ", so it is unaffected.
+ */
+export function withArtifactPath(message, stateDir, id) {
+  if (!isArtifactId(id) || !Array.isArray(message?.content)) return message;
+  const tag = `→ artifact ${id}. `;
+  const path = artifactPath(stateDir, id);
+  for (const part of message.content) {
+    if (part?.type === "text" && typeof part.text === "string" && part.text.startsWith("[cachefold] ")) {
+      const nl = part.text.indexOf("\n");
+      const at = part.text.indexOf(tag);
+      if (at >= 0 && (nl < 0 || at < nl)) part.text = `${part.text.slice(0, at)}→ artifact ${id} (file ${path}). ${part.text.slice(at + tag.length)}`;
+      break;
+    }
+  }
+  return message;
+}

@@ -14,7 +14,7 @@
 //
 // All decisions are made by the Rust core (processToolResult, applyToolDefaults); this file moves
 // data and writes artifacts. If the artifact cannot be written, the original result is kept.
-import { scheduleGc, writeArtifact } from "./artifacts.js";
+import { scheduleGc, withArtifactPath, writeArtifact } from "./artifacts.js";
 
 let coreJs = null; // ./core.js, imported lazily so this module loads without a built pkg/
 
@@ -107,7 +107,7 @@ function transform(ctx, core, { toolName, payload, compactDetails, path, session
     shrunkChars: p.shrunkChars ?? null,
     detailsCompacted: p.detailsCompacted,
   });
-  return JSON.parse(p.messageJson);
+  return withArtifactPath(JSON.parse(p.messageJson), ctx.stateDir, p.artifactId);
 }
 
 /** Agent tool-result middleware: `{result}` with shrunk content, or undefined. Never throws

@@ -296,3 +296,45 @@ test("cli-metadata registration stays light: CLI descriptors only", { skip }, as
   assert.equal(Object.keys(reg.engines).length, 0);
   assert.ok(!existsSync(api.pluginConfig.stateDir));
 });
+
+test("README samples of status, report and doctor are the commands' current output", { skip }, async () => {
+  const { default: plugin } = await import("../../js/index.js");
+  const { dispatch } = await import("../../js/cli.js");
+  const stateDir = tempDir();
+  const logFile = `${stateDir}/decisions.jsonl`;
+  const { api, reg } = fakeApi({ stateDir, logFile });
+  plugin.register(api);
+  const hist = [user("read it")];
+  for (let t = 0; t < 3; t++) {
+    const e = await reg.engines.cachefold({});
+    await e.assemble({ sessionId: "demo", messages: hist, model: "deepseek-v4-flash", tokenBudget: 100000 });
+    const turn = [assistantText(`done ${t}`, usage(300, 1000 + 500 * t))];
+    hist.push(...turn);
+    await e.commitTurn({ sessionId: "demo", advancementKey: `k${t}`, messages: [hist[hist.length - 2], ...turn] });
+    hist.push(user("next"));
+  }
+  const host = { plugins: { slots: { contextEngine: "legacy" }, entries: { cachefold: { enabled: true } } }, agents: { defaults: { model: "deepseek/deepseek-v4-flash", contextPruning: { mode: "cache-ttl" } } } };
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  for (const argv of [["status"], ["report", "demo"], ["doctor"]]) {
+    let text = "";
+    const tty = { isTTY: true, write: (s) => (text += s) };
+    await dispatch(argv, { stdout: tty, stderr: tty, pluginConfig: { stateDir, logFile }, hostConfig: host });
+    const want = readme.match(new RegExp(`<!-- sample:${argv[0]} -->\\n\`\`\`text\\n([\\s\\S]*?)\`\`\``))?.[1];
+    assert.ok(want, `README has no sample of ${argv[0]}`);
+    assert.equal(text.split(stateDir).join("<stateDir>").trimEnd(), want.trimEnd(), `README sample of ${argv.join(" ")} is stale`);
+  }
+});
+
+test("uninstall: a shrunk preview names the artifact file, and that file holds the original", { skip }, async () => {
+  const { stateDir, reg } = await driveSession("sess-uninstall", 1);
+  const mw = reg.middleware[0].handler;
+  const text = Array.from({ length: 800 }, (_, i) => `output line ${i}`).join("\n");
+  const out = await mw({ toolCallId: "c9", toolName: "bash", args: {}, result: { content: [{ type: "text", text }] } }, { runtime: "openclaw", sessionKey: "agent:main:u", sessionId: "sess-uninstall" });
+  const header = out.result.content[0].text.split("\n")[0];
+  const m = header.match(/→ artifact ([0-9a-f]{40}) \(file ([^)]+)\)\. /);
+  assert.ok(m, header);
+  assert.ok(m[2].startsWith(stateDir));
+  assert.equal(readFileSync(m[2], "utf8"), text);
+  const { loadCore } = await import("../../js/core.js");
+  assert.equal((await loadCore()).isShrunk(out.result.content[0].text), m[1], "the core still reads the id");
+});

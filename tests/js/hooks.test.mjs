@@ -87,7 +87,7 @@ test("tool_result_persist: under threshold untouched, over threshold shrunk with
   const r = persistToolResult(ctx, { toolName: "read", toolCallId: "c1", message: msg }, { sessionKey: "agent:main:t" });
   const id = sha1(text);
   const shown = r.message.content[0].text;
-  assert.match(shown, new RegExp(`^\\[cachefold\\] read output 53,000 chars, 1,000 lines → artifact ${id}\\. `));
+  assert.match(shown, new RegExp(`^\\[cachefold\\] read output 53,000 chars, 1,000 lines → artifact ${id} \\(file ${join(ctx.stateDir, "artifacts", id.slice(0, 2), id).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\)\\. `));
   assert.ok(shown.length < 4600 + 800, `${shown.length}`); // preview + header + bounded "Mentions:" list
   assert.deepEqual({ ...r.message, content: null }, { ...msg, content: null }, "only content changed");
   assert.equal(readArtifact(ctx.stateDir, id), text);
@@ -134,7 +134,9 @@ test("middleware then persist gives the same bytes as persist alone", { skip }, 
     const stored = { ...toolResult("c1", tool, "x"), content: mw.result.content };
     const after = persistToolResult(b, { toolName: tool, message: stored }, { sessionKey: "k" });
     assert.equal(after, undefined);
-    assert.equal(JSON.stringify(mw.result.content), JSON.stringify(persistOnly.content), tool);
+    // Same bytes up to the state dir each side named in the header (two stores here).
+    const norm = (c, dir) => JSON.stringify(c).split(dir).join("<stateDir>");
+    assert.equal(norm(mw.result.content, b.stateDir), norm(persistOnly.content, a.stateDir), tool);
     assert.equal(readArtifact(b.stateDir, sha1(text)), text);
     assert.deepEqual(sessionRefs(b.stateDir, "k").map((r) => r.id), [sha1(text)]);
   }
