@@ -1901,12 +1901,7 @@ impl Session {
     /// Record a finished turn: usage per call with the predicted hit, calibration, idempotent by
     /// `advancementKey` (a second call answers `duplicate` and journals nothing).
     pub fn commit_turn(&mut self, input: &CommitInput) -> Result<CommitOutcome> {
-        if self
-            .st
-            .commit_keys
-            .iter()
-            .any(|k| *k == input.advancement_key)
-        {
+        if self.st.commit_keys.contains(&input.advancement_key) {
             return Ok(CommitOutcome {
                 status: "duplicate".into(),
             });
