@@ -291,6 +291,10 @@ pub struct AssembleReport {
     pub forced: bool,
     /// Still over the threshold after everything possible.
     pub over_budget: bool,
+    /// Set when the estimate still exceeds the whole budget after every possible fold (a huge
+    /// result in the current turn): what to tell the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
     /// Prompt estimate (static + messages) before folds.
     pub tokens_before: u64,
     /// After.
@@ -898,6 +902,14 @@ impl Session {
         }
         report.tokens_after = self.static_tokens() + est;
         report.over_budget = managed && report.tokens_after > report.threshold_tokens;
+        if managed && report.tokens_after > report.budget_tokens {
+            report.warning = Some(format!(
+                "estimated prompt {} tokens exceeds the budget of {} tokens even after folding \
+                 (the live tail from message {} cannot be folded: the current turn alone is too \
+                 large); the provider may reject the request",
+                report.tokens_after, report.budget_tokens, report.live_from
+            ));
+        }
         self.record_output(&built)?;
         Ok(AssemblePlan {
             order: built.order,
