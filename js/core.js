@@ -5,6 +5,10 @@
 //   instance and the next call gets a fresh one from the cached Module (a fresh copy of the
 //   wasm-bindgen glue module, imported with a distinct query string, because the glue keeps
 //   its instance in module scope).
+// - The tool hooks use an instance of their own (toolsCoreSync), so a trap there never drops
+//   the engine's sessions, and a trapped hooks instance is replaced synchronously
+//   (tool_result_persist is synchronous): a spare glue copy is imported ahead of time.
+//   A replaced instance is not freed: its glue module stays in the ES module map.
 // - Errors thrown by the core carry a stable `code` (CACHEFOLD_CONFIG, CACHEFOLD_INPUT, ...).
 import { readFileSync } from "node:fs";
 import * as firstGlue from "../pkg/cachefold.js";
@@ -49,6 +53,75 @@ export function resetCore() {
   current = null;
 }
 
+let tools = null; // the tool hooks' own instance (initialised glue namespace)
+let toolsMemory = null; // its WebAssembly.Memory
+let spare = null; // a glue copy imported but not initialised yet
+let sparePending = null;
+let spareCount = 0;
+
+/** Import a fresh glue copy in the background, so an instance can be made synchronously. */
+function prepareSpare() {
+  if (spare || sparePending) return sparePending;
+  spareCount += 1;
+  sparePending = import(`${GLUE.href}?tools=${spareCount}`).then(
+    (glue) => {
+      spare = glue;
+      sparePending = null;
+    },
+    () => {
+      sparePending = null;
+    },
+  );
+  return sparePending;
+}
+
+/**
+ * The tool hooks' instance, synchronously. Made from the spare glue copy; while no spare is
+ * imported yet (the first milliseconds after start, or a second trap within one event-loop
+ * turn) it is the main instance.
+ */
+export function toolsCoreSync() {
+  if (tools) return tools;
+  if (spare) {
+    compiled ??= new WebAssembly.Module(readFileSync(WASM));
+    const glue = spare;
+    spare = null;
+    toolsMemory = glue.initSync({ module: compiled })?.memory ?? null;
+    tools = glue;
+    prepareSpare();
+    return tools;
+  }
+  prepareSpare();
+  return current ?? loadCoreSync();
+}
+
+/** Bytes of linear memory of the hooks' own instance, or null (none yet, or released). */
+export function toolsWasmBytes() {
+  return tools && toolsMemory ? toolsMemory.buffer.byteLength : null;
+}
+
+/** The tool hooks' instance, with a spare glue copy imported for a synchronous replacement. */
+export async function toolsCore() {
+  await prepareSpare();
+  const core = toolsCoreSync() ?? (await loadCore());
+  await prepareSpare();
+  return core;
+}
+
+/**
+ * Stop using `core` for tool results (after a trap): the next call gets a fresh instance. The
+ * main instance is never released here (the engine's sessions live in it).
+ */
+export function releaseToolsCore(core) {
+  if (core && core === tools) {
+    tools = null;
+    toolsMemory = null;
+    prepareSpare();
+    return true;
+  }
+  return false;
+}
+
 /** True for errors that mean the wasm instance itself is broken. */
 export function isTrap(err) {
   return err instanceof WebAssembly.RuntimeError || /unreachable|memory access out of bounds/i.test(String(err?.message));
@@ -72,6 +145,8 @@ export function callCoreSync(core, name, ...args) {
   try {
     return core[name](...args);
   } catch (err) {
+    // A trapped tools instance is replaced on its own; the main one as callCore does.
+    if (isTrap(err) && releaseToolsCore(core)) throw mapError(err, false);
     throw mapError(err);
   }
 }
@@ -81,9 +156,9 @@ export function coreIfLoaded() {
   return current;
 }
 
-function mapError(err) {
+function mapError(err, resetMain = true) {
   if (isTrap(err)) {
-    resetCore();
+    if (resetMain) resetCore();
     const e = new Error(`cachefold core trapped: ${err.message}`);
     e.code = "CACHEFOLD_TRAP";
     e.cause = err;

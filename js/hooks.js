@@ -18,18 +18,23 @@ import { scheduleGc, withArtifactPath, writeArtifact } from "./artifacts.js";
 
 let coreJs = null; // ./core.js, imported lazily so this module loads without a built pkg/
 
-/** The loaded wasm core for synchronous paths, or null (not loaded yet, or reset after a trap). */
+/** The hooks' wasm core for synchronous paths (core.js toolsCoreSync), or null. */
 function syncCore(ctx) {
   if (ctx.core) return ctx.core;
-  const c = coreJs?.coreIfLoaded?.() ?? coreJs?.loadCoreSync?.() ?? null;
-  if (!c && coreJs) coreJs.loadCore().catch(() => {}); // warm up for the next call
+  const c = coreJs?.toolsCoreSync?.() ?? null;
+  if (!c && coreJs) coreJs.toolsCore().catch(() => {}); // warm up for the next call
   return c;
 }
 
 async function asyncCore(ctx) {
   if (ctx.core) return ctx.core;
   coreJs ??= await import("./core.js");
-  return coreJs.loadCore();
+  return coreJs.toolsCore();
+}
+
+/** The first string among `names` (a host may hand over a number or an object), else "". */
+function toolNameOf(...names) {
+  return names.find((n) => typeof n === "string") ?? "";
 }
 
 function call(core, name, ...args) {
@@ -77,7 +82,7 @@ export async function beforeToolCall(ctx, event, hookCtx) {
  * (parsed from the core's JSON) or null when nothing changes or storing failed.
  */
 function transform(ctx, core, { toolName, payload, compactDetails, path, session, callId }) {
-  const p = call(core, "processToolResult", ctx.configJson, toolName ?? "", JSON.stringify(payload), compactDetails);
+  const p = call(core, "processToolResult", ctx.configJson, toolName, JSON.stringify(payload), compactDetails);
   if (!p || p.action === "none" || p.messageJson == null) return null;
   if (p.artifactId) {
     // Store first: a preview without its artifact would lose data.
@@ -116,9 +121,9 @@ export async function toolResultMiddleware(ctx, event, mwCtx) {
   try {
     const result = event?.result;
     if (!result || !Array.isArray(result.content)) return undefined;
-    const core = syncCore(ctx) ?? (await asyncCore(ctx));
+    const core = await asyncCore(ctx); // waits for the hooks' own instance when it is being replaced
     const out = transform(ctx, core, {
-      toolName: event.toolName,
+      toolName: toolNameOf(event.toolName, mwCtx?.toolName),
       // Content only: details never reach the model, and host code reads them after us.
       payload: { content: result.content },
       compactDetails: false,
@@ -142,7 +147,7 @@ export function persistToolResult(ctx, event, hookCtx) {
     const core = syncCore(ctx);
     if (!core) return undefined;
     const out = transform(ctx, core, {
-      toolName: event.toolName ?? hookCtx?.toolName ?? message.toolName,
+      toolName: toolNameOf(event.toolName, hookCtx?.toolName, message.toolName),
       payload: message,
       compactDetails: true,
       path: "persist",
@@ -163,6 +168,7 @@ export function registerHooks(api, ctx) {
     import("./core.js").then(
       (m) => {
         coreJs = m;
+        m.toolsCore?.().catch(() => {}); // the hooks' own instance, ready before the first result
       },
       (err) => warn(ctx, "core import", err),
     );

@@ -20,6 +20,8 @@ use crate::config::Config;
 use crate::message::{Message, Part, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
 
 /// Bounded per-message extract kept in session state (≤ 1,500 chars of text): the facts a fold
 /// record needs. Computed once when a message is first seen.
@@ -1145,12 +1147,15 @@ const S_OPEN: usize = 6;
 const S_ARTIFACTS: usize = 7;
 const S_IDENTS: usize = 8;
 
-/// Record items per section, unbounded (before fitting).
+/// Record items per section, unbounded (before fitting), de-duplicated per section in first-seen
+/// order.
 fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     let mut s: Vec<Vec<String>> = vec![Vec::new(); SECTIONS.len()];
-    let push = |v: &mut Vec<String>, x: String| {
-        if !x.is_empty() && !v.contains(&x) {
-            v.push(x);
+    let mut seen: Vec<HashSet<String>> = vec![HashSet::new(); SECTIONS.len()];
+    let mut push = |k: usize, x: String| {
+        if !x.is_empty() && !seen[k].contains(&x) {
+            seen[k].insert(x.clone());
+            s[k].push(x);
         }
     };
     // Goal: the first user message that states something (not a bare `/command` or a
@@ -1163,51 +1168,50 @@ fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
         .find(substantive)
         .or_else(|| digests.iter().find_map(|d| d.user_text.as_deref()));
     if let Some(goal) = goal {
-        push(&mut s[S_GOAL], clip(&one_line(goal), GIST_CHARS));
+        push(S_GOAL, clip(&one_line(goal), GIST_CHARS));
     }
     for d in digests {
         if let Some(u) = &d.user_text {
-            push(&mut s[S_USER], u.trim().replace('\n', "\n  "));
+            push(S_USER, u.trim().replace('\n', "\n  "));
         }
         if d.role == "assistant" && !d.text.is_empty() {
-            push(&mut s[S_DECISIONS], clip(&d.text, ITEM_CHARS));
+            push(S_DECISIONS, clip(&d.text, ITEM_CHARS));
         }
         for f in &d.files {
-            push(&mut s[S_FILES], f.clone());
+            push(S_FILES, f.clone());
         }
         for e in &d.errors {
-            push(&mut s[S_ERRORS], e.clone());
+            push(S_ERRORS, e.clone());
         }
         for a in &d.artifacts {
             push(
-                &mut s[S_ARTIFACTS],
+                S_ARTIFACTS,
                 format!("{a} (cachefold_recover {{\"id\":\"{a}\"}})"),
             );
         }
         for i in &d.identifiers {
-            push(&mut s[S_IDENTS], i.clone());
+            push(S_IDENTS, i.clone());
         }
     }
     // Commands: a result's `$ cmd → outcome` replaces the call's bare `$ cmd`.
     let all: Vec<&String> = digests.iter().flat_map(|d| d.commands.iter()).collect();
+    let answered: HashSet<&str> = all
+        .iter()
+        .filter(|o| o.contains(" → "))
+        .filter_map(|o| o.split(" → ").next())
+        .collect();
     for c in &all {
-        let bare = c.split(" → ").next().unwrap_or(c);
-        let has_outcome = c.contains(" → ");
-        if !has_outcome
-            && all
-                .iter()
-                .any(|o| o.contains(" → ") && o.split(" → ").next() == Some(bare))
-        {
+        if !c.contains(" → ") && answered.contains(c.as_str()) {
             continue;
         }
-        push(&mut s[S_COMMANDS], (*c).clone());
+        push(S_COMMANDS, (*c).clone());
     }
     // Open threads: the last user request, and the last assistant note if it came after it.
     let last_user = digests.iter().rposition(|d| d.user_text.is_some());
     if let Some(i) = last_user {
         if let Some(u) = digests[i].user_text.as_deref() {
             push(
-                &mut s[S_OPEN],
+                S_OPEN,
                 format!("last user request: {}", clip(&one_line(u), ITEM_CHARS)),
             );
         }
@@ -1218,7 +1222,7 @@ fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     if let Some(j) = last_note {
         if last_user.map_or(true, |i| j > i) {
             push(
-                &mut s[S_OPEN],
+                S_OPEN,
                 format!(
                     "last assistant note: {}",
                     clip(&digests[j].text, ITEM_CHARS)
@@ -1227,10 +1231,13 @@ fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
         }
     }
     // A failing last command is an open thread too.
-    if let Some(c) = s[S_COMMANDS].last() {
-        if c.contains(" → ") && !c.ends_with("→ ok") && !c.ends_with("→ exit 0") {
-            let c = format!("last command failed: {c}");
-            push(&mut s[S_OPEN], c);
+    let failed = s[S_COMMANDS]
+        .last()
+        .filter(|c| c.contains(" → ") && !c.ends_with("→ ok") && !c.ends_with("→ exit 0"))
+        .map(|c| format!("last command failed: {c}"));
+    if let Some(c) = failed {
+        if !s[S_OPEN].contains(&c) {
+            s[S_OPEN].push(c);
         }
     }
     s
@@ -1265,79 +1272,120 @@ fn render(header: &str, s: &[Vec<String>]) -> String {
     out
 }
 
-/// Exact char length of [`render`]'s output.
-fn total_len(header: &str, s: &[Vec<String>]) -> usize {
-    let mut n = header.chars().count() + 1;
-    for (k, items) in s.iter().enumerate() {
-        if items.is_empty() {
-            continue;
-        }
-        n += section_header_len(k);
-        let body: usize = items.iter().map(|i| i.chars().count()).sum();
-        n += if k == S_IDENTS {
-            // "a, b, c\n"
-            body + 2 * (items.len() - 1) + 1
-        } else {
-            // "- item\n" each
-            body + 3 * items.len()
-        };
+/// Exact char length of section `k` in [`render`]'s output with `count` items of `body` chars.
+fn section_len(k: usize, count: usize, body: usize) -> usize {
+    if count == 0 {
+        0
+    } else if k == S_IDENTS {
+        // "a, b, c\n"
+        section_header_len(k) + body + 2 * (count - 1) + 1
+    } else {
+        // "- item\n" each
+        section_header_len(k) + body + 3 * count
     }
-    n
 }
 
 /// Share of the budget user constraints may keep while other facts still have to be dropped.
 const USER_SHARE: f64 = 0.6;
 
-/// Chars of the user-constraints section.
-fn user_len(s: &[Vec<String>]) -> usize {
-    if s[S_USER].is_empty() {
-        0
-    } else {
-        section_header_len(S_USER)
-            + s[S_USER]
-                .iter()
-                .map(|u| u.chars().count() + 3)
-                .sum::<usize>()
-    }
+/// The sections being fitted, with every item's char count and each section's body length kept
+/// in step with the items, so the record's length is known in O(1) after each change and
+/// fitting is linear in the number of items (a fold of a 100,000-message session has tens of
+/// thousands of them).
+struct Fitter {
+    s: Vec<Vec<String>>,
+    /// Char count of each item, parallel to `s`.
+    lens: Vec<Vec<usize>>,
+    /// Sum of `lens[k]`.
+    body: Vec<usize>,
+    /// Header chars + its newline.
+    head: usize,
 }
 
-/// Shorten the longest user items (head + tail at whitespace, not below 120 chars) until the
-/// record fits `max_chars` and the user section fits `user_cap`, or nothing is left to shorten.
-fn shrink_user(header: &str, s: &mut [Vec<String>], max_chars: usize, user_cap: usize) {
-    loop {
-        let excess = total_len(header, s)
-            .saturating_sub(max_chars)
-            .max(user_len(s).saturating_sub(user_cap));
-        if excess == 0 {
-            return;
+impl Fitter {
+    fn new(header: &str, s: Vec<Vec<String>>) -> Fitter {
+        let lens: Vec<Vec<usize>> = s
+            .iter()
+            .map(|items| items.iter().map(|i| i.chars().count()).collect())
+            .collect();
+        let body = lens.iter().map(|l| l.iter().sum()).collect();
+        Fitter {
+            s,
+            lens,
+            body,
+            head: header.chars().count() + 1,
         }
-        let longest = s[S_USER]
+    }
+
+    fn section(&self, k: usize) -> usize {
+        section_len(k, self.s[k].len(), self.body[k])
+    }
+
+    /// Exact char length of [`render`]'s output.
+    fn total(&self) -> usize {
+        self.head + (0..SECTIONS.len()).map(|k| self.section(k)).sum::<usize>()
+    }
+
+    /// Shorten the longest user items (head + tail at whitespace, not below 120 chars; ties go
+    /// to the earliest) until the record fits `max_chars` and the user section fits `user_cap`,
+    /// or nothing is left to shorten.
+    fn shrink_user(&mut self, max_chars: usize, user_cap: usize) {
+        let mut heap: BinaryHeap<(usize, Reverse<usize>)> = self.lens[S_USER]
             .iter()
             .enumerate()
-            .map(|(i, u)| (u.chars().count(), usize::MAX - i))
-            .max();
-        let Some((len, rev)) = longest else { return };
-        let idx = usize::MAX - rev;
-        if len <= 120 {
-            return;
+            .map(|(i, &n)| (n, Reverse(i)))
+            .collect();
+        loop {
+            let excess = self
+                .total()
+                .saturating_sub(max_chars)
+                .max(self.section(S_USER).saturating_sub(user_cap));
+            if excess == 0 {
+                return;
+            }
+            let Some(&(len, Reverse(idx))) = heap.peek() else {
+                return;
+            };
+            if len <= 120 {
+                return;
+            }
+            let shorter = head_tail(&self.s[S_USER][idx], len.saturating_sub(excess).max(120));
+            let n = shorter.chars().count();
+            if n >= len {
+                return;
+            }
+            heap.pop();
+            heap.push((n, Reverse(idx)));
+            self.s[S_USER][idx] = shorter;
+            self.lens[S_USER][idx] = n;
+            self.body[S_USER] -= len - n;
         }
-        let shorter = head_tail(&s[S_USER][idx], len.saturating_sub(excess).max(120));
-        if shorter.chars().count() >= len {
-            return;
-        }
-        s[S_USER][idx] = shorter;
     }
-}
 
-/// Drop items of section `k` until the record fits or `keep` items are left (identifiers from
-/// the lowest-ranked end, everything else oldest first).
-fn drop_section(header: &str, s: &mut [Vec<String>], k: usize, max_chars: usize, keep: usize) {
-    while total_len(header, s) > max_chars && s[k].len() > keep {
-        if k == S_IDENTS {
-            s[k].pop();
-        } else {
-            s[k].remove(0);
+    /// Drop items of section `k` until the record fits or `keep` items are left (identifiers
+    /// from the lowest-ranked end, everything else oldest first).
+    fn drop_section(&mut self, k: usize, max_chars: usize, keep: usize) {
+        let others = self.total() - self.section(k);
+        let mut count = self.s[k].len();
+        let mut body = self.body[k];
+        let mut dropped = 0;
+        while others + section_len(k, count, body) > max_chars && count > keep {
+            let at = if k == S_IDENTS { count - 1 } else { dropped };
+            body -= self.lens[k][at];
+            count -= 1;
+            dropped += 1;
         }
+        if dropped == 0 {
+            return;
+        }
+        if k == S_IDENTS {
+            self.s[k].truncate(count);
+            self.lens[k].truncate(count);
+        } else {
+            self.s[k].drain(..dropped);
+            self.lens[k].drain(..dropped);
+        }
+        self.body[k] = body;
     }
 }
 
@@ -1345,19 +1393,14 @@ fn drop_section(header: &str, s: &mut [Vec<String>], k: usize, max_chars: usize,
 /// open threads; then user text is shortened to at most 60 % of the budget (so a chatty span
 /// cannot push out every file and error); then errors, files and artifacts, first down to their
 /// most recent 5 / 10 / 5 items, then entirely; then the goal; then user text is shortened
-/// further and, last, the oldest user items are dropped. Lengths are recomputed after every
-/// change: a record has at most a few hundred items.
-fn fit(header: &str, s: &mut [Vec<String>], max_chars: usize) {
+/// further and, last, the oldest user items are dropped.
+fn fit(header: &str, s: Vec<Vec<String>>, max_chars: usize) -> Vec<Vec<String>> {
+    let mut f = Fitter::new(header, s);
     for k in [S_DECISIONS, S_IDENTS, S_COMMANDS, S_OPEN] {
-        drop_section(header, s, k, max_chars, 0);
+        f.drop_section(k, max_chars, 0);
     }
-    if total_len(header, s) > max_chars {
-        shrink_user(
-            header,
-            s,
-            usize::MAX,
-            (max_chars as f64 * USER_SHARE) as usize,
-        );
+    if f.total() > max_chars {
+        f.shrink_user(usize::MAX, (max_chars as f64 * USER_SHARE) as usize);
     }
     for (k, keep) in [
         (S_ERRORS, 5),
@@ -1368,10 +1411,11 @@ fn fit(header: &str, s: &mut [Vec<String>], max_chars: usize) {
         (S_ARTIFACTS, 0),
         (S_GOAL, 0),
     ] {
-        drop_section(header, s, k, max_chars, keep);
+        f.drop_section(k, max_chars, keep);
     }
-    shrink_user(header, s, max_chars, usize::MAX);
-    drop_section(header, s, S_USER, max_chars, 0);
+    f.shrink_user(max_chars, usize::MAX);
+    f.drop_section(S_USER, max_chars, 0);
+    f.s
 }
 
 /// Deterministic extractive fold record body: sections Goal / User constraints and instructions
@@ -1384,8 +1428,7 @@ fn fit(header: &str, s: &mut [Vec<String>], max_chars: usize) {
 /// are dropped last.
 pub fn render_extractive(fold_id: &str, digests: &[&Digest], max_chars: usize) -> String {
     let header = fold_header(fold_id);
-    let mut s = collect_sections(digests);
-    fit(&header, &mut s, max_chars);
+    let s = fit(&header, collect_sections(digests), max_chars);
     render(&header, &s)
 }
 
@@ -1438,9 +1481,13 @@ symbols exactly, character for character. Quote the user's instructions and cons
         .collect();
     // Keep the outline within budget: drop from the oldest entries after the first.
     let mut size: usize = outline.iter().map(|l| l.chars().count() + 1).sum();
-    while size > budget && outline.len() > 1 {
-        let removed = outline.remove(1);
-        size -= removed.chars().count() + 1;
+    let mut dropped = 0;
+    while size > budget && outline.len() - dropped > 1 {
+        size -= outline[1 + dropped].chars().count() + 1;
+        dropped += 1;
+    }
+    if dropped > 0 {
+        outline.drain(1..1 + dropped);
     }
     let mut user = format!(
         "Write the fold record for fold {fold_id} in at most {max_chars} characters, plain text, with these \
@@ -1465,6 +1512,10 @@ Do not include this prompt's headings beyond the sections above.\n\n### Extracte
     }
     (system, user)
 }
+
+#[cfg(test)]
+#[path = "digest_oracle.rs"]
+mod oracle;
 
 #[cfg(test)]
 mod tests {
@@ -2054,7 +2105,10 @@ mod tests {
         let refs: Vec<&Digest> = ds.iter().collect();
         let full = render_extractive("fid", &refs, usize::MAX);
         let s = collect_sections(&refs);
-        assert_eq!(full.chars().count(), total_len(&fold_header("fid"), &s));
+        assert_eq!(
+            full.chars().count(),
+            Fitter::new(&fold_header("fid"), s).total()
+        );
         for max in (0..full.chars().count() + 10).step_by(7) {
             let out = render_extractive("fid", &refs, max);
             assert!(
@@ -2108,6 +2162,103 @@ mod tests {
         proptest::collection::vec(atoms, 0..80).prop_map(|v| v.join(" "))
     }
 
+    fn arb_digest() -> impl Strategy<Value = Digest> {
+        let pick = |pool: &'static [&'static str], n: usize| {
+            proptest::collection::vec(proptest::sample::select(pool), 0..n)
+                .prop_map(|v| v.into_iter().map(str::to_string).collect::<Vec<_>>())
+        };
+        const WORDS: &[&str] = &[
+            "src/a.rs",
+            "src/b.rs",
+            "Cargo.toml",
+            "x_y",
+            "fold_decision",
+            "42",
+            HEX40,
+            "https://a.b/c",
+            "",
+        ];
+        const CMDS: &[&str] = &[
+            "$ cargo test",
+            "$ cargo test → exit 1",
+            "$ cargo test → ok",
+            "$ ls",
+            "$ ls → exit 0",
+            "$ make → timed out",
+            "$ make",
+        ];
+        const ERRS: &[&str] = &[
+            "error: boom",
+            "error[E0308]: mismatched types",
+            "panicked at src/a.rs:3",
+            "boom",
+        ];
+        let user = prop_oneof![
+            Just(None),
+            Just(Some("ok".to_string())),
+            Just(Some("/mode".to_string())),
+            "[a-z ]{0,60}".prop_map(Some),
+            ("[a-z]{1,12}", 5usize..400).prop_map(|(w, n)| Some(format!("{w} ").repeat(n))),
+            (1usize..30).prop_map(|n| Some(format!("line one\n{}", "keep it short. ".repeat(n)))),
+        ];
+        (
+            0..3usize,
+            prop_oneof![
+                Just(String::new()),
+                "[a-z ]{1,40}",
+                (1usize..60).prop_map(|n| "note ".repeat(n))
+            ],
+            (
+                pick(WORDS, 6),
+                pick(CMDS, 4),
+                pick(ERRS, 3),
+                pick(WORDS, 10),
+                pick(&[HEX40, "0123456789abcdef0123456789abcdef01234567"], 2),
+            ),
+            user,
+        )
+            .prop_map(
+                |(role, text, (files, commands, errors, identifiers, artifacts), user_text)| {
+                    Digest {
+                        role: ["user", "assistant", "toolResult"][role].to_string(),
+                        text,
+                        files,
+                        commands,
+                        errors,
+                        identifiers,
+                        artifacts,
+                        user_text: if role == 0 { user_text } else { None },
+                        ..Digest::default()
+                    }
+                },
+            )
+    }
+
+    /// Fold-record building is linear: 200,000 digests (a 100,000-message fold has about as
+    /// many items) fitted into a small record. The quadratic builder recomputed the record's
+    /// length and shifted the section once per dropped item: about 10^11 steps here, hours.
+    #[test]
+    fn fold_record_of_200k_digests_is_linear() {
+        let ds: Vec<Digest> = (0..200_000)
+            .map(|i| Digest {
+                role: if i % 2 == 0 { "user" } else { "assistant" }.to_string(),
+                text: format!("decision {i}"),
+                files: vec![format!("src/m{i}.rs")],
+                commands: vec![format!("$ run {i}"), format!("$ run {i} → exit {}", i % 3)],
+                errors: vec![format!("error: e{i}")],
+                identifiers: vec![format!("id_{i}")],
+                user_text: (i % 2 == 0).then(|| format!("step {i}: {}", "word ".repeat(i % 50))),
+                ..Digest::default()
+            })
+            .collect();
+        let refs: Vec<&Digest> = ds.iter().collect();
+        let out = render_extractive("f1", &refs, 8_000);
+        assert!(out.chars().count() <= 8_000);
+        assert!(out.contains("step 199998"), "the newest user text is kept");
+        let (_, user) = summary_prompt("f1", &refs, 2_000);
+        assert!(user.contains("1. user: step 0"));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -2149,6 +2300,21 @@ mod tests {
                     prop_assert!(all.iter().any(|x| x.as_str() == id), "cut identifier {id:?}");
                 }
             }
+        }
+
+        /// The linear record builder renders exactly what the quadratic one did, on digests
+        /// with duplicates, commands with and without outcomes, long user text and budgets from
+        /// nothing to everything.
+        #[test]
+        fn linear_builder_matches_the_quadratic_oracle(ds in proptest::collection::vec(arb_digest(), 0..60), max in 0usize..6000) {
+            let refs: Vec<&Digest> = ds.iter().collect();
+            for m in [max, max / 8, max * 4, usize::MAX] {
+                prop_assert_eq!(
+                    render_extractive("f3", &refs, m),
+                    oracle::render_extractive_quadratic("f3", &refs, m)
+                );
+            }
+            prop_assert_eq!(summary_prompt("f3", &refs, max / 4), oracle::summary_prompt_quadratic("f3", &refs, max / 4));
         }
 
         #[test]

@@ -291,6 +291,10 @@ pub struct AssembleReport {
     pub forced: bool,
     /// Still over the threshold after everything possible.
     pub over_budget: bool,
+    /// Set when the estimate still exceeds the whole budget after every possible fold (a huge
+    /// result in the current turn): what to tell the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
     /// Prompt estimate (static + messages) before folds.
     pub tokens_before: u64,
     /// After.
@@ -898,6 +902,14 @@ impl Session {
         }
         report.tokens_after = self.static_tokens() + est;
         report.over_budget = managed && report.tokens_after > report.threshold_tokens;
+        if managed && report.tokens_after > report.budget_tokens {
+            report.warning = Some(format!(
+                "estimated prompt {} tokens exceeds the budget of {} tokens even after folding \
+                 (the live tail from message {} cannot be folded: the current turn alone is too \
+                 large); the provider may reject the request",
+                report.tokens_after, report.budget_tokens, report.live_from
+            ));
+        }
         self.record_output(&built)?;
         Ok(AssemblePlan {
             order: built.order,
@@ -1222,14 +1234,14 @@ impl Session {
     /// The priced candidate: earliest cut whose tail fits `tailTokens` (None when the live tail
     /// already fits, or when even the last group does not).
     fn candidate(&self, count: u32, cuts: &[u32]) -> std::result::Result<u32, &'static str> {
-        let fits =
-            |c: u32| self.tokens(fold::span_w(&self.st.records, c, count)) <= self.cfg.tail_tokens;
-        if fits(self.st.live_from) {
+        let fits = |w: u64| self.tokens(w) <= self.cfg.tail_tokens;
+        if fits(fold::span_w(&self.st.records, self.st.live_from, count)) {
             return Err("live tail within tailTokens");
         }
         cuts.iter()
-            .copied()
-            .find(|c| fits(*c))
+            .zip(tails_w(&self.st.records, cuts, count))
+            .find(|(_, w)| fits(*w))
+            .map(|(c, _)| *c)
             .ok_or("the last turn alone exceeds tailTokens")
     }
 
@@ -1338,7 +1350,7 @@ impl Session {
 
     fn ready_summary_for(&self, to_max: u32, cuts: &[u32]) -> Option<(u32, String)> {
         let s = self.st.ready_summary.as_ref()?;
-        (s.from == self.st.live_from && s.to <= to_max && cuts.contains(&s.to))
+        (s.from == self.st.live_from && s.to <= to_max && cuts.binary_search(&s.to).is_ok())
             .then(|| (s.to, s.text.clone()))
     }
 
@@ -1501,11 +1513,11 @@ impl Session {
                     let floor = stat + self.tokens(fixed);
                     let low = floor
                         + ((thr.saturating_sub(floor)) as f64 * (1.0 - EMERGENCY_HEADROOM)) as u64;
+                    let tails = tails_w(&self.st.records, &cuts, count);
                     for target in [low, thr] {
-                        for &c in &cuts {
+                        for (&c, &tail) in cuts.iter().zip(&tails) {
                             // Lower bound without the record: skip cuts that cannot fit anyway.
-                            let lb = stat
-                                + self.tokens(fixed + fold::span_w(&self.st.records, c, count));
+                            let lb = stat + self.tokens(fixed + tail);
                             if lb > target && c != last {
                                 continue;
                             }
@@ -1901,12 +1913,7 @@ impl Session {
     /// Record a finished turn: usage per call with the predicted hit, calibration, idempotent by
     /// `advancementKey` (a second call answers `duplicate` and journals nothing).
     pub fn commit_turn(&mut self, input: &CommitInput) -> Result<CommitOutcome> {
-        if self
-            .st
-            .commit_keys
-            .iter()
-            .any(|k| *k == input.advancement_key)
-        {
+        if self.st.commit_keys.contains(&input.advancement_key) {
             return Ok(CommitOutcome {
                 status: "duplicate".into(),
             });
@@ -2227,6 +2234,24 @@ impl Session {
     }
 }
 
+/// [`fold::span_w`]`(records, c, to)` for every `c` of the ascending `cuts`, in one pass from
+/// the end: a fold of a long session weighs tens of thousands of cuts, and a sum per cut made
+/// the first fold of a 100,000-message session quadratic.
+fn tails_w(records: &[MsgRecord], cuts: &[u32], to: u32) -> Vec<u64> {
+    let end = (to as usize).min(records.len());
+    let mut out = vec![0; cuts.len()];
+    let (mut pos, mut acc) = (end, 0u64);
+    for (k, &c) in cuts.iter().enumerate().rev() {
+        let a = (c as usize).min(end);
+        if a < pos {
+            acc += records[a..pos].iter().map(|r| r.w).sum::<u64>();
+            pos = a;
+        }
+        out[k] = acc;
+    }
+    out
+}
+
 /// Strict pairing repair of an echoed list (see `Session::echo_plan`): the plan order, the
 /// synthetic messages and their weighted chars. Identity (`0..count`, nothing synthetic) when
 /// the list already pairs.
@@ -2329,6 +2354,27 @@ fn bound_args(args: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tails_match_span_sums() {
+        let recs: Vec<MsgRecord> = (0..9u64)
+            .map(|w| MsgRecord {
+                h: String::new(),
+                w: w * w + 1,
+                shape: Shape::default(),
+                ts: None,
+                protected: false,
+                digest: Digest::default(),
+                q: None,
+            })
+            .collect();
+        for to in [0, 4, 9, 20] {
+            for cuts in [vec![], vec![0], vec![1, 3, 3, 8], vec![2, 5, 12, 30]] {
+                let want: Vec<u64> = cuts.iter().map(|&c| fold::span_w(&recs, c, to)).collect();
+                assert_eq!(tails_w(&recs, &cuts, to), want, "to {to} cuts {cuts:?}");
+            }
+        }
+    }
 
     #[test]
     fn globs() {

@@ -25,6 +25,7 @@
 use crate::message::{Message, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The pairing-relevant role of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -267,6 +268,8 @@ pub fn violations(seq: &[Shape]) -> Vec<Repair> {
 /// (`leave_trailing_open`: the host is about to append its results).
 pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> {
     let mut out = Vec::new();
+    // Every id called anywhere in `seq`, built at the first stray result.
+    let mut called: Option<HashSet<&str>> = None;
     // Open group: (assistant position, call ids still unanswered, all call ids of the group).
     let mut open: Option<(usize, Vec<&str>, &[String])> = None;
     let close = |open: &mut Option<(usize, Vec<&str>, &[String])>, out: &mut Vec<Repair>| {
@@ -296,10 +299,7 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
                         .is_some_and(|(_, _, all)| all.iter().any(|c| c == id));
                     let kind = if in_group {
                         "duplicate_result"
-                    } else if seq
-                        .iter()
-                        .any(|x| x.has_calls() && x.call_ids.iter().any(|c| c == id))
-                    {
+                    } else if called.get_or_insert_with(|| called_ids(seq)).contains(id) {
                         "moved_result"
                     } else {
                         "orphan_result"
@@ -372,17 +372,35 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     }
 
     // Phase 2: stray results move to the nearest preceding, else following, unanswered call.
+    // The unanswered call occurrences of each id, ordered by (assistant position, call index),
+    // so each stray result is placed in O(log n) instead of a scan of the whole sequence.
+    let mut free: HashMap<&str, BTreeSet<(usize, usize)>> = HashMap::new();
+    for (p, s) in seq.iter().enumerate() {
+        if !s.has_calls() {
+            continue;
+        }
+        for (k, id) in s.call_ids.iter().enumerate() {
+            if !answered[p][k] {
+                free.entry(id.as_str()).or_default().insert((p, k));
+            }
+        }
+    }
     let mut unmatched: Vec<usize> = Vec::new();
     for r in 0..n {
         if seq[r].role != ShapeRole::ToolResult || assigned[r].is_some() {
             continue;
         }
         let id = seq[r].rid();
-        let before = (0..r)
-            .rev()
-            .find_map(|p| free_call(&seq[p], &answered[p], id).map(|k| (p, k)));
-        let found = before.or_else(|| {
-            (r + 1..n).find_map(|p| free_call(&seq[p], &answered[p], id).map(|k| (p, k)))
+        let found = free.get_mut(id).and_then(|set| {
+            let p = set
+                .range(..(r, 0))
+                .next_back()
+                .or_else(|| set.range((r + 1, 0)..).next())
+                .map(|&(p, _)| p)?;
+            // The first unanswered occurrence of `id` in that message.
+            let first = set.range((p, 0)..).next().copied()?;
+            set.remove(&first);
+            Some(first)
         });
         match found {
             Some((p, k)) => {
@@ -393,13 +411,11 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
             None => unmatched.push(r),
         }
     }
+    let called = called_ids(seq);
     for &r in &unmatched {
         let id = seq[r].rid();
-        let called = seq
-            .iter()
-            .any(|x| x.has_calls() && x.call_ids.iter().any(|c| c == id));
         repairs.push(rep(
-            if called {
+            if called.contains(id) {
                 "duplicate_result"
             } else {
                 "orphan_result"
@@ -439,8 +455,11 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     let first_anchor = (0..n)
         .find(|&i| seq[i].role != ShapeRole::ToolResult)
         .unwrap_or(n);
-    for &r in unmatched.iter().filter(|&&r| r < first_anchor) {
-        orphan_group(&mut slots, r);
+    // `unmatched` is ascending: walk it once alongside the anchors.
+    let mut u = 0;
+    while u < unmatched.len() && unmatched[u] < first_anchor {
+        orphan_group(&mut slots, unmatched[u]);
+        u += 1;
     }
     let anchors: Vec<usize> = (0..n)
         .filter(|&i| seq[i].role != ShapeRole::ToolResult)
@@ -464,8 +483,9 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
             }
         }
         let next = anchors.get(ai + 1).copied().unwrap_or(n);
-        for &r in unmatched.iter().filter(|&&r| r > a && r < next) {
-            orphan_group(&mut slots, r);
+        while u < unmatched.len() && unmatched[u] < next {
+            orphan_group(&mut slots, unmatched[u]);
+            u += 1;
         }
     }
     repairs.extend(missing);
@@ -474,6 +494,14 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
         n
     );
     Repaired { slots, repairs }
+}
+
+/// Every call id of every assistant message in `seq`.
+fn called_ids(seq: &[Shape]) -> HashSet<&str> {
+    seq.iter()
+        .filter(|x| x.has_calls())
+        .flat_map(|x| x.call_ids.iter().map(String::as_str))
+        .collect()
 }
 
 /// First unanswered call of `s` with id `id`.
@@ -580,6 +608,10 @@ pub fn cut_points(seq: &[Shape]) -> Vec<usize> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "pairing_oracle.rs"]
+mod oracle;
 
 #[cfg(test)]
 mod tests {
@@ -930,6 +962,30 @@ mod tests {
         assert_eq!(cut_points(&[]), Vec::<usize>::new());
     }
 
+    /// Repair and validation are linear in the number of stray results: 200,000 results whose
+    /// calls come later (or never) were each a scan of the whole sequence before (about 10^10
+    /// steps here, minutes).
+    #[test]
+    fn pairing_200k_stray_results_is_linear() {
+        let n = 100_000;
+        let mut seq = Vec::with_capacity(4 * n);
+        for i in 0..n {
+            seq.push(r(&format!("late{i}")));
+            seq.push(r(&format!("orphan{i}")));
+            seq.push(u());
+        }
+        for i in 0..n {
+            seq.push(Shape::call(&[&format!("late{i}")]));
+        }
+        let v = violations(&seq);
+        // Each late call is also reported missing its result where it stands.
+        assert_eq!(v.len(), 3 * n);
+        assert_eq!(v.iter().filter(|x| x.kind == "moved_result").count(), n);
+        let fixed = repair(&seq, false);
+        assert_eq!(fixed.repairs.len(), 2 * n);
+        assert!(violations(&fixed.resolve(&seq)).is_empty());
+    }
+
     // ---- property tests ----------------------------------------------------------------
 
     const IDS: &[&str] = &["a", "b", "c", "d", "e"];
@@ -977,6 +1033,15 @@ mod tests {
         #[test]
         fn repair_always_yields_valid_sequences(seq in proptest::collection::vec(shape_strategy(), 0..16)) {
             check(&seq);
+        }
+
+        /// The linear repair and validation give exactly the answers of the quadratic ones,
+        /// on short and long sequences (ids reused across groups, strays before and after
+        /// their calls, duplicates, orphans, trailing open groups).
+        #[test]
+        fn linear_pairing_matches_the_quadratic_oracle(seq in proptest::collection::vec(shape_strategy(), 0..60), open in any::<bool>()) {
+            prop_assert_eq!(repair(&seq, open), oracle::repair_quadratic(&seq, open));
+            prop_assert_eq!(violations_with(&seq, open), oracle::violations_with_quadratic(&seq, open));
         }
 
         #[test]

@@ -23,13 +23,96 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 
+/// Every advancement key `commit_turn` has recorded in a session, so a retry is recognised
+/// however late the host makes it. Each key is kept as the first 8 bytes of its SHA-1 (a
+/// collision among a million keys has odds of about 1 in 30 million), sorted; the snapshot
+/// holds them as one string of 16 hex digits per key (160 KB at 10,000 turns, beside the
+/// megabytes of message records such a session has). Snapshots written before this kept the
+/// last 1,000 keys verbatim (a JSON array); they load into the same set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommitKeys(Vec<u64>);
+
+impl CommitKeys {
+    fn hash(key: &str) -> u64 {
+        let h = crate::fingerprint_hex(key.as_bytes());
+        u64::from_str_radix(&h[..16], 16).unwrap_or(0)
+    }
+
+    /// True when `key` was recorded.
+    pub fn contains(&self, key: &str) -> bool {
+        self.0.binary_search(&Self::hash(key)).is_ok()
+    }
+
+    /// Record `key` (a second insert changes nothing).
+    pub fn insert(&mut self, key: &str) {
+        let h = Self::hash(key);
+        if let Err(at) = self.0.binary_search(&h) {
+            self.0.insert(at, h);
+        }
+    }
+
+    /// Number of keys recorded.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when no key was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for CommitKeys {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut out = String::with_capacity(16 * self.0.len());
+        for h in &self.0 {
+            out.push_str(&format!("{h:016x}"));
+        }
+        ser.serialize_str(&out)
+    }
+}
+
+impl<'de> Deserialize<'de> for CommitKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Packed(String),
+            Verbatim(Vec<String>),
+        }
+        let mut keys = CommitKeys::default();
+        match Form::deserialize(de)? {
+            Form::Packed(s) => {
+                if s.len() % 16 != 0 || !s.is_ascii() {
+                    return Err(serde::de::Error::custom(
+                        "commitKeys: not 16-hex-digit hashes",
+                    ));
+                }
+                let mut v = Vec::with_capacity(s.len() / 16);
+                for k in 0..s.len() / 16 {
+                    v.push(
+                        u64::from_str_radix(&s[16 * k..16 * k + 16], 16)
+                            .map_err(serde::de::Error::custom)?,
+                    );
+                }
+                v.sort_unstable();
+                v.dedup();
+                keys.0 = v;
+            }
+            Form::Verbatim(list) => {
+                for k in &list {
+                    keys.insert(k);
+                }
+            }
+        }
+        Ok(keys)
+    }
+}
+
 /// Version of the snapshot format.
 pub const STATE_VERSION: u32 = 1;
 /// Per-call usage rows kept (older calls only count in the running totals).
 pub const MAX_CALL_ROWS: usize = 500;
-/// Advancement keys remembered for `commit_turn` idempotency (the host retries at once, so
-/// 1,000 turns back is far beyond any retry window).
-pub const MAX_COMMIT_KEYS: usize = 1_000;
 /// Tool calls remembered until their result arrives (to name the file a result belongs to).
 pub const MAX_OPEN_CALLS: usize = 64;
 /// Artifact notes kept.
@@ -309,8 +392,8 @@ pub struct SessionState {
     /// Spread of the calibration points.
     #[serde(default)]
     pub calib_guard: CalibGuard,
-    /// Advancement keys already committed.
-    pub commit_keys: VecDeque<String>,
+    /// Advancement keys already committed (every one of the session, as 8-byte hashes).
+    pub commit_keys: CommitKeys,
     /// Recent per-call usage rows.
     pub rows: VecDeque<CallRow>,
     /// Totals over all calls.
@@ -363,7 +446,7 @@ impl SessionState {
             turn: TurnAcc::default(),
             calibration: Calibration::default(),
             calib_guard: CalibGuard::default(),
-            commit_keys: VecDeque::new(),
+            commit_keys: CommitKeys::default(),
             rows: VecDeque::new(),
             totals: Totals::default(),
             counters: Counters::default(),
@@ -502,10 +585,7 @@ impl SessionState {
                         self.turn_ws.pop_front();
                     }
                 }
-                self.commit_keys.push_back(key.clone());
-                while self.commit_keys.len() > MAX_COMMIT_KEYS {
-                    self.commit_keys.pop_front();
-                }
+                self.commit_keys.insert(key);
                 for r in rows {
                     let t = &mut self.totals;
                     t.calls += 1;

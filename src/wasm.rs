@@ -230,6 +230,18 @@ fn from_js<T: serde::de::DeserializeOwned>(v: JsValue) -> Result<T, JsValue> {
 // Values that hold JSON numbers cross as JSON text (serde_json's arbitrary_precision numbers do
 // not survive serde-wasm-bindgen).
 
+/// A tool name from the host: a JS string, else a `CACHEFOLD_INPUT` error. Declared as a
+/// `JsValue` because wasm-bindgen's `&str` glue does not check its argument: a number or an
+/// object there wrote out of bounds and trapped the instance.
+fn string_arg(what: &str, v: &JsValue) -> Result<String, JsValue> {
+    v.as_string().ok_or_else(|| {
+        err(&Error::Input(format!(
+            "{what} must be a string, got {}",
+            v.js_typeof().as_string().unwrap_or_default()
+        )))
+    })
+}
+
 fn tools_json_arg(s: &str) -> Result<serde_json::Value, JsValue> {
     serde_json::from_str(s).map_err(|e| err(&Error::from(e)))
 }
@@ -239,10 +251,12 @@ fn tools_json_arg(s: &str) -> Result<serde_json::Value, JsValue> {
 #[wasm_bindgen(js_name = processToolResult)]
 pub fn process_tool_result_js(
     config_json: &str,
-    tool_name: &str,
+    tool_name: JsValue,
     message_json: String,
     compact_details: bool,
 ) -> Result<JsValue, JsValue> {
+    let tool_name = string_arg("toolName", &tool_name)?;
+    let tool_name = tool_name.as_str();
     let cfg = parse_config(config_json)?;
     let message = tools_json_arg(&message_json)?;
     drop(message_json); // a 100 MB result: free the input copy before the artifact is built
@@ -266,9 +280,11 @@ pub fn process_tool_result_js(
 #[wasm_bindgen(js_name = applyToolDefaults)]
 pub fn apply_tool_defaults_js(
     config_json: &str,
-    tool_name: &str,
+    tool_name: JsValue,
     params_json: &str,
 ) -> Result<Option<String>, JsValue> {
+    let tool_name = string_arg("toolName", &tool_name)?;
+    let tool_name = tool_name.as_str();
     let cfg = parse_config(config_json)?;
     let params = tools_json_arg(params_json)?;
     Ok(crate::tool_defaults::apply_tool_defaults(&cfg, tool_name, &params).map(|v| v.to_string()))

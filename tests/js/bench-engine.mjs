@@ -1,13 +1,16 @@
 // Engine benchmark (not a test): warm assemble p50/p99, cold start, bytes written per turn,
 // and the boundary design measured against marshalling the whole history every call.
 //
-//   node tests/js/bench-engine.mjs [--sizes 100,1000,10000] [--turns 200]
+//   node tests/js/bench-engine.mjs [--sizes 100,1000,10000] [--turns 200] [--fold-sizes 10000,40000,100000]
 //
 // "warm" = the Gateway case: the process already holds the session; each turn appends a user
 // message and an assistant reply, then runs the real engine.assemble() (lock, need(), plan,
 // journal append with fsync). "cold" = a new process: compile + instantiate the wasm, then
 // restore the session from snapshot + journal. The full-marshal row stringifies and passes every
 // message each call (what a naive binding does) through the same core.
+// "first assemble with a fold" = a long session reaching the engine for the first time with a
+// budget it does not fit: the first engine.assemble ingests every message and folds inside the
+// lock (fold record building, pairing repair), so its cost must stay linear in the history.
 import { performance } from "node:perf_hooks";
 import { statSync } from "node:fs";
 import { join } from "node:path";
@@ -18,7 +21,9 @@ const opt = (name, dflt) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : dflt;
 };
-const SIZES = opt("sizes", "100,1000,10000").split(",").map(Number);
+const SIZES = opt("sizes", "100,1000,10000").split(",").filter(Boolean).map(Number);
+const FOLD_SIZES = opt("fold-sizes", "10000,40000,100000").split(",").filter(Boolean).map(Number);
+const FOLD_BUDGET = 1_000_000; // the history does not fit: the first assemble folds
 const TURNS = Number(opt("turns", "200"));
 const MODEL = "deepseek-v4-flash";
 const BUDGET = 50_000_000; // large: this measures assembly, not folding
@@ -41,9 +46,9 @@ const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 
-async function makeEngine(stateDir) {
+async function makeEngine(stateDir, extra = {}) {
   const { default: plugin } = await import("../../js/index.js");
-  const { api, reg } = fakeApi({ stateDir });
+  const { api, reg } = fakeApi({ stateDir, ...extra });
   plugin.register(api);
   return reg.engines.cachefold({});
 }
@@ -158,4 +163,28 @@ console.log("| history | first assemble (ingests all) ms | warm engine.assemble 
 console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const r of rows) {
   console.log(`| ${r.n} | ${f(r.firstIngestMs)} | ${f(r.warmP50)} / ${f(r.warmP99)} | ${f(r.deltaP50)} / ${f(r.deltaP99)} | ${f(r.fullP50)} | ${(r.fullP50 / r.deltaP50).toFixed(1)}× | ${f(r.coldInstantiate)} | ${f(r.coldRestore)} | ${Math.round(r.bytesPerTurn)} (${r.snapshots}) |`);
+}
+
+// First assemble with a fold, per size: ingest everything and fold inside the lock.
+const foldRows = [];
+for (const n of FOLD_SIZES) {
+  const stateDir = tempDir("cachefold-bench-fold-");
+  const logFile = join(stateDir, "decisions.jsonl");
+  const eng = await makeEngine(stateDir, { logFile });
+  const msgs = history(n);
+  const t0 = performance.now();
+  const res = await eng.assemble({ sessionId: `fold-${n}`, messages: msgs, model: MODEL, tokenBudget: FOLD_BUDGET });
+  const ms = performance.now() - t0;
+  const { readFileSync } = await import("node:fs");
+  const ev = readFileSync(logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.event === "assemble").at(-1);
+  const folds = ev?.report?.folds?.length ?? 0;
+  if (!folds) throw new Error(`size ${n}: the first assemble did not fold`);
+  foldRows.push({ n, ms, folds, outCount: res.messages.length, before: ev.report.tokensBefore, after: ev.report.tokensAfter });
+  process.stderr.write(`fold size ${n} done\n`);
+}
+if (foldRows.length) {
+  console.log(`\nfirst engine.assemble with a fold (budget ${FOLD_BUDGET} tokens)\n`);
+  console.log("| history | first assemble with a fold ms | folds | messages out | est. tokens before → after |");
+  console.log("|---:|---:|---:|---:|---:|");
+  for (const r of foldRows) console.log(`| ${r.n} | ${f(r.ms)} | ${r.folds} | ${r.outCount} | ${r.before} → ${r.after} |`);
 }

@@ -1,7 +1,12 @@
-// Benchmark (not a test): tool_result_persist latency for a 1 MB tool result, and one 100 MB run.
+// Benchmark (not a test): tool_result_persist latency for a 1 MB tool result, and 100 MB runs.
 //
 //   node tests/js/bench-persist.mjs                  # core from pkg/ (build it in release first)
 //   CACHEFOLD_PKG=/tmp/pkg node tests/js/bench-persist.mjs [iterations] [--no-100mb]
+//
+// The 100 MB rows give process RSS before the call, right after it, and after one more 1 MB
+// call and a GC, with the middleware off (persist shrinks) and on (middleware shrinks, persist
+// sees the preview), and the hooks' wasm memory: linear memory never shrinks, so it stays at
+// its high-water mark.
 //
 // Prints p50/p99/max in ms for: a new 1 MB result (shrink + sha1 + artifact write + ref append),
 // the same result again (dedupe: no artifact write), and middleware followed by persist (what
@@ -11,7 +16,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { persistToolResult, toolResultMiddleware } from "../../js/hooks.js";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc");
 
 let wasmMemory = null; // known only when loaded from CACHEFOLD_PKG
 
@@ -36,7 +46,11 @@ const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 200);
 const with100 = !args.includes("--no-100mb");
 const stateDir = mkdtempSync(join(tmpdir(), "cachefold-bench-"));
 const config = core.parseConfig("{}");
-const ctx = { config, configJson: JSON.stringify(config), stateDir, logger: { warn: (m) => console.error(m) }, log() {}, core };
+// With pkg/ the hooks find the core through js/core.js, as in OpenClaw (their own instance);
+// with CACHEFOLD_PKG they are handed the loaded glue.
+const ctx = { config, configJson: JSON.stringify(config), stateDir, logger: { warn: (m) => console.error(m) }, log() {}, core: process.env.CACHEFOLD_PKG ? core : undefined };
+const coreJs = process.env.CACHEFOLD_PKG ? null : await import("../../js/core.js");
+if (coreJs) await toolResultMiddleware(ctx, { toolName: "exec", result: { content: [{ type: "text", text: "warm" }] } }, {}); // imports core.js
 
 const line = "2026-11-21T22:20:00Z INFO worker[42] processed batch 0001 in 12ms status=ok\n"; // 78 chars
 const base = line.repeat(Math.ceil((1024 * 1024) / line.length)).slice(0, 1024 * 1024 - 40);
@@ -88,14 +102,33 @@ console.log(`persist after middleware    ${pct(persistAfter)}`);
 
 if (with100) {
   const big = line.repeat(Math.ceil((100 * 1024 * 1024) / line.length));
-  const m = msg(9999, big);
-  global.gc?.();
-  const before = process.memoryUsage();
-  const ms = time(() => persistToolResult(ctx, { toolName: "exec", message: m }, { sessionKey: "bench" }));
-  const after = process.memoryUsage();
-  const mib = (x) => `${(x / 1048576).toFixed(0)} MiB`;
-  console.log(
-    `100 MB result: ${ms.toFixed(0)} ms; rss ${mib(before.rss)} → ${mib(after.rss)}; wasm memory ${wasmMemory ? mib(wasmMemory.buffer.byteLength) : "n/a"}; external ${mib(before.external)} → ${mib(after.external)}`,
-  );
+  const mib = (x) => (x == null ? "n/a" : `${(x / 1048576).toFixed(0)} MiB`);
+  const wasmBytes = () => (coreJs ? coreJs.toolsWasmBytes() : wasmMemory?.buffer.byteLength ?? null);
+  const rows = [];
+  for (const mode of ["middleware off (persist shrinks)", "middleware on (middleware shrinks)"]) {
+    gc();
+    const rss0 = process.memoryUsage().rss;
+    const t0 = performance.now();
+    let wasmPeak;
+    if (mode.startsWith("middleware off")) {
+      persistToolResult(ctx, { toolName: "exec", message: msg(9999, big) }, { sessionKey: "bench" });
+    } else {
+      const mw = await toolResultMiddleware(ctx, { toolCallId: "h1", toolName: "exec", args: {}, result: { content: [{ type: "text", text: big }] } }, { runtime: "openclaw", sessionKey: "bench" });
+      persistToolResult(ctx, { toolName: "exec", message: { ...msg(9998, ""), content: mw.result.content } }, { sessionKey: "bench" });
+    }
+    const ms = performance.now() - t0;
+    const rss1 = process.memoryUsage().rss;
+    wasmPeak = wasmBytes();
+    // One more ordinary call, then a GC.
+    persistToolResult(ctx, { toolName: "exec", message: msg(9997, `after\n${base}`) }, { sessionKey: "bench" });
+    gc();
+    await new Promise((r) => setTimeout(r, 100));
+    gc();
+    const rss2 = process.memoryUsage().rss;
+    rows.push(`| ${mode} | ${ms.toFixed(0)} | ${mib(rss0)} | ${mib(rss1)} | ${mib(rss2)} | ${mib(wasmPeak)} → ${mib(wasmBytes())} |`);
+  }
+  console.log("\n| 100 MB result | ms | rss before | rss right after | rss after GC + next call | hooks' wasm memory after the call → after the next |");
+  console.log("|---|---:|---:|---:|---:|---:|");
+  for (const r of rows) console.log(r);
 }
 rmSync(stateDir, { recursive: true, force: true });
