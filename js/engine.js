@@ -253,6 +253,7 @@ export class CachefoldEngine {
       );
       const { plan, out } = result;
       warnOnce(this.ctx, sessionId, before, plan.report);
+      if (plan.report?.warning) this.ctx.logger?.warn?.(`cachefold: session ${sessionId}: ${plan.report.warning}`);
       this.ctx.log({
         event: "assemble",
         sessionId,
