@@ -10,6 +10,8 @@
 //   - usage carries DeepSeek fields from the DS-unit prefix-cache simulation (cache-sim.mjs):
 //     prompt_tokens, completion_tokens, prompt_cache_hit_tokens, prompt_cache_miss_tokens and
 //     prompt_tokens_details.cached_tokens (= hit).
+//   - `tokenScale: k` reports k x the approximate counts (hit and miss alike), as a provider whose
+//     tokenizer counts more tokens than the engine's estimate (DeepSeek: ~1.14 on agent traffic);
 //   - `thinking: true` plays a DeepSeek thinking model: every answer streams `reasoning_content`
 //     deltas first, and a request whose assistant tool-call messages lack `reasoning_content`
 //     gets HTTP 400 (pairing.mjs reasoningViolations; counted in `stats.reasoning400`).
@@ -36,7 +38,7 @@ export function requestSession(body) {
 
 /**
  * Start the provider.
- * @param {{logFile?: string, model?: string, cacheMode?: "strict"|"optimistic", block?: number, host?: string, thinking?: boolean}} [opts]
+ * @param {{logFile?: string, model?: string, cacheMode?: "strict"|"optimistic", block?: number, host?: string, thinking?: boolean, tokenScale?: number}} [opts]
  * @returns {Promise<{port:number, url:string, baseUrl:string, requests:object[], stats:object, close:()=>Promise<void>}>}
  */
 export async function startFakeProvider(opts = {}) {
@@ -94,7 +96,7 @@ export async function startFakeProvider(opts = {}) {
     const input = serializeRequest(body);
     const outMsg = responseAsMessage(r);
     const output = serializeMessage(outMsg);
-    const u = sim.request(input, output);
+    const u = scaleUsage(sim.request(input, output), opts.tokenScale);
     const completion = countTokens(output);
     stats.promptTokens += u.tokens;
     stats.hitTokens += u.hit;
@@ -161,6 +163,14 @@ export async function startFakeProvider(opts = {}) {
         });
       }),
   };
+}
+
+/** Usage as a provider with a denser tokenizer would report it (hit rounded down to 128-token units). */
+export function scaleUsage(u, scale) {
+  if (!scale || scale === 1) return u;
+  const tokens = Math.ceil(u.tokens * scale);
+  const hit = Math.min(tokens, Math.floor((u.hit * scale) / 128) * 128);
+  return { tokens, hit, miss: tokens - hit };
 }
 
 /** The scripted model's "thinking" for a response (deterministic, ~30 tokens). */

@@ -58,6 +58,7 @@ export class Harness {
    * @param {Record<string,string>} [o.files] workspace files to create (name → content)
    * @param {boolean} [o.reasoning]      a thinking model: `reasoning: true` in the model entry and a
    *                                     fake provider that streams reasoning_content and requires it back
+   * @param {number} [o.tokenScale]     the fake provider reports this many tokens per estimated token
    * @param {boolean} [o.local]          drive turns with `openclaw agent --local` (no Gateway)
    * @param {boolean} [o.installLater]   configure the slot as legacy now; call installPlugin() later
    * @param {boolean} [o.batchConfig]    set the plugin config with one `config set` of the whole object
@@ -175,7 +176,7 @@ export class Harness {
 
   async setup() {
     const t0 = Date.now();
-    this.provider = await startFakeProvider({ logFile: this.requestsPath, model: MODEL_ID, cacheMode: this.o.cacheMode, thinking: !!this.o.reasoning });
+    this.provider = await startFakeProvider({ logFile: this.requestsPath, model: MODEL_ID, cacheMode: this.o.cacheMode, thinking: !!this.o.reasoning, tokenScale: this.o.tokenScale });
     this.gatewayPort = await freePort();
     fs.writeFileSync(this.configPath, JSON.stringify(this.baseConfig(), null, 2));
     for (const [name, content] of Object.entries(this.o.files ?? {})) {

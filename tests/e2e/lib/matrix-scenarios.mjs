@@ -59,6 +59,8 @@ const between = (r, [lo, hi]) => lo + (hi > lo ? r() % (hi - lo + 1) : 0);
  * @param {[number,number]} [o.readKB]   markdown read sizes, KB (inclusive range)
  * @param {[number,number]} [o.execKB]   exec output sizes, KB
  * @param {number} [o.toolsPerTurn]      read+exec pairs per work turn (default 1)
+ * @param {number} [o.agentsMdKB]        a workspace AGENTS.md of this size (project instructions
+ *                                       OpenClaw puts into the system prompt, as in a real workspace)
  * @param {string[]} [o.sessions]        session keys; turns are dealt round-robin
  * @param {number[]} [o.compactAt]       turn indexes whose message is "/compact"
  * @param {number} [o.seed]
@@ -73,6 +75,7 @@ export function buildMatrixScenario(o = {}) {
   const compactAt = new Set(o.compactAt ?? []);
   const r = rng(o.seed ?? 7);
   const files = {};
+  if (o.agentsMdKB) files["AGENTS.md"] = makeMarkdownFile(99, o.agentsMdKB * 1024, "Project instructions");
   const facts = sessions.map((s, i) => ({ session: s, ...MATRIX_FACTS[i % MATRIX_FACTS.length] }));
   const perSession = sessions.map((_, i) => Math.floor(n / sessions.length) + (i < n % sessions.length ? 1 : 0));
   const seen = sessions.map(() => 0);

@@ -15,7 +15,12 @@ import { summarizeRun } from "./analyze.mjs";
 import { buildMatrixScenario } from "./matrix-scenarios.mjs";
 import { dirContains } from "./session.mjs";
 
-const DEFAULT_SCRIPT = { turns: 18, readKB: [12, 40], execKB: [2, 6] };
+// The issue's session shape: 18 turns, each reading markdown docs of 12-40 KB and running shell
+// commands with a few KB of output (8 read+exec pairs per turn: an agent surveying a doc set),
+// in a workspace with a 16 KB AGENTS.md; the provider counts 1.14 tokens per estimated token
+// (DeepSeek's tokenizer vs bytes/4 on agent traffic, tests/e2e/README.md).
+const DEFAULT_SCRIPT = { turns: 18, readKB: [12, 40], execKB: [2, 6], toolsPerTurn: 8, agentsMdKB: 16 };
+const SCALE = 1.14;
 
 /**
  * Cells. `script` feeds buildMatrixScenario; `at` maps a turn index (before that turn runs) to a
@@ -24,27 +29,26 @@ const DEFAULT_SCRIPT = { turns: 18, readKB: [12, 40], execKB: [2, 6] };
  */
 export const CELLS = {
   // The issue's failing session: 48K window, reads 12-40 KB, exec a few KB, 18 turns.
-  "repro-48k": { window: 48_000, script: DEFAULT_SCRIPT, estimate: 3.5 },
-  "probe": { window: 48_000, script: { ...DEFAULT_SCRIPT, toolsPerTurn: 6 }, estimate: 3.5 },
-  "window-32k": { window: 32_000, script: DEFAULT_SCRIPT, estimate: 3.5 },
-  "window-128k": { window: 128_000, script: DEFAULT_SCRIPT, estimate: 3 },
-  "window-1m": { window: 1_000_000, script: DEFAULT_SCRIPT, estimate: 3 },
+  "repro-48k": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, estimate: 3.5 },
+  "window-32k": { tokenScale: SCALE, window: 32_000, script: DEFAULT_SCRIPT, estimate: 3.5 },
+  "window-128k": { tokenScale: SCALE, window: 128_000, script: DEFAULT_SCRIPT, estimate: 3 },
+  "window-1m": { tokenScale: SCALE, window: 1_000_000, script: DEFAULT_SCRIPT, estimate: 3 },
   // Long session: 60 turns, reads 10-60 KB, exec 1-30 KB (~12 min per engine run).
-  "long-60": { window: 128_000, script: { turns: 60, readKB: [10, 60], execKB: [1, 30] }, estimate: 12 },
+  "long-60": { tokenScale: SCALE, window: 128_000, script: { turns: 60, readKB: [10, 60], execKB: [1, 30], toolsPerTurn: 2, agentsMdKB: 16 }, estimate: 12 },
   // DeepSeek thinking model: reasoning_content streamed and required back on tool-call messages.
-  thinking: { window: 48_000, script: DEFAULT_SCRIPT, reasoning: true, estimate: 3.5 },
+  thinking: { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, reasoning: true, estimate: 3.5 },
   // The Gateway is restarted halfway (module state lost; durable state must carry on).
-  restart: { window: 48_000, script: DEFAULT_SCRIPT, at: { 0.5: "restart" }, estimate: 4 },
+  restart: { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.5: "restart" }, estimate: 4 },
   // Two thirds of the session on legacy, then cachefold installed (npm pack) into it.
-  "late-install": { window: 48_000, script: DEFAULT_SCRIPT, at: { 0.67: "install" }, installLater: true, estimate: 4 },
+  "late-install": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.67: "install" }, installLater: true, estimate: 4 },
   // Slot switched to legacy at 1/3 and back at 2/3 (each with a Gateway restart).
-  "slot-switch": { window: 48_000, script: DEFAULT_SCRIPT, at: { 0.34: "slot:legacy", 0.67: "slot:engine" }, estimate: 4.5 },
+  "slot-switch": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.34: "slot:legacy", 0.67: "slot:engine" }, estimate: 4.5 },
   // Two session keys, turns interleaved; each plants and checks its own fact.
-  "two-sessions": { window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 20, sessions: ["a", "b"] }, estimate: 4 },
+  "two-sessions": { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 20, sessions: ["a", "b"] }, estimate: 4 },
   // The user types /compact as a turn's message, twice.
-  compact: { window: 48_000, script: { ...DEFAULT_SCRIPT, compactAt: [0.4, 0.75] }, estimate: 3.5 },
+  compact: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, compactAt: [0.4, 0.75] }, estimate: 3.5 },
   // `openclaw agent --local`: a fresh process per turn, no Gateway (~20-30 s per turn).
-  local: { window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 10 }, local: true, estimate: 5 },
+  local: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 10 }, local: true, estimate: 5 },
 };
 
 /** Engine configurations every cell runs: legacy, and cachefold with ownsCompaction true/false. */
@@ -87,6 +91,7 @@ export async function runCell(name, cell, variant, opts = {}) {
     contextWindow: cell.window,
     files: scenario.files,
     reasoning: !!cell.reasoning,
+    tokenScale: cell.tokenScale,
     local: !!cell.local,
     installLater: !isLegacy && !!cell.installLater,
     batchConfig: true,
@@ -142,7 +147,7 @@ export async function runCell(name, cell, variant, opts = {}) {
     result.recall = scenario.facts.map((f) => {
       const turns = h.turns.filter((t) => t.scriptSession === f.session);
       const s = summarizeRun({ requests: [], turns, scenario: { needle: f.needle }, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), f.needle) });
-      return { session: f.session, needle: f.needle, reachable: s.factReachable, reply: turns.at(-1)?.text?.slice(0, 120) ?? null };
+      return { session: f.session, needle: f.needle, reachable: s.factReachable, reply: turns.at(-1) ? (turns.at(-1).ok ? turns.at(-1).text.slice(0, 120) : `(turn failed: ${String(turns.at(-1).error).slice(0, 100)})`) : null };
     });
     return result;
   } finally {
