@@ -9,7 +9,7 @@ import { startFakeProvider } from "./lib/fake-provider.mjs";
 import { scriptMarker, INTERNAL_CONTEXT_MARK } from "./lib/script.mjs";
 import { turnError } from "./lib/turn-result.mjs";
 import { buildMatrixScenario, makeMarkdownFile } from "./lib/matrix-scenarios.mjs";
-import { CELLS, VARIANTS, resolveAt, cellScenario, judgeRun, matrixRow, matrixTable, logFindings } from "./lib/matrix.mjs";
+import { CELLS, VARIANTS, resolveAt, cellScenario, judgeRun, matrixRow, matrixTable, logFindings, reasoningReplay } from "./lib/matrix.mjs";
 
 const call = (id) => ({ id, type: "function", function: { name: "read", arguments: "{}" } });
 const sys = { role: "system", content: "S" };
@@ -151,4 +151,13 @@ test("matrix verdict and table: failed turns, 400s, recall, cost vs legacy", () 
   assert.match(t[2], /^\| repro-48k \| legacy \| 3\/3 \| 9 \| 100,000 \| 80\.0 \| 1\.000 \| 0 \| yes \| pass \|$/);
   assert.match(t[3], /\| 2\/3 \| .* \| 0\.250 \| 0 \| yes \| FAIL: turns failed: 2 /);
   assert.match(t[4], /ERROR: boom\\\|1/);
+});
+
+test("reasoningReplay counts tool-call messages sent back with (non-empty) reasoning_content", () => {
+  const a = (rc) => ({ role: "assistant", tool_calls: [call("c1")], ...(rc === undefined ? {} : { reasoning_content: rc }) });
+  const reqs = [
+    { status: 200, body: { messages: [a("thought"), a(""), a(undefined), { role: "assistant", content: "text" }] } },
+    { status: 400, body: { messages: [a(undefined)] } },
+  ];
+  assert.deepEqual(reasoningReplay(reqs), { toolCallMessages: 3, withField: 2, nonEmpty: 1 });
 });

@@ -2,10 +2,10 @@
 // Skipped unless CACHEFOLD_E2E=1 (`.ci/e2e test`, part of `npm test`).
 //
 // Budget (2 shared cores, measured): each engine run is ~40 s of setup (npm pack, plugins install,
-// config set, Gateway start) plus ~2-4 s per turn.
-//   repro-48k, 18 turns: legacy + cachefold ownsCompaction true + false   ~3 x 1.5-2.5 min
-//   compact,   12 turns: legacy + cachefold (default config)              ~2 x 1.5 min
-// Total ~8-10 min. CACHEFOLD_E2E_MATRIX_CELLS=a,b picks other cells (same variants),
+// one config set, Gateway start) plus ~3 s per turn (8 tool rounds each).
+//   repro-48k, 18 turns: legacy + cachefold ownsCompaction true + false   4.8 min measured (1.5+1.4+1.6)
+//   compact,   12 turns: legacy + cachefold (default config)              ~2.5 min
+// Total ~7.5 min (the run that fails fast takes about as long as a passing one). CACHEFOLD_E2E_MATRIX_CELLS=a,b picks other cells (same variants),
 // CACHEFOLD_E2E_MATRIX_TURNS=N shortens every cell.
 
 import { describe, it, before } from "node:test";

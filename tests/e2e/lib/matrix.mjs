@@ -224,6 +224,7 @@ export function matrixRow(run, legacy) {
     http400: s.http400,
     reasoning400: run.stats.reasoning400 ?? 0,
     maxPrompt: s.maxPrompt,
+    reasoningReplay: reasoningReplay(run.requests),
     recall: run.recall.map((r) => r.reachable),
     runtimeEvents: run.runtimeEvents,
     logFindings: Object.fromEntries(Object.entries(run.logFindings).map(([k, v2]) => [k, v2.slice(0, 3)])),
@@ -231,6 +232,25 @@ export function matrixRow(run, legacy) {
     ok: v.ok,
     failures: v.failures,
   };
+}
+
+/**
+ * How assistant tool-call messages came back to the provider: how many (in successful requests),
+ * how many carried `reasoning_content`, how many non-empty (proves the thinking cell exercised
+ * the replay rather than OpenClaw's "" filler).
+ */
+export function reasoningReplay(requests = []) {
+  const out = { toolCallMessages: 0, withField: 0, nonEmpty: 0 };
+  for (const r of requests) {
+    if (r.status !== 200) continue;
+    for (const m of r.body?.messages ?? []) {
+      if (m?.role !== "assistant" || !m.tool_calls?.length) continue;
+      out.toolCallMessages++;
+      if (typeof m.reasoning_content === "string") out.withField++;
+      if (typeof m.reasoning_content === "string" && m.reasoning_content.length > 0) out.nonEmpty++;
+    }
+  }
+  return out;
 }
 
 /** The markdown table the matrix prints. */
