@@ -21,8 +21,9 @@ import os from "node:os";
 import { locateToolchain, freePort, run, spawnLogged, pidsWithEnv, alive, sleep, onExit, REPO_ROOT } from "./env.mjs";
 import { startFakeProvider } from "./fake-provider.mjs";
 import { findKey, extractReplyText, turnError } from "./turn-result.mjs";
+import { stagePlugin } from "./stage-plugin.mjs";
 
-export { findKey, extractReplyText, turnError };
+export { findKey, extractReplyText, turnError, stagePlugin };
 
 export const MODEL_ID = "deepseek-v4-flash";
 export const PLUGIN_ID = "cachefold";
@@ -360,6 +361,29 @@ export class Harness {
     return t;
   }
 
+  /**
+   * The user's /compact for a session. `openclaw agent --message "/compact"` is refused by the CLI
+   * ("Slash commands cannot be executed via --message from the CLI. Use: openclaw sessions
+   * compact <key>"), so this drives the same Gateway RPC (`sessions.compact`) the slash command
+   * does. Recorded as a turn; fails on a non-zero exit (the CLI's "failed compaction").
+   */
+  async compactSession(session, { timeoutMs = TIMEOUTS.turn } = {}) {
+    if (!this.gateway) await this.startGateway();
+    const before = this.provider.requests.length;
+    const startedAt = Date.now();
+    const r = await this.oc(["sessions", "compact", `agent:main:${session}`, "--json"], { timeoutMs, allowFail: true });
+    let json = null;
+    try {
+      json = JSON.parse(r.stdout.slice(Math.max(0, r.stdout.indexOf("{"))));
+    } catch {}
+    const tail = (r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ");
+    const error = r.timedOut ? `timed out: ${tail}` : r.code !== 0 ? `sessions compact exit ${r.code}: ${tail}` : json?.ok === false ? `sessions compact: ${JSON.stringify(json).slice(0, 300)}` : null;
+    const t = { session, index: this.turns.length, ok: error == null, error, code: r.code, timedOut: r.timedOut, ms: r.ms, startedAt, endedAt: Date.now(), sessionId: null, json, text: JSON.stringify(json ?? r.stdout.trim()).slice(0, 2000), stderr: r.stderr, requests: this.provider.requests.slice(before) };
+    this.turns.push(t);
+    this.log(`[${this.engine}] turn ${t.index} /compact ${t.ok ? "ok" : `FAILED: ${error.slice(0, 300)}`} ${r.ms} ms, ${t.requests.length} requests`);
+    return t;
+  }
+
   gatewayLog() {
     try {
       return fs.readFileSync(this.gatewayLogPath, "utf8");
@@ -439,42 +463,4 @@ export function deepMerge(a, b) {
   const out = { ...(a ?? {}) };
   for (const [k, v] of Object.entries(b)) out[k] = v && typeof v === "object" && !Array.isArray(v) ? deepMerge(out[k], v) : v;
   return out;
-}
-
-/**
- * Copy a plugin package (package.json, openclaw.plugin.json and what package.json#files lists:
- * exact paths, directories, `dir/*.ext` globs) into `dest`. Returns `dest`.
- */
-export function stagePlugin(src, dest) {
-  const pkg = JSON.parse(fs.readFileSync(path.join(src, "package.json"), "utf8"));
-  const patterns = ["package.json", "openclaw.plugin.json", ...(pkg.files ?? [])];
-  for (const ext of pkg.openclaw?.extensions ?? []) patterns.push(ext.replace(/^\.\//, ""));
-  const copy = (rel) => {
-    const from = path.join(src, rel);
-    const to = path.join(dest, rel);
-    fs.mkdirSync(path.dirname(to), { recursive: true });
-    fs.cpSync(from, to, { recursive: true });
-  };
-  const missing = [];
-  for (const pat of patterns) {
-    const clean = pat.replace(/^\.\//, "").replace(/\/$/, "");
-    if (!clean.includes("*")) {
-      if (fs.existsSync(path.join(src, clean))) copy(clean);
-      else missing.push(clean);
-      continue;
-    }
-    const dir = path.dirname(clean);
-    const re = new RegExp(`^${path.basename(clean).replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`);
-    let names = [];
-    try {
-      names = fs.readdirSync(path.join(src, dir));
-    } catch {}
-    const hits = names.filter((n) => re.test(n));
-    if (hits.length === 0) missing.push(clean);
-    for (const n of hits) copy(path.join(dir, n));
-  }
-  if (missing.some((m) => /\.wasm$|index\.js$|openclaw\.plugin\.json$/.test(m))) {
-    throw new Error(`plugin at ${src} is incomplete (missing ${missing.join(", ")}); build it first (wasm-pack: .ci/build)`);
-  }
-  return dest;
 }

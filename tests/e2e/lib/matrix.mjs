@@ -45,7 +45,8 @@ export const CELLS = {
   "slot-switch": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.34: "slot:legacy", 0.67: "slot:engine" }, estimate: 4.5 },
   // Two session keys, turns interleaved; each plants and checks its own fact.
   "two-sessions": { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 20, sessions: ["a", "b"] }, estimate: 4 },
-  // The user types /compact as a turn's message, twice.
+  // The user's /compact, twice (through `openclaw sessions compact <key>`, the Gateway RPC the slash
+  // command runs; the CLI refuses "/compact" as an `agent --message`).
   compact: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, compactAt: [0.4, 0.75] }, estimate: 3.5 },
   // `openclaw agent --local`: a fresh process per turn, no Gateway (~20-30 s per turn).
   local: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 10 }, local: true, estimate: 5 },
@@ -117,13 +118,10 @@ export async function runCell(name, cell, variant, opts = {}) {
         else if (ev === "slot:engine") await h.setSlot(variant.engine);
         runtimeEvents.push({ beforeTurn: i, event: isLegacy && ev !== "restart" ? `${ev} (legacy: restart only)` : ev, ms: Date.now() - e0 });
       }
-      const r = await h.turn(`${prefix}-${t.session}`, t.message);
+      const key = `${prefix}-${t.session}`;
+      const r = t.kind === "compact" && !cell.local ? await h.compactSession(key) : await h.turn(key, t.message);
       r.kind = t.kind;
       r.scriptSession = t.session;
-      if (t.kind === "compact" && r.ok && /\b(fail|failed|error|unavailable|cannot|could not)\b/i.test(r.text)) {
-        r.ok = false;
-        r.error = `/compact answered: ${r.text.slice(0, 300)}`;
-      }
     }
     await waitIdle(h, 1500, 15_000);
     const logs = h.allLogs();
