@@ -5,8 +5,9 @@
 //   const verdict = judgeRun(run, legacyRun);   // {ok, failures: string[]}
 //   console.log(matrixTable(rows));
 //
-// Time estimates per cell are per engine run, measured on the 2-core CI machine (setup
-// ~40 s: npm pack + plugins install + config set + Gateway start; then ~8-12 s per turn).
+// `estimate` is minutes per engine run at the default turns, measured on the shared 2-core machine
+// (setup ~40 s: npm pack + plugins install + one config set + Gateway start; then 2-7 s per turn;
+// a run whose turns fail at preflight takes ~1.1-1.5 min). Full matrix: ~12 cells x 3 runs, ~90 min.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -29,16 +30,16 @@ const SCALE = 1.14;
  */
 export const CELLS = {
   // The issue's failing session: 48K window, reads 12-40 KB, exec a few KB, 18 turns.
-  "repro-48k": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, estimate: 3.5 },
-  "window-32k": { tokenScale: SCALE, window: 32_000, script: DEFAULT_SCRIPT, estimate: 3.5 },
-  "window-128k": { tokenScale: SCALE, window: 128_000, script: DEFAULT_SCRIPT, estimate: 3 },
-  "window-1m": { tokenScale: SCALE, window: 1_000_000, script: DEFAULT_SCRIPT, estimate: 3 },
+  "repro-48k": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, estimate: 1.5 },
+  "window-32k": { tokenScale: SCALE, window: 32_000, script: DEFAULT_SCRIPT, estimate: 2 },
+  "window-128k": { tokenScale: SCALE, window: 128_000, script: DEFAULT_SCRIPT, estimate: 2 },
+  "window-1m": { tokenScale: SCALE, window: 1_000_000, script: DEFAULT_SCRIPT, estimate: 2.7 },
   // Long session: 60 turns, reads 10-60 KB, exec 1-30 KB (~12 min per engine run).
   "long-60": { tokenScale: SCALE, window: 128_000, script: { turns: 60, readKB: [10, 60], execKB: [1, 30], toolsPerTurn: 2, agentsMdKB: 16 }, estimate: 12 },
   // DeepSeek thinking model: reasoning_content streamed and required back on tool-call messages.
-  thinking: { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, reasoning: true, estimate: 3.5 },
+  thinking: { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, reasoning: true, estimate: 1.7 },
   // The Gateway is restarted halfway (module state lost; durable state must carry on).
-  restart: { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.5: "restart" }, estimate: 4 },
+  restart: { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.5: "restart" }, estimate: 2.7 },
   // Two thirds of the session on legacy, then cachefold installed (npm pack) into it.
   "late-install": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.67: "install" }, installLater: true, estimate: 4 },
   // Slot switched to legacy at 1/3 and back at 2/3 (each with a Gateway restart).
@@ -47,7 +48,7 @@ export const CELLS = {
   "two-sessions": { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 20, sessions: ["a", "b"] }, estimate: 4 },
   // The user's /compact, twice (through `openclaw sessions compact <key>`, the Gateway RPC the slash
   // command runs; the CLI refuses "/compact" as an `agent --message`).
-  compact: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, compactAt: [0.4, 0.75] }, estimate: 3.5 },
+  compact: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, compactAt: [0.4, 0.75] }, estimate: 1.6 },
   // `openclaw agent --local`: a fresh process per turn, no Gateway (~20-30 s per turn).
   local: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 10 }, local: true, estimate: 5 },
 };
