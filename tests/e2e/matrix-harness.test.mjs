@@ -161,3 +161,11 @@ test("reasoningReplay counts tool-call messages sent back with (non-empty) reaso
   ];
   assert.deepEqual(reasoningReplay(reqs), { toolCallMessages: 3, withField: 2, nonEmpty: 1 });
 });
+
+test("/compact: the host's benign skips are not failures", async () => {
+  const { BENIGN_COMPACT_SKIP } = await import("./lib/harness.mjs");
+  assert.ok(BENIGN_COMPACT_SKIP.test("Already compacted"));
+  assert.ok(BENIGN_COMPACT_SKIP.test("nothing to fold"));
+  assert.ok(!BENIGN_COMPACT_SKIP.test("cachefold folds at the next assemble (history not available here)"));
+  assert.ok(!BENIGN_COMPACT_SKIP.test("Preflight compaction required but failed"));
+});

@@ -29,6 +29,9 @@ export const MODEL_ID = "deepseek-v4-flash";
 export const PLUGIN_ID = "cachefold";
 
 /** Default per-command time limits (ms). Slow machine (2 shared cores): generous but bounded. */
+/** Reasons with which `sessions compact` skips without failing (nothing new to compact). */
+export const BENIGN_COMPACT_SKIP = /already compacted|nothing to (compact|fold)|no compactable/i;
+
 export const TIMEOUTS = { cli: 90_000, install: 180_000, gatewayReady: 120_000, turn: 240_000, stop: 20_000 };
 
 function flattenConfig(obj, prefix = "") {
@@ -377,7 +380,9 @@ export class Harness {
       json = JSON.parse(r.stdout.slice(Math.max(0, r.stdout.indexOf("{"))));
     } catch {}
     const tail = (r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ");
-    const error = r.timedOut ? `timed out: ${tail}` : r.code !== 0 ? `sessions compact exit ${r.code}: ${tail}` : json?.ok === false ? `sessions compact: ${JSON.stringify(json).slice(0, 300)}` : null;
+    // "Already compacted" / nothing to compact is the host's benign skip (the CLI still exits 1).
+    const benign = json && json.compacted === false && BENIGN_COMPACT_SKIP.test(String(json.reason ?? ""));
+    const error = r.timedOut ? `timed out: ${tail}` : benign ? null : r.code !== 0 ? `sessions compact exit ${r.code}: ${tail}` : json?.ok === false ? `sessions compact: ${JSON.stringify(json).slice(0, 300)}` : null;
     const t = { session, index: this.turns.length, ok: error == null, error, code: r.code, timedOut: r.timedOut, ms: r.ms, startedAt, endedAt: Date.now(), sessionId: null, json, text: JSON.stringify(json ?? r.stdout.trim()).slice(0, 2000), stderr: r.stderr, requests: this.provider.requests.slice(before) };
     this.turns.push(t);
     this.log(`[${this.engine}] turn ${t.index} /compact ${t.ok ? "ok" : `FAILED: ${error.slice(0, 300)}`} ${r.ms} ms, ${t.requests.length} requests`);
