@@ -10,12 +10,17 @@
 //   - usage carries DeepSeek fields from the DS-unit prefix-cache simulation (cache-sim.mjs):
 //     prompt_tokens, completion_tokens, prompt_cache_hit_tokens, prompt_cache_miss_tokens and
 //     prompt_tokens_details.cached_tokens (= hit).
+//   - `tokenScale: k` reports k x the approximate counts (hit and miss alike), as a provider whose
+//     tokenizer counts more tokens than the engine's estimate (DeepSeek: ~1.14 on agent traffic);
+//   - `thinking: true` plays a DeepSeek thinking model: every answer streams `reasoning_content`
+//     deltas first, and a request whose assistant tool-call messages lack `reasoning_content`
+//     gets HTTP 400 (pairing.mjs reasoningViolations; counted in `stats.reasoning400`).
 // GET /v1/models lists the one model. Anything else is 404.
 
 import http from "node:http";
 import fs from "node:fs";
 import { CacheSim } from "./cache-sim.mjs";
-import { pairingViolations, deepseekErrorBody } from "./pairing.mjs";
+import { pairingViolations, reasoningViolations, deepseekErrorBody } from "./pairing.mjs";
 import { countTokens, serializeMessage, serializeRequest, contentText } from "./tokenize.mjs";
 import { respond, responseAsMessage, INTERNAL_CONTEXT_MARK } from "./script.mjs";
 
@@ -33,14 +38,14 @@ export function requestSession(body) {
 
 /**
  * Start the provider.
- * @param {{logFile?: string, model?: string, cacheMode?: "strict"|"optimistic", block?: number, host?: string}} [opts]
+ * @param {{logFile?: string, model?: string, cacheMode?: "strict"|"optimistic", block?: number, host?: string, thinking?: boolean, tokenScale?: number}} [opts]
  * @returns {Promise<{port:number, url:string, baseUrl:string, requests:object[], stats:object, close:()=>Promise<void>}>}
  */
 export async function startFakeProvider(opts = {}) {
   const model = opts.model ?? "deepseek-v4-flash";
   const sim = new CacheSim({ mode: opts.cacheMode ?? "strict", block: opts.block });
   const requests = [];
-  const stats = { requests: 0, http400: 0, promptTokens: 0, hitTokens: 0, missTokens: 0, completionTokens: 0 };
+  const stats = { requests: 0, http400: 0, reasoning400: 0, promptTokens: 0, hitTokens: 0, missTokens: 0, completionTokens: 0 };
   const log = opts.logFile ? fs.openSync(opts.logFile, "a") : null;
   let seq = 0;
 
@@ -78,9 +83,10 @@ export async function startFakeProvider(opts = {}) {
     const n = ++seq;
     stats.requests++;
     const session = requestSession(body);
-    const violations = pairingViolations(body.messages);
+    const violations = [...pairingViolations(body.messages), ...(opts.thinking ? reasoningViolations(body.messages) : [])];
     if (violations.length) {
       stats.http400++;
+      if (violations.some((v) => v.kind === "missing_reasoning_content")) stats.reasoning400++;
       record({ seq: n, t: Date.now(), session, status: 400, violations, body });
       res.writeHead(400, { "content-type": "application/json" });
       res.end(JSON.stringify(deepseekErrorBody(violations)));
@@ -90,7 +96,7 @@ export async function startFakeProvider(opts = {}) {
     const input = serializeRequest(body);
     const outMsg = responseAsMessage(r);
     const output = serializeMessage(outMsg);
-    const u = sim.request(input, output);
+    const u = scaleUsage(sim.request(input, output), opts.tokenScale);
     const completion = countTokens(output);
     stats.promptTokens += u.tokens;
     stats.hitTokens += u.hit;
@@ -116,6 +122,11 @@ export async function startFakeProvider(opts = {}) {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const send = (choices, extra = {}) => res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model ?? model, choices, ...extra })}\n\n`);
     send([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]);
+    if (opts.thinking) {
+      const thought = reasoningText(r);
+      send([{ index: 0, delta: { reasoning_content: thought.slice(0, 40) }, finish_reason: null }]);
+      send([{ index: 0, delta: { reasoning_content: thought.slice(40) }, finish_reason: null }]);
+    }
     if (r.kind === "text") {
       // Two content deltas, to exercise the host's stream assembly.
       const cut = Math.floor(r.text.length / 2);
@@ -152,6 +163,20 @@ export async function startFakeProvider(opts = {}) {
         });
       }),
   };
+}
+
+/** Usage as a provider with a denser tokenizer would report it (hit rounded down to 128-token units). */
+export function scaleUsage(u, scale) {
+  if (!scale || scale === 1) return u;
+  const tokens = Math.ceil(u.tokens * scale);
+  const hit = Math.min(tokens, Math.floor((u.hit * scale) / 128) * 128);
+  return { tokens, hit, miss: tokens - hit };
+}
+
+/** The scripted model's "thinking" for a response (deterministic, ~30 tokens). */
+export function reasoningText(r) {
+  const what = r.kind === "text" ? "answer the user directly" : `call ${r.calls.map((c) => c.name).join(", ")}`;
+  return `The user asked for this step; the script says to ${what}. Checking the context first, then proceeding.`;
 }
 
 // Standalone: `node fake-provider.mjs [logFile]` prints the port and serves until killed.

@@ -20,11 +20,18 @@ import path from "node:path";
 import os from "node:os";
 import { locateToolchain, freePort, run, spawnLogged, pidsWithEnv, alive, sleep, onExit, REPO_ROOT } from "./env.mjs";
 import { startFakeProvider } from "./fake-provider.mjs";
+import { findKey, extractReplyText, turnError } from "./turn-result.mjs";
+import { stagePlugin } from "./stage-plugin.mjs";
+
+export { findKey, extractReplyText, turnError, stagePlugin };
 
 export const MODEL_ID = "deepseek-v4-flash";
 export const PLUGIN_ID = "cachefold";
 
 /** Default per-command time limits (ms). Slow machine (2 shared cores): generous but bounded. */
+/** Reasons with which `sessions compact` skips without failing (nothing new to compact). */
+export const BENIGN_COMPACT_SKIP = /already compacted|nothing to (compact|fold)|no compactable/i;
+
 export const TIMEOUTS = { cli: 90_000, install: 180_000, gatewayReady: 120_000, turn: 240_000, stop: 20_000 };
 
 function flattenConfig(obj, prefix = "") {
@@ -53,6 +60,12 @@ export class Harness {
    * @param {(s:string)=>void} [o.log]
    * @param {Record<string,unknown>} [o.extraConfig] deep-merged into openclaw.json before start
    * @param {Record<string,string>} [o.files] workspace files to create (name → content)
+   * @param {boolean} [o.reasoning]      a thinking model: `reasoning: true` in the model entry and a
+   *                                     fake provider that streams reasoning_content and requires it back
+   * @param {number} [o.tokenScale]     the fake provider reports this many tokens per estimated token
+   * @param {boolean} [o.local]          drive turns with `openclaw agent --local` (no Gateway)
+   * @param {boolean} [o.installLater]   configure the slot as legacy now; call installPlugin() later
+   * @param {boolean} [o.batchConfig]    set the plugin config with one `config set` of the whole object
    */
   static async create(o = {}) {
     const h = new Harness(o);
@@ -148,7 +161,7 @@ export class Harness {
               {
                 id: MODEL_ID,
                 name: "Fake DeepSeek V4 Flash",
-                reasoning: false,
+                reasoning: !!this.o.reasoning,
                 input: ["text"],
                 cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
                 contextWindow: cw,
@@ -167,7 +180,7 @@ export class Harness {
 
   async setup() {
     const t0 = Date.now();
-    this.provider = await startFakeProvider({ logFile: this.requestsPath, model: MODEL_ID, cacheMode: this.o.cacheMode });
+    this.provider = await startFakeProvider({ logFile: this.requestsPath, model: MODEL_ID, cacheMode: this.o.cacheMode, thinking: !!this.o.reasoning, tokenScale: this.o.tokenScale });
     this.gatewayPort = await freePort();
     fs.writeFileSync(this.configPath, JSON.stringify(this.baseConfig(), null, 2));
     for (const [name, content] of Object.entries(this.o.files ?? {})) {
@@ -175,7 +188,14 @@ export class Harness {
       fs.mkdirSync(path.dirname(p), { recursive: true });
       fs.writeFileSync(p, content);
     }
-    if (this.engine !== "legacy") {
+    if (this.engine !== "legacy" && !this.o.installLater) await this.installPlugin();
+    await this.configSet("plugins.slots.contextEngine", this.o.installLater ? "legacy" : this.engine);
+    this.setupMs = Date.now() - t0;
+  }
+
+  /** Install the plugin (pack/stage/link), enable it, apply its config; selects its slot. */
+  async installPlugin() {
+    {
       // Linking the checkout itself fails when it holds `.cache/openclaw` (OpenClaw's own bundled
       // plugin manifests under it: "package owner has conflicting child rows"), so link a staged
       // copy of exactly the files package.json publishes.
@@ -201,11 +221,25 @@ export class Harness {
       await this.configSet(`plugins.entries.${this.pluginId}.enabled`, true);
       const pc = { ...(this.o.pluginConfig ?? {}) };
       if (pc.logFile === "<auto>" || pc.logFile === undefined) pc.logFile = this.decisionLogPath;
-      for (const [key, value] of flattenConfig(pc)) await this.configSet(`plugins.entries.${this.pluginId}.config.${key}`, value);
+      if (this.o.batchConfig) await this.configSet(`plugins.entries.${this.pluginId}.config`, pc);
+      else for (const [key, value] of flattenConfig(pc)) await this.configSet(`plugins.entries.${this.pluginId}.config.${key}`, value);
       for (const [key, value] of flattenConfig(this.o.pluginHooks ?? {})) await this.configSet(`plugins.entries.${this.pluginId}.hooks.${key}`, value);
     }
-    await this.configSet("plugins.slots.contextEngine", this.engine);
-    this.setupMs = Date.now() - t0;
+  }
+
+  /** Select a context engine (`plugins.slots.contextEngine`); restarts a running Gateway. */
+  async setSlot(engine) {
+    const wasRunning = !!this.gateway;
+    if (wasRunning) await this.stopGateway();
+    await this.configSet("plugins.slots.contextEngine", engine);
+    this.slot = engine;
+    if (wasRunning) await this.startGateway();
+  }
+
+  /** Stop and start the Gateway (a user's `openclaw gateway restart`, or a crash and respawn). */
+  async restartGateway() {
+    await this.stopGateway();
+    await this.startGateway();
   }
 
   /** `openclaw config set <key> <value>`; non-strings go through --strict-json. */
@@ -288,10 +322,11 @@ export class Harness {
    * where `requests` are the provider requests recorded during the turn.
    */
   async turn(session, message, { timeoutMs = TIMEOUTS.turn } = {}) {
-    if (!this.gateway) await this.startGateway();
+    if (!this.gateway && !this.o.local) await this.startGateway();
     const before = this.provider.requests.length;
     const startedAt = Date.now();
-    const r = await this.oc(["agent", "--agent", "main", "--session-key", `agent:main:${session}`, "--message", message, "--json", "--timeout", String(Math.ceil(timeoutMs / 1000) - 10)], {
+    const local = this.o.local ? ["--local"] : [];
+    const r = await this.oc(["agent", ...local, "--agent", "main", "--session-key", `agent:main:${session}`, "--message", message, "--json", "--timeout", String(Math.ceil(timeoutMs / 1000) - 10)], {
       timeoutMs,
       allowFail: true,
     });
@@ -306,10 +341,13 @@ export class Harness {
         } catch {}
       }
     }
+    const text = extractReplyText(json);
+    const error = turnError({ code: r.code, timedOut: r.timedOut, json, text, stdout: r.stdout, stderr: r.stderr });
     const t = {
       session,
       index: this.turns.length,
-      ok: r.code === 0 && !r.timedOut,
+      ok: error == null,
+      error,
       code: r.code,
       timedOut: r.timedOut,
       ms: r.ms,
@@ -317,12 +355,37 @@ export class Harness {
       endedAt: Date.now(),
       sessionId: findKey(json, "sessionId"),
       json,
-      text: extractReplyText(json) ?? r.stdout.trim(),
+      text: text ?? r.stdout.trim(),
       stderr: r.stderr,
       requests: this.provider.requests.slice(before),
     };
     this.turns.push(t);
-    this.log(`[${this.engine}] turn ${t.index} ${t.ok ? "ok" : `FAILED(${r.code})`} ${r.ms} ms, ${t.requests.length} requests`);
+    this.log(`[${this.engine}] turn ${t.index} ${t.ok ? "ok" : `FAILED: ${error.slice(0, 300)}`} ${r.ms} ms, ${t.requests.length} requests`);
+    return t;
+  }
+
+  /**
+   * The user's /compact for a session. `openclaw agent --message "/compact"` is refused by the CLI
+   * ("Slash commands cannot be executed via --message from the CLI. Use: openclaw sessions
+   * compact <key>"), so this drives the same Gateway RPC (`sessions.compact`) the slash command
+   * does. Recorded as a turn; fails on a non-zero exit (the CLI's "failed compaction").
+   */
+  async compactSession(session, { timeoutMs = TIMEOUTS.turn } = {}) {
+    if (!this.gateway) await this.startGateway();
+    const before = this.provider.requests.length;
+    const startedAt = Date.now();
+    const r = await this.oc(["sessions", "compact", `agent:main:${session}`, "--json"], { timeoutMs, allowFail: true });
+    let json = null;
+    try {
+      json = JSON.parse(r.stdout.slice(Math.max(0, r.stdout.indexOf("{"))));
+    } catch {}
+    const tail = (r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ");
+    // "Already compacted" / nothing to compact is the host's benign skip (the CLI still exits 1).
+    const benign = json && json.compacted === false && BENIGN_COMPACT_SKIP.test(String(json.reason ?? ""));
+    const error = r.timedOut ? `timed out: ${tail}` : benign ? null : r.code !== 0 ? `sessions compact exit ${r.code}: ${tail}` : json?.ok === false ? `sessions compact: ${JSON.stringify(json).slice(0, 300)}` : null;
+    const t = { session, index: this.turns.length, ok: error == null, error, code: r.code, timedOut: r.timedOut, ms: r.ms, startedAt, endedAt: Date.now(), sessionId: null, json, text: JSON.stringify(json ?? r.stdout.trim()).slice(0, 2000), stderr: r.stderr, requests: this.provider.requests.slice(before) };
+    this.turns.push(t);
+    this.log(`[${this.engine}] turn ${t.index} /compact ${t.ok ? "ok" : `FAILED: ${error.slice(0, 300)}`} ${r.ms} ms, ${t.requests.length} requests`);
     return t;
   }
 
@@ -400,68 +463,9 @@ export class Harness {
   }
 }
 
-/** First string value of `key` anywhere in a JSON value (depth-first). */
-export function findKey(v, key, depth = 0) {
-  if (!v || typeof v !== "object" || depth > 8) return null;
-  if (typeof v[key] === "string") return v[key];
-  for (const x of Object.values(v)) {
-    const r = findKey(x, key, depth + 1);
-    if (r) return r;
-  }
-  return null;
-}
-
-/** Reply text from `openclaw agent --json` output (shape varies a little across versions). */
-export function extractReplyText(json) {
-  if (!json || typeof json !== "object") return null;
-  const p = json.result?.payloads ?? json.payloads;
-  if (Array.isArray(p)) return p.map((x) => x?.text ?? "").join("\n");
-  if (typeof json.final === "string") return json.final;
-  if (typeof json.text === "string") return json.text;
-  return null;
-}
-
 export function deepMerge(a, b) {
   if (!b || typeof b !== "object" || Array.isArray(b)) return b === undefined ? a : b;
   const out = { ...(a ?? {}) };
   for (const [k, v] of Object.entries(b)) out[k] = v && typeof v === "object" && !Array.isArray(v) ? deepMerge(out[k], v) : v;
   return out;
-}
-
-/**
- * Copy a plugin package (package.json, openclaw.plugin.json and what package.json#files lists:
- * exact paths, directories, `dir/*.ext` globs) into `dest`. Returns `dest`.
- */
-export function stagePlugin(src, dest) {
-  const pkg = JSON.parse(fs.readFileSync(path.join(src, "package.json"), "utf8"));
-  const patterns = ["package.json", "openclaw.plugin.json", ...(pkg.files ?? [])];
-  for (const ext of pkg.openclaw?.extensions ?? []) patterns.push(ext.replace(/^\.\//, ""));
-  const copy = (rel) => {
-    const from = path.join(src, rel);
-    const to = path.join(dest, rel);
-    fs.mkdirSync(path.dirname(to), { recursive: true });
-    fs.cpSync(from, to, { recursive: true });
-  };
-  const missing = [];
-  for (const pat of patterns) {
-    const clean = pat.replace(/^\.\//, "").replace(/\/$/, "");
-    if (!clean.includes("*")) {
-      if (fs.existsSync(path.join(src, clean))) copy(clean);
-      else missing.push(clean);
-      continue;
-    }
-    const dir = path.dirname(clean);
-    const re = new RegExp(`^${path.basename(clean).replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`);
-    let names = [];
-    try {
-      names = fs.readdirSync(path.join(src, dir));
-    } catch {}
-    const hits = names.filter((n) => re.test(n));
-    if (hits.length === 0) missing.push(clean);
-    for (const n of hits) copy(path.join(dir, n));
-  }
-  if (missing.some((m) => /\.wasm$|index\.js$|openclaw\.plugin\.json$/.test(m))) {
-    throw new Error(`plugin at ${src} is incomplete (missing ${missing.join(", ")}); build it first (wasm-pack: .ci/build)`);
-  }
-  return dest;
 }

@@ -50,3 +50,21 @@ export function deepseekErrorBody(violations) {
     },
   };
 }
+
+/**
+ * DeepSeek's thinking-mode rule (V3.2/V4 with tool calls): an assistant message that carries
+ * `tool_calls` must pass its `reasoning_content` back (a string; OpenClaw sends "" when it has
+ * none, which DeepSeek accepts). A missing field is HTTP 400 "The `reasoning_content` in the
+ * thinking mode must be passed back to the API." Plain text assistant messages may omit it.
+ * @returns {{index: number, kind: string, message: string}[]}
+ */
+export function reasoningViolations(messages) {
+  const out = [];
+  (Array.isArray(messages) ? messages : []).forEach((m, i) => {
+    if (m?.role !== "assistant" || !Array.isArray(m.tool_calls) || m.tool_calls.length === 0) return;
+    if (typeof m.reasoning_content !== "string") {
+      out.push({ index: i, kind: "missing_reasoning_content", message: `Missing \`reasoning_content\` field in the assistant message at message index ${i}. The \`reasoning_content\` in the thinking mode must be passed back to the API.` });
+    }
+  });
+  return out;
+}

@@ -1,0 +1,273 @@
+// The e2e matrix: cells (a scripted session plus what happens to the runtime during it), run
+// on `legacy` and on cachefold variants with the same script, judged cell by cell.
+//
+//   const run = await runCell(CELLS["repro-48k"], VARIANTS[1], { turns: 18, log });
+//   const verdict = judgeRun(run, legacyRun);   // {ok, failures: string[]}
+//   console.log(matrixTable(rows));
+//
+// `estimate` is minutes per engine run at the default turns, measured on the shared 2-core machine
+// (setup ~40 s: npm pack + plugins install + one config set + Gateway start; then 2-7 s per turn;
+// a run whose turns fail at preflight takes ~1.1-1.5 min). Full matrix: ~12 cells x 3 runs, ~90 min.
+
+import fs from "node:fs";
+import path from "node:path";
+import { Harness } from "./harness.mjs";
+import { summarizeRun } from "./analyze.mjs";
+import { buildMatrixScenario } from "./matrix-scenarios.mjs";
+import { dirContains } from "./session.mjs";
+
+// The issue's session shape: 18 turns, each reading markdown docs of 12-40 KB and running shell
+// commands with a few KB of output (8 read+exec pairs per turn: an agent surveying a doc set),
+// in a workspace with a 16 KB AGENTS.md; the provider counts 1.14 tokens per estimated token
+// (DeepSeek's tokenizer vs bytes/4 on agent traffic, tests/e2e/README.md).
+const DEFAULT_SCRIPT = { turns: 18, readKB: [12, 40], execKB: [2, 6], toolsPerTurn: 8, agentsMdKB: 16 };
+const SCALE = 1.14;
+
+/**
+ * Cells. `script` feeds buildMatrixScenario; `at` maps a turn index (before that turn runs) to a
+ * runtime event: "restart", "slot:legacy", "slot:engine", "install". Indexes given as fractions
+ * (0 < f < 1) scale with --turns. `estimate` is minutes per engine run at the default turns.
+ */
+export const CELLS = {
+  // The issue's failing session: 48K window, reads 12-40 KB, exec a few KB, 18 turns.
+  "repro-48k": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, estimate: 1.5 },
+  "window-32k": { tokenScale: SCALE, window: 32_000, script: DEFAULT_SCRIPT, estimate: 2 },
+  "window-128k": { tokenScale: SCALE, window: 128_000, script: DEFAULT_SCRIPT, estimate: 2 },
+  "window-1m": { tokenScale: SCALE, window: 1_000_000, script: DEFAULT_SCRIPT, estimate: 2.7 },
+  // Long session: 60 turns, reads 10-60 KB, exec 1-30 KB (~12 min per engine run).
+  "long-60": { tokenScale: SCALE, window: 128_000, script: { turns: 60, readKB: [10, 60], execKB: [1, 30], toolsPerTurn: 2, agentsMdKB: 16 }, estimate: 12 },
+  // DeepSeek thinking model: reasoning_content streamed and required back on tool-call messages.
+  thinking: { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, reasoning: true, estimate: 1.7 },
+  // The Gateway is restarted halfway (module state lost; durable state must carry on).
+  restart: { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.5: "restart" }, estimate: 2.7 },
+  // Two thirds of the session on legacy, then cachefold installed (npm pack) into it.
+  "late-install": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.67: "install" }, installLater: true, estimate: 4 },
+  // Slot switched to legacy at 1/3 and back at 2/3 (each with a Gateway restart).
+  "slot-switch": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.34: "slot:legacy", 0.67: "slot:engine" }, estimate: 4.5 },
+  // Two session keys, turns interleaved; each plants and checks its own fact.
+  "two-sessions": { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 20, sessions: ["a", "b"] }, estimate: 4 },
+  // The user's /compact, twice (through `openclaw sessions compact <key>`, the Gateway RPC the slash
+  // command runs; the CLI refuses "/compact" as an `agent --message`).
+  compact: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, compactAt: [0.4, 0.75] }, estimate: 1.6 },
+  // `openclaw agent --local`: a fresh process per turn, no Gateway (~20-30 s per turn).
+  local: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 10 }, local: true, estimate: 5 },
+};
+
+/** Engine configurations every cell runs: legacy, and cachefold with ownsCompaction true/false. */
+export const VARIANTS = [
+  { label: "legacy", engine: "legacy" },
+  { label: "cachefold ownsCompaction=true", engine: "cachefold", pluginConfig: { ownsCompaction: true } },
+  { label: "cachefold ownsCompaction=false", engine: "cachefold", pluginConfig: { ownsCompaction: false } },
+];
+
+/** Resolve fractional turn indexes against `n` turns (an index is kept inside 1..n-2). */
+export function resolveAt(at, n) {
+  const out = new Map();
+  for (const [k, ev] of Object.entries(at ?? {})) {
+    const f = Number(k);
+    const i = Math.min(n - 2, Math.max(1, f < 1 ? Math.round(f * n) : f));
+    out.set(i, [...(out.get(i) ?? []), ev]);
+  }
+  return out;
+}
+
+/** The scenario a cell runs (optionally with another number of turns). */
+export function cellScenario(name, cell, { turns } = {}) {
+  const n = turns ?? cell.script.turns ?? 18;
+  const compactAt = (cell.script.compactAt ?? []).map((f) => (f < 1 ? Math.round(f * n) : f));
+  return buildMatrixScenario({ ...cell.script, turns: n, compactAt, name });
+}
+
+/**
+ * Run one cell on one engine variant. Never throws for a failed turn (that is a result); throws
+ * only when the runtime cannot be set up.
+ */
+export async function runCell(name, cell, variant, opts = {}) {
+  const scenario = cellScenario(name, cell, opts);
+  const isLegacy = variant.engine === "legacy";
+  const t0 = Date.now();
+  const h = await Harness.create({
+    engine: variant.engine,
+    pluginDir: opts.pluginDir,
+    pluginConfig: isLegacy ? undefined : { logFile: "<auto>", ...(variant.pluginConfig ?? {}) },
+    contextWindow: cell.window,
+    files: scenario.files,
+    reasoning: !!cell.reasoning,
+    tokenScale: cell.tokenScale,
+    local: !!cell.local,
+    installLater: !isLegacy && !!cell.installLater,
+    batchConfig: true,
+    keep: opts.keep,
+    log: opts.log,
+  });
+  const at = resolveAt(cell.at, scenario.turns.length);
+  const runtimeEvents = [];
+  const prefix = `mx-${name}`.replace(/[^a-z0-9-]/gi, "-").toLowerCase();
+  try {
+    if (!cell.local) await h.startGateway();
+    for (const [i, t] of scenario.turns.entries()) {
+      for (const ev of at.get(i) ?? []) {
+        opts.log?.(`[${variant.label}] before turn ${i}: ${ev}`);
+        const e0 = Date.now();
+        if (ev === "restart" || isLegacy) await (cell.local ? Promise.resolve() : h.restartGateway());
+        else if (ev === "install") {
+          await h.stopGateway();
+          await h.installPlugin();
+          await h.configSet("plugins.slots.contextEngine", variant.engine);
+          await h.startGateway();
+        } else if (ev === "slot:legacy") await h.setSlot("legacy");
+        else if (ev === "slot:engine") await h.setSlot(variant.engine);
+        runtimeEvents.push({ beforeTurn: i, event: isLegacy && ev !== "restart" ? `${ev} (legacy: restart only)` : ev, ms: Date.now() - e0 });
+      }
+      const key = `${prefix}-${t.session}`;
+      const r = t.kind === "compact" && !cell.local ? await h.compactSession(key) : await h.turn(key, t.message);
+      r.kind = t.kind;
+      r.scriptSession = t.session;
+    }
+    await waitIdle(h, 1500, 15_000);
+    const logs = h.allLogs();
+    const result = {
+      cell: name,
+      label: variant.label,
+      variant,
+      window: cell.window,
+      turnsPlanned: scenario.turns.length,
+      dir: h.dir,
+      totalMs: Date.now() - t0,
+      setupMs: h.setupMs,
+      runtimeEvents,
+      turns: h.turns,
+      requests: h.provider.requests,
+      stats: { ...h.provider.stats },
+      logs,
+      logFindings: logFindings(logs),
+    };
+    result.summary = summarizeRun({ requests: h.provider.requests, turns: h.turns, scenario, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), scenario.needle) });
+    result.recall = scenario.facts.map((f) => {
+      const turns = h.turns.filter((t) => t.scriptSession === f.session);
+      const s = summarizeRun({ requests: [], turns, scenario: { needle: f.needle }, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), f.needle) });
+      return { session: f.session, needle: f.needle, reachable: s.factReachable, reply: turns.at(-1) ? (turns.at(-1).ok ? turns.at(-1).text.slice(0, 120) : `(turn failed: ${String(turns.at(-1).error).slice(0, 100)})`) : null };
+    });
+    return result;
+  } finally {
+    await h.close({ keep: opts.keep });
+  }
+}
+
+async function waitIdle(h, quietMs, maxMs) {
+  const end = Date.now() + maxMs;
+  let last = -1;
+  let since = Date.now();
+  while (Date.now() < end) {
+    let size = 0;
+    try {
+      size = fs.statSync(h.decisionLogPath).size;
+    } catch {}
+    const sig = size * 1000 + h.provider.requests.length;
+    if (sig !== last) {
+      last = sig;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Log lines that matter to the verdict (host degradation, quarantine, preflight failures). */
+export function logFindings(logs) {
+  const pick = (re) => [...new Set((logs.match(new RegExp(`[^\\n]*${re.source}[^\\n]*`, "gi")) ?? []).map((l) => l.trim().slice(0, 400)))];
+  return {
+    degraded: pick(/degraded to "legacy"/),
+    quarantine: pick(/quarantin|factory returned an invalid ContextEngine/),
+    preflight: pick(/Preflight compaction required but failed/),
+    unavailable: pick(/errorCode=UNAVAILABLE/),
+  };
+}
+
+/**
+ * The cell's assertions for one run. `legacy` is the same cell's legacy run (cost baseline).
+ * @returns {{ok: boolean, failures: string[]}}
+ */
+export function judgeRun(run, legacy) {
+  const failures = [];
+  if (run.error) return { ok: false, failures: [`run error: ${run.error}`] };
+  const bad = run.turns.filter((t) => !t.ok);
+  if (bad.length) failures.push(`turns failed: ${bad.map((t) => t.index).join(",")} (first: ${String(bad[0].error).slice(0, 200)})`);
+  if (run.turns.length < run.turnsPlanned) failures.push(`only ${run.turns.length}/${run.turnsPlanned} turns ran`);
+  if (run.logFindings.degraded.length) failures.push(`degraded to legacy: ${run.logFindings.degraded[0]}`);
+  if (run.logFindings.quarantine.length) failures.push(`quarantine: ${run.logFindings.quarantine[0]}`);
+  if (run.summary.http400) failures.push(`${run.summary.http400} HTTP 400 at the provider${run.stats.reasoning400 ? ` (${run.stats.reasoning400} missing reasoning_content)` : ""}`);
+  for (const r of run.recall) if (r.reachable === "no") failures.push(`fact ${r.needle} (session ${r.session}) not recalled; last reply: ${r.reply}`);
+  if (legacy?.summary && run.variant.engine !== "legacy" && !(run.summary.inputCostUsd < legacy.summary.inputCostUsd)) {
+    failures.push(`input cost ${(run.summary.inputCostUsd / legacy.summary.inputCostUsd).toFixed(3)}x legacy (not below)`);
+  }
+  return { ok: failures.length === 0, failures };
+}
+
+/** A compact, JSON-friendly row for the table and matrix.json. */
+export function matrixRow(run, legacy) {
+  const v = judgeRun(run, legacy);
+  if (run.error) return { cell: run.cell, label: run.label, error: run.error, ok: false, failures: v.failures };
+  const s = run.summary;
+  return {
+    cell: run.cell,
+    label: run.label,
+    window: run.window,
+    turnsOk: run.turns.filter((t) => t.ok).length,
+    turns: run.turnsPlanned,
+    failedTurns: run.turns.filter((t) => !t.ok).map((t) => ({ turn: t.index, kind: t.kind, error: String(t.error).slice(0, 500) })),
+    requests: s.requests,
+    promptTokens: s.promptTokens,
+    hitPct: s.hitPct,
+    inputCostUsd: s.inputCostUsd,
+    costXLegacy: legacy?.summary?.inputCostUsd ? s.inputCostUsd / legacy.summary.inputCostUsd : null,
+    http400: s.http400,
+    reasoning400: run.stats.reasoning400 ?? 0,
+    maxPrompt: s.maxPrompt,
+    reasoningReplay: reasoningReplay(run.requests),
+    recall: run.recall.map((r) => r.reachable),
+    runtimeEvents: run.runtimeEvents,
+    logFindings: Object.fromEntries(Object.entries(run.logFindings).map(([k, v2]) => [k, v2.slice(0, 3)])),
+    minutes: run.totalMs / 60_000,
+    ok: v.ok,
+    failures: v.failures,
+  };
+}
+
+/**
+ * How assistant tool-call messages came back to the provider: how many (in successful requests),
+ * how many carried `reasoning_content`, how many non-empty (proves the thinking cell exercised
+ * the replay rather than OpenClaw's "" filler).
+ */
+export function reasoningReplay(requests = []) {
+  const out = { toolCallMessages: 0, withField: 0, nonEmpty: 0 };
+  for (const r of requests) {
+    if (r.status !== 200) continue;
+    for (const m of r.body?.messages ?? []) {
+      if (m?.role !== "assistant" || !m.tool_calls?.length) continue;
+      out.toolCallMessages++;
+      if (typeof m.reasoning_content === "string") out.withField++;
+      if (typeof m.reasoning_content === "string" && m.reasoning_content.length > 0) out.nonEmpty++;
+    }
+  }
+  return out;
+}
+
+/** The markdown table the matrix prints. */
+export function matrixTable(rows) {
+  const fmt = (n) => n.toLocaleString("en-US");
+  const head = "| cell | engine/variant | turns ok/total | requests | prompt tokens | hit % | input cost × legacy | 400s | recall | result |";
+  const sep = "|---|---|---:|---:|---:|---:|---:|---:|---|---|";
+  const lines = rows.map((r) => {
+    if (r.error) return `| ${r.cell} | ${r.label} | - | - | - | - | - | - | - | ERROR: ${cell(r.error)} |`;
+    const x = r.costXLegacy == null ? "-" : r.label === "legacy" ? "1.000" : r.costXLegacy.toFixed(3);
+    const recall = r.recall.map((v) => (v === "no" ? "no" : v === "verbatim" ? "yes" : `yes (${v})`)).join(" / ");
+    const result = r.ok ? "pass" : `FAIL: ${cell(r.failures.join("; "))}`;
+    return `| ${r.cell} | ${r.label} | ${r.turnsOk}/${r.turns} | ${fmt(r.requests)} | ${fmt(r.promptTokens)} | ${r.hitPct.toFixed(1)} | ${x} | ${r.http400} | ${recall} | ${result} |`;
+  });
+  return [head, sep, ...lines].join("\n");
+}
+
+function cell(s) {
+  const t = String(s).replace(/\s+/g, " ").replace(/\|/g, "\\|");
+  return t.length > 220 ? `${t.slice(0, 217)}...` : t;
+}

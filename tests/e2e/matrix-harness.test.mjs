@@ -1,0 +1,171 @@
+// Fast checks of the matrix's own parts (no OpenClaw; Node >= 20, well under a second):
+// DeepSeek's reasoning_content rule and the thinking fake provider, turn-failure detection,
+// the matrix scenarios, event placement, the verdict and the table.
+
+import test from "node:test";
+import assert from "node:assert/strict";
+import { reasoningViolations, pairingViolations } from "./lib/pairing.mjs";
+import { startFakeProvider } from "./lib/fake-provider.mjs";
+import { scriptMarker, INTERNAL_CONTEXT_MARK } from "./lib/script.mjs";
+import { turnError } from "./lib/turn-result.mjs";
+import { buildMatrixScenario, makeMarkdownFile } from "./lib/matrix-scenarios.mjs";
+import { CELLS, VARIANTS, resolveAt, cellScenario, judgeRun, matrixRow, matrixTable, logFindings, reasoningReplay } from "./lib/matrix.mjs";
+
+const call = (id) => ({ id, type: "function", function: { name: "read", arguments: "{}" } });
+const sys = { role: "system", content: "S" };
+
+test("reasoning_content rule: tool-call assistant messages must carry it (empty string is accepted)", () => {
+  const result = { role: "tool", tool_call_id: "c1", content: "r" };
+  assert.deepEqual(reasoningViolations([sys, { role: "user", content: "u" }, { role: "assistant", content: "hi" }]), [], "plain text answers may omit it");
+  assert.deepEqual(reasoningViolations([{ role: "assistant", content: null, tool_calls: [call("c1")], reasoning_content: "" }, result]), []);
+  assert.deepEqual(reasoningViolations([{ role: "assistant", content: null, tool_calls: [call("c1")], reasoning_content: "thought" }, result]), []);
+  const v = reasoningViolations([sys, { role: "user", content: "u" }, { role: "assistant", content: null, tool_calls: [call("c1")] }, result]);
+  assert.equal(v.length, 1);
+  assert.equal(v[0].index, 2);
+  assert.equal(v[0].kind, "missing_reasoning_content");
+  assert.match(v[0].message, /reasoning_content.*must be passed back/);
+  assert.equal(reasoningViolations([{ role: "assistant", tool_calls: [call("c1")], reasoning_content: null }, result]).length, 1, "null is not a string");
+  assert.deepEqual(pairingViolations([{ role: "assistant", tool_calls: [call("c1")] }, result]), [], "independent of the pairing rule");
+});
+
+test("thinking fake provider: streams reasoning_content first, 400s a tool call replayed without it", async () => {
+  const p = await startFakeProvider({ thinking: true });
+  const post = (body) => fetch(`${p.baseUrl}/chat/completions`, { method: "POST", body: JSON.stringify({ stream: true, tools: [{ type: "function", function: { name: "read" } }], ...body }) });
+  try {
+    const prompt = { role: "user", content: `go ${scriptMarker({ steps: [{ read: "a.md" }], reply: "done" })}` };
+    const ic = { role: "user", content: `${INTERNAL_CONTEXT_MARK} x` };
+    const text = await (await post({ messages: [sys, prompt, ic] })).text();
+    const chunks = text.split("\n\n").filter((l) => l && l !== "data: [DONE]").map((l) => JSON.parse(l.slice(6)));
+    const firstReasoning = chunks.findIndex((c) => c.choices[0]?.delta?.reasoning_content);
+    const firstCall = chunks.findIndex((c) => c.choices[0]?.delta?.tool_calls);
+    assert.ok(firstReasoning > 0 && firstReasoning < firstCall, "reasoning deltas come before the tool call");
+    const thought = chunks.map((c) => c.choices[0]?.delta?.reasoning_content ?? "").join("");
+    assert.match(thought, /call read/);
+    const tc = chunks[firstCall].choices[0].delta.tool_calls[0];
+    const asst = { role: "assistant", content: null, tool_calls: [{ id: tc.id, type: "function", function: tc.function }] };
+    const result = { role: "tool", tool_call_id: tc.id, content: "file" };
+    const ok = await post({ messages: [sys, prompt, { ...asst, reasoning_content: thought }, result, ic] });
+    assert.equal(ok.status, 200);
+    await ok.text();
+    const bad = await post({ messages: [sys, prompt, asst, result, ic] });
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).error.message, /reasoning_content/);
+    assert.equal(p.stats.http400, 1);
+    assert.equal(p.stats.reasoning400, 1);
+  } finally {
+    await p.close();
+  }
+  const plain = await startFakeProvider();
+  try {
+    const r = await fetch(`${plain.baseUrl}/chat/completions`, { method: "POST", body: JSON.stringify({ tools: [{}], messages: [{ role: "assistant", tool_calls: [call("c1")] }, { role: "tool", tool_call_id: "c1", content: "r" }, { role: "user", content: "u" }] }) });
+    assert.equal(r.status, 200, "a non-thinking model does not require reasoning_content");
+    await r.text();
+  } finally {
+    await plain.close();
+  }
+});
+
+test("turnError: exit code, errorCode, error status, missing reply; null for a good turn", () => {
+  const good = { result: { payloads: [{ text: "hi" }] } };
+  assert.equal(turnError({ code: 0, json: good, text: "hi" }), null);
+  assert.match(turnError({ code: 1, json: null, text: null, stderr: "Error: Preflight compaction required but failed: x\n" }), /exit 1: .*Preflight compaction/);
+  assert.match(turnError({ code: 0, json: { status: "error", errorCode: "UNAVAILABLE", error: "Preflight compaction required but failed" }, text: null }), /errorCode=UNAVAILABLE: Preflight/);
+  assert.match(turnError({ code: 0, json: { status: "failed", summary: "x" }, text: "" }), /status=failed/);
+  assert.match(turnError({ code: 0, json: { result: { payloads: [] } }, text: "" }), /no reply text/);
+  assert.match(turnError({ code: 0, json: null, text: null, stdout: "garbage" }), /no JSON result/);
+  assert.match(turnError({ code: null, timedOut: true, json: null }), /timed out/);
+});
+
+test("matrix scenarios: deterministic, sizes in range, facts per session, /compact turns", () => {
+  assert.equal(makeMarkdownFile(3, 20_000), makeMarkdownFile(3, 20_000));
+  assert.equal(makeMarkdownFile(3, 20_000).length, 20_000);
+  assert.match(makeMarkdownFile(3, 20_000), /^# Document 3\n[\s\S]*\n## 1\. /);
+  const s = buildMatrixScenario({ turns: 18, readKB: [12, 40], execKB: [2, 6] });
+  assert.deepEqual(buildMatrixScenario({ turns: 18, readKB: [12, 40], execKB: [2, 6] }), s);
+  assert.equal(s.turns.length, 18);
+  assert.equal(s.turns[0].kind, "plant");
+  assert.equal(s.turns.at(-1).kind, "check");
+  assert.match(s.turns[0].message, /ZEBRA-4417/);
+  const sizes = Object.values(s.files).map((f) => f.length);
+  assert.equal(sizes.length, 16);
+  for (const b of sizes) assert.ok(b >= 12 * 1024 && b <= 40 * 1024, `read size ${b}`);
+  for (const t of s.turns.filter((x) => x.kind === "work")) {
+    const rows = Number(/ 1 (\d+)\\"/.exec(t.message)?.[1] ?? /' 1 (\d+)/.exec(t.message)[1]);
+    assert.ok(rows * 46 >= 1.5 * 1024 && rows * 46 <= 6.5 * 1024, `exec rows ${rows}`);
+  }
+  const two = buildMatrixScenario({ turns: 10, sessions: ["a", "b"] });
+  assert.deepEqual(two.turns.map((t) => t.session).slice(0, 4), ["a", "b", "a", "b"]);
+  assert.deepEqual(two.facts.map((f) => f.needle), ["ZEBRA-4417", "LYNX-8820"]);
+  for (const sess of ["a", "b"]) {
+    const mine = two.turns.filter((t) => t.session === sess);
+    assert.equal(mine[0].kind, "plant");
+    assert.equal(mine.at(-1).kind, "check");
+  }
+  const c = cellScenario("compact", CELLS.compact, { turns: 18 });
+  assert.deepEqual(c.turns.map((t, i) => (t.kind === "compact" ? i : -1)).filter((i) => i >= 0), [7, 14]);
+  assert.equal(c.turns[7].message, "/compact");
+});
+
+test("matrix: events scale with --turns; every cell builds; variants are legacy + ownsCompaction true/false", () => {
+  assert.deepEqual([...resolveAt({ 0.5: "restart" }, 18)], [[9, ["restart"]]]);
+  assert.deepEqual([...resolveAt({ 0.34: "slot:legacy", 0.67: "slot:engine" }, 6)], [[2, ["slot:legacy"]], [4, ["slot:engine"]]]);
+  assert.deepEqual([...resolveAt({ 0.99: "install" }, 4)], [[2, ["install"]]], "kept before the last turn");
+  for (const [name, cell] of Object.entries(CELLS)) {
+    const s = cellScenario(name, cell, { turns: 6 });
+    assert.ok(s.turns.length >= 6, name);
+    assert.ok(cell.estimate > 0 && cell.window > 0, name);
+  }
+  assert.deepEqual(VARIANTS.map((v) => v.pluginConfig?.ownsCompaction ?? "legacy"), ["legacy", true, false]);
+});
+
+test("matrix verdict and table: failed turns, 400s, recall, cost vs legacy", () => {
+  const mk = (label, engine, o = {}) => ({
+    cell: "repro-48k",
+    label,
+    variant: { label, engine },
+    window: 48_000,
+    turnsPlanned: 3,
+    turns: [0, 1, 2].map((i) => ({ index: i, ok: !(o.fail ?? []).includes(i), error: (o.fail ?? []).includes(i) ? "errorCode=UNAVAILABLE: Preflight compaction required but failed: x" : null })),
+    summary: { requests: 9, promptTokens: 100_000, hitPct: 80, inputCostUsd: o.cost ?? 0.01, http400: o.http400 ?? 0, maxPrompt: 40_000 },
+    stats: { reasoning400: o.http400 ?? 0 },
+    recall: [{ session: "main", needle: "ZEBRA-4417", reachable: o.recall ?? "verbatim", reply: "CHECK" }],
+    logFindings: logFindings(o.logs ?? ""),
+    runtimeEvents: [],
+    totalMs: 60_000,
+  });
+  const legacy = mk("legacy", "legacy", { cost: 0.02 });
+  assert.deepEqual(judgeRun(legacy, legacy), { ok: true, failures: [] });
+  assert.equal(judgeRun(mk("cf", "cachefold", { cost: 0.01 }), legacy).ok, true);
+  const bad = judgeRun(mk("cf", "cachefold", { cost: 0.03, fail: [1, 2], http400: 2, recall: "no", logs: 'x\n[context-engine] Context engine "cachefold" degraded to "legacy" for this logical turn\ny' }), legacy);
+  assert.equal(bad.ok, false);
+  assert.match(bad.failures.join("\n"), /turns failed: 1,2 \(first: errorCode=UNAVAILABLE/);
+  assert.match(bad.failures.join("\n"), /2 HTTP 400 .*2 missing reasoning_content/);
+  assert.match(bad.failures.join("\n"), /ZEBRA-4417 .* not recalled/);
+  assert.match(bad.failures.join("\n"), /1\.500x legacy/);
+  assert.match(bad.failures.join("\n"), /degraded to legacy/);
+  const rows = [matrixRow(legacy, legacy), matrixRow(mk("cachefold ownsCompaction=true", "cachefold", { cost: 0.005, fail: [2] }), legacy), matrixRow({ cell: "x", label: "y", error: "boom|1" }, null)];
+  assert.equal(rows[1].costXLegacy, 0.25);
+  const t = matrixTable(rows).split("\n");
+  assert.equal(t.length, 5);
+  assert.match(t[0], /^\| cell \| engine\/variant \| turns ok\/total \| requests \| prompt tokens \| hit % \| input cost × legacy \| 400s \| recall \|/);
+  assert.match(t[2], /^\| repro-48k \| legacy \| 3\/3 \| 9 \| 100,000 \| 80\.0 \| 1\.000 \| 0 \| yes \| pass \|$/);
+  assert.match(t[3], /\| 2\/3 \| .* \| 0\.250 \| 0 \| yes \| FAIL: turns failed: 2 /);
+  assert.match(t[4], /ERROR: boom\\\|1/);
+});
+
+test("reasoningReplay counts tool-call messages sent back with (non-empty) reasoning_content", () => {
+  const a = (rc) => ({ role: "assistant", tool_calls: [call("c1")], ...(rc === undefined ? {} : { reasoning_content: rc }) });
+  const reqs = [
+    { status: 200, body: { messages: [a("thought"), a(""), a(undefined), { role: "assistant", content: "text" }] } },
+    { status: 400, body: { messages: [a(undefined)] } },
+  ];
+  assert.deepEqual(reasoningReplay(reqs), { toolCallMessages: 3, withField: 2, nonEmpty: 1 });
+});
+
+test("/compact: the host's benign skips are not failures", async () => {
+  const { BENIGN_COMPACT_SKIP } = await import("./lib/harness.mjs");
+  assert.ok(BENIGN_COMPACT_SKIP.test("Already compacted"));
+  assert.ok(BENIGN_COMPACT_SKIP.test("nothing to fold"));
+  assert.ok(!BENIGN_COMPACT_SKIP.test("cachefold folds at the next assemble (history not available here)"));
+  assert.ok(!BENIGN_COMPACT_SKIP.test("Preflight compaction required but failed"));
+});
