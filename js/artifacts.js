@@ -36,7 +36,6 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
-  readFileSync,
   realpathSync,
   renameSync,
   unlinkSync,
@@ -45,6 +44,7 @@ import {
 } from "node:fs";
 import { readdir, readFile, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
+import { readNoFollow, unsafe } from "./store.js";
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
@@ -107,9 +107,6 @@ export function ensureStore(stateDir) {
 
 const NOFOLLOW = C.O_NOFOLLOW ?? 0;
 
-function unsafe(message) {
-  return Object.assign(new Error(message), { code: "CACHEFOLD_UNSAFE_PATH" });
-}
 
 /** Throw unless the directory holding `path` resolves inside the store root (no symlinked dirs). */
 function assertInStore(stateDir, path) {
@@ -124,24 +121,6 @@ function assertInStore(stateDir, path) {
     throw err;
   }
   if (dir !== root && !dir.startsWith(root + sep)) throw unsafe(`refusing ${path}: its directory resolves to ${dir}, outside ${root}`);
-}
-
-/** Read a regular file without following a final symlink; null when absent. */
-function readNoFollow(path) {
-  let fd;
-  try {
-    fd = openSync(path, C.O_RDONLY | NOFOLLOW);
-  } catch (err) {
-    if (err.code === "ENOENT") return null;
-    if (err.code === "ELOOP") throw unsafe(`refusing to follow the symlink ${path}`);
-    throw err;
-  }
-  try {
-    if (!fstatSync(fd).isFile()) throw unsafe(`refusing ${path}: not a regular file`);
-    return readFileSync(fd, "utf8");
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function isRegularFile(path) {

@@ -51,7 +51,7 @@ export function ensureDir(dir) {
   return dir;
 }
 
-function unsafe(message) {
+export function unsafe(message) {
   return Object.assign(new Error(message), { code: "CACHEFOLD_UNSAFE_PATH" });
 }
 
@@ -85,7 +85,8 @@ export function assertInside(root, path) {
   if (real !== top && !real.startsWith(top + sep)) throw unsafe(`refusing ${path}: it resolves to ${real}, outside ${top}`);
 }
 
-function readOr(path, fallback) {
+/** Read a regular file without following a final symlink; `fallback` when it is absent. */
+export function readNoFollow(path, fallback = null) {
   let fd;
   try {
     fd = openSync(path, C.O_RDONLY | NOFOLLOW);
@@ -120,8 +121,8 @@ function splitHeader(text) {
  * journal file exactly (see journalStamp).
  */
 export function readState(paths) {
-  const snapshot = readOr(paths.snapshot, null);
-  const raw = readOr(paths.journal, null);
+  const snapshot = readNoFollow(paths.snapshot, null);
+  const raw = readNoFollow(paths.journal, null);
   const { gen, body } = splitHeader(raw ?? "");
   return { snapshot, journal: body, stamp: { gen, size: raw == null ? -1 : Buffer.byteLength(raw) }, headerless: raw != null && gen == null && raw.length > 0 };
 }
@@ -238,7 +239,7 @@ export function writeFold(paths, foldId, text) {
   ensureDir(paths.folds);
   assertInside(paths.stateDir ?? paths.dir, paths.folds);
   const file = join(paths.folds, `${foldId}.jsonl`);
-  if (readOr(file, null) == null) writeAtomic(file, text);
+  if (readNoFollow(file, null) == null) writeAtomic(file, text);
   return file;
 }
 
@@ -247,7 +248,7 @@ export function readFold(paths, foldId) {
   if (!/^[fc][0-9]{1,9}$/.test(foldId)) return null;
   try {
     assertInside(paths.stateDir ?? paths.dir, paths.folds);
-    return readOr(join(paths.folds, `${foldId}.jsonl`), null);
+    return readNoFollow(join(paths.folds, `${foldId}.jsonl`), null);
   } catch (err) {
     if (err.code === "CACHEFOLD_UNSAFE_PATH") return null;
     throw err;
@@ -319,7 +320,7 @@ function ownerDead(pid, start, host, token) {
 
 function readLock(lockPath) {
   try {
-    const text = readOr(lockPath, null);
+    const text = readNoFollow(lockPath, null);
     if (text == null) return null;
     const info = JSON.parse(text || "{}");
     return info && typeof info === "object" ? info : {};
