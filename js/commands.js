@@ -187,6 +187,8 @@ export async function sessionStatus(ctx, s, events) {
     turns,
     calls: stats.calls,
     folds: stats.folds?.count ?? 0,
+    promptTokens: stats.promptTokens ?? 0,
+    hitTokens: stats.cacheRead ?? 0,
     hitPct: stats.hitPct,
     predictedHitPct: stats.predictedHitPct,
     predictionErrorPct: stats.predictionErrorPct,
