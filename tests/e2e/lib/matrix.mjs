@@ -14,7 +14,7 @@ import path from "node:path";
 import { Harness } from "./harness.mjs";
 import { summarizeRun } from "./analyze.mjs";
 import { buildMatrixScenario } from "./matrix-scenarios.mjs";
-import { dirContains } from "./session.mjs";
+import { dirContains, waitQuiet } from "./session.mjs";
 
 // The session shape: 18 turns, each reading markdown docs of 12-40 KB and running shell
 // commands with a few KB of output (8 read+exec pairs per turn: an agent surveying a doc set),
@@ -124,7 +124,7 @@ export async function runCell(name, cell, variant, opts = {}) {
       r.kind = t.kind;
       r.scriptSession = t.session;
     }
-    await waitIdle(h, 1500, 15_000);
+    await waitQuiet(h, 1500, 15_000);
     const logs = h.allLogs();
     const result = {
       cell: name,
@@ -151,24 +151,6 @@ export async function runCell(name, cell, variant, opts = {}) {
     return result;
   } finally {
     await h.close({ keep: opts.keep });
-  }
-}
-
-async function waitIdle(h, quietMs, maxMs) {
-  const end = Date.now() + maxMs;
-  let last = -1;
-  let since = Date.now();
-  while (Date.now() < end) {
-    let size = 0;
-    try {
-      size = fs.statSync(h.decisionLogPath).size;
-    } catch {}
-    const sig = size * 1000 + h.provider.requests.length;
-    if (sig !== last) {
-      last = sig;
-      since = Date.now();
-    } else if (Date.now() - since >= quietMs) return;
-    await new Promise((r) => setTimeout(r, 250));
   }
 }
 

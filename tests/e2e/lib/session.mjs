@@ -94,7 +94,7 @@ export async function runScenario(spec, scenario, opts = {}) {
 }
 
 /** Wait until the decision log and the provider have been idle for `quietMs` (bounded). */
-async function waitQuiet(h, quietMs, maxMs) {
+export async function waitQuiet(h, quietMs, maxMs) {
   const end = Date.now() + maxMs;
   let last = -1;
   let since = Date.now();
