@@ -16,7 +16,7 @@ import { syncBuiltinESMExports } from "node:module";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { fakeApi, tempDir } from "../js/helpers.mjs";
+import { tempDir, engineFor, sessionDir } from "../js/helpers.mjs";
 import { history, turn, MODEL, shortHash } from "./turns.mjs";
 
 const FULL = process.env.CACHEFOLD_FAULTS === "full";
@@ -36,17 +36,7 @@ function report(t, name, r) {
   t.diagnostic(line);
 }
 
-async function engineFor(config) {
-  const { default: plugin } = await import("../../js/index.js");
-  const { api, reg } = fakeApi(config);
-  plugin.register(api);
-  return reg.engines.cachefold({});
-}
 
-async function sessionDir(stateDir, sessionId) {
-  const { loadCore } = await import("../../js/core.js");
-  return join(stateDir, "sessions", (await loadCore()).sessionDirName(sessionId));
-}
 
 const events = (logFile) =>
   existsSync(logFile)

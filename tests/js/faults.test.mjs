@@ -9,7 +9,7 @@ import { syncBuiltinESMExports } from "node:module";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { fakeApi, tempDir, user, assistantText, commitInNewProcess, runModule, pluginPrelude } from "./helpers.mjs";
+import { fakeApi, tempDir, engineFor, sessionDir, user, assistantText, commitInNewProcess, runModule, pluginPrelude } from "./helpers.mjs";
 
 const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
 const skip = built ? false : "pkg/ not built (run `npm run build`)";
@@ -24,15 +24,7 @@ async function loadPlugin(config) {
   return { api, reg };
 }
 
-async function engineFor(config) {
-  const { reg } = await loadPlugin(config);
-  return reg.engines.cachefold({});
-}
 
-async function sessionDir(stateDir, sessionId) {
-  const { loadCore } = await import("../../js/core.js");
-  return join(stateDir, "sessions", (await loadCore()).sessionDirName(sessionId));
-}
 
 const events = (logFile) =>
   existsSync(logFile)

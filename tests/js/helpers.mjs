@@ -132,3 +132,17 @@ export function runModule(source, opts = {}) {
   writeFileSync(file, source);
   return execFileSync(process.execPath, [file], { encoding: "utf8", maxBuffer: 64 << 20, ...opts });
 }
+
+/** The engine a fresh registration of the plugin with `config` creates (one per turn, as OpenClaw does). */
+export async function engineFor(config) {
+  const { default: plugin } = await import("../../js/index.js");
+  const { api, reg } = fakeApi(config);
+  plugin.register(api);
+  return reg.engines.cachefold({});
+}
+
+/** The on-disk directory of one session's state. */
+export async function sessionDir(stateDir, sessionId) {
+  const { loadCore } = await import("../../js/core.js");
+  return join(stateDir, "sessions", (await loadCore()).sessionDirName(sessionId));
+}

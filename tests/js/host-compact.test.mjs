@@ -9,7 +9,7 @@ import { readFileSync, readdirSync, existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+import { tempDir, engineFor, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const skip = existsSync(join(ROOT, "pkg/cachefold_bg.wasm")) ? false : "pkg/ not built (run `npm run build`)";
@@ -36,12 +36,6 @@ function continues(r) {
   return t.includes("below threshold") || t.includes("already under target") || t.includes("already compacted") || (r.ok && t.includes("nothing to compact"));
 }
 
-async function engineFor(config) {
-  const { default: plugin } = await import("../../js/index.js");
-  const { api, reg } = fakeApi(config);
-  plugin.register(api);
-  return reg.engines.cachefold({});
-}
 
 const MODEL = "deepseek-v4-flash";
 const preflight = (sessionId, currentTokenCount) => ({

@@ -5,7 +5,7 @@ import { readFileSync, existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { fakeApi, toolNames, tempDir, user, assistantText, assistantCall, toolResult, commitInNewProcess } from "./helpers.mjs";
+import { fakeApi, toolNames, tempDir, engineFor, user, assistantText, assistantCall, toolResult, commitInNewProcess } from "./helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const manifest = JSON.parse(readFileSync(join(ROOT, "openclaw.plugin.json"), "utf8"));
@@ -19,10 +19,6 @@ async function loadPlugin(config) {
   return { plugin, api, reg };
 }
 
-async function engineFor(config) {
-  const { reg } = await loadPlugin(config);
-  return reg.engines.cachefold({});
-}
 
 test("registers the engine, both hooks and exactly the manifest's tools", { skip }, async () => {
   const { plugin, reg } = await loadPlugin({ stateDir: tempDir() });
