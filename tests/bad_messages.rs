@@ -5,22 +5,11 @@
 
 mod engine_support;
 
-use cachefold::config::Config;
 use cachefold::engine::{CommitInput, Session};
 use cachefold::fingerprint::message_hash;
 use cachefold::message::Message;
 use cachefold::pairing::{self, Shape};
 use engine_support::*;
-
-fn small() -> Config {
-    Config {
-        tail_tokens: 1_000,
-        min_fold_tokens: 500,
-        fold_record_budget: 4_000,
-        expected_remaining_calls: 100,
-        ..Config::default()
-    }
-}
 
 /// A tool result whose text was cut inside an emoji, as `JSON.stringify` writes it.
 fn lone_surrogate(id: &str, ts: u64) -> String {

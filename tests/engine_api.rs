@@ -10,17 +10,6 @@ use cachefold::pairing::{self, Shape};
 use engine_support::*;
 use serde_json::Value;
 
-/// Small thresholds so a few turns force folds.
-fn small() -> Config {
-    Config {
-        tail_tokens: 1_000,
-        min_fold_tokens: 500,
-        fold_record_budget: 4_000,
-        expected_remaining_calls: 100,
-        ..Config::default()
-    }
-}
-
 fn session(cfg: Config) -> Session {
     Session::new(cfg, "s1")
 }

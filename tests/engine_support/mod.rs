@@ -1,10 +1,22 @@
 //! Message builders and a shim-like driver shared by the engine test files.
 #![allow(dead_code)]
 
+use cachefold::config::Config;
 use cachefold::engine::{AssembleInput, AssemblePlan, IndexedJson, Session};
 use serde_json::json;
 
 pub const T0: u64 = 1_763_000_000_000;
+
+/// A config that folds small sessions (tail 1,000, regions from 500 tokens, 100 expected calls).
+pub fn small() -> Config {
+    Config {
+        tail_tokens: 1_000,
+        min_fold_tokens: 500,
+        fold_record_budget: 4_000,
+        expected_remaining_calls: 100,
+        ..Config::default()
+    }
+}
 
 pub fn user(text: &str, ts: u64) -> String {
     json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts})
