@@ -70,7 +70,7 @@ pub fn round_trip_message(json: &str) -> Result<String, JsValue> {
 #[wasm_bindgen]
 pub struct Session {
     inner: crate::engine::Session,
-    replay: Option<crate::journal::ReplayReport>,
+    replay: Option<crate::engine::journal::ReplayReport>,
 }
 
 #[wasm_bindgen]
@@ -260,8 +260,9 @@ pub fn process_tool_result_js(
     let cfg = parse_config(config_json)?;
     let message = tools_json_arg(&message_json)?;
     drop(message_json); // a 100 MB result: free the input copy before the artifact is built
-    let mut p = crate::shrink::process_tool_result(&cfg, tool_name, message, compact_details)
-        .map_err(|e| err(&e))?;
+    let mut p =
+        crate::tools::shrink::process_tool_result(&cfg, tool_name, message, compact_details)
+            .map_err(|e| err(&e))?;
     // The artifact text (up to the whole tool output) goes out as a plain JS string, not through
     // to_js's JSON text: escaping and re-parsing 1 MB costs ~2 ms of the persist hook's budget.
     let artifact_text = p.artifact_text.take();
@@ -287,39 +288,42 @@ pub fn apply_tool_defaults_js(
     let tool_name = tool_name.as_str();
     let cfg = parse_config(config_json)?;
     let params = tools_json_arg(params_json)?;
-    Ok(crate::tool_defaults::apply_tool_defaults(&cfg, tool_name, &params).map(|v| v.to_string()))
+    Ok(
+        crate::tools::defaults::apply_tool_defaults(&cfg, tool_name, &params)
+            .map(|v| v.to_string()),
+    )
 }
 
 /// Throws `CACHEFOLD_INVALID_ID` unless `id` is 40 lowercase hex digits.
 #[wasm_bindgen(js_name = validateArtifactId)]
 pub fn validate_artifact_id_js(id: &str) -> Result<(), JsValue> {
-    crate::shrink::validate_artifact_id(id).map_err(|e| err(&e))
+    crate::tools::shrink::validate_artifact_id(id).map_err(|e| err(&e))
 }
 
 /// Lowercase hex SHA-1 of `text`: the artifact id.
 #[wasm_bindgen(js_name = artifactId)]
 pub fn artifact_id_js(text: &str) -> String {
-    crate::shrink::artifact_id(text)
+    crate::tools::shrink::artifact_id(text)
 }
 
 /// The artifact id in our header when `text` was already shrunk, else `undefined`.
 #[wasm_bindgen(js_name = isShrunk)]
 pub fn is_shrunk_js(text: &str) -> Option<String> {
-    crate::shrink::is_shrunk(text)
+    crate::tools::shrink::is_shrunk(text)
 }
 
 /// `{kind: "artifact"|"fold"|"condensed", id}` for a `cachefold_recover` id (decided by the
 /// id's whole shape); throws `CACHEFOLD_INVALID_ID`.
 #[wasm_bindgen(js_name = parseRecoverTarget)]
 pub fn parse_recover_target_js(id: &str) -> Result<JsValue, JsValue> {
-    to_js(&crate::recover::parse_target(id).map_err(|e| err(&e))?)
+    to_js(&crate::tools::recover::parse_target(id).map_err(|e| err(&e))?)
 }
 
 /// `{text, details}` of `cachefold_recover` for `params_json` (`{lines?, chars?, maxChars?}`).
 #[wasm_bindgen(js_name = recoverAnswer)]
 pub fn recover_answer_js(id: &str, text: &str, params_json: &str) -> Result<JsValue, JsValue> {
     let params = tools_json_arg(params_json)?;
-    to_js(&crate::recover::answer(id, text, &params).map_err(|e| err(&e))?)
+    to_js(&crate::tools::recover::answer(id, text, &params).map_err(|e| err(&e))?)
 }
 
 /// `{text, hits, more}` of `cachefold_search` over `docs_json` (`[{id, kind, text}]`).
@@ -330,15 +334,18 @@ pub fn search_answer_js(
     regex: bool,
     max_hits: u32,
 ) -> Result<JsValue, JsValue> {
-    let docs: Vec<crate::search::OwnedDoc> =
+    let docs: Vec<crate::tools::search::OwnedDoc> =
         serde_json::from_str(docs_json).map_err(|e| err(&Error::from(e)))?;
-    to_js(&crate::search::answer(&docs, query, regex, max_hits as usize).map_err(|e| err(&e))?)
+    to_js(
+        &crate::tools::search::answer(&docs, query, regex, max_hits as usize)
+            .map_err(|e| err(&e))?,
+    )
 }
 
 /// Bounded copy of a `details` value (JSON text in, JSON text out).
 #[wasm_bindgen(js_name = compactDetails)]
 pub fn compact_details_js(details_json: &str) -> Result<String, JsValue> {
-    Ok(crate::details::compact_details(&tools_json_arg(details_json)?).to_string())
+    Ok(crate::tools::details::compact_details(&tools_json_arg(details_json)?).to_string())
 }
 
 // ---- lessons bindings (js/lessons.js) ----

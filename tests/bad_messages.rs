@@ -5,8 +5,8 @@
 
 mod engine_support;
 
+use cachefold::engine::fingerprint::message_hash;
 use cachefold::engine::{CommitInput, Session};
-use cachefold::fingerprint::message_hash;
 use cachefold::message::Message;
 use cachefold::pairing::{self, Shape};
 use engine_support::*;

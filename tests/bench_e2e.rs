@@ -3,7 +3,7 @@
 #![cfg(feature = "bench")]
 
 use cachefold::bench::{self, cache, prefix, run, tokenizer::Tokenizer};
-use cachefold::transcript::parse_auto;
+use cachefold::replay::transcript::parse_auto;
 use std::process::Command;
 
 fn out_dir(name: &str) -> std::path::PathBuf {

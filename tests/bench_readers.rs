@@ -6,7 +6,7 @@
 use cachefold::bench::sqlite;
 use cachefold::message::Role;
 use cachefold::pairing::{self, Shape};
-use cachefold::transcript::{
+use cachefold::replay::transcript::{
     detect, parse_auto, parse_claude_code, parse_pi, parse_pi_lines, parse_reasonix, Transcript,
 };
 use serde_json::Value;
@@ -164,7 +164,7 @@ fn claude_code_grouping_and_chain() {
     assert_eq!(t.messages[7].text(), "continue with the docs");
     assert_eq!(
         t.calls[3].timestamp_ms,
-        cachefold::transcript::parse_iso_ms("2026-02-12T17:00:02.000Z").unwrap()
+        cachefold::replay::transcript::parse_iso_ms("2026-02-12T17:00:02.000Z").unwrap()
     );
     // Pairing-valid as read.
     let shapes: Vec<Shape> = t.messages.iter().map(Shape::of).collect();

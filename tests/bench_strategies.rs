@@ -396,14 +396,16 @@ fn s2f_rerenders_its_summary_block_and_keeps_five_turns() {
     );
 }
 
-fn shrunk_messages(t: &cachefold::transcript::Transcript, cfg: &Config) -> Vec<Message> {
+fn shrunk_messages(t: &cachefold::replay::transcript::Transcript, cfg: &Config) -> Vec<Message> {
     t.messages
         .iter()
         .map(|m| {
             if m.role() == Role::ToolResult {
-                if let Ok(Some(o)) =
-                    cachefold::shrink::shrink_tool_result(cfg, m.tool_name().unwrap_or(""), m.raw())
-                {
+                if let Ok(Some(o)) = cachefold::tools::shrink::shrink_tool_result(
+                    cfg,
+                    m.tool_name().unwrap_or(""),
+                    m.raw(),
+                ) {
                     return Message::from_value(o.message).unwrap();
                 }
             }

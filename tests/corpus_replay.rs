@@ -2,11 +2,11 @@
 //! violations (pairing, completeness, append-only, budget, idempotence, journal restore).
 //!
 //! The corpus lives next to the repository (`../shared/corpus` relative to the crate, i.e.
-//! `/work/shared/corpus`); when it is absent the test prints that it was skipped.
+//! the `shared/corpus` folder beside the checkout); when it is absent the test prints that it was skipped.
 
 use cachefold::config::Config;
+use cachefold::replay::transcript::parse_auto;
 use cachefold::replay::{replay, ReplayOptions, SummaryMode};
-use cachefold::transcript::parse_auto;
 use std::path::{Path, PathBuf};
 
 fn corpus_dir() -> Option<PathBuf> {

@@ -357,7 +357,7 @@ fn divergence_in_tail_truncates_in_head_repins() {
     );
     assert_eq!(
         s.state().records[n - 2].h,
-        cachefold::fingerprint::message_hash(&msgs[n - 2])
+        cachefold::engine::fingerprint::message_hash(&msgs[n - 2])
     );
     // Now the head changes: re-pin.
     msgs[1] = assistant("a different first answer", T0 + 1);

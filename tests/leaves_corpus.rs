@@ -1,9 +1,10 @@
 //! Pairing repair, digests and fold records over the real pi sessions of the replay corpus
-//! (`/work/shared/corpus` or `$CACHEFOLD_CORPUS`); skipped with a message when it is absent.
+//! (`../shared/corpus` next to the checkout, or `$CACHEFOLD_CORPUS`); skipped with a message when it is absent.
 //!
 //! Real histories carry real pairing damage (before-compaction.jsonl has 454 calls but 448
 //! results), so this checks the repair invariants on data no generator wrote.
-use cachefold::digest::{digest, fold_header, render_extractive, Digest};
+use cachefold::digest::{digest, Digest};
+use cachefold::fold::record::{fold_header, render_extractive};
 use cachefold::pairing::{cut_points, repair, violations, Shape};
 use cachefold::{Config, Message};
 use std::collections::BTreeMap;
@@ -12,7 +13,7 @@ use std::path::PathBuf;
 fn corpus() -> Option<PathBuf> {
     let p = std::env::var("CACHEFOLD_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from("/work/shared/corpus"));
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
     p.is_dir().then_some(p)
 }
 

@@ -1,6 +1,6 @@
 //! S3: cachefold itself, driven exactly as the JS shim drives it (see `crate::replay`, whose
 //! turn structure and `need → assemble → needFull` protocol this mirrors call by call), plus
-//! the tool-result middleware (`crate::shrink::shrink_tool_result` at ingest).
+//! the tool-result middleware (`crate::tools::shrink::shrink_tool_result` at ingest).
 //!
 //! Why not call `crate::replay::replay` directly: that function answers `maintain`'s LLM
 //! summary requests with a stand-in and does not expose them, while the bench must bill every
@@ -169,7 +169,7 @@ impl Cachefold {
             return v;
         }
         for (id, (from, to)) in &self.folds {
-            // Every record starts with `[cachefold fold <id>]` (digest::fold_header).
+            // Every record starts with `[cachefold fold <id>]` (fold::record::fold_header).
             if json.contains(&format!("[cachefold fold {id}]")) {
                 v.extend(*from as usize..*to as usize);
             }
@@ -192,7 +192,7 @@ impl Strategy for Cachefold {
         match m.role() {
             Role::ToolResult => {
                 let tool = m.msg.tool_name().unwrap_or("").to_string();
-                match crate::shrink::shrink_tool_result(&self.cfg, &tool, m.msg.raw()) {
+                match crate::tools::shrink::shrink_tool_result(&self.cfg, &tool, m.msg.raw()) {
                     Ok(Some(out)) => {
                         self.shrunk += 1;
                         let _ = self.session.note_artifact(

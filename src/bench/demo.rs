@@ -14,12 +14,15 @@
 //! so the session changes only when those files change.
 
 use crate::message::{Message, Usage};
-use crate::transcript::{Call, Transcript};
+use crate::replay::transcript::{Call, Transcript};
 use serde_json::{json, Value};
 
 /// Files the demo agent reads (path, contents), embedded at compile time.
 pub const FILES: &[(&str, &str)] = &[
-    ("src/transcript.rs", include_str!("../transcript.rs")),
+    (
+        "src/replay/transcript/mod.rs",
+        include_str!("../replay/transcript/mod.rs"),
+    ),
     ("src/message.rs", include_str!("../message.rs")),
     ("src/error.rs", include_str!("../error.rs")),
     ("src/config.rs", include_str!("../config.rs")),

@@ -46,7 +46,7 @@
 //! ## Inputs
 //!
 //! pi / OpenClaw session JSONL, Claude Code JSONL, Reasonix transcripts
-//! (`crate::transcript`), OpenClaw's SQLite transcript store ([`sqlite`]), or the built-in
+//! (`crate::replay::transcript`), OpenClaw's SQLite transcript store ([`sqlite`]), or the built-in
 //! demo session ([`demo`]).
 //!
 //! ## Approximations (all deliberate, all strategy-neutral)

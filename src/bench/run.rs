@@ -15,7 +15,7 @@ use super::tokenizer::{hash128, TokenCache, Tokenizer, Tokens};
 use crate::cost::{self, Price};
 use crate::message::{Message, Role};
 use crate::pairing::{self, Shape};
-use crate::transcript::Transcript;
+use crate::replay::transcript::Transcript;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;

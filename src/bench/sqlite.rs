@@ -15,13 +15,13 @@
 //! JSON; rows over 1 KiB may be stored zstd-compressed (`event_zstd`, with the UTF-8 length in
 //! `event_utf8_bytes`). Older stores have only `event_json`. The rows of a session, in `seq`
 //! order, are exactly the lines of its pi JSONL file, so they go through
-//! `crate::transcript::parse_pi_lines`.
+//! `crate::replay::transcript::parse_pi_lines`.
 //!
 //! The caller opens the connection (the core does no file I/O); use
 //! `rusqlite::Connection::open_with_flags(path, SQLITE_OPEN_READ_ONLY)`.
 
 use crate::error::{Error, Result};
-use crate::transcript::{parse_pi_lines, Transcript};
+use crate::replay::transcript::{parse_pi_lines, Transcript};
 use rusqlite::Connection;
 
 /// Largest decompressed event accepted (OpenClaw refuses more than 4 MiB per event too).

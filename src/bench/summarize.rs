@@ -145,7 +145,7 @@ pub fn summary_prompt(conversation: &str, previous: Option<&str>) -> String {
 
 /// Deterministic extractive summary of `msgs` (plus a previous summary carried forward),
 /// bounded by `max_chars`: the engine's own fold-record renderer
-/// (`crate::digest::render_extractive` over per-message digests), so every strategy's summary
+/// (`crate::fold::record::render_extractive` over per-message digests), so every strategy's summary
 /// has the same sections and the same density as cachefold's extractive records.
 pub fn extractive(msgs: &[M], previous: Option<&str>, max_chars: usize) -> String {
     let cfg = crate::config::Config::default();
@@ -170,7 +170,7 @@ pub fn extractive(msgs: &[M], previous: Option<&str>, max_chars: usize) -> Strin
         .filter(|p| !p.is_empty())
         .map(|p| clip(p, max_chars / 3).to_string());
     let budget = max_chars.saturating_sub(carried.as_ref().map_or(0, |c| c.len() + 24));
-    let body = crate::digest::render_extractive("summary", &refs, budget.max(200));
+    let body = crate::fold::record::render_extractive("summary", &refs, budget.max(200));
     match carried {
         Some(c) => format!("## Earlier summary\n{c}\n\n{body}"),
         None => body,

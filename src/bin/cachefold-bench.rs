@@ -3,7 +3,7 @@
 //! measured and how; this file only does I/O: arguments, files, SQLite, threads, progress.
 
 use cachefold::bench::{self, cache, prefix, report, run, sqlite, tokenizer::Tokenizer};
-use cachefold::transcript::{self, Transcript};
+use cachefold::replay::transcript::{self, Transcript};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

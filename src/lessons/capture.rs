@@ -12,7 +12,8 @@
 
 use super::redact::redact;
 use super::{slug, Lesson};
-use crate::digest::{clip, Digest};
+use crate::digest::Digest;
+use crate::text::clip;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

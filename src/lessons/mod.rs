@@ -478,7 +478,7 @@ pub fn refresh_note(
         })
         .collect();
     c.body.retain(|l| !l.starts_with("- REFRESH:"));
-    let note = crate::digest::clip(
+    let note = crate::text::clip(
         &format!(
             "- REFRESH: {}; verify the lines above, then promote or rm",
             what.join(", ")

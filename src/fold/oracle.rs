@@ -2,7 +2,10 @@
 //! linear builder in `digest.rs` must render exactly the same bytes.
 #![allow(dead_code)]
 
-use super::*;
+use super::record::*;
+use crate::digest::Digest;
+use crate::digest::{GIST_CHARS, ITEM_CHARS};
+use crate::text::{clip, head_tail, one_line};
 
 /// Record items per section, unbounded (before fitting).
 fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {

@@ -28,12 +28,14 @@
 //! * `journal`: restoring from the journal alone, and from a mid-session snapshot plus the rest
 //!   of the journal, gives the live snapshot text.
 
+pub mod transcript;
+
 use crate::config::Config;
 use crate::engine::{AssembleInput, AssemblePlan, CommitInput, IndexedJson, Session};
 use crate::message::Message;
 use crate::pairing::{self, Shape};
+use crate::replay::transcript::Call;
 use crate::tokens;
-use crate::transcript::Call;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeSet;

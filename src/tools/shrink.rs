@@ -31,8 +31,8 @@
 //! is never copied more than once.
 
 use crate::config::Config;
-use crate::details::{compact_details, details_oversized};
 use crate::error::{Error, Result};
+use crate::tools::details::{compact_details, details_oversized};
 use serde::Serialize;
 use serde_json::{Map, Value};
 

@@ -14,7 +14,7 @@
 //! Out-of-range requests are clamped, never errors.
 
 use crate::error::{Error, Result};
-use crate::shrink::{group, validate_artifact_id};
+use crate::tools::shrink::{group, validate_artifact_id};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -160,7 +160,7 @@ fn slice_chars(text: &str, s: u64, e: u64) -> &str {
 }
 
 fn line_range(text: &str, start: u64, end: u64, max: u64) -> Recovered {
-    let total = crate::shrink::count_lines(text);
+    let total = crate::tools::shrink::count_lines(text);
     if start > total || end < start {
         let s = start.min(total + 1);
         return Recovered {
@@ -571,7 +571,7 @@ mod tests {
             parse_target("f12").unwrap(),
             RecoverTarget::Fold("f12".into())
         );
-        let id = crate::shrink::artifact_id("x");
+        let id = crate::tools::shrink::artifact_id("x");
         assert_eq!(
             parse_target(&id).unwrap(),
             RecoverTarget::Artifact(id.clone())

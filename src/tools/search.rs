@@ -684,9 +684,9 @@ mod tests {
         assert_eq!((hits[1].id.as_str(), hits[1].line), ("a1", 10));
         assert_eq!(hits[4].line, 40);
         // The line number addresses the same line through recover.
-        let r = crate::recover::recover_range(
+        let r = crate::tools::recover::recover_range(
             &a,
-            &crate::recover::RangeSpec {
+            &crate::tools::recover::RangeSpec {
                 lines: Some((40, 40)),
                 ..Default::default()
             },

@@ -17,9 +17,11 @@
 //! record (hash, sizes, skeleton, ≤ 1,500-char digest) per new message; `out` carries only the
 //! keys appended to the output; nothing re-serialises history.
 
+use crate::engine::state::{
+    ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState,
+};
 use crate::error::{Error, Result};
 use crate::fingerprint_hex;
-use crate::state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState};
 use serde::{Deserialize, Serialize};
 
 /// Journal line format version.
@@ -42,7 +44,7 @@ pub enum Event {
     Diverge {
         /// First differing index.
         at: u32,
-        /// Cause code ([`crate::fingerprint::Cause::code`]).
+        /// Cause code ([`crate::engine::fingerprint::Cause::code`]).
         cause: String,
         /// `truncate` (drop records from `at`), `repin` (fresh structure) or `none`.
         action: String,

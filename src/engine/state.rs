@@ -1,7 +1,7 @@
 //! The session state and the only code that mutates it: [`SessionState::apply`].
 //!
 //! The state is event-sourced. Live calls in [`crate::engine`] decide, build an
-//! [`crate::journal::Event`] carrying every computed value, apply it here and append it to
+//! [`crate::engine::journal::Event`] carrying every computed value, apply it here and append it to
 //! the journal; `restore` applies the same events. Because `apply` reads nothing but the state
 //! and the event (no config, no clock, no hashing), live state and replayed state are equal by
 //! construction, byte for byte in [`SessionState`]'s JSON (the snapshot).
@@ -15,8 +15,8 @@
 //!   open calls (64), artifact notes (256), summary timestamps (one hour).
 
 use crate::digest::Digest;
+use crate::engine::journal::Event;
 use crate::error::{Error, Result};
-use crate::journal::Event;
 use crate::pairing::{Shape, ShapeRole};
 use crate::tokens::Calibration;
 use serde::{Deserialize, Serialize};
@@ -126,7 +126,7 @@ pub const HOUR_MS: f64 = 3_600_000.0;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MsgRecord {
-    /// SHA-1 of the message JSON text ([`crate::fingerprint::message_hash`]).
+    /// SHA-1 of the message JSON text ([`crate::engine::fingerprint::message_hash`]).
     pub h: String,
     /// Weighted characters of the JSON text ([`crate::tokens::weighted_chars`]).
     pub w: u64,
@@ -176,7 +176,7 @@ pub struct Segment {
     pub protected: Vec<u32>,
     /// The record message JSON (`{"role":"user","content":[{"type":"text","text":…}],"timestamp":…}`).
     pub json: String,
-    /// Output key of `json` ([`crate::fingerprint::short_key`] of its SHA-1).
+    /// Output key of `json` ([`crate::engine::fingerprint::short_key`] of its SHA-1).
     pub key: String,
     /// Weighted characters of `json`.
     pub w: u64,
@@ -373,7 +373,7 @@ pub struct SessionState {
     pub pinned: bool,
     /// Pinned head length.
     pub head_len: u32,
-    /// Head fingerprint ([`crate::fingerprint::head_fingerprint`]).
+    /// Head fingerprint ([`crate::engine::fingerprint::head_fingerprint`]).
     pub head_fp: String,
     /// Fold segments in output order.
     pub segs: Vec<Segment>,

@@ -12,9 +12,14 @@
 //! * the record JSON is a pure function of (id, range, digests, summary, timestamp of the first
 //!   folded message), so replaying the same decision yields the same bytes.
 
-use crate::digest::{self, Digest};
+#[cfg(test)]
+pub(crate) mod oracle;
+pub mod prompt;
+pub mod record;
+
+use crate::digest::Digest;
+use crate::engine::state::MsgRecord;
 use crate::pairing::{self, Shape, ShapeRole};
-use crate::state::MsgRecord;
 use serde_json::{json, Map, Value};
 
 /// Cut boundaries of the recorded history: [`pairing::cut_points`] (user messages with no
@@ -145,13 +150,13 @@ pub fn identifier_section(digests: &[&Digest], max_chars: usize) -> String {
     truncate_chars(&out, max_chars).to_string()
 }
 
-/// Record text of a fold: with an LLM summary, [`digest::fold_header`] + the summary + the
-/// identifier section; else [`digest::render_extractive`] (which starts with the same header).
+/// Record text of a fold: with an LLM summary, [`record::fold_header`] + the summary + the
+/// identifier section; else [`record::render_extractive`] (which starts with the same header).
 /// At most about `max_chars` + header.
 pub fn fold_text(id: &str, digests: &[&Digest], summary: Option<&str>, max_chars: usize) -> String {
     match summary.map(str::trim).filter(|s| !s.is_empty()) {
         Some(s) => {
-            let mut out = digest::fold_header(id);
+            let mut out = record::fold_header(id);
             out.push('\n');
             let ids_cap = (max_chars / 3).max(300);
             out.push_str(truncate_chars(
@@ -162,7 +167,7 @@ pub fn fold_text(id: &str, digests: &[&Digest], summary: Option<&str>, max_chars
             out.push_str(&identifier_section(digests, ids_cap));
             out
         }
-        None => digest::render_extractive(id, digests, max_chars),
+        None => record::render_extractive(id, digests, max_chars),
     }
 }
 
@@ -174,7 +179,7 @@ pub fn condensed_text(
     digests: &[&Digest],
     max_chars: usize,
 ) -> String {
-    let mut out = digest::render_extractive(id, digests, max_chars);
+    let mut out = record::render_extractive(id, digests, max_chars);
     if !covers.is_empty() {
         out.push_str(&format!("\n(Condensed from folds {}.)", covers.join(", ")));
     }

@@ -1,0 +1,390 @@
+//! Per-message digests and fold-record rendering.
+//!
+//! A [`Digest`] is the bounded extract of one message that a fold record needs: the files it
+//! touched, commands and their outcomes, error lines, exact identifiers (hashes, UUIDs, URLs,
+//! code symbols, numbers), artifact ids, and — for user messages — the user's words verbatim.
+//! Digests are computed once, when a message is first seen, and kept in session state, so the
+//! engine can render a fold record later without the folded messages.
+//!
+//! Invariants:
+//! * Bounded: `text` ≤ [`GIST_CHARS`], `user_text` ≤ [`USER_TEXT_CHARS`] (together ≤ 1,500
+//!   chars), each list capped (see the `MAX_*` constants), each list item ≤ [`ITEM_CHARS`].
+//! * Thinking blocks never enter a digest: a fold may drop old reasoning.
+//! * Deterministic: the same message gives the same digest; [`render_extractive`] and
+//!   [`summary_prompt`] give the same bytes for the same digests.
+//! * Truncation cuts at whitespace where there is any, so an identifier is never cut in half.
+//!
+//! The scanners are small hand-written tokenizers (no regex crate in the core).
+
+use crate::config::Config;
+use crate::message::{Message, Part, Role};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Bounded per-message extract kept in session state (≤ 1,500 chars of text): the facts a fold
+/// record needs. Computed once when a message is first seen.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Digest {
+    /// Raw role string (`user`, `assistant`, `toolResult`, …).
+    pub role: String,
+    /// One-line gist of the visible text (≤ [`GIST_CHARS`]); for a tool result, its first lines.
+    pub text: String,
+    /// File paths named by tool arguments or path-looking tokens (≤ [`MAX_FILES`]).
+    pub files: Vec<String>,
+    /// Shell commands: `$ cmd` on the call, `$ cmd → outcome` on the result (≤ [`MAX_COMMANDS`]).
+    pub commands: Vec<String>,
+    /// Error lines (≤ [`MAX_ERRORS`]).
+    pub errors: Vec<String>,
+    /// Exact identifiers: URLs, UUIDs, hex hashes, code symbols, numbers (≤ [`MAX_IDENTIFIERS`]).
+    pub identifiers: Vec<String>,
+    /// Artifact ids (40-hex) found after the word `artifact` (≤ [`MAX_ARTIFACTS`]).
+    pub artifacts: Vec<String>,
+    /// User text verbatim, runtime churn collapsed (≤ [`USER_TEXT_CHARS`], head + tail).
+    pub user_text: Option<String>,
+    /// Tool name (tool result), or the first call's name (assistant).
+    pub tool_name: Option<String>,
+    /// Tool-call ids of an assistant message.
+    pub call_ids: Vec<String>,
+    /// `toolCallId` of a tool result.
+    pub result_id: Option<String>,
+    /// A protected read (`Config.protected_reads`): the engine keeps this result verbatim.
+    /// Only set on the tool result; the engine must keep (or re-create) its call as well.
+    pub protected: bool,
+}
+
+/// Gist length.
+pub const GIST_CHARS: usize = 300;
+/// Verbatim user text bound (head + tail beyond it).
+pub const USER_TEXT_CHARS: usize = 1_200;
+/// Longest list item.
+pub const ITEM_CHARS: usize = 200;
+/// Files per digest.
+pub const MAX_FILES: usize = 12;
+/// Commands per digest.
+pub const MAX_COMMANDS: usize = 6;
+/// Error lines per digest.
+pub const MAX_ERRORS: usize = 5;
+/// Identifiers per digest.
+pub const MAX_IDENTIFIERS: usize = 16;
+/// Artifact ids per digest.
+pub const MAX_ARTIFACTS: usize = 8;
+
+/// Argument keys that name a file.
+const PATH_KEYS: &[&str] = &[
+    "path",
+    "file_path",
+    "filePath",
+    "file",
+    "filename",
+    "target_file",
+    "notebook_path",
+];
+/// Argument keys holding lists of files.
+const PATHS_KEYS: &[&str] = &["paths", "files"];
+
+/// Tools whose result is file or web content: error-looking lines in it are data.
+const CONTENT_TOOLS: &[&str] = &[
+    "read",
+    "read_file",
+    "web_fetch",
+    "web_search",
+    "memory_get",
+    "memory_search",
+    "browser",
+];
+
+/// `(tool name, arguments)` → the file paths the call names.
+fn arg_paths(args: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for k in PATH_KEYS {
+        if let Some(s) = args.get(*k).and_then(Value::as_str) {
+            let s = s.trim();
+            if !s.is_empty() && s.chars().count() <= ITEM_CHARS {
+                out.push(s.to_string());
+            }
+        }
+    }
+    for k in PATHS_KEYS {
+        if let Some(Value::Array(items)) = args.get(*k) {
+            for s in items.iter().filter_map(Value::as_str) {
+                let s = s.trim();
+                if !s.is_empty() && s.chars().count() <= ITEM_CHARS {
+                    out.push(s.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn path_arg(args: &Value) -> Option<&str> {
+    PATH_KEYS
+        .iter()
+        .find_map(|k| args.get(*k).and_then(Value::as_str))
+}
+
+/// True for a `read` of a protected workspace file: the tool is `read` (or `read_file`), and
+/// the basename of its path equals an entry of `cfg.protected_reads`, case-insensitively.
+pub fn is_protected_read(tool_name: &str, args: &Value, cfg: &Config) -> bool {
+    let t = tool_name.to_ascii_lowercase();
+    if t != "read" && t != "read_file" {
+        return false;
+    }
+    let Some(path) = path_arg(args) else {
+        return false;
+    };
+    let base = path.trim().rsplit(['/', '\\']).next().unwrap_or("");
+    !base.is_empty()
+        && cfg
+            .protected_reads
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(base))
+}
+
+/// Whether a call runs a shell command (and which): tool name looks like a shell and `command`
+/// (or `cmd`) is a string.
+fn shell_command<'a>(tool_name: &str, args: &'a Value) -> Option<&'a str> {
+    let t = tool_name.to_ascii_lowercase();
+    let shellish = matches!(
+        t.as_str(),
+        "exec" | "bash" | "shell" | "sh" | "run" | "terminal" | "run_command" | "process"
+    ) || t.contains("exec")
+        || t.contains("bash")
+        || t.contains("shell");
+    if !shellish {
+        return None;
+    }
+    args.get("command")
+        .or_else(|| args.get("cmd"))
+        .and_then(Value::as_str)
+}
+
+fn command_label(cmd: &str) -> String {
+    format!("$ {}", clip(&one_line(cmd), ITEM_CHARS - 2))
+}
+
+/// Outcome of a shell command from its result: `exit N`, `aborted`, `timed out`, `error` or
+/// `ok`, followed by the first error line when it failed.
+fn command_outcome(text: &str, is_error: bool, details_exit: Option<i64>) -> String {
+    let code = details_exit.or_else(|| find_exit_code(text));
+    let lower = text.to_ascii_lowercase();
+    let mut out = match code {
+        Some(c) => format!("exit {c}"),
+        None if lower.contains("command aborted") => "aborted".to_string(),
+        None if lower.contains("timed out") => "timed out".to_string(),
+        None if is_error => "error".to_string(),
+        None => "ok".to_string(),
+    };
+    let failed = is_error || code.is_some_and(|c| c != 0) || out == "aborted" || out == "timed out";
+    if failed {
+        if let Some(e) = error_lines(text, 1).into_iter().next() {
+            out.push_str(": ");
+            out.push_str(&clip(&e, 120));
+        }
+    }
+    out
+}
+
+/// `exited with code N`, `exit code N`, `exit code: N`, `exit status N`.
+fn find_exit_code(text: &str) -> Option<i64> {
+    let lower = text.to_ascii_lowercase();
+    for pat in ["exited with code", "exit code", "exit status", "exitcode"] {
+        // The last mention wins: the host appends it at the end of the output.
+        if let Some(pos) = lower.rfind(pat) {
+            let rest = &lower[pos + pat.len()..];
+            let rest = rest.trim_start_matches([' ', ':', '=', '\t']);
+            let num: String = rest
+                .chars()
+                .enumerate()
+                .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && *c == '-'))
+                .map(|(_, c)| c)
+                .collect();
+            if let Ok(n) = num.parse::<i64>() {
+                return Some(n);
+            }
+        }
+    }
+    None
+}
+
+/// Digest one message. `call_args`: for a toolResult, the (name, arguments) of its call if known
+/// (to name files read and commands run).
+pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> Digest {
+    let mut d = Digest {
+        role: m.role_str().to_string(),
+        ..Digest::default()
+    };
+    let mut files = Bounded::new(MAX_FILES);
+    let mut commands = Bounded::new(MAX_COMMANDS);
+    let mut errors = Bounded::new(MAX_ERRORS);
+    let mut idents = IdentCollector::default();
+    match m.role() {
+        Role::User => {
+            let mut text = collapse_churn(&m.text());
+            let images = m
+                .parts()
+                .iter()
+                .filter(|p| matches!(p, Part::Image { .. }))
+                .count();
+            if images > 0 {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(&format!(
+                    "[{images} image{} attached]",
+                    if images == 1 { "" } else { "s" }
+                ));
+            }
+            d.text = clip(&one_line(&text), GIST_CHARS);
+            for e in error_lines(&text, MAX_ERRORS) {
+                errors.push(e);
+            }
+            scan_paths(&text, &mut files);
+            idents.scan(&text);
+            d.artifacts = artifact_ids(&text);
+            if !text.trim().is_empty() {
+                d.user_text = Some(head_tail(text.trim(), USER_TEXT_CHARS));
+            }
+        }
+        Role::Assistant => {
+            let text = collapse_churn(&m.text());
+            d.text = clip(&one_line(&text), GIST_CHARS);
+            let calls = m.tool_calls();
+            d.call_ids = calls.iter().map(|c| c.id.to_string()).collect();
+            d.tool_name = calls.first().map(|c| c.name.to_string());
+            for c in &calls {
+                for p in arg_paths(c.arguments) {
+                    files.push(p);
+                }
+                if let Some(cmd) = shell_command(c.name, c.arguments) {
+                    commands.push(command_label(cmd));
+                    scan_paths(cmd, &mut files);
+                }
+                // Short string arguments only: long ones are file contents or patches.
+                if let Value::Object(map) = c.arguments {
+                    for v in map.values().filter_map(Value::as_str) {
+                        if v.chars().count() <= 300 {
+                            idents.scan(v);
+                        }
+                    }
+                }
+            }
+            scan_paths(&text, &mut files);
+            idents.scan(&text);
+            d.artifacts = artifact_ids(&text);
+        }
+        Role::ToolResult => {
+            let text = m.text();
+            d.result_id = m.tool_call_id().map(str::to_string);
+            d.tool_name = m
+                .tool_name()
+                .map(str::to_string)
+                .or_else(|| call_args.map(|(n, _)| n.to_string()));
+            d.text = clip(&one_line(&text), GIST_CHARS);
+            if let Some((name, args)) = call_args {
+                for p in arg_paths(args) {
+                    files.push(p);
+                }
+                d.protected = is_protected_read(name, args, cfg);
+                if let Some(cmd) = shell_command(name, args) {
+                    let exit = m
+                        .raw()
+                        .get("details")
+                        .and_then(|v| v.get("exitCode"))
+                        .and_then(Value::as_i64);
+                    commands.push(format!(
+                        "{} → {}",
+                        command_label(cmd),
+                        command_outcome(&text, m.is_error(), exit)
+                    ));
+                }
+            }
+            let name = d.tool_name.clone().unwrap_or_default();
+            let shell = call_args.is_some_and(|(n, a)| shell_command(n, a).is_some());
+            // File and web contents are data, not outcomes: their "error" lines are code or
+            // prose. Scan them only when the tool itself failed.
+            let content_tool = CONTENT_TOOLS.iter().any(|t| t.eq_ignore_ascii_case(&name));
+            let errs = if content_tool && !m.is_error() {
+                Vec::new()
+            } else {
+                error_lines(&text, MAX_ERRORS)
+            };
+            // A failed shell command already reports its outcome under commands.
+            if errs.is_empty() && m.is_error() && !shell {
+                if let Some(first) = text.lines().map(str::trim).find(|l| !l.is_empty()) {
+                    errors.push(clip(&one_line(first), ITEM_CHARS));
+                }
+            }
+            for e in errs {
+                errors.push(e);
+            }
+            // A read's content is the file itself: paths inside it are noise, not "touched".
+            if !call_args.is_some_and(|(n, _)| n.eq_ignore_ascii_case("read")) {
+                scan_paths(&text, &mut files);
+            }
+            idents.scan(&text);
+            d.artifacts = artifact_ids(&text);
+        }
+        _ => {
+            let runtime = m.raw().get("customType").and_then(Value::as_str)
+                == Some("openclaw.runtime-context");
+            let text = if runtime {
+                RUNTIME_MARKER.to_string()
+            } else {
+                collapse_churn(&m.text())
+            };
+            d.text = clip(&one_line(&text), GIST_CHARS);
+            if let Some(cmd) = m.raw().get("command").and_then(Value::as_str) {
+                let exit = m.raw().get("exitCode").and_then(Value::as_i64);
+                commands.push(format!(
+                    "{} → {}",
+                    command_label(cmd),
+                    command_outcome(&text, false, exit)
+                ));
+            }
+            for e in error_lines(&text, MAX_ERRORS) {
+                errors.push(e);
+            }
+            scan_paths(&text, &mut files);
+            idents.scan(&text);
+            d.artifacts = artifact_ids(&text);
+        }
+    }
+    d.files = files.items;
+    d.commands = commands.items;
+    d.errors = errors.items;
+    d.identifiers = idents.finish(MAX_IDENTIFIERS);
+    d
+}
+
+// ---- bounded, de-duplicated lists -----------------------------------------------------------
+
+struct Bounded {
+    items: Vec<String>,
+    cap: usize,
+}
+
+impl Bounded {
+    fn new(cap: usize) -> Bounded {
+        Bounded {
+            items: Vec::new(),
+            cap,
+        }
+    }
+    fn push(&mut self, s: String) {
+        if self.items.len() < self.cap && !s.is_empty() && !self.items.contains(&s) {
+            self.items.push(s);
+        }
+    }
+}
+
+mod churn;
+mod scan;
+#[cfg(test)]
+mod tests;
+
+use crate::text::{clip, head_tail, one_line};
+pub use churn::*;
+pub use scan::*;
+use scan::{scan_paths, IdentCollector};

@@ -1,0 +1,447 @@
+//! Scanners over message text: error lines, artifact ids, paths, exact identifiers.
+//! Small hand-written tokenizers (no regex crate in the core).
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Lines that report an error (contain error / failed / failure / panic / traceback /
+/// exception / fatal, case-insensitive), skipping all-clear lines such as `0 failed`.
+/// At most `max`, each one-lined and ≤ [`ITEM_CHARS`].
+pub fn error_lines(text: &str, max: usize) -> Vec<String> {
+    const KEYS: &[&str] = &[
+        "error",
+        "failed",
+        "failure",
+        "panic",
+        "traceback",
+        "exception",
+        "fatal",
+    ];
+    const CLEAR: &[&str] = &[
+        " 0 failed",
+        "0 errors",
+        "no errors",
+        "errors: 0",
+        "0 failures",
+        "error: 0",
+    ];
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if out.len() >= max {
+            break;
+        }
+        let l = line.trim();
+        if l.is_empty() || l.len() > 4_000 {
+            continue;
+        }
+        let lower = l.to_ascii_lowercase();
+        if !KEYS.iter().any(|k| lower.contains(k)) || CLEAR.iter().any(|c| lower.contains(c)) {
+            continue;
+        }
+        let item = clip(&one_line(l), ITEM_CHARS);
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+// ---- artifacts -------------------------------------------------------------------------------
+
+/// 40-hex ids that follow the word `artifact` on the same line (our shrink header reads
+/// `[cachefold] … artifact <40-hex>`), lowercase, first-seen order, at most [`MAX_ARTIFACTS`].
+pub fn artifact_ids(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let lower = text.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(pos) = lower[from..].find("artifact") {
+        let start = from + pos + "artifact".len();
+        let line_end = lower[start..]
+            .find('\n')
+            .map(|i| start + i)
+            .unwrap_or(lower.len());
+        if let Some(id) = first_hex40(&lower[start..line_end]) {
+            if !out.iter().any(|x| x == id) && out.len() < MAX_ARTIFACTS {
+                out.push(id.to_string());
+            }
+        }
+        from = start;
+    }
+    out
+}
+
+/// First run of exactly 40 hex digits, bounded by non-hex characters.
+fn first_hex40(s: &str) -> Option<&str> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_hexdigit() {
+            let start = i;
+            while i < b.len() && b[i].is_ascii_hexdigit() {
+                i += 1;
+            }
+            if i - start == 40
+                && (start == 0 || !b[start - 1].is_ascii_alphanumeric())
+                && (i == b.len() || !b[i].is_ascii_alphanumeric())
+            {
+                return s.get(start..i);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+// ---- paths -----------------------------------------------------------------------------------
+
+/// File extensions that make a bare name (`main.rs`) count as a file.
+const EXTENSIONS: &[&str] = &[
+    "rs",
+    "toml",
+    "lock",
+    "md",
+    "txt",
+    "json",
+    "jsonl",
+    "yaml",
+    "yml",
+    "ts",
+    "tsx",
+    "js",
+    "jsx",
+    "mjs",
+    "cjs",
+    "py",
+    "go",
+    "java",
+    "kt",
+    "swift",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "cs",
+    "rb",
+    "php",
+    "sh",
+    "bash",
+    "zsh",
+    "ps1",
+    "sql",
+    "css",
+    "scss",
+    "html",
+    "htm",
+    "xml",
+    "csv",
+    "tsv",
+    "log",
+    "ini",
+    "cfg",
+    "conf",
+    "env",
+    "wasm",
+    "proto",
+    "graphql",
+    "vue",
+    "svelte",
+    "lua",
+    "zig",
+    "ex",
+    "exs",
+    "erl",
+    "hs",
+    "ml",
+    "scala",
+    "dart",
+    "r",
+    "ipynb",
+    "gradle",
+    "mk",
+    "cmake",
+    "dockerfile",
+    "patch",
+    "diff",
+    "pdf",
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "svg",
+    "zip",
+    "gz",
+    "tar",
+    "db",
+    "sqlite",
+];
+
+fn has_known_ext(name: &str) -> bool {
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => {
+            let e = ext.to_ascii_lowercase();
+            EXTENSIONS.contains(&e.as_str())
+        }
+        _ => false,
+    }
+}
+
+/// Trim quotes, brackets and trailing punctuation around a token; drop a `key=` prefix and a
+/// `:line[:col]` suffix.
+pub(super) fn clean_token(tok: &str) -> &str {
+    let mut t = tok.trim_matches(|c: char| "\"'`([{<".contains(c) || ")]}>,;!?\"'`".contains(c));
+    if let Some((_, v)) = t.split_once('=') {
+        t = v.trim_matches(|c: char| "\"'`".contains(c));
+    }
+    t = t.trim_end_matches(['.', ':', ',', ';', ')', ']', '}', '\'', '"', '`']);
+    // `src/x.rs:12:5` → `src/x.rs`
+    loop {
+        match t.rsplit_once(':') {
+            Some((head, tail))
+                if !tail.is_empty()
+                    && tail.bytes().all(|b| b.is_ascii_digit())
+                    && !head.is_empty() =>
+            {
+                t = head
+            }
+            _ => break,
+        }
+    }
+    t
+}
+
+/// Path-looking token: path characters only, and either a leading `/`, `./`, `../`, `~/` with
+/// two or more segments or a known extension, or any separator plus a known extension or
+/// three or more segments. Excludes URLs, `and/or`, `1/2`, slash commands like `/help`.
+pub fn is_path_like(t: &str) -> bool {
+    let n = t.chars().count();
+    if !(3..=ITEM_CHARS).contains(&n) || t.contains("://") {
+        return false;
+    }
+    if !t
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-/\\~@+%:".contains(c))
+    {
+        return false;
+    }
+    // ':' only as a Windows drive (`C:\…`).
+    if let Some(i) = t.find(':') {
+        if i != 1 || t.matches(':').count() > 1 {
+            return false;
+        }
+    }
+    if !t.chars().any(|c| c.is_ascii_alphabetic()) {
+        return false;
+    }
+    let segs: Vec<&str> = t.split(['/', '\\']).collect();
+    let last = segs.last().copied().unwrap_or("");
+    if segs.len() == 1 {
+        return has_known_ext(t) && !t.starts_with('.');
+    }
+    let inner_empty = segs
+        .iter()
+        .skip(1)
+        .take(segs.len().saturating_sub(2))
+        .any(|s| s.is_empty());
+    if inner_empty {
+        return false;
+    }
+    let rooted = t.starts_with('/')
+        || t.starts_with("./")
+        || t.starts_with("../")
+        || t.starts_with("~/")
+        || t.get(1..3) == Some(":\\");
+    let nonempty = segs.iter().filter(|s| !s.is_empty()).count();
+    if has_known_ext(last) {
+        return true;
+    }
+    if rooted {
+        return nonempty >= 2;
+    }
+    nonempty >= 3
+        && segs
+            .iter()
+            .all(|s| !s.is_empty() && !s.bytes().all(|b| b.is_ascii_digit()))
+}
+
+pub(super) fn scan_paths(text: &str, out: &mut Bounded) {
+    for tok in text.split(|c: char| c.is_whitespace() || c == '|' || c == ',') {
+        if out.items.len() >= out.cap {
+            return;
+        }
+        let t = clean_token(tok);
+        if is_path_like(t) {
+            out.push(t.to_string());
+        }
+    }
+}
+
+/// Exact identifiers of a text (paths first, then URLs, UUIDs, hashes, code symbols, numbers
+/// with ≥ 3 digits), deduplicated, in first-seen order within each class, joined with `, ` and
+/// bounded by `max_chars` (an identifier is never cut). Used for the "mentions" line of a shrunk
+/// tool result: the model sees which names live in the omitted part and can recover exactly
+/// that range. Scans at most `ANCHOR_SCAN_BYTES` so a 100 MB output stays linear and cheap.
+pub fn anchor_index(text: &str, max_chars: usize) -> Vec<String> {
+    let mut end = text.len().min(ANCHOR_SCAN_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let text = &text[..end];
+    let mut paths = Bounded::new(64);
+    scan_paths(text, &mut paths);
+    let mut ids = IdentCollector { seen: Vec::new() };
+    ids.scan_capped(text, 1_024);
+    let mut out = Vec::new();
+    let mut used = 0usize;
+    for a in paths.items.into_iter().chain(ids.finish(1_024)) {
+        let n = a.chars().count();
+        if n > 120 || out.contains(&a) {
+            continue;
+        }
+        if used + n + 2 > max_chars {
+            continue; // a shorter one may still fit
+        }
+        used += n + 2;
+        out.push(a);
+    }
+    out
+}
+
+/// Bytes of a text [`anchor_index`] scans.
+pub const ANCHOR_SCAN_BYTES: usize = 2 << 20;
+
+// ---- identifiers -----------------------------------------------------------------------------
+
+/// Identifier class, most valuable first.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum IdClass {
+    Url,
+    Uuid,
+    Hash,
+    Symbol,
+    Number,
+}
+
+/// Collects identifier candidates in first-seen order; [`IdentCollector::finish`] ranks them by
+/// class and keeps the first `max`.
+#[derive(Default)]
+pub(super) struct IdentCollector {
+    seen: Vec<(IdClass, String)>,
+}
+
+/// Candidates collected per digest before ranking (bounds work on huge tool outputs).
+const IDENT_SCAN_CAP: usize = 256;
+
+impl IdentCollector {
+    fn add(&mut self, class: IdClass, s: &str) {
+        if self.seen.len() < 1_024 && !self.seen.iter().any(|(_, x)| x == s) {
+            self.seen.push((class, s.to_string()));
+        }
+    }
+
+    pub(super) fn scan(&mut self, text: &str) {
+        self.scan_capped(text, IDENT_SCAN_CAP);
+    }
+
+    fn scan_capped(&mut self, text: &str, cap: usize) {
+        for tok in text.split(|c: char| c.is_whitespace()) {
+            if self.seen.len() >= cap {
+                return;
+            }
+            if tok.is_empty() {
+                continue;
+            }
+            if let Some(u) = url_in(tok) {
+                self.add(IdClass::Url, u);
+                continue;
+            }
+            if is_path_like(clean_token(tok)) {
+                continue; // files are listed separately
+            }
+            for piece in tok.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
+                let piece = piece.trim_matches('-');
+                if piece.is_empty() {
+                    continue;
+                }
+                if is_uuid(piece) {
+                    self.add(IdClass::Uuid, piece);
+                    continue;
+                }
+                for sub in piece.split('-') {
+                    if let Some(class) = classify(sub) {
+                        self.add(class, sub);
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn finish(mut self, max: usize) -> Vec<String> {
+        // Stable: equal classes keep first-seen order.
+        self.seen.sort_by_key(|(c, _)| *c);
+        self.seen.into_iter().take(max).map(|(_, s)| s).collect()
+    }
+}
+
+/// `http(s)://…` inside a token, trailing punctuation removed.
+fn url_in(tok: &str) -> Option<&str> {
+    let start = tok.find("https://").or_else(|| tok.find("http://"))?;
+    let u = &tok[start..];
+    let u = u.split(['"', '\'', '`', '<', '>', '|']).next().unwrap_or(u);
+    let u = u.trim_end_matches(['.', ',', ';', ':', ')', ']', '}', '!', '?']);
+    if u.len() > 10 && u.chars().count() <= ITEM_CHARS {
+        Some(u)
+    } else {
+        None
+    }
+}
+
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                *c == b'-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        })
+}
+
+/// Hash (≥ 7 hex digits with a digit and a letter), number (≥ 3 digits), or code symbol
+/// (`snake_case` with a letter, ≥ 4 chars; or `camelCase`/`CamelCase` with an inner
+/// lower→upper step, ≥ 4 chars).
+fn classify(s: &str) -> Option<IdClass> {
+    let n = s.len();
+    if !(3..=100).contains(&n) {
+        return None;
+    }
+    let b = s.as_bytes();
+    if b.iter().all(u8::is_ascii_digit) {
+        return Some(IdClass::Number);
+    }
+    if n >= 7
+        && b.iter().all(u8::is_ascii_hexdigit)
+        && b.iter().any(u8::is_ascii_digit)
+        && b.iter().any(u8::is_ascii_alphabetic)
+    {
+        return Some(IdClass::Hash);
+    }
+    if n < 4 || !(b[0].is_ascii_alphabetic() || b[0] == b'_') {
+        return None;
+    }
+    let letters = b.iter().any(u8::is_ascii_alphabetic);
+    if b.contains(&b'_') && letters && b.iter().any(|c| *c != b'_') && !b.iter().all(|c| *c == b'_')
+    {
+        // Not just leading/trailing underscores around a word (`__init__` is still a symbol).
+        return Some(IdClass::Symbol);
+    }
+    let camel = b
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    if camel && b.iter().all(u8::is_ascii_alphanumeric) {
+        return Some(IdClass::Symbol);
+    }
+    None
+}

@@ -1,0 +1,193 @@
+//! History: what the host sent against what was recorded (divergence), ingest of new
+//! messages, pinning the head, and the host limits learned on the way.
+
+#[allow(unused_imports)]
+use super::*;
+
+impl Session {
+    /// Journal the host's limits when they change.
+    pub(super) fn note_limits(&mut self, window: Option<u64>, budget: Option<u64>) -> Result<()> {
+        let window = window.filter(|w| *w > 0 && Some(*w) != self.st.window);
+        let budget = budget.filter(|b| *b > 0 && Some(*b) != self.st.budget);
+        if window.is_none() && budget.is_none() {
+            return Ok(());
+        }
+        self.emit(Event::Limits { window, budget })
+    }
+
+    pub(super) fn env(
+        &mut self,
+        model: &Option<String>,
+        spa: Option<&str>,
+        report: &mut AssembleReport,
+    ) -> Result<()> {
+        let spa_hash = spa.map(fingerprint::message_hash);
+        if *model == self.st.model && spa_hash == self.st.spa {
+            return Ok(());
+        }
+        let mut causes = Vec::new();
+        if self.st.model.is_some() && *model != self.st.model {
+            causes.push(Cause::ModelChanged);
+        }
+        if spa_hash != self.st.spa && (self.st.spa.is_some() || !self.st.out.is_empty()) {
+            causes.push(Cause::SystemPromptAdditionChanged);
+        }
+        self.emit(Event::Env {
+            model: model.clone(),
+            spa: spa_hash,
+        })?;
+        for c in causes {
+            report.env_changes.push(c.code().to_string());
+            self.emit(Event::Diverge {
+                at: 0,
+                cause: c.code().to_string(),
+                action: "none".into(),
+            })?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn diverge(
+        &mut self,
+        d: u32,
+        count: u32,
+        given: &BTreeMap<u32, &str>,
+        report: &mut AssembleReport,
+    ) -> Result<()> {
+        let rc = self.st.recorded();
+        let mut roles: Vec<String> = Vec::new();
+        let mut incoming_shape: Option<Shape> = None;
+        for (&i, json) in given.range(d..) {
+            let host = crate::message::parse_host(json);
+            let m = host.message();
+            roles.push(m.map_or("", Message::role_str).to_string());
+            if i == d {
+                incoming_shape = Some(m.map_or_else(Shape::other, Shape::of));
+            }
+        }
+        let role_refs: Vec<&str> = roles.iter().map(String::as_str).collect();
+        let recorded_shape = self.st.records.get(d as usize).map(|r| r.shape.clone());
+        let cause = fingerprint::classify(
+            d,
+            count,
+            rc,
+            &role_refs,
+            recorded_shape.as_ref(),
+            incoming_shape.as_ref(),
+        );
+        let in_tail = !self.st.pinned || (d >= self.st.head_len && d >= self.st.live_from);
+        let action = if in_tail { "truncate" } else { "repin" };
+        report.divergence = Some(DivergenceReport {
+            at: d,
+            cause: cause.code().into(),
+            action: action.into(),
+        });
+        self.emit(Event::Diverge {
+            at: d,
+            cause: cause.code().into(),
+            action: action.into(),
+        })
+    }
+
+    /// Record host message `i`. Never fails on the message itself: one the core cannot read
+    /// exactly is quarantined (see [`MsgRecord::q`]) and the rest of the session stays managed.
+    pub(super) fn ingest(&mut self, i: u32, json: &str) -> Result<Option<String>> {
+        let host = crate::message::parse_host(json);
+        let w = tokens::weighted_chars(json);
+        let h = fingerprint::message_hash(json);
+        let q = host.quarantine().map(str::to_string);
+        let Some(m) = host.message() else {
+            let rec = MsgRecord {
+                h,
+                w,
+                shape: Shape::other(),
+                ts: None,
+                protected: false,
+                digest: Digest::default(),
+                q: q.clone(),
+            };
+            self.emit(Event::Ingest {
+                i,
+                rec: Box::new(rec),
+                calls: Vec::new(),
+            })?;
+            return Ok(q);
+        };
+        let shape = Shape::of(m);
+        let calls = m.tool_calls();
+        let protected = calls
+            .iter()
+            .any(|c| digest::is_protected_read(c.name, c.arguments, &self.cfg));
+        let dg = {
+            let call = m
+                .tool_call_id()
+                .and_then(|id| self.st.open_calls.iter().rev().find(|c| c.id == id));
+            digest::digest(m, &self.cfg, call.map(|c| (c.name.as_str(), &c.args)))
+        };
+        let call_args = calls
+            .iter()
+            .map(|c| CallArg {
+                id: c.id.to_string(),
+                name: c.name.to_string(),
+                args: bound_args(c.arguments),
+            })
+            .collect();
+        let ts = m.raw().get("timestamp").filter(|v| v.is_number()).cloned();
+        let rec = MsgRecord {
+            h,
+            w,
+            shape,
+            ts,
+            protected,
+            digest: dg,
+            q: q.clone(),
+        };
+        self.emit(Event::Ingest {
+            i,
+            rec: Box::new(rec),
+            calls: call_args,
+        })?;
+        Ok(q)
+    }
+
+    pub(super) fn try_pin(&mut self) -> Result<()> {
+        let p = self.cfg.prefix_lock_count;
+        let Some(h) = fold::boundaries(&self.st.records)
+            .into_iter()
+            .find(|c| *c >= p)
+        else {
+            return Ok(());
+        };
+        let fp = fingerprint::head_fingerprint(
+            self.st
+                .records
+                .iter()
+                .take(h as usize)
+                .map(|r| r.h.as_str()),
+        );
+        self.emit(Event::Pin { len: h, fp })
+    }
+
+    // ---- folds ---------------------------------------------------------------------------------
+}
+
+/// Tool arguments reduced to what a digest of the result needs: top-level scalars, strings of
+/// at most 512 chars (paths, commands). Bounds the journal: a `write` call's file body never
+/// enters state twice.
+pub(super) fn bound_args(args: &Value) -> Value {
+    let Some(obj) = args.as_object() else {
+        return Value::Null;
+    };
+    let mut out = serde_json::Map::new();
+    for (k, v) in obj {
+        let keep = match v {
+            Value::String(s) => s.chars().count() <= 512,
+            Value::Number(_) | Value::Bool(_) => true,
+            _ => false,
+        };
+        if keep {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(out)
+}

@@ -1,0 +1,605 @@
+//! The session engine: the API `src/wasm.rs` binds and the JS shim drives.
+//!
+//! One [`Session`] per host session. Each call validates what the host sent, decides, and
+//! records its decisions as journal events ([`crate::engine::journal::Event`]) applied through
+//! [`SessionState::apply`]; [`Session::take_journal`] hands the new lines to JS.
+//!
+//! ## Output shape and the append-only rule
+//! `assemble` returns a plan: host indices plus synthetic messages. After `k` folds the output is
+//! `head + seg_1 + … + seg_k + live tail`, where the head is the first `prefixLockCount` host
+//! messages extended to the next pairing boundary (pinned for the session), each segment is a
+//! fold record (a synthetic user message with a fixed timestamp) followed by the protected
+//! tool-call groups of its region (host objects), and the live tail is host
+//! `[liveFrom, count)`. Between two calls, the earlier output is a prefix of the later one
+//! unless a fold (then head and earlier segments are unchanged, `report.stablePrefix`), a
+//! condensation (head unchanged), a divergence or a passthrough switch happened in between;
+//! every such event is declared in the report.
+//!
+//! ## When to fold
+//! The rules below run to a fixpoint on every assemble (a fold or condensation changes the
+//! inputs of the next rule; stopping early would make a repeated assemble fold again).
+//! * **Priced**: candidate cut `c` = earliest boundary after `liveFrom` whose live tail
+//!   `[c, count)` fits `tailTokens` (none when the live tail already fits or the last group
+//!   alone does not); the region `[liveFrom, c)` must reach `minFoldTokens`;
+//!   [`cost::fold_decision`] must say it pays within the expected remaining calls (config, else
+//!   calls so far clamped to 4..200). When it pays and a ready LLM summary covers exactly
+//!   `[liveFrom, to)` with `to <= c` and at least half the region's tokens, the cut moves to
+//!   `to` and the record uses the summary. Three consecutive folds saving less than 5 % of the
+//!   estimate trip a breaker that stops priced folds (and summary requests) until a fold saves.
+//! * **Emergency**: static + message estimate over `compactRatio × budget` (budget = config,
+//!   else host, else 128,000) → fold at the smallest boundary that gets under, down to keeping
+//!   only the last boundary group, whatever the price (the price is reported).
+//! * **Forced**: `compact(force)` or a pending `request_fold`: the priced candidate cut if any,
+//!   else the last boundary.
+//! * **Condense**: when all records exceed `foldRecordBudget`, or the prompt is still over the
+//!   threshold and condensing shrinks the records, all segments become one (`c<k>`), declared
+//!   with its price; JS stores the whole condensed range under `c<k>`.
+//!
+//! Token estimates: weighted chars of the message JSON through [`tokens::Calibration`], fed by
+//! `commit_turn`. The fit is used once its observations spread (≥ 2 samples over ≥ 2,000
+//! weighted chars and 10 %); before that, the default slope and the last residual as static
+//! (a one-point fit through the origin reads a 12K-token system prompt as 2 tokens per char).
+
+//! ## Divergence policy
+//! The engine compares supplied indices with recorded hashes. With only the `need()` subset a
+//! mismatch answers `needFull` (no state change); with full history it finds the first differing
+//! index `d` and its cause: `d` in the live tail → drop records from `d` and re-ingest (folds
+//! stay valid); `d` inside the head or a folded region → re-pin (fresh structure over the
+//! incoming history; counters survive). Model or system-prompt-addition changes are counted,
+//! not acted on (the cache is gone either way; folding again would only cost more).
+
+use crate::config::Config;
+use crate::cost;
+use crate::digest::{self, Digest};
+use crate::error::{Error, Result};
+use crate::fold;
+use crate::message::Message;
+use crate::pairing::{self, Shape, ShapeRole, Slot};
+use crate::tokens;
+use fingerprint::Cause;
+use journal::{Event, ReplayReport};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState, HOUR_MS};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Share of the room between the fixed prefix (static + head + records) and the emergency
+/// threshold that an emergency fold leaves free (hysteresis, see `emergency_step`).
+const EMERGENCY_HEADROOM: f64 = 0.45;
+
+/// Token budget when neither the config nor the host gives one.
+pub const DEFAULT_BUDGET: u64 = 128_000;
+/// A fold saving less than 1/20 (5 %) of the estimate counts as low for the breaker.
+const LOW_SAVING_DIVISOR: u64 = 20;
+/// Spot checks per assemble among recorded, not otherwise supplied indices.
+const SPOT_CHECKS: u32 = 4;
+/// Summary text kept at most (chars).
+const MAX_SUMMARY_CHARS: usize = 24_000;
+/// A pending summary is given up this long after its own timeout.
+const SUMMARY_GRACE_MS: f64 = 60_000.0;
+
+mod api;
+mod gate;
+mod history;
+mod output;
+mod policy;
+mod stats;
+mod summary;
+mod turn;
+
+pub mod fingerprint;
+pub mod journal;
+pub mod state;
+
+pub use api::*;
+pub use gate::{glob_match, host_turn_threshold, model_managed};
+use output::echo_repair;
+
+// ---- session ----------------------------------------------------------------------------------
+
+/// Where an output entry comes from, before pairing repair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Src {
+    Host(u32),
+    Seg(usize),
+}
+
+/// An output rendered from a layout.
+struct Built {
+    order: Vec<i64>,
+    synthetic: Vec<String>,
+    keys: Vec<OutKey>,
+    w: u64,
+    repairs: Vec<RepairReport>,
+    /// Layout position each output entry stems from (a synthetic repair: the entry before it).
+    origin: Vec<usize>,
+}
+
+/// A record prepared for a fold (not yet applied).
+#[derive(Debug, Clone)]
+struct Prepared {
+    seg: Segment,
+    text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Assemble,
+    Compact { force: bool },
+}
+
+/// One host session: config, state and the journal lines not yet taken.
+#[derive(Debug, Clone)]
+pub struct Session {
+    cfg: Config,
+    st: SessionState,
+    pending: String,
+    /// Records rendered during the current call, by (fold id, from, to, summary hash): the fold
+    /// rules run to a fixpoint and would otherwise render the same record repeatedly. Cleared
+    /// at the start of every assemble (records of a range never change within one call).
+    prepared: RefCell<BTreeMap<PreparedKey, Prepared>>,
+}
+
+type PreparedKey = (String, u32, u32, Option<String>);
+
+impl Session {
+    /// A new, empty session.
+    pub fn new(config: Config, session_id: &str) -> Session {
+        Session {
+            cfg: config,
+            st: SessionState::new(session_id),
+            pending: String::new(),
+            prepared: RefCell::default(),
+        }
+    }
+
+    /// Rebuild from an optional snapshot (JSON text) plus the journal text written after it.
+    /// A torn or corrupt tail is ignored (reported), never an error unless the snapshot itself
+    /// is bad or belongs to another session.
+    pub fn restore(
+        config: Config,
+        session_id: &str,
+        snapshot: Option<&str>,
+        journal: &str,
+    ) -> Result<(Session, ReplayReport)> {
+        let mut st = match snapshot.map(str::trim).filter(|s| !s.is_empty()) {
+            Some(s) => serde_json::from_str::<SessionState>(s)
+                .map_err(|e| Error::State(format!("snapshot: {e}")))?,
+            None => SessionState::new(session_id),
+        };
+        if st.session_id != session_id {
+            return Err(Error::State(format!(
+                "snapshot belongs to session {:?}",
+                st.session_id
+            )));
+        }
+        let report = journal::replay(&mut st, journal);
+        Ok((
+            Session {
+                cfg: config,
+                st,
+                pending: String::new(),
+                prepared: RefCell::default(),
+            },
+            report,
+        ))
+    }
+
+    /// The whole state as JSON (includes `seq`).
+    pub fn snapshot(&self) -> String {
+        self.try_snapshot().unwrap_or_default()
+    }
+
+    /// The snapshot, or an error (never an empty text that would replace the journal).
+    pub fn try_snapshot(&self) -> Result<String> {
+        let text = serde_json::to_string(&self.st)
+            .map_err(|e| Error::Internal(format!("snapshot: {e}")))?;
+        if text.is_empty() {
+            return Err(Error::Internal("snapshot: empty".into()));
+        }
+        Ok(text)
+    }
+
+    /// Journal lines produced since the last call (newline-terminated).
+    pub fn take_journal(&mut self) -> String {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Read-only state (tests, bench).
+    pub fn state(&self) -> &SessionState {
+        &self.st
+    }
+
+    /// The config in use.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    fn emit(&mut self, e: Event) -> Result<()> {
+        self.st.apply(&e)?;
+        let line = journal::encode_line(self.st.seq, &e)?;
+        self.pending.push_str(&line);
+        Ok(())
+    }
+
+    /// Calibration is trusted once it has seen prompts of clearly different sizes: a two-point
+    /// fit needs spread, and `Calibration` fits one point (or equal sizes) through the origin,
+    /// which makes the first turn (≈ 12K static tokens over a few hundred chars of history) read
+    /// as 2 tokens per char, 6.7× too high. Until then: default slope, static = residual of the
+    /// last observation.
+    fn calibrated(&self) -> bool {
+        let g = &self.st.calib_guard;
+        self.st.calibration.samples() >= 2 && g.hi.saturating_sub(g.lo) >= (g.lo / 10).max(2_000)
+    }
+
+    /// Estimated tokens of `w` weighted chars of messages.
+    fn tokens(&self, w: u64) -> u64 {
+        if self.calibrated() {
+            self.st.calibration.tokens(w)
+        } else {
+            (w as f64 * tokens::DEFAULT_SLOPE).round() as u64
+        }
+    }
+
+    /// Estimated static prompt (system prompt + tools).
+    fn static_tokens(&self) -> u64 {
+        if self.calibrated() {
+            return self.st.calibration.static_tokens();
+        }
+        match self.st.calib_guard.last {
+            Some([x, y]) => y.saturating_sub((x as f64 * tokens::DEFAULT_SLOPE).round() as u64),
+            None => 0,
+        }
+    }
+
+    // ---- need ----------------------------------------------------------------------------------
+
+    /// Which host indices the engine needs stringified for an `assemble` over `count` messages:
+    /// every index until the head is pinned (usually the first turn or two) or when the history
+    /// got shorter; afterwards the head, the last recorded index (boundary check), every new
+    /// index, and up to 4 spot checks among recorded ones.
+    ///
+    /// The spot checks depend only on `count` and the head (`count-2`, `count-3`, where
+    /// `tool_result_persist` rewrites land, plus two positions hashed from `count`), so a
+    /// repeated assemble with the same input never needs more than the first one was given:
+    /// same input, same output.
+    pub fn need(&self, count: u32) -> Vec<u32> {
+        let rc = self.st.recorded();
+        if count == 0 {
+            return Vec::new();
+        }
+        if rc == 0 || count < rc || !self.st.pinned {
+            return (0..count).collect();
+        }
+        let head = self.st.head_len.min(rc);
+        let mut set: BTreeSet<u32> = (0..head).collect();
+        set.insert(rc - 1);
+        set.extend(rc..count);
+        set.extend(
+            self.spot_checks(head, count)
+                .into_iter()
+                .filter(|i| *i < rc),
+        );
+        set.into_iter().collect()
+    }
+
+    /// Up to [`SPOT_CHECKS`] indices in `[head, count)`.
+    fn spot_checks(&self, head: u32, count: u32) -> Vec<u32> {
+        if count <= head {
+            return Vec::new();
+        }
+        let span = u64::from(count - head);
+        let mut out: Vec<u32> = [2u32, 3]
+            .iter()
+            .filter_map(|k| count.checked_sub(*k))
+            .filter(|i| *i >= head)
+            .collect();
+        for k in 0..u64::from(SPOT_CHECKS - 2) {
+            let r = splitmix(u64::from(count).wrapping_mul(4).wrapping_add(k));
+            out.push(head + (r % span) as u32);
+        }
+        out
+    }
+
+    // ---- assemble ------------------------------------------------------------------------------
+
+    /// Build the context for the next model call. Idempotent: the same input twice gives the
+    /// same plan and journals nothing the second time.
+    pub fn assemble(&mut self, input: &AssembleInput) -> Result<AssemblePlan> {
+        self.run(input, Op::Assemble)
+    }
+
+    /// Host `compact()`: fold now (`force`) if there is anything to fold; without `force`, the
+    /// usual priced/emergency rules.
+    pub fn compact(&mut self, input: &AssembleInput, force: bool) -> Result<AssemblePlan> {
+        self.run(input, Op::Compact { force })
+    }
+
+    fn need_full_plan(&self, count: u32, missing: Vec<u32>, managed: bool) -> AssemblePlan {
+        let mut report = AssembleReport {
+            count,
+            managed,
+            pinned: self.st.pinned,
+            head_len: self.st.head_len,
+            live_from: self.st.live_from,
+            ..Default::default()
+        };
+        report.missing = missing.into_iter().take(64).collect();
+        AssemblePlan {
+            order: (0..i64::from(count)).collect(),
+            need_full: true,
+            passthrough: true,
+            report,
+            ..Default::default()
+        }
+    }
+
+    fn run(&mut self, input: &AssembleInput, op: Op) -> Result<AssemblePlan> {
+        self.prepared.borrow_mut().clear();
+        let count = input.count;
+        let mut given: BTreeMap<u32, &str> = BTreeMap::new();
+        for m in &input.messages {
+            if m.index >= count {
+                return Err(Error::Input(format!(
+                    "message index {} out of range (count {count})",
+                    m.index
+                )));
+            }
+            if given.insert(m.index, m.json.as_str()).is_some() {
+                return Err(Error::Input(format!(
+                    "message index {} supplied twice",
+                    m.index
+                )));
+            }
+        }
+        let model = input
+            .model
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .or_else(|| self.st.model.clone());
+        let managed = model_managed(&self.cfg, model.as_deref());
+        let missing: Vec<u32> = self
+            .need(count)
+            .into_iter()
+            .filter(|i| !given.contains_key(i))
+            .collect();
+        if !missing.is_empty() {
+            return Ok(self.need_full_plan(count, missing, managed));
+        }
+        let hashes: BTreeMap<u32, String> = given
+            .iter()
+            .map(|(i, j)| (*i, fingerprint::message_hash(j)))
+            .collect();
+        let full = given.len() == count as usize;
+
+        // With ownsCompaction, OpenClaw re-runs assemble inside the tool loop with the messages
+        // we returned (measured in the e2e runs: count 14 → our 6-message output, then 6, 6, 6).
+        // Taking that echo for the real history would re-pin the session, and the next turn's
+        // real history would then re-fold everything after the head (a cache break each turn).
+        if managed && full {
+            if let Some(plan) = self.echo_plan(count, &hashes, &given) {
+                return Ok(plan);
+            }
+        }
+
+        // Divergence first: with partial input nothing may change before we know.
+        let divergence = {
+            let rec: Vec<&str> = self.st.records.iter().map(|r| r.h.as_str()).collect();
+            fingerprint::first_divergence(&rec, &hashes, count)
+        };
+        if divergence.is_some() && !full {
+            let missing = (0..count).filter(|i| !given.contains_key(i)).collect();
+            return Ok(self.need_full_plan(count, missing, managed));
+        }
+
+        let mut report = AssembleReport {
+            count,
+            managed,
+            ..Default::default()
+        };
+        self.env(&model, input.system_prompt_addition.as_deref(), &mut report)?;
+        // The pre-prompt budget (the turn's first assemble): the tool loop's are near the
+        // whole window and would make the journal flap between the two.
+        let budget = (op == Op::Assemble && self.st.turn.shared.is_empty())
+            .then_some(input.token_budget)
+            .flatten();
+        self.note_limits(input.context_window, budget)?;
+
+        if let Some(d) = divergence {
+            self.diverge(d, count, &given, &mut report)?;
+        }
+
+        // Ingest new messages.
+        let start = self.st.recorded();
+        for i in start..count {
+            let json = given
+                .get(&i)
+                .copied()
+                .ok_or_else(|| Error::Internal(format!("index {i} not supplied")))?;
+            if let Some(reason) = self.ingest(i, json)? {
+                report.quarantined.push(QuarantineReport {
+                    index: i,
+                    reason,
+                    hash: fingerprint::message_hash(json),
+                });
+            }
+            report.ingested += 1;
+        }
+        if !self.st.pinned {
+            self.try_pin()?;
+        }
+
+        let mut writes = Vec::new();
+        if managed && self.st.pinned {
+            self.fold_phase(count, input, model.as_deref(), op, &mut report, &mut writes)?;
+        }
+
+        let layout = if managed && self.st.pinned {
+            self.layout(count)
+        } else {
+            (0..count).map(Src::Host).collect()
+        };
+        let built = self.build(&layout, managed)?;
+        report.stable_prefix = self.stable_prefix(&report, &layout, &built);
+        report.repairs = built.repairs.clone();
+        report.pinned = self.st.pinned;
+        report.head_len = self.st.head_len;
+        report.live_from = self.st.live_from;
+        report.breaker_tripped = self.st.breaker_tripped();
+        let est = self.tokens(built.w);
+        if report.budget_tokens == 0 {
+            report.budget_tokens = self.budget(input);
+            report.threshold_tokens = self.threshold(input);
+            report.tokens_before = self.static_tokens() + est;
+        }
+        report.tokens_after = self.static_tokens() + est;
+        report.over_budget = managed && report.tokens_after > report.threshold_tokens;
+        if managed && report.tokens_after > report.budget_tokens {
+            report.warning = Some(format!(
+                "estimated prompt {} tokens exceeds the budget of {} tokens even after folding \
+                 (the live tail from message {} cannot be folded: the current turn alone is too \
+                 large); the provider may reject the request",
+                report.tokens_after, report.budget_tokens, report.live_from
+            ));
+        }
+        self.record_output(&built)?;
+        Ok(AssemblePlan {
+            order: built.order,
+            synthetic: built.synthetic,
+            estimated_tokens: est,
+            need_full: false,
+            passthrough: !managed,
+            fold_writes: writes,
+            report,
+        })
+    }
+
+    /// `Some(plan)` when the incoming messages begin with exactly our last output and that
+    /// output differs from the recorded history (it holds a fold record or skips messages):
+    /// the host handed our assembled context back. The answer is that context unchanged plus
+    /// whatever the host appended, with no state change (so assemble stays idempotent).
+    ///
+    /// What the host appended is not ours to trust: when the user typed while parallel tools
+    /// ran, a user message can stand between a call and its last results, and the last result
+    /// would reach the provider separated from its call (a 400 on DeepSeek). So the echoed list
+    /// goes through the same strict [`pairing::repair`] as every other output (our own part is
+    /// already valid, so repairs only ever touch what was appended).
+    fn echo_plan(
+        &self,
+        count: u32,
+        hashes: &BTreeMap<u32, String>,
+        given: &BTreeMap<u32, &str>,
+    ) -> Option<AssemblePlan> {
+        let out = &self.st.out;
+        if out.is_empty() || (count as usize) < out.len() {
+            return None;
+        }
+        let differs_from_history = out.len() < self.st.records.len()
+            || out
+                .iter()
+                .zip(&self.st.records)
+                .any(|(k, r)| fingerprint::short_key(&r.h) != k.0);
+        if !differs_from_history {
+            return None;
+        }
+        for (i, k) in out.iter().enumerate() {
+            let h = hashes.get(&(i as u32))?;
+            if fingerprint::short_key(h) != k.0 {
+                return None;
+            }
+        }
+        let out_w: u64 = out.iter().map(|k| k.1).sum();
+        let mut report = AssembleReport {
+            count,
+            managed: true,
+            pinned: self.st.pinned,
+            head_len: self.st.head_len,
+            live_from: self.st.live_from,
+            skipped: Some(
+                "the host passed our assembled context back (tool-loop re-assembly): unchanged"
+                    .into(),
+            ),
+            ..Default::default()
+        };
+        let (order, synthetic, syn_w) = echo_repair(count, given, &mut report);
+        let appended_w: u64 = (out.len() as u32..count)
+            .filter_map(|i| given.get(&i))
+            .map(|j| tokens::weighted_chars(j))
+            .sum();
+        Some(AssemblePlan {
+            order,
+            synthetic,
+            estimated_tokens: self.tokens(out_w + appended_w + syn_w),
+            report,
+            ..Default::default()
+        })
+    }
+}
+
+/// SplitMix64 finaliser: deterministic spread for spot-check positions.
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::history::bound_args;
+    use super::policy::tails_w;
+    use super::*;
+    use crate::config::Mode;
+
+    #[test]
+    fn tails_match_span_sums() {
+        let recs: Vec<MsgRecord> = (0..9u64)
+            .map(|w| MsgRecord {
+                h: String::new(),
+                w: w * w + 1,
+                shape: Shape::default(),
+                ts: None,
+                protected: false,
+                digest: Digest::default(),
+                q: None,
+            })
+            .collect();
+        for to in [0, 4, 9, 20] {
+            for cuts in [vec![], vec![0], vec![1, 3, 3, 8], vec![2, 5, 12, 30]] {
+                let want: Vec<u64> = cuts.iter().map(|&c| fold::span_w(&recs, c, to)).collect();
+                assert_eq!(tails_w(&recs, &cuts, to), want, "to {to} cuts {cuts:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("*deepseek*", "DeepSeek/deepseek-flash"));
+        assert!(glob_match("deepseek-*", "deepseek-v4-pro"));
+        assert!(!glob_match("deepseek-*", "openai/gpt-5"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a*b*c", "aXbYc"));
+        assert!(!glob_match("a*b*c", "aXbY"));
+    }
+
+    #[test]
+    fn gating() {
+        let mut cfg = Config::default();
+        assert!(model_managed(&cfg, Some("deepseek/deepseek-flash")));
+        assert!(!model_managed(&cfg, Some("openai/gpt-5")));
+        assert!(!model_managed(&cfg, None));
+        cfg.mode = Mode::Always;
+        assert!(model_managed(&cfg, None));
+        cfg.mode = Mode::Off;
+        assert!(!model_managed(&cfg, Some("deepseek-flash")));
+    }
+
+    #[test]
+    fn bounded_args_drop_bodies() {
+        let big = "x".repeat(600);
+        let v = bound_args(&json!({"path": "a.md", "content": big, "n": 3, "o": {"x": 1}}));
+        assert_eq!(v, json!({"path": "a.md", "n": 3}));
+        assert_eq!(bound_args(&json!("str")), Value::Null);
+    }
+}

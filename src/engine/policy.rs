@@ -1,0 +1,641 @@
+//! Fold policy: when a fold pays, where it cuts, what its record holds, emergency and forced
+//! folds, condensation. See the module docs of [`super`] for the rules.
+
+#[allow(unused_imports)]
+use super::*;
+
+impl Session {
+    /// The token budget folds answer to: the config's, else the host's for this call.
+    ///
+    /// OpenClaw hands the pre-prompt assemble `window − reserve` (22.6K of a 48K window,
+    /// measured) and the tool-loop assembles nearly the whole window (47.6K). Answering to the
+    /// largest budget seen was measured worse in the 48K e2e run (0.90× legacy's input cost
+    /// instead of 0.57×): prompts grew into the host's pre-compaction memory flush, which
+    /// rewrites the system prompt. So the pre-prompt budget governs folds, and the in-loop
+    /// assembles, with their larger budgets, never fold mid-turn.
+    pub(super) fn budget(&self, input: &AssembleInput) -> u64 {
+        if self.cfg.token_budget > 0 {
+            return self.cfg.token_budget;
+        }
+        input
+            .token_budget
+            .filter(|b| *b > 0)
+            .unwrap_or(DEFAULT_BUDGET)
+    }
+
+    /// The prompt size (static + messages) above which folds are due: `compactRatio × budget`,
+    /// lowered so that the turn to come, grown as the recent turns grew, still ends under the
+    /// host's pre-turn threshold (see [`host_turn_threshold`]); otherwise the host would find the
+    /// last call of a large turn over its threshold and call `compact()` before the next turn.
+    /// Never lowered below half the ratio's figure: a turn that alone fills the window cannot
+    /// be made room for by folding every turn.
+    pub(super) fn threshold(&self, input: &AssembleInput) -> u64 {
+        let base = (self.cfg.compact_ratio * self.budget(input) as f64)
+            .floor()
+            .max(0.0) as u64;
+        match self.st.window.and_then(host_turn_threshold) {
+            Some(host) => {
+                let growth = self.tokens(self.st.turn_ws.iter().copied().max().unwrap_or(0));
+                base.min(host.saturating_sub(growth).max(base / 2))
+            }
+            None => base,
+        }
+    }
+
+    /// Weighted chars of head + segments (records and kept messages).
+    pub(super) fn prefix_w(&self) -> u64 {
+        fold::span_w(&self.st.records, 0, self.st.head_len)
+            + self
+                .st
+                .segs
+                .iter()
+                .map(|s| s.w + s.protected_w)
+                .sum::<u64>()
+    }
+
+    pub(super) fn layout_w(&self, count: u32) -> u64 {
+        self.prefix_w() + fold::span_w(&self.st.records, self.st.live_from, count)
+    }
+
+    pub(super) fn estimate(&self, count: u32) -> u64 {
+        self.static_tokens() + self.tokens(self.layout_w(count))
+    }
+
+    pub(super) fn expected_calls(&self) -> f64 {
+        if self.cfg.expected_remaining_calls > 0 {
+            return self.cfg.expected_remaining_calls as f64;
+        }
+        let assistants = self
+            .st
+            .records
+            .iter()
+            .filter(|r| r.shape.role == ShapeRole::Assistant)
+            .count() as u64;
+        self.st.totals.calls.max(assistants).clamp(4, 200) as f64
+    }
+
+    /// Boundaries strictly inside the live tail: `live_from < c < count`.
+    pub(super) fn live_cuts(&self, count: u32) -> Vec<u32> {
+        let live = self.st.live_from;
+        let recs = self
+            .st
+            .records
+            .get(..count as usize)
+            .unwrap_or(&self.st.records);
+        fold::boundaries(recs)
+            .into_iter()
+            .filter(|c| *c > live && *c < count)
+            .collect()
+    }
+
+    /// The priced candidate: earliest cut whose tail fits `tailTokens` (None when the live tail
+    /// already fits, or when even the last group does not).
+    pub(super) fn candidate(
+        &self,
+        count: u32,
+        cuts: &[u32],
+    ) -> std::result::Result<u32, &'static str> {
+        let fits = |w: u64| self.tokens(w) <= self.cfg.tail_tokens;
+        if fits(fold::span_w(&self.st.records, self.st.live_from, count)) {
+            return Err("live tail within tailTokens");
+        }
+        cuts.iter()
+            .zip(tails_w(&self.st.records, cuts, count))
+            .find(|(_, w)| fits(*w))
+            .map(|(c, _)| *c)
+            .ok_or("the last turn alone exceeds tailTokens")
+    }
+
+    /// `Some(reason)` when folding `[from, to)` cannot pay even with an empty record (the
+    /// decision is monotone in the record size), so the record need not be rendered.
+    pub(super) fn cannot_pay(
+        &self,
+        count: u32,
+        from: u32,
+        to: u32,
+        before: u64,
+        price: &cost::Price,
+        expected: f64,
+    ) -> Option<String> {
+        let protected_w: u64 = fold::protected_groups(&self.st.records, from, to)
+            .iter()
+            .filter_map(|i| self.st.records.get(*i as usize))
+            .map(|r| r.w)
+            .sum();
+        let cand = cost::FoldCandidate {
+            context_tokens: before,
+            unchanged_prefix_tokens: self.static_tokens() + self.tokens(self.prefix_w()),
+            new_record_tokens: 0,
+            after_tokens: self.tokens(protected_w + fold::span_w(&self.st.records, to, count)),
+            summary_input_tokens: 0,
+            summary_output_tokens: 0,
+        };
+        let d = cost::fold_decision(&cand, price, expected);
+        (!d.pays).then_some(d.reason)
+    }
+
+    pub(super) fn prepare(&self, id: &str, from: u32, to: u32, summary: Option<&str>) -> Prepared {
+        let key = (
+            id.to_string(),
+            from,
+            to,
+            summary.map(fingerprint::message_hash),
+        );
+        if let Some(p) = self.prepared.borrow().get(&key) {
+            return p.clone();
+        }
+        let p = self.prepare_uncached(id, from, to, summary);
+        self.prepared.borrow_mut().insert(key, p.clone());
+        p
+    }
+
+    pub(super) fn prepare_uncached(
+        &self,
+        id: &str,
+        from: u32,
+        to: u32,
+        summary: Option<&str>,
+    ) -> Prepared {
+        let recs = &self.st.records;
+        let protected = fold::protected_groups(recs, from, to);
+        let digests: Vec<&Digest> = (from..to)
+            .filter(|i| protected.binary_search(i).is_err())
+            .filter_map(|i| recs.get(i as usize).map(|r| &r.digest))
+            .collect();
+        let region_w = fold::span_w(recs, from, to);
+        let cap = fold::cap_for_region(fold::fold_cap_chars(self.cfg.fold_record_budget), region_w);
+        let text = fold::fold_text(id, &digests, summary, cap);
+        let json = fold::record_json(&text, fold::record_ts(recs, from));
+        let w = tokens::weighted_chars(&json);
+        let protected_w = protected
+            .iter()
+            .filter_map(|i| recs.get(*i as usize))
+            .map(|r| r.w)
+            .sum();
+        Prepared {
+            seg: Segment {
+                id: id.to_string(),
+                from,
+                to,
+                protected,
+                key: fingerprint::short_key(&fingerprint::message_hash(&json)),
+                json,
+                w,
+                protected_w,
+                covers: vec![id.to_string()],
+                summary: summary.is_some(),
+            },
+            text,
+        }
+    }
+
+    /// Prompt estimate if `p` were appended now.
+    pub(super) fn estimate_with(&self, count: u32, p: &Prepared) -> u64 {
+        let w = self.prefix_w()
+            + p.seg.w
+            + p.seg.protected_w
+            + fold::span_w(&self.st.records, p.seg.to, count);
+        self.static_tokens() + self.tokens(w)
+    }
+
+    pub(super) fn candidate_price(
+        &self,
+        count: u32,
+        p: &Prepared,
+        before: u64,
+    ) -> cost::FoldCandidate {
+        let stat = self.static_tokens();
+        cost::FoldCandidate {
+            context_tokens: before,
+            unchanged_prefix_tokens: stat + self.tokens(self.prefix_w()),
+            new_record_tokens: self.tokens(p.seg.w),
+            after_tokens: self
+                .tokens(p.seg.protected_w + fold::span_w(&self.st.records, p.seg.to, count)),
+            summary_input_tokens: 0,
+            summary_output_tokens: 0,
+        }
+    }
+
+    pub(super) fn next_fold_id(&self) -> String {
+        format!("f{}", self.st.counters.folds + 1)
+    }
+
+    pub(super) fn ready_summary_for(&self, to_max: u32, cuts: &[u32]) -> Option<(u32, String)> {
+        let s = self.st.ready_summary.as_ref()?;
+        (s.from == self.st.live_from && s.to <= to_max && cuts.binary_search(&s.to).is_ok())
+            .then(|| (s.to, s.text.clone()))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn fold_phase(
+        &mut self,
+        count: u32,
+        input: &AssembleInput,
+        model: Option<&str>,
+        op: Op,
+        report: &mut AssembleReport,
+        writes: &mut Vec<FoldWrite>,
+    ) -> Result<()> {
+        let price = cost::price_for(&self.cfg, model, input.now_ms);
+        let expected = self.expected_calls();
+        let thr = self.threshold(input);
+        report.budget_tokens = self.budget(input);
+        report.threshold_tokens = thr;
+        let before = self.estimate(count);
+        report.tokens_before = before;
+        let forced = op == (Op::Compact { force: true }) || self.st.force_fold;
+        report.forced = forced;
+        // Iterate to a fixpoint: a fold or condensation changes the prefix and so the next
+        // rule's inputs; stopping early would let a repeated assemble fold again (found by the
+        // property tests). Each round either advances `liveFrom` or leaves one segment, so at
+        // most a handful of rounds run; 8 is a safety cap.
+        let mut force_now = forced;
+        for _round in 0..8 {
+            let before = self.estimate(count);
+            let folds_before = report.folds.len();
+            let condenses_before = self.st.counters.condenses;
+            self.priced_step(count, &price, expected, before, force_now, report, writes)?;
+            self.emergency_step(count, &price, expected, thr, force_now, report, writes)?;
+            self.condense_step(count, thr, &price, expected, report, writes)?;
+            force_now = false;
+            let changed = report.folds.len() != folds_before
+                || self.st.counters.condenses != condenses_before;
+            if !changed {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn priced_step(
+        &mut self,
+        count: u32,
+        price: &cost::Price,
+        expected: f64,
+        before: u64,
+        forced: bool,
+        report: &mut AssembleReport,
+        writes: &mut Vec<FoldWrite>,
+    ) -> Result<()> {
+        let (price, expected) = (price.clone(), expected);
+        if !forced {
+            if self.st.breaker_tripped() {
+                report.skipped = Some("circuit breaker: 3 consecutive folds saved < 5 %".into());
+            } else {
+                let cuts = self.live_cuts(count);
+                match self.candidate(count, &cuts) {
+                    Err(why) => report.skipped = Some(why.into()),
+                    Ok(c) => {
+                        let id = self.next_fold_id();
+                        let live = self.st.live_from;
+                        let region = self.tokens(fold::span_w(&self.st.records, live, c));
+                        if region < self.cfg.min_fold_tokens {
+                            report.skipped = Some(format!(
+                                "region {region} tokens < minFoldTokens {}",
+                                self.cfg.min_fold_tokens
+                            ));
+                        } else if let Some(why) =
+                            self.cannot_pay(count, live, c, before, &price, expected)
+                        {
+                            // Not even a zero-size record would pay: skip rendering one.
+                            report.skipped = Some(why);
+                        } else {
+                            let p = self.prepare(&id, live, c, None);
+                            let d = cost::fold_decision(
+                                &self.candidate_price(count, &p, before),
+                                &price,
+                                expected,
+                            );
+                            if !d.pays {
+                                report.skipped = Some(d.reason);
+                            } else {
+                                // The fold is decided at the candidate cut; a ready summary for
+                                // [liveFrom, to) with to <= c moves the cut back to `to` (the rest
+                                // stays live for the next fold), provided it covers at least half
+                                // of the candidate region.
+                                let with_summary =
+                                    self.ready_summary_for(c, &cuts).filter(|(to, _)| {
+                                        2 * self.tokens(fold::span_w(&self.st.records, live, *to))
+                                            >= region
+                                    });
+                                match with_summary {
+                                    Some((to, text)) => {
+                                        let ps = self.prepare(&id, live, to, Some(&text));
+                                        let ds = cost::fold_decision(
+                                            &self.candidate_price(count, &ps, before),
+                                            &price,
+                                            expected,
+                                        );
+                                        self.apply_fold(
+                                            count, ps, "priced", ds, &price, expected, before,
+                                            report, writes,
+                                        )?;
+                                    }
+                                    None => self.apply_fold(
+                                        count, p, "priced", d, &price, expected, before, report,
+                                        writes,
+                                    )?,
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn emergency_step(
+        &mut self,
+        count: u32,
+        price: &cost::Price,
+        expected: f64,
+        thr: u64,
+        forced: bool,
+        report: &mut AssembleReport,
+        writes: &mut Vec<FoldWrite>,
+    ) -> Result<()> {
+        let (price, expected) = (price.clone(), expected);
+        let est = self.estimate(count);
+        let emergency = est > thr;
+        report.emergency |= emergency && !forced;
+        if emergency || forced {
+            let cuts = self.live_cuts(count);
+            if let Some(&last) = cuts.last() {
+                let id = self.next_fold_id();
+                let mut chosen: Option<Prepared> = None;
+                if forced && !emergency {
+                    let c = self.candidate(count, &cuts).unwrap_or(last);
+                    let summary = self.ready_summary_for(c, &cuts);
+                    chosen = Some(match summary {
+                        Some((to, text)) => self.prepare(&id, self.st.live_from, to, Some(&text)),
+                        None => self.prepare(&id, self.st.live_from, c, None),
+                    });
+                } else {
+                    let stat = self.static_tokens();
+                    let fixed = self.prefix_w();
+                    // Hysteresis: an emergency fold goes down to a low-water mark, not just under
+                    // the threshold. Cutting the minimum made the next turn's growth cross the
+                    // threshold again, so every turn folded (and missed the cache after the new
+                    // record) in the 48K-window e2e run. The low-water mark leaves
+                    // EMERGENCY_HEADROOM of the room above the fixed prefix free for later turns.
+                    let floor = stat + self.tokens(fixed);
+                    let low = floor
+                        + ((thr.saturating_sub(floor)) as f64 * (1.0 - EMERGENCY_HEADROOM)) as u64;
+                    let tails = tails_w(&self.st.records, &cuts, count);
+                    for target in [low, thr] {
+                        for (&c, &tail) in cuts.iter().zip(&tails) {
+                            // Lower bound without the record: skip cuts that cannot fit anyway.
+                            let lb = stat + self.tokens(fixed + tail);
+                            if lb > target && c != last {
+                                continue;
+                            }
+                            let summary = self
+                                .ready_summary_for(c, &cuts)
+                                .filter(|(to, _)| *to == c)
+                                .map(|(_, t)| t);
+                            let p = self.prepare(&id, self.st.live_from, c, summary.as_deref());
+                            if self.estimate_with(count, &p) <= target
+                                || (c == last && target == thr)
+                            {
+                                chosen = Some(p);
+                                break;
+                            }
+                        }
+                        if chosen.is_some() {
+                            break;
+                        }
+                    }
+                }
+                if let Some(p) = chosen {
+                    let d = cost::fold_decision(
+                        &self.candidate_price(count, &p, est),
+                        &price,
+                        expected,
+                    );
+                    let reason = if forced { "compact" } else { "emergency" };
+                    self.apply_fold(count, p, reason, d, &price, expected, est, report, writes)?;
+                }
+            } else if forced && self.st.force_fold {
+                // Nothing to fold: clear the request so it does not linger.
+                self.emit(Event::ForceFold { on: false })?;
+            }
+        }
+
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn condense_step(
+        &mut self,
+        count: u32,
+        thr: u64,
+        price: &cost::Price,
+        expected: f64,
+        report: &mut AssembleReport,
+        writes: &mut Vec<FoldWrite>,
+    ) -> Result<()> {
+        if self.st.segs.len() >= 2 {
+            let records_tokens = self.tokens(self.st.segs.iter().map(|s| s.w).sum());
+            let est = self.estimate(count);
+            let budget = self.record_budget(thr);
+            if records_tokens > budget || est > thr {
+                self.condense(
+                    count,
+                    est,
+                    records_tokens,
+                    budget,
+                    thr,
+                    price,
+                    expected,
+                    report,
+                    writes,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Budget of all fold records together: `foldRecordBudget`, but at most a quarter of the
+    /// threshold, so that in a small window the records cannot crowd out the live tail.
+    pub(super) fn record_budget(&self, thr: u64) -> u64 {
+        self.cfg.fold_record_budget.min((thr / 4).max(1_000))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn apply_fold(
+        &mut self,
+        count: u32,
+        p: Prepared,
+        reason: &str,
+        decision: cost::FoldDecision,
+        price: &cost::Price,
+        expected: f64,
+        before: u64,
+        report: &mut AssembleReport,
+        writes: &mut Vec<FoldWrite>,
+    ) -> Result<()> {
+        let after = self.estimate_with(count, &p);
+        let region_w = fold::span_w(&self.st.records, p.seg.from, p.seg.to);
+        let folded_w = region_w.saturating_sub(p.seg.protected_w);
+        let folded_tokens = self.tokens(folded_w);
+        let saved = before.saturating_sub(after);
+        let low = saved.saturating_mul(LOW_SAVING_DIVISOR) < before;
+        let fr = FoldReport {
+            id: p.seg.id.clone(),
+            from: p.seg.from,
+            to: p.seg.to,
+            reason: reason.to_string(),
+            protected: p.seg.protected.len() as u32,
+            record_tokens: self.tokens(p.seg.w),
+            folded_tokens,
+            tokens_before: before,
+            tokens_after: after,
+            used_summary: p.seg.summary,
+            summary: p.text,
+            decision,
+            price_key: price.key.clone(),
+            expected_calls: expected,
+        };
+        writes.push(FoldWrite {
+            fold_id: p.seg.id.clone(),
+            from: p.seg.from,
+            to: p.seg.to,
+        });
+        self.emit(Event::Fold {
+            seg: Box::new(p.seg),
+            reason: reason.to_string(),
+            folded_w,
+            folded_tokens,
+            low,
+        })?;
+        report.fold = Some(fr.clone());
+        report.folds.push(fr);
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn condense(
+        &mut self,
+        count: u32,
+        before: u64,
+        records_tokens: u64,
+        record_budget: u64,
+        thr: u64,
+        price: &cost::Price,
+        expected: f64,
+        report: &mut AssembleReport,
+        writes: &mut Vec<FoldWrite>,
+    ) -> Result<()> {
+        let (Some(first), Some(_)) = (self.st.segs.first(), self.st.segs.last()) else {
+            return Ok(());
+        };
+        let from = first.from;
+        let to = self.st.live_from;
+        let id = format!("c{}", self.st.counters.condenses + 1);
+        let recs = &self.st.records;
+        let protected: Vec<u32> = self
+            .st
+            .segs
+            .iter()
+            .flat_map(|s| s.protected.iter().copied())
+            .collect();
+        let protected_w = self.st.segs.iter().map(|s| s.protected_w).sum();
+        let mut covers: Vec<String> = self
+            .st
+            .segs
+            .iter()
+            .flat_map(|s| s.covers.iter().cloned())
+            .collect();
+        covers.dedup();
+        let digests: Vec<&Digest> = (from..to)
+            .filter(|i| protected.binary_search(i).is_err())
+            .filter_map(|i| recs.get(i as usize).map(|r| &r.digest))
+            .collect();
+        let text = fold::condensed_text(
+            &id,
+            &covers,
+            &digests,
+            fold::condensed_cap_chars(self.cfg.fold_record_budget),
+        );
+        let json = fold::record_json(&text, fold::record_ts(recs, from));
+        let w = tokens::weighted_chars(&json);
+        let old_w: u64 = self.st.segs.iter().map(|s| s.w).sum();
+        let over_records = records_tokens > record_budget;
+        if !over_records
+            && (w >= old_w || before.saturating_sub(self.tokens(old_w)) + self.tokens(w) > thr)
+        {
+            // Under pressure only (prompt over the threshold): a condensation that does not
+            // shrink the records, or does not bring the prompt under the threshold, would break
+            // the cache after the head for nothing: the next fold is appended instead. (In the
+            // 48K e2e run, where OpenClaw's system prompt alone nearly fills the pre-prompt
+            // budget, condensing every turn cost more than appending.)
+            return Ok(());
+        }
+        let merged = self.st.segs.len() as u32;
+        let key = fingerprint::short_key(&fingerprint::message_hash(&json));
+        let seg = Segment {
+            id: id.clone(),
+            from,
+            to,
+            protected,
+            key,
+            json,
+            w,
+            protected_w,
+            covers,
+            summary: false,
+        };
+        let stat = self.static_tokens();
+        let head_w = fold::span_w(recs, 0, self.st.head_len);
+        let tail_w = fold::span_w(recs, to, count);
+        let after = stat + self.tokens(head_w + w + protected_w + tail_w);
+        let cand = cost::FoldCandidate {
+            context_tokens: before,
+            unchanged_prefix_tokens: stat + self.tokens(head_w),
+            new_record_tokens: self.tokens(w),
+            after_tokens: self.tokens(protected_w + tail_w),
+            summary_input_tokens: 0,
+            summary_output_tokens: 0,
+        };
+        let decision = cost::fold_decision(&cand, price, expected);
+        writes.push(FoldWrite {
+            fold_id: id.clone(),
+            from,
+            to,
+        });
+        report.condensed = Some(CondenseReport {
+            id,
+            merged,
+            records_tokens_before: records_tokens,
+            record_tokens: self.tokens(w),
+            tokens_before: before,
+            tokens_after: after,
+            decision,
+        });
+        self.emit(Event::Condense { seg: Box::new(seg) })
+    }
+
+    // ---- output --------------------------------------------------------------------------------
+}
+
+/// [`fold::span_w`]`(records, c, to)` for every `c` of the ascending `cuts`, in one pass from
+/// the end: a fold of a long session weighs tens of thousands of cuts, and a sum per cut made
+/// the first fold of a 100,000-message session quadratic.
+pub(super) fn tails_w(records: &[MsgRecord], cuts: &[u32], to: u32) -> Vec<u64> {
+    let end = (to as usize).min(records.len());
+    let mut out = vec![0; cuts.len()];
+    let (mut pos, mut acc) = (end, 0u64);
+    for (k, &c) in cuts.iter().enumerate().rev() {
+        let a = (c as usize).min(end);
+        if a < pos {
+            acc += records[a..pos].iter().map(|r| r.w).sum::<u64>();
+            pos = a;
+        }
+        out[k] = acc;
+    }
+    out
+}

@@ -1,0 +1,212 @@
+//! Turn accounting: `commitTurn` (usage, calibration, call rows, idempotent advancement keys)
+//! and the host's `compact()` without a message list.
+
+#[allow(unused_imports)]
+use super::*;
+
+impl Session {
+    /// Host `compact()` without a message list: fold at the next assemble.
+    pub fn request_fold(&mut self, _now_ms: f64) -> Result<()> {
+        if self.st.force_fold {
+            return Ok(());
+        }
+        self.emit(Event::ForceFold { on: true })
+    }
+
+    /// Host `compact()` without a message list (every path of OpenClaw 2026.9.6: pre-turn
+    /// preflight, in-run overflow recovery, `/compact`; see docs/host-integration.md): decide
+    /// now whether the next assemble will fold, record the request, and project the result.
+    ///
+    /// The projection runs the fold rules, forced as for `compact(force)`, on a copy of the
+    /// session over the recorded history plus one stand-in message the size of the last
+    /// committed turn (its messages are recorded only at the next assemble; its user message
+    /// is a cut point). The next assemble folds over the real messages with the same rules and
+    /// can also cut inside that turn, so `tokens_after` is an upper bound of what it sends.
+    pub fn compact_request(&mut self, input: &CompactInput) -> Result<CompactAnswer> {
+        self.prepared.borrow_mut().clear();
+        let model = input
+            .model
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .or_else(|| self.st.model.clone());
+        self.note_limits(input.context_window, None)?;
+        let host_threshold = self.st.window.and_then(host_turn_threshold);
+        let nothing = |reason: &str, before: u64| CompactAnswer {
+            pending: false,
+            tokens_before: before,
+            tokens_after: before,
+            host_threshold,
+            reason: Some(reason.to_string()),
+            summary: None,
+        };
+        if !model_managed(&self.cfg, model.as_deref()) {
+            return Ok(nothing("model not managed by cachefold", 0));
+        }
+        if !self.st.pinned {
+            return Ok(nothing("no history recorded yet", 0));
+        }
+        let mut sim = self.clone();
+        sim.pending.clear();
+        let mut count = sim.st.recorded();
+        if let Some(&turn_w) = self.st.turn_ws.back() {
+            sim.st.records.push(MsgRecord {
+                h: String::new(),
+                w: turn_w,
+                shape: Shape {
+                    role: ShapeRole::User,
+                    ..Shape::default()
+                },
+                ts: None,
+                protected: false,
+                digest: Digest::default(),
+                q: None,
+            });
+            count += 1;
+        }
+        let ai = AssembleInput {
+            count,
+            model: model.clone(),
+            token_budget: self.st.budget.or(input.token_budget),
+            now_ms: input.now_ms,
+            ..AssembleInput::default()
+        };
+        let mut report = AssembleReport::default();
+        let mut writes = Vec::new();
+        sim.fold_phase(
+            count,
+            &ai,
+            model.as_deref(),
+            Op::Compact { force: true },
+            &mut report,
+            &mut writes,
+        )?;
+        let before = report.tokens_before;
+        let after = sim.estimate(count);
+        if report.folds.is_empty() && report.condensed.is_none() {
+            return Ok(nothing(
+                report
+                    .skipped
+                    .as_deref()
+                    .unwrap_or("no cut point after the head"),
+                before,
+            ));
+        }
+        // A fold that saves next to nothing (the history is already folded down to the live
+        // tail) would only add a record and a cache break: say so instead.
+        if after.saturating_add(before / LOW_SAVING_DIVISOR) > before {
+            return Ok(nothing(
+                "already compacted: a fold now would save under 5 %",
+                before,
+            ));
+        }
+        if !self.st.force_fold {
+            self.emit(Event::ForceFold { on: true })?;
+        }
+        Ok(CompactAnswer {
+            pending: true,
+            tokens_before: before,
+            tokens_after: after,
+            host_threshold,
+            reason: None,
+            summary: report.fold.map(|f| f.summary),
+        })
+    }
+
+    /// Record a finished turn: usage per call with the predicted hit, calibration, idempotent by
+    /// `advancementKey` (a second call answers `duplicate` and journals nothing).
+    pub fn commit_turn(&mut self, input: &CommitInput) -> Result<CommitOutcome> {
+        if self.st.commit_keys.contains(&input.advancement_key) {
+            return Ok(CommitOutcome {
+                status: "duplicate".into(),
+            });
+        }
+        // A message the core cannot read (quarantined at assemble) is not an assistant call.
+        let msgs: Vec<Message> = input
+            .messages
+            .iter()
+            .map(|j| {
+                crate::message::parse_host(j)
+                    .message()
+                    .cloned()
+                    .unwrap_or_else(Message::empty)
+            })
+            .collect();
+        let ws: Vec<u64> = input
+            .messages
+            .iter()
+            .map(|j| tokens::weighted_chars(j))
+            .collect();
+        let stat = self.static_tokens();
+        let asst: Vec<usize> = (0..msgs.len())
+            .filter(|&k| msgs[k].role_str() == "assistant" && msgs[k].usage().is_some())
+            .collect();
+        let out_w: u64 = self.st.out.iter().map(|k| k.1).sum();
+        let first_w = self.st.turn.first_w;
+        let mut rows = Vec::with_capacity(asst.len());
+        let (mut cost_usd, mut uncached_usd) = (0.0, 0.0);
+        for (j, &k) in asst.iter().enumerate() {
+            let u = msgs[k].usage().unwrap_or_default();
+            let shared_w = match self.st.turn.shared.get(j) {
+                Some(s) => *s,
+                // Tool-loop call without its own assemble: the previous call's prompt (output +
+                // turn messages before the previous assistant message) is the shared prefix.
+                None if j > 0 => out_w + ws[..asst[j - 1]].iter().sum::<u64>(),
+                None => 0,
+            };
+            let predicted = cost::floor_block(stat + self.tokens(shared_w), cost::DS_BLOCK);
+            let model = msgs[k]
+                .raw()
+                .get("model")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| self.st.model.clone());
+            let p = cost::price_for(&self.cfg, model.as_deref(), input.now_ms);
+            cost_usd += cost::cost_usd(&p, u.cache_read, u.input + u.cache_write, u.output);
+            uncached_usd += cost::cost_usd(&p, 0, u.prompt(), u.output);
+            rows.push(CallRow {
+                at: input.now_ms,
+                model,
+                input: u.input,
+                cache_read: u.cache_read,
+                cache_write: u.cache_write,
+                output: u.output,
+                predicted,
+            });
+        }
+        let calib = match (first_w, asst.first()) {
+            (Some(fw), Some(&k)) => {
+                let y = msgs[k].usage().map(|u| u.prompt()).unwrap_or(0);
+                (y > 0).then(|| [fw + ws[..k].iter().sum::<u64>(), y])
+            }
+            _ => None,
+        };
+        // With one assemble for the whole turn, the last request was output + turn messages
+        // up to the last call; with one assemble per call the output already holds them.
+        let req_add = match asst.last() {
+            Some(&k) if self.st.turn.shared.len() <= 1 => input.messages[..k]
+                .iter()
+                .zip(&ws)
+                .map(|(j, w)| OutKey(fingerprint::short_key(&fingerprint::message_hash(j)), *w))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !(cost_usd.is_finite() && uncached_usd.is_finite()) {
+            return Err(Error::Internal("non-finite cost".into()));
+        }
+        self.note_limits(input.context_window, None)?;
+        self.emit(Event::Commit {
+            key: input.advancement_key.clone(),
+            rows,
+            calib,
+            req_add,
+            cost_usd,
+            uncached_usd,
+            turn_w: ws.iter().sum(),
+        })?;
+        Ok(CommitOutcome {
+            status: "committed".into(),
+        })
+    }
+
+    // ---- summaries -----------------------------------------------------------------------------
+}
