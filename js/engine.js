@@ -6,7 +6,7 @@
 // stringifies just those. The core answers with a plan of host indices and synthetic messages;
 // the host's own objects are returned untouched, so their bytes cannot drift.
 //
-// Engine instances live one turn (openclaw-plugin-api.md §4.1). Sessions are cached per
+// Engine instances live one turn (docs/host-integration.md). Sessions are cached per
 // process (Gateway mode) and reloaded from disk when another process wrote their journal.
 // Nothing here throws into the host: on any error the turn passes history through unchanged
 // (OpenClaw quarantines engines that throw) and the state on disk is kept.

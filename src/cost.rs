@@ -1,4 +1,4 @@
-//! Prices, request cost and the fold decision (cache-economics.md §1.1, §1.2, §5.6).
+//! Prices, request cost and the fold decision (docs/cache-model.md).
 //!
 //! All prices are USD per 1M tokens; a per-token price is `price / 1e6`. The built-in table is
 //! versioned data, not logic: `Config.prices` overrides any row or adds new keys.
@@ -34,7 +34,7 @@ pub struct Price {
 
 /// Built-in price rows: (key, hit, miss, output), USD per 1M tokens.
 ///
-/// DeepSeek rows: api-docs.deepseek.com pricing, Oct-Nov 2026 (cache-economics.md §1.1).
+/// DeepSeek rows: api-docs.deepseek.com pricing, Oct-Nov 2026 (docs/cache-model.md).
 /// `openai-like`: gpt-5 family shape, hit = 0.1x miss. `kimi-like`: kimi-k2.6 (§1.2).
 pub const BUILTIN_PRICES: &[(&str, f64, f64, f64)] = &[
     ("deepseek-flash-peak", 0.006, 0.30, 1.20),
@@ -46,7 +46,7 @@ pub const BUILTIN_PRICES: &[(&str, f64, f64, f64)] = &[
 ];
 
 /// Block size of DeepSeek V4 prefix-cache units: every non-zero hit is a multiple of 128
-/// (316 of 316 measured V4 calls, cache-economics.md §1.1).
+/// (316 of 316 measured V4 calls, docs/cache-model.md).
 pub const DS_BLOCK: u64 = 128;
 
 /// `tokens` rounded down to a multiple of `block` (`block == 0` returns `tokens`).
@@ -206,7 +206,7 @@ pub struct FoldDecision {
     pub reason: String,
 }
 
-/// cache-economics.md §5.6: fold iff saving_per_call * expected_remaining_calls > one-off
+/// docs/cache-model.md: fold iff saving_per_call * expected_remaining_calls > one-off
 /// (re-prefill of record+after at miss price instead of hit, plus the summary call).
 ///
 /// With per-token prices `h = hit/1e6`, `m = miss/1e6`, `o = output/1e6`:

@@ -3,7 +3,7 @@
 //!
 //! The wasm core cannot ship DeepSeek's 6 MB `tokenizer.json`, and `chars/4` is biased by
 //! script: it underestimates DeepSeek V4 by about 14 % on agent traffic, 2x on Chinese and 3x
-//! on Japanese (cache-economics.md §0.3). [`weighted_chars`] weighs each character by its
+//! on Japanese (docs/cache-model.md). [`weighted_chars`] weighs each character by its
 //! expected token cost relative to ASCII, so that one slope fits mixed text:
 //! `tokens ≈ 0.3 · weighted_chars` (DeepSeek documents "1 English character ≈ 0.3 token,
 //! 1 Chinese character ≈ 0.6 token").

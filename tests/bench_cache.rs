@@ -1,4 +1,4 @@
-//! The cache simulators against hand-worked cases (cache-economics.md §1.1, §1.3, §5.4).
+//! The cache simulators against hand-worked cases (docs/cache-model.md).
 #![cfg(feature = "bench")]
 
 use cachefold::bench::cache::{Model, Outcome, Params, Seq, Sim};

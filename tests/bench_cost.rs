@@ -1,4 +1,4 @@
-//! Cost arithmetic of the bench (prices from `crate::cost`, cache-economics.md §1.2, §5.4).
+//! Cost arithmetic of the bench (prices from `crate::cost`, docs/cache-model.md).
 #![cfg(feature = "bench")]
 
 use cachefold::bench::cache::Params;
@@ -73,7 +73,7 @@ fn auto_band_follows_the_timestamp() {
 #[test]
 fn section_5_6_fold_example_is_consistent() {
     // L = 200K cached → L' = 30K, static 5K, S = 3K, flash peak: one-off ≈ $0.0123, saving ≈
-    // $0.00102 per call, n* ≈ 12 (cache-economics.md §5.6), computed with the bench's prices.
+    // $0.00102 per call, n* ≈ 12 (docs/cache-model.md), computed with the bench's prices.
     let o = opts("deepseek-flash-peak");
     let one_off = call_costs(&o, 0.0, 0, 25_000, 0).headline
         + call_costs(&o, 0.0, 200_000, 0, 3_000).headline;

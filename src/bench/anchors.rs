@@ -1,4 +1,4 @@
-//! Anchor extraction for the offline retention metric R (cache-economics.md §5.4 (a)).
+//! Anchor extraction for the offline retention metric R (docs/cache-model.md (a)).
 //!
 //! An *anchor* is a token a later answer might need verbatim: a file path, an identifier
 //! (snake_case, camelCase, dotted or `::` paths), an error code, a number with ≥ 3 digits, a

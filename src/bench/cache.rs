@@ -1,4 +1,4 @@
-//! Prefix-cache simulators (cache-economics.md §1.1 "DS-unit", §1.3, §5.4).
+//! Prefix-cache simulators (docs/cache-model.md).
 //!
 //! Every model works on block-prefix hashes: `h_k` is a chained 64-bit hash of the first
 //! `k·B` tokens, so "the first `u` tokens of X equal a stored unit" is one hash lookup.

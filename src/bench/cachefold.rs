@@ -4,7 +4,7 @@
 //!
 //! Why not call `crate::replay::replay` directly: that function answers `maintain`'s LLM
 //! summary requests with a stand-in and does not expose them, while the bench must bill every
-//! summary request as its own model call (cache-economics.md §5.2) and answer it with the
+//! summary request as its own model call (docs/cache-model.md) and answer it with the
 //! bench's shared summariser. Everything else is the same: per call, the first call of a turn
 //! assembles `[0, u)` and the host appends the turn's messages `[u, a)`; with `ownsCompaction`
 //! (the default) every later call of the turn re-assembles `[0, a)`. After a turn:

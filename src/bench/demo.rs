@@ -381,7 +381,7 @@ pub fn session() -> Transcript {
     };
     let turns: &[(&str, usize)] = &[
         ("We're adding a replay bench to cachefold. Read src/transcript.rs and src/bench/cache.rs first and tell me how a recorded call becomes a request. Don't change the public API of transcript.rs: the engine helper depends on it.", 0),
-        ("Good. Now check that the cache model reproduces the hand-worked 768/769, 1024/1079 and 1408/1631 sequences from cache-economics.md. Run the tests.", 1),
+        ("Good. Now check that the cache model reproduces the hand-worked 768/769, 1024/1079 and 1408/1631 sequences from docs/cache-model.md. Run the tests.", 1),
         ("The 1408/1631 case fails for me. Find out why; the output unit must not match when the tool call was re-serialised.", 2),
         ("Use BTreeMap, not HashMap, for anything that ends up in the report: output must be byte-identical between runs.", 3),
         ("Now read src/bench/strategies.rs and review the S1a model against OpenClaw's compaction docs: reserve floor 20,000, keep ~20,000 recent tokens, never split a tool call from its result.", 4),

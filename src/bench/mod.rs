@@ -12,7 +12,7 @@
 //! ([`tokenizer`]). The recorded assistant output is replayed verbatim as `Y`. A prefix-cache
 //! model ([`cache`]) gives hit / miss per request; prices come from `crate::cost`.
 //!
-//! Metrics ([`run::Metrics`], cache-economics.md §5.4): tokens sent `T = Σ|X|`, misses, hit
+//! Metrics ([`run::Metrics`], docs/cache-model.md): tokens sent `T = Σ|X|`, misses, hit
 //! rate `H`, the strategy's own ceiling `H_max` and efficiency `E = H/H_max`, billed cost on
 //! deepseek-flash and deepseek-v4-pro at peak and off-peak (plus the headline price), peak /
 //! p95 / mean / time-weighted context, reprocessed tokens (`Σ miss − U`), anchor recall `R`

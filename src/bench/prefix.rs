@@ -3,7 +3,7 @@
 //!
 //! None of the corpus files holds the real system prompt or tool schemas (the agents never
 //! persisted them, corpus README), so the bench injects one realistic, deterministic prefix.
-//! cache-economics.md §5.1 assumes ~12K DeepSeek tokens for OpenClaw; this text is written to
+//! docs/cache-model.md assumes ~12K DeepSeek tokens for OpenClaw; this text is written to
 //! that size: 11,660 DeepSeek-V4 tokens with the V4 template's tools section (the report prints
 //! the exact count under the tokenizer in use). The pi profile is 1,788 tokens. Its sections follow
 //! OpenClaw's documented system prompt layout (docs/concepts/system-prompt.md: Tooling,

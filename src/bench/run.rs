@@ -1,4 +1,4 @@
-//! Replay loop and per-(session, strategy) metrics (cache-economics.md §5.2, §5.4).
+//! Replay loop and per-(session, strategy) metrics (docs/cache-model.md).
 //!
 //! For each recorded call k (in order): the messages before it are ingested (through the
 //! strategy's ingest hook), the strategy assembles the request, any summariser calls it made
@@ -32,7 +32,7 @@ pub struct Options {
     pub price: String,
     /// Warm start: the static prefix (and the summariser's) is already cached by earlier
     /// sessions of the same account, as it is on any install that has run before
-    /// (cache-economics.md §1.1 "cross-session sharing"). `false` = every session starts cold.
+    /// (docs/cache-model.md). `false` = every session starts cold.
     pub warm_static: bool,
 }
 

@@ -24,7 +24,7 @@ pub enum Tokenizer {
     /// The exact DeepSeek-V4 tokenizer (vocab 129,283 incl. special tokens).
     DeepSeekV4(Box<tokenizers::Tokenizer>),
     /// `o200k_base` (tiktoken-rs, bundled): within 3-7 % of DeepSeek on agent traffic
-    /// (cache-economics.md §2). DeepSeek special tokens are counted as their ordinary text.
+    /// (docs/cache-model.md). DeepSeek special tokens are counted as their ordinary text.
     O200k(Box<tiktoken_rs::CoreBPE>),
 }
 

@@ -4,7 +4,7 @@
 //! with HTTP 400 unless every assistant message that carries tool calls is followed
 //! *immediately* by exactly one tool result per call id (in any order among themselves), and no
 //! tool result stands anywhere else. Every peer plugin has broken this rule at some point
-//! (peers.md §10.3), so the engine runs [`repair`] as a final pass over whatever it assembled.
+//! (docs/peers.md), so the engine runs [`repair`] as a final pass over whatever it assembled.
 //!
 //! The module works on [`Shape`]s — the pairing-relevant skeleton of a message — so it is cheap
 //! and easy to fuzz. Invariants (checked by the property tests at the bottom):

@@ -2,7 +2,7 @@
 //! it, and check the engine's invariants on every call. Used by the corpus and property tests
 //! and by the bench (strategy S3).
 //!
-//! Turn structure (OpenClaw durable path, openclaw-plugin-api.md §4.4): the calls that share the
+//! Turn structure (OpenClaw durable path, docs/host-integration.md): the calls that share the
 //! same last user message `u` form one turn. The first call of a turn assembles history
 //! `[0, u)` (the host passes the current prompt separately and appends the turn's messages
 //! after the returned ones); with [`ReplayOptions::reassemble_each_call`] (`ownsCompaction`)
@@ -63,7 +63,7 @@ pub enum UsageMode {
     Recorded,
     /// Usage of the prompt actually replayed: `prompt = static + round(k · weighted chars)`,
     /// hit = `floor_block(static + k · weighted chars shared with the previous call's prompt,
-    /// 128)` (the DS-unit model with the strict rule of cache-economics.md §1.1), output as
+    /// 128)` (the DS-unit model with the strict rule of docs/cache-model.md), output as
     /// recorded. Written into the assistant message before any later history contains it.
     Simulated {
         /// System prompt + tool schemas (the corpus files do not contain them).

@@ -5,7 +5,7 @@ import { contentText, serializeMessage, serializeRequest, countTokens, BYTES_PER
 import { realPromptIndex, INTERNAL_CONTEXT_MARK } from "./script.mjs";
 import { CacheSim } from "./cache-sim.mjs";
 
-/** DeepSeek flash, peak band, USD per 1M tokens (cache-economics.md §1.1). */
+/** DeepSeek flash, peak band, USD per 1M tokens (docs/cache-model.md). */
 export const FLASH_PEAK = { key: "deepseek-flash-peak", hit: 0.006, miss: 0.3, output: 1.2 };
 
 export function inputCost(hit, miss, price = FLASH_PEAK) {

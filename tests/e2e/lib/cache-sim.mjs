@@ -1,4 +1,4 @@
-// DeepSeek prefix-cache simulation, "DS-unit" model of cache-economics.md §1.1.
+// DeepSeek prefix-cache simulation, "DS-unit" model of docs/cache-model.md
 //
 // A request's input X is its canonical serialization (tokenize.mjs); its output Y is the
 // assistant message it produced, serialized the same way. Tokens are 4-byte pieces, so a

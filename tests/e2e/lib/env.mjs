@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 /** Repository root (tests/e2e/lib → ../../..). */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
-/** The OpenClaw version the harness is written against (openclaw-plugin-api.md). */
+/** The OpenClaw version the harness is written against (docs/host-integration.md). */
 export const PINNED_OPENCLAW = "2026.9.6";
 
 let warnedVersion = false;

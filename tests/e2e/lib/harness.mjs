@@ -12,7 +12,7 @@
 // has a timeout; everything started is killed on close, on failure and on process exit.
 // The Gateway launcher re-parents the real `openclaw-gateway` process, so it is found (and
 // stopped) by scanning /proc for our OPENCLAW_STATE_DIR in its environment
-// (openclaw-plugin-api.md §10).
+// (docs/host-integration.md).
 
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";

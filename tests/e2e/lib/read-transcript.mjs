@@ -1,7 +1,7 @@
 // Dump OpenClaw transcript events as JSON (run with Node 24: needs node:sqlite and zlib zstd).
 //   node read-transcript.mjs <openclaw-agent.sqlite> [sessionId]
 // Prints [{sessionId, seq, event}] oldest first. Large events are stored zstd-compressed
-// (`event_zstd` with `event_json` NULL, openclaw-plugin-api.md §8) and are decoded here.
+// (`event_zstd` with `event_json` NULL, docs/host-integration.md) and are decoded here.
 import { DatabaseSync } from "node:sqlite";
 import zlib from "node:zlib";
 

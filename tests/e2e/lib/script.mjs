@@ -4,7 +4,7 @@
 //   [[cf {"steps":[STEP, ...], "reply":"final text"} cf]]
 //
 // The newest message of a host request is the transient `<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>`
-// user message (openclaw-plugin-api.md §9.1/§10), so the real prompt is the last user message
+// user message (docs/host-integration.md), so the real prompt is the last user message
 // that is not internal context. The step to run is the number of assistant messages after that
 // prompt (each completed tool round adds one), so a turn walks its steps in order and then
 // answers with text. Steps:

@@ -12,7 +12,7 @@
 // Tokens: the UTF-8 bytes of that text cut into 4-byte pieces, i.e. tokens = ceil(bytes / 4).
 // Piece k is bytes [4k, 4k+4), so the token sequence of a prefix string is a prefix of the token
 // sequence of the whole string, and a 128-token cache unit is exactly 512 bytes. Real DeepSeek
-// tokens run about 14 % above chars/4 on agent traffic (cache-economics.md §0.3); this only
+// tokens run about 14 % above chars/4 on agent traffic (docs/cache-model.md); this only
 // scales every engine's numbers the same way.
 
 /** Bytes per approximate token. */
