@@ -13,7 +13,7 @@
 //!                                  ◀──plan: host indices + synthetic msgs─┘ fold?, pairing repair
 //!          ◀── host objects in plan order (bytes untouched)
 //! js/store.js ◀── journal lines / snapshot / fold regions (the core never touches files)
-//! tool_result_persist / middleware ──▶ shrink::shrink_tool_result ──▶ artifact text + preview
+//! tool_result_persist / middleware ──▶ tools::shrink ──▶ artifact text + preview
 //! ```
 //!
 //! ## The I/O-free contract
@@ -39,19 +39,22 @@
 //!
 //! ## Modules
 //!
+//! `docs/architecture.md` describes the rooms, the data flow and which invariant each test
+//! guards.
+//!
 //! | module | job |
 //! |---|---|
-//! | [`config`] | every key and default; validation with the offending key in the error |
-//! | [`error`] | the one error enum, with stable codes |
+//! | [`config`], [`error`] | every key and default with validation; the one error enum with stable codes |
 //! | [`message`] | lossless mirror of OpenClaw's `AgentMessage` with typed views |
+//! | [`text`] | whitespace folding and word-safe cuts |
+//! | [`cost`], [`tokens`] | price table, DeepSeek block arithmetic, the fold cost model; token estimates |
 //! | [`pairing`] | DeepSeek-strict tool-call pairing: validate, repair, cut points |
-//! | [`cost`] | price table, DeepSeek block arithmetic, the fold cost model |
-//! | [`tokens`] | weighted character counts and usage-calibrated token estimates |
-//! | [`digest`] | bounded per-message extracts and fold-record rendering |
-//! | `engine`, `state`, `journal`, `fingerprint`, `fold`, `replay` | the session engine |
-//! | `shrink`, `details`, `tool_defaults`, `recover`, `search` | tool-output safety and recovery |
-//! | [`transcript`] | readers of recorded sessions (pi/OpenClaw, Claude Code, Reasonix) |
+//! | [`digest`] | bounded per-message extracts, scanners, runtime-churn collapse |
+//! | [`fold`] | cut boundaries, protected groups, fold records, the summary prompt |
+//! | [`engine`] | the session: API, gating, history/divergence, fold policy, output, turns, state, journal |
+//! | [`tools`] | tool-output safety and recovery: shrink, details, defaults, recover, search |
 //! | [`lessons`] | workspace lessons: parse/render, classify the first request, select, stale, redact, capture |
+//! | `replay` (native only) | the plan driver over recorded sessions and the transcript readers |
 //! | `bench` (feature `bench`) | the replay bench: tokenizer, cache simulator, strategies |
 #![deny(missing_docs)]
 
