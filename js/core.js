@@ -1,7 +1,7 @@
 // The only module that loads pkg/ (the wasm build of the Rust core).
 //
 // - The compiled WebAssembly.Module is cached per process; instantiating from it takes ~1 ms.
-// - A wasm trap (RuntimeError) leaves an instance in an unknown state: callCore() drops the
+// - A wasm trap (RuntimeError) leaves an instance in an unknown state: the gateway drops the
 //   instance and the next call gets a fresh one from the cached Module (a fresh copy of the
 //   wasm-bindgen glue module, imported with a distinct query string, because the glue keeps
 //   its instance in module scope).
@@ -9,7 +9,10 @@
 //   the engine's sessions, and a trapped hooks instance is replaced synchronously
 //   (tool_result_persist is synchronous): a spare glue copy is imported ahead of time.
 //   A replaced instance is not freed: its glue module stays in the ES module map.
-// - Errors thrown by the core carry a stable `code` (CACHEFOLD_CONFIG, CACHEFOLD_INPUT, ...).
+// - Every other module reaches the wasm through the gateway objects returned here (loadCore,
+//   loadCoreSync, toolsCore, toolsCoreSync): each export and each Session method is called
+//   through one error mapping. Errors carry a stable `code` (CACHEFOLD_CONFIG, CACHEFOLD_INPUT,
+//   ...); a trap becomes CACHEFOLD_TRAP after the broken instance was dropped.
 import { readFileSync } from "node:fs";
 import * as firstGlue from "../pkg/cachefold.js";
 
@@ -23,14 +26,14 @@ let generation = 0;
 
 /** Compile (once per process) and instantiate the core; returns the glue module's exports. */
 export async function loadCore() {
-  if (current) return current;
+  if (current) return gateway(current);
   if (generation === 0) return loadCoreSync();
   compiled ??= new WebAssembly.Module(readFileSync(WASM));
   generation += 1;
   const glue = await import(`${GLUE.href}?instance=${generation}`);
   glue.initSync({ module: compiled });
   current = glue;
-  return current;
+  return gateway(current);
 }
 
 /**
@@ -39,13 +42,13 @@ export async function loadCore() {
  * path takes over.
  */
 export function loadCoreSync() {
-  if (current) return current;
+  if (current) return gateway(current);
   if (generation !== 0) return null;
   compiled ??= new WebAssembly.Module(readFileSync(WASM));
   generation = 1;
   firstGlue.initSync({ module: compiled });
   current = firstGlue;
-  return current;
+  return gateway(current);
 }
 
 /** Forget the current instance (after a trap); the next loadCore() builds a new one. */
@@ -81,7 +84,7 @@ function prepareSpare() {
  * turn) it is the main instance.
  */
 export function toolsCoreSync() {
-  if (tools) return tools;
+  if (tools) return gateway(tools);
   if (spare) {
     compiled ??= new WebAssembly.Module(readFileSync(WASM));
     const glue = spare;
@@ -89,10 +92,10 @@ export function toolsCoreSync() {
     toolsMemory = glue.initSync({ module: compiled })?.memory ?? null;
     tools = glue;
     prepareSpare();
-    return tools;
+    return gateway(tools);
   }
   prepareSpare();
-  return current ?? loadCoreSync();
+  return current ? gateway(current) : loadCoreSync();
 }
 
 /** Bytes of linear memory of the hooks' own instance, or null (none yet, or released). */
@@ -112,8 +115,8 @@ export async function toolsCore() {
  * Stop using `core` for tool results (after a trap): the next call gets a fresh instance. The
  * main instance is never released here (the engine's sessions live in it).
  */
-export function releaseToolsCore(core) {
-  if (core && core === tools) {
+function releaseToolsCore(glue) {
+  if (glue && glue === tools) {
     tools = null;
     toolsMemory = null;
     prepareSpare();
@@ -127,33 +130,85 @@ export function isTrap(err) {
   return err instanceof WebAssembly.RuntimeError || /unreachable|memory access out of bounds/i.test(String(err?.message));
 }
 
-/**
- * Call an exported core function by name. On a trap the instance is dropped (so the next call
- * starts clean) and the error is rethrown with code CACHEFOLD_TRAP.
- */
-export async function callCore(name, ...args) {
-  const core = await loadCore();
-  try {
-    return core[name](...args);
-  } catch (err) {
-    throw mapError(err);
-  }
-}
-
-/** Same as callCore, for callers already holding the loaded core (synchronous hooks). */
-export function callCoreSync(core, name, ...args) {
-  try {
-    return core[name](...args);
-  } catch (err) {
-    // A trapped tools instance is replaced on its own; the main one as callCore does.
-    if (isTrap(err) && releaseToolsCore(core)) throw mapError(err, false);
-    throw mapError(err);
-  }
-}
-
-/** The loaded core if it is already initialised (synchronous paths), else null. */
+/** The loaded main core (gateway) if it is already initialised (synchronous paths), else null. */
 export function coreIfLoaded() {
-  return current;
+  return current ? gateway(current) : null;
+}
+
+// ---- the gateway ---------------------------------------------------------------------------
+
+const gateways = new WeakMap(); // glue namespace -> its gateway (stable identity per instance)
+
+/** Map an error thrown by `glue`: a trap drops that instance (main or tools) first. */
+function failed(glue, err) {
+  if (isTrap(err) && glue !== current && releaseToolsCore(glue)) return mapError(err, false);
+  return mapError(err, glue === current);
+}
+
+function guarded(glue, fn, self) {
+  return function (...args) {
+    try {
+      return fn.apply(self, args);
+    } catch (err) {
+      throw failed(glue, err);
+    }
+  };
+}
+
+/** A core object (a Session) whose methods go through the error mapping. */
+function guardObject(glue, obj) {
+  if (obj === null || typeof obj !== "object") return obj;
+  return new Proxy(obj, {
+    get(target, key) {
+      const v = Reflect.get(target, key, target);
+      return typeof v === "function" ? guarded(glue, v, target) : v;
+    },
+  });
+}
+
+/** The Session class: `new` and `restore` return guarded sessions. */
+function guardClass(glue, Cls) {
+  return new Proxy(Cls, {
+    construct(target, args) {
+      try {
+        return guardObject(glue, Reflect.construct(target, args));
+      } catch (err) {
+        throw failed(glue, err);
+      }
+    },
+    get(target, key) {
+      const v = Reflect.get(target, key, target);
+      if (typeof v !== "function" || key === "prototype") return v;
+      return (...args) => {
+        try {
+          const out = v.apply(target, args);
+          return out instanceof target ? guardObject(glue, out) : out;
+        } catch (err) {
+          throw failed(glue, err);
+        }
+      };
+    },
+  });
+}
+
+/** The gateway over an initialised glue namespace. */
+function gateway(glue) {
+  let g = gateways.get(glue);
+  if (g) return g;
+  const classes = new Map();
+  g = new Proxy(glue, {
+    get(target, key) {
+      const v = target[key];
+      if (typeof v !== "function") return v;
+      if (key === "Session") {
+        if (!classes.has(key)) classes.set(key, guardClass(glue, v));
+        return classes.get(key);
+      }
+      return guarded(glue, v, target);
+    },
+  });
+  gateways.set(glue, g);
+  return g;
 }
 
 function mapError(err, resetMain = true) {

@@ -12,7 +12,7 @@
 // (OpenClaw quarantines engines that throw) and the state on disk is kept.
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { loadCore, resetCore } from "./core.js";
+import { loadCore } from "./core.js";
 import * as store from "./store.js";
 import { captureAfterTurn, lessonsAddition, withAddition } from "./lessons.js";
 
@@ -124,14 +124,13 @@ async function withSession(ctx, sessionId, fn, { sync = false } = {}) {
       return out;
     } catch (err) {
       // Drop the cached handle: the next call reloads from disk, which holds every event
-      // persisted so far. A trap also drops the wasm instance (core.js).
+      // persisted so far. A trap has already dropped the wasm instance (core.js).
       live.delete(sessionId);
       try {
         h.session?.free?.();
       } catch {
         /* a trapped instance */
       }
-      if (err instanceof WebAssembly.RuntimeError) resetCore();
       throw err;
     }
   });

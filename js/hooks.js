@@ -15,21 +15,15 @@
 // All decisions are made by the Rust core (processToolResult, applyToolDefaults); this file moves
 // data and writes artifacts. If the artifact cannot be written, the original result is kept.
 import { scheduleGc, withArtifactPath, writeArtifact } from "./artifacts.js";
+import { toolsCore, toolsCoreSync } from "./core.js";
 
-let coreJs = null; // ./core.js, imported lazily so this module loads without a built pkg/
-
-/** The hooks' wasm core for synchronous paths (core.js toolsCoreSync), or null. */
+/** The hooks' wasm core for synchronous paths (their own instance, see core.js), or null. */
 function syncCore(ctx) {
-  if (ctx.core) return ctx.core;
-  const c = coreJs?.toolsCoreSync?.() ?? null;
-  if (!c && coreJs) coreJs.toolsCore().catch(() => {}); // warm up for the next call
-  return c;
+  return ctx.core ?? toolsCoreSync();
 }
 
 async function asyncCore(ctx) {
-  if (ctx.core) return ctx.core;
-  coreJs ??= await import("./core.js");
-  return coreJs.toolsCore();
+  return ctx.core ?? toolsCore();
 }
 
 /** The first string among `names` (a host may hand over a number or an object), else "". */
@@ -38,9 +32,7 @@ function toolNameOf(...names) {
 }
 
 function call(core, name, ...args) {
-  // core.js maps errors and drops a trapped instance; without it (tests) call directly.
-  if (coreJs?.callCoreSync) return coreJs.callCoreSync(core, name, ...args);
-  return core[name](...args);
+  return core[name](...args); // the gateway maps errors and replaces a trapped instance
 }
 
 function warn(ctx, where, err) {
@@ -164,15 +156,8 @@ export function persistToolResult(ctx, event, hookCtx) {
 
 /** Register the three hooks. `ctx` = {config, configJson, stateDir, logger, log, core?}. */
 export function registerHooks(api, ctx) {
-  if (!ctx.core && !coreJs) {
-    import("./core.js").then(
-      (m) => {
-        coreJs = m;
-        m.toolsCore?.().catch(() => {}); // the hooks' own instance, ready before the first result
-      },
-      (err) => warn(ctx, "core import", err),
-    );
-  }
+  // The hooks' own instance, ready before the first result (tool_result_persist is synchronous).
+  if (!ctx.core) toolsCore().catch((err) => warn(ctx, "core load", err));
   // One "fired" line per hook call (the e2e suite proves the hooks run from these).
   const fired = (hook, event, hookCtx, changed) =>
     ctx.log?.({ event: hook, tool: event?.toolName ?? hookCtx?.toolName ?? null, toolCallId: event?.toolCallId ?? hookCtx?.toolCallId ?? null, changed });

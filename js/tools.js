@@ -8,6 +8,7 @@
 // `tool_call {"id":"cachefold_recover","args":{...}}`.
 //
 // Ranges, search and rendering happen in the Rust core; this file finds the texts.
+import { loadCore } from "./core.js";
 import { readArtifact, readSessionArtifact, sessionArtifactIds, sessionShrinkStats, touchArtifact } from "./artifacts.js";
 
 export const TOOL_NAMES = ["cachefold_recover", "cachefold_search", "cachefold_stats"];
@@ -18,17 +19,12 @@ export const SEARCH_MAX_DOCS = 200;
 export const DEFAULT_MAX_HITS = 20;
 export const MAX_MAX_HITS = 50;
 
-let coreJs = null;
-
 async function core(ctx) {
-  if (ctx.core) return ctx.core;
-  coreJs ??= await import("./core.js");
-  return coreJs.loadCore();
+  return ctx.core ?? loadCore();
 }
 
 function call(c, name, ...args) {
-  if (coreJs?.callCoreSync) return coreJs.callCoreSync(c, name, ...args);
-  return c[name](...args);
+  return c[name](...args); // the gateway (core.js) maps errors
 }
 
 /** Engine views (js/engine.js, lead-owned); missing functions degrade to null/empty. */

@@ -31,10 +31,10 @@ test("a non-string toolName never traps the core, and the next calls still shrin
   const tools = coreJs.toolsCoreSync();
   // At the boundary: a clear input error, not a trap.
   assert.throws(
-    () => coreJs.callCoreSync(tools, "processToolResult", "{}", 42, JSON.stringify(toolResult("c", "exec", "x")), true),
+    () => tools.processToolResult("{}", 42, JSON.stringify(toolResult("c", "exec", "x")), true),
     (e) => e.code === "CACHEFOLD_INPUT" && /toolName must be a string, got number/.test(e.message),
   );
-  assert.throws(() => coreJs.callCoreSync(tools, "applyToolDefaults", "{}", { name: "read" }, "{}"), (e) => e.code === "CACHEFOLD_INPUT");
+  assert.throws(() => tools.applyToolDefaults("{}", { name: "read" }, "{}"), (e) => e.code === "CACHEFOLD_INPUT");
   assert.equal(coreJs.toolsCoreSync(), tools, "the instance is kept");
   // Through the hook: the first string name wins (here the message's own), else "".
   for (const bad of [42, {}, true, ["exec"], 3.5]) {
@@ -54,7 +54,7 @@ test("after a trap in the hooks' instance the next call gets a fresh one at once
   const before = coreJs.toolsCoreSync();
   assert.notEqual(before, main, "the hooks have an instance of their own");
   // A non-string where the glue expects a string (unchecked by wasm-bindgen) traps.
-  assert.throws(() => coreJs.callCoreSync(before, "processToolResult", 42, "exec", "{}", true), (e) => e.code === "CACHEFOLD_TRAP");
+  assert.throws(() => before.processToolResult(42, "exec", "{}", true), (e) => e.code === "CACHEFOLD_TRAP");
   // Synchronously after: a fresh instance, and it shrinks.
   const next = persist({ toolName: "exec", message: toolResult("h2", "exec", big("after")) });
   assert.ok(next?.message.content[0].text.startsWith("[cachefold] exec output"));
