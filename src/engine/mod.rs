@@ -80,6 +80,7 @@ const MAX_SUMMARY_CHARS: usize = 24_000;
 const SUMMARY_GRACE_MS: f64 = 60_000.0;
 
 mod api;
+mod drive;
 mod gate;
 mod history;
 mod output;
@@ -93,6 +94,7 @@ pub mod journal;
 pub mod state;
 
 pub use api::*;
+pub use drive::{Drive, Driven};
 pub use gate::{glob_match, host_turn_threshold, model_managed};
 use output::echo_repair;
 

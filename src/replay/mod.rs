@@ -31,7 +31,7 @@
 pub mod transcript;
 
 use crate::config::Config;
-use crate::engine::{AssembleInput, AssemblePlan, CommitInput, IndexedJson, Session};
+use crate::engine::{AssembleInput, AssemblePlan, CommitInput, Drive, IndexedJson, Session};
 use crate::message::Message;
 use crate::pairing::{self, Shape};
 use crate::replay::transcript::Call;
@@ -325,35 +325,21 @@ impl Driver<'_> {
         model: Option<String>,
         now: f64,
     ) -> Option<(AssemblePlan, u32)> {
-        let need = self.s.need(count as u32);
-        let mut input = self.input(count, &need, model.clone(), now);
-        let mut retries = 0;
-        let mut plan = match self.s.assemble(&input) {
-            Ok(p) => p,
+        let head = self.input(count, &[], model, now);
+        let jsons = &self.jsons;
+        let driven = self
+            .s
+            .drive(head, Drive::Assemble, |i| jsons[i as usize].clone());
+        let (plan, retries, input) = match driven {
+            Ok(d) => (d.plan, u32::from(d.full), d.input),
             Err(e) => {
+                if e.to_string().contains("needFull with every index") {
+                    self.violate(call, "need_full_loop", e.to_string());
+                }
                 self.out.errors.push(format!("call {call}: {e}"));
                 return None;
             }
         };
-        if plan.need_full {
-            retries += 1;
-            let all: Vec<u32> = (0..count as u32).collect();
-            input = self.input(count, &all, model, now);
-            plan = match self.s.assemble(&input) {
-                Ok(p) => p,
-                Err(e) => {
-                    self.out.errors.push(format!("call {call}: {e}"));
-                    return None;
-                }
-            };
-            if plan.need_full {
-                self.violate(
-                    call,
-                    "need_full_loop",
-                    "needFull with every index supplied".into(),
-                );
-            }
-        }
         self.drain();
         if self.opts.check_idempotent {
             match self.s.assemble(&input) {
@@ -557,12 +543,9 @@ impl Driver<'_> {
         // On a copy: the echo's indices are not host indices, and the rest of the replay (and
         // its completeness and journal checks) follows the host's history.
         let mut s = self.s.clone();
-        let need = s.need(list.len() as u32);
-        let mut plan = s.assemble(&mk(&need));
-        if matches!(&plan, Ok(p) if p.need_full) {
-            let all: Vec<u32> = (0..list.len() as u32).collect();
-            plan = s.assemble(&mk(&all));
-        }
+        let plan = s
+            .drive(mk(&[]), Drive::Assemble, |i| list[i as usize].clone())
+            .map(|d| d.plan);
         let plan = match plan {
             Ok(p) => p,
             Err(e) => {

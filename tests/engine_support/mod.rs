@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use cachefold::config::Config;
-use cachefold::engine::{AssembleInput, AssemblePlan, IndexedJson, Session};
+use cachefold::engine::{AssembleInput, AssemblePlan, Drive, IndexedJson, Session};
 use serde_json::json;
 
 pub const T0: u64 = 1_763_000_000_000;
@@ -73,25 +73,19 @@ pub fn all(n: usize) -> Vec<u32> {
     (0..n as u32).collect()
 }
 
-/// need → assemble → (needFull → assemble with everything), as js/engine.js does.
+/// need → assemble → (needFull → assemble with everything): the engine's own driver, the one
+/// js/engine.js, the replay and the bench use.
 pub fn shim(
     s: &mut Session,
     msgs: &[String],
     model: Option<&str>,
     budget: Option<u64>,
 ) -> AssemblePlan {
-    let need = s.need(msgs.len() as u32);
-    let p = s
-        .assemble(&input(msgs, &need, model, budget))
-        .expect("assemble");
-    if !p.need_full {
-        return p;
-    }
-    let p = s
-        .assemble(&input(msgs, &all(msgs.len()), model, budget))
-        .expect("assemble full");
-    assert!(!p.need_full, "needFull with every index");
-    p
+    s.drive(input(msgs, &[], model, budget), Drive::Assemble, |i| {
+        msgs[i as usize].clone()
+    })
+    .expect("assemble")
+    .plan
 }
 
 /// The output as message JSON.

@@ -1,0 +1,81 @@
+//! The one plan driver: `need(count)` → assemble with those indices → on `needFull`, again with
+//! every index. The shim, the replay, the bench and the tests all plan through [`Session::drive`],
+//! so the protocol is written once; only the source of message JSON differs.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// What [`Session::drive`] plans: an assemble, or the host's `compact()` with a message list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drive {
+    /// `assemble`.
+    Assemble,
+    /// `compact` (`force`: the host insists).
+    Compact {
+        /// The host insists on a fold.
+        force: bool,
+    },
+}
+
+/// A plan and how it was reached.
+#[derive(Debug, Clone)]
+pub struct Driven {
+    /// The plan (never `needFull`).
+    pub plan: AssemblePlan,
+    /// The subset was not enough: every index was supplied on a second round.
+    pub full: bool,
+    /// The input of the last round (for callers that re-run it, e.g. an idempotence check).
+    pub input: AssembleInput,
+}
+
+impl Session {
+    /// Plan one call over a history of `head.count` messages whose JSON text `json_of(i)` gives
+    /// (called only for the indices the engine asks for). `head` carries everything but the
+    /// messages. A `needFull` answer with every index supplied is an internal error.
+    pub fn drive(
+        &mut self,
+        mut head: AssembleInput,
+        what: Drive,
+        mut json_of: impl FnMut(u32) -> String,
+    ) -> Result<Driven> {
+        let count = head.count;
+        head.messages = self
+            .need(count)
+            .into_iter()
+            .map(|index| IndexedJson {
+                index,
+                json: json_of(index),
+            })
+            .collect();
+        let plan = self.drive_once(&head, what)?;
+        if !plan.need_full {
+            return Ok(Driven {
+                plan,
+                full: false,
+                input: head,
+            });
+        }
+        head.messages = (0..count)
+            .map(|index| IndexedJson {
+                index,
+                json: json_of(index),
+            })
+            .collect();
+        let plan = self.drive_once(&head, what)?;
+        if plan.need_full {
+            return Err(Error::Internal("needFull with every index supplied".into()));
+        }
+        Ok(Driven {
+            plan,
+            full: true,
+            input: head,
+        })
+    }
+
+    fn drive_once(&mut self, input: &AssembleInput, what: Drive) -> Result<AssemblePlan> {
+        match what {
+            Drive::Assemble => self.assemble(input),
+            Drive::Compact { force } => self.compact(input, force),
+        }
+    }
+}
