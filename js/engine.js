@@ -265,7 +265,6 @@ export class CachefoldEngine {
         ms: +(performance.now() - t0).toFixed(3),
       });
       const res = { messages: out, estimatedTokens: plan.estimatedTokens ?? 0 };
-      if (plan.systemPromptAddition) res.systemPromptAddition = plan.systemPromptAddition;
       return withAddition(res, await lessonsAddition(this.ctx, params, this.factoryCtx));
     } catch (err) {
       return withAddition(this.#passthrough("assemble", err, messages), await lessonsAddition(this.ctx, params, this.factoryCtx));
