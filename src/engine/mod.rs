@@ -81,6 +81,7 @@ const SUMMARY_GRACE_MS: f64 = 60_000.0;
 
 mod api;
 mod drive;
+pub mod evict;
 mod gate;
 mod history;
 mod output;

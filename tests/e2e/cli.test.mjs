@@ -1,6 +1,7 @@
 // `openclaw cachefold …` in a real OpenClaw 2026.9.6 (registered through api.registerCli and the
 // manifest's cliCommands): after a few scripted turns, `status --json` reports the prompt and hit
-// tokens the fake provider billed, `doctor` passes on the good setup and names a planted fault,
+// tokens the fake provider billed, `doctor` passes on the good setup and names each planted fault
+// (slot unset, model not matched, contextPruning cache-ttl, cacheRetention none),
 // and `lessons list` answers. Skipped unless CACHEFOLD_E2E=1. About 1.5 min.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -47,6 +48,13 @@ test("openclaw cachefold status / doctor / lessons in the real CLI", { skip: SKI
     assert.equal(dg.failed, 0, JSON.stringify(dg.checks.filter((c) => c.status !== "ok")));
     assert.equal(good.code ?? 0, 0);
 
+    // `/cachefold` in chat: answered by the plugin's command, without a model call.
+    const chat = await h.turn("cli", "/cachefold");
+    log(`/cachefold answered: ${String(chat.text).slice(0, 300)}`);
+    assert.equal(chat.requests.length, 0, `/cachefold reached the model: ${chat.requests.length} requests`);
+    assert.match(String(chat.text), /cachefold/i);
+    assert.match(String(chat.text), /turns?|calls?|saved/i, "a status line");
+
     const lessons = json(await h.oc(["cachefold", "lessons", "list", "--json"]), "lessons list");
     assert.ok(Array.isArray(lessons.lessons));
 
@@ -56,6 +64,28 @@ test("openclaw cachefold status / doctor / lessons in the real CLI", { skip: SKI
     const db = json(bad, "doctor (slot unset)");
     assert.equal(bad.code, 5, `exit ${bad.code}`);
     assert.ok(db.checks.some((c) => c.id === "slot" && c.status === "fail"), JSON.stringify(db.checks));
+    await h.configSet("plugins.slots.contextEngine", "cachefold");
+
+    // More planted faults, one at a time; each is named with its fix, then undone.
+    const planted = [
+      { what: "model not matched", id: "model", key: "plugins.entries.cachefold.config.targetModels", bad: ["openai/*"], good: null },
+      { what: "contextPruning cache-ttl", id: "host-cache", key: "agents.defaults.contextPruning.mode", bad: "cache-ttl", good: null },
+      { what: "prompt caching off", id: "host-cache", key: "agents.defaults.params.cacheRetention", bad: "none", good: null },
+    ];
+    for (const f of planted) {
+      await h.configSet(f.key, f.bad);
+      const r = await h.oc(["cachefold", "doctor", "--json"], { allowFail: true });
+      const d = json(r, `doctor (${f.what})`);
+      const c = d.checks.find((x) => x.id === f.id);
+      assert.equal(r.code, 5, `${f.what}: exit ${r.code} ${JSON.stringify(d.checks)}`);
+      assert.equal(c?.status, "fail", `${f.what}: ${JSON.stringify(c)}`);
+      assert.ok(c.fix || c.message, `${f.what}: says what to run`);
+      log(`doctor names "${f.what}": ${c.message.split("\n")[0]}`);
+      if (f.good === null) await h.oc(["config", "unset", f.key]);
+      else await h.configSet(f.key, f.good);
+    }
+    const again = json(await h.oc(["cachefold", "doctor", "--json"], { allowFail: true }), "doctor (restored)");
+    assert.equal(again.failed, 0, JSON.stringify(again.checks.filter((c) => c.status === "fail")));
   } finally {
     await h.close();
   }
