@@ -110,6 +110,14 @@ struct Shared {
     outcome: Mutex<Option<std::result::Result<ReplayOutput, String>>>,
 }
 
+struct Finished<'a>(&'a Shared);
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.0.phase.store(3, Ordering::Relaxed);
+    }
+}
+
 /// A replay running on its own threads; poll it from JS, then take the result.
 #[napi]
 pub struct ReplayTask {
@@ -190,19 +198,8 @@ pub fn start_replay(opts: ReplayOptions) -> Result<ReplayTask> {
         settings.window = w as u64;
     }
     settings.cold = opts.cold.unwrap_or(false);
-    if let Some(bad) = settings
-        .strategies
-        .iter()
-        .find(|s| crate::bench::strategy(s).is_none())
-    {
-        return Err(input_err(format!(
-            "unknown strategy {bad} (known: {})",
-            crate::bench::ALL_STRATEGIES.join(",")
-        )));
-    }
-    if !crate::bench::run::price_known(&settings.price) {
-        return Err(input_err(format!("unknown price {}", settings.price)));
-    }
+    // Refused here, before any thread starts, so the caller gets a usage error.
+    settings.validate().map_err(input_err)?;
     let jobs = match opts.jobs {
         Some(n) if n > 0 => n as usize,
         _ => std::thread::available_parallelism()
@@ -238,11 +235,13 @@ pub fn start_replay(opts: ReplayOptions) -> Result<ReplayTask> {
     let handle = std::thread::Builder::new()
         .name("cachefold-replay".into())
         .spawn(move || {
+            // `done` even if the replay panics, so a polling caller never waits forever
+            // (result() then reports the panic).
+            let _done = Finished(&bg);
             let out = run(plan, &bg);
             if let Ok(mut o) = bg.outcome.lock() {
                 *o = Some(out);
             }
-            bg.phase.store(3, Ordering::Relaxed);
         })
         .map_err(input_err)?;
     Ok(ReplayTask {

@@ -54,6 +54,29 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    /// Unknown strategy ids and price keys are input errors.
+    pub fn validate(&self) -> crate::error::Result<()> {
+        if let Some(bad) = self
+            .strategies
+            .iter()
+            .find(|s| super::strategy(s).is_none())
+        {
+            return Err(crate::error::Error::Input(format!(
+                "unknown strategy {bad} (known: {})",
+                super::ALL_STRATEGIES.join(",")
+            )));
+        }
+        if !run::price_known(&self.price) {
+            return Err(crate::error::Error::Input(format!(
+                "unknown price {}",
+                self.price
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Calls replayed so far, shared with a host that shows progress.
 #[derive(Debug, Default)]
 pub struct Progress {
@@ -95,22 +118,7 @@ impl Driver {
         settings: Settings,
         progress: Arc<Progress>,
     ) -> crate::error::Result<Driver> {
-        if let Some(bad) = settings
-            .strategies
-            .iter()
-            .find(|s| super::strategy(s).is_none())
-        {
-            return Err(crate::error::Error::Input(format!(
-                "unknown strategy {bad} (known: {})",
-                super::ALL_STRATEGIES.join(",")
-            )));
-        }
-        if !run::price_known(&settings.price) {
-            return Err(crate::error::Error::Input(format!(
-                "unknown price {}",
-                settings.price
-            )));
-        }
+        settings.validate()?;
         let glue = Glue::new(&tok);
         let sp = run::static_prefix(&tok, settings.profile);
         let opts = Options {
