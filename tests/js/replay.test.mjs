@@ -184,3 +184,36 @@ test("missing addon: the reason, the build command, then the recorded-usage fall
     check(code, out, err);
   }
 });
+
+test("state dir, --since and session selection follow the host's rules", async () => {
+  const { hostStateDir, parseSince, selectSessions } = await import("../../js/replay.js");
+  const home = tempDir("replay-home");
+  assert.equal(hostStateDir({ OPENCLAW_STATE_DIR: " /srv/oc ", HOME: home }), "/srv/oc");
+  assert.equal(hostStateDir({ OPENCLAW_STATE_DIR: "~/state", OPENCLAW_HOME: home }), join(home, "state"));
+  // No ~/.openclaw but a legacy ~/.clawdbot: the host uses the legacy dir.
+  mkdirSync(join(home, ".clawdbot"));
+  assert.equal(hostStateDir({ OPENCLAW_HOME: home }), join(home, ".clawdbot"));
+  mkdirSync(join(home, ".openclaw"));
+  assert.equal(hostStateDir({ OPENCLAW_HOME: home }), join(home, ".openclaw"));
+
+  const now = Date.UTC(2026, 10, 23, 12);
+  assert.equal(parseSince("12h", now), now - 12 * 3600e3);
+  assert.equal(parseSince("2w", now), now - 14 * 86400e3);
+  assert.equal(parseSince("2026-11-01", now), Date.UTC(2026, 10, 1));
+  assert.equal(parseSince("yesterday-ish", now), null);
+
+  const store = { path: "/x.sqlite" };
+  const rows = [
+    { sessionId: "aaa-1", events: 3, firstAt: 1, lastAt: now - 3 * 86400e3 },
+    { sessionId: "aab-2", events: 3, firstAt: 1, lastAt: now - 3600e3 },
+    { sessionId: "b-3", events: 3, firstAt: 1, lastAt: now - 30 * 86400e3 },
+  ];
+  const ids = (r) => r.picked.map((p) => p.sessionId);
+  assert.deepEqual(ids(selectSessions([{ store, rows }], {}, now)), ["aab-2"], "default: the most recent");
+  assert.deepEqual(ids(selectSessions([{ store, rows }], { all: true }, now)), ["aaa-1", "aab-2", "b-3"]);
+  assert.deepEqual(ids(selectSessions([{ store, rows }], { since: "7d" }, now)), ["aaa-1", "aab-2"]);
+  assert.deepEqual(ids(selectSessions([{ store, rows }], { session: "b" }, now)), ["b-3"]);
+  assert.match(selectSessions([{ store, rows }], { session: "aa" }, now).error, /ambiguous: aaa-1, aab-2/);
+  assert.match(selectSessions([{ store, rows }], { session: "aab", since: "1m" }, now).error, /no session matches aab/);
+  assert.equal(selectSessions([{ store, rows }], { since: "soon" }, now).usage, true);
+});
