@@ -112,6 +112,18 @@ test("replay through the addon gives cachefold-bench's totals on the same store"
   const s = JSON.parse(since.out);
   assert.deepEqual(s.stores[0].sessions, ["s-branch"]);
   assert.deepEqual(s.report.totals.map((x) => x.strategy), ["S1a", "S3"]);
+  // No tokenizer file: says where it looked, replays with o200k and says so.
+  const missing = join(made.state, "no-tokenizer.json");
+  const o200k = await cli(["replay", "--all", "--json", "--state-dir", made.state, "--out", svg, "--strategy", "S1a", "--tokenizer", missing]);
+  assert.equal(o200k.code, 0, o200k.err);
+  assert.ok(o200k.err.includes(`DeepSeek-V4 tokenizer not found (looked at ${missing}`), o200k.err);
+  assert.match(o200k.err, /using the o200k fallback/);
+  const ro = JSON.parse(o200k.out);
+  assert.equal(ro.report.header.tokenizer, "o200k");
+  assert.equal(ro.tokenizer.path, null);
+  const badStrategy = await cli(["replay", "--all", "--state-dir", made.state, "--strategy", "S9", "--o200k"]);
+  assert.equal(badStrategy.code, 2);
+  assert.match(badStrategy.err, /unknown strategy S9/);
   const none = await cli(["replay", "--session", "nope", "--state-dir", made.state]);
   assert.equal(none.code, 1);
   assert.match(none.err, /no session matches nope/);
