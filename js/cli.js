@@ -13,11 +13,12 @@ import { isAbsolute, join, resolve } from "node:path";
 import { loadCore } from "./core.js";
 import * as lessons from "./lessons.js";
 import { userCommands } from "./commands.js";
+import { replayCommand } from "./replay.js";
 import { resolveConfig } from "./index.js";
 
 export const EXIT = { ok: 0, notFound: 1, usage: 2, stale: 3, error: 4, doctorFail: 5 };
 
-export const ROOT = { name: "cachefold", description: "Inspect and manage cachefold (status, report, doctor, gc, export, restore, lessons)", hasSubcommands: true };
+export const ROOT = { name: "cachefold", description: "Inspect and manage cachefold (status, report, doctor, gc, export, restore, replay, lessons)", hasSubcommands: true };
 
 export const COMMANDS = new Map();
 
@@ -182,6 +183,7 @@ async function lessonsRun(args, io) {
 }
 
 for (const [name, spec] of userCommands()) addCommand(name, spec);
+addCommand("replay", replayCommand);
 addCommand("lessons", { description: "workspace lessons: list, show, promote, rm, stale", run: lessonsRun });
 
 /**

@@ -19,7 +19,8 @@
 //! ## The I/O-free contract
 //!
 //! Nothing under `src/` except `src/bin/` (the bench binary) reads files, the clock or the
-//! environment (`tests/purity.rs` enforces it). Time arrives as `now_ms`, configuration as a
+//! environment (`tests/purity.rs` enforces it); `src/native.rs` (feature `native`, the replay
+//! addon) may also open OpenClaw's SQLite store and run worker threads, as the binary does. Time arrives as `now_ms`, configuration as a
 //! [`Config`], host messages as JSON text; what must be stored leaves as data (journal lines,
 //! snapshot text, artifact text with its content address). The same code therefore runs in
 //! wasm inside OpenClaw, natively in the bench, and under property tests.
@@ -141,6 +142,8 @@ pub mod digest;
 pub mod engine;
 pub mod fold;
 pub mod lessons;
+#[cfg(feature = "native")]
+pub mod native;
 pub mod pairing;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod replay;

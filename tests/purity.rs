@@ -22,6 +22,11 @@ const FORBIDDEN: &[&str] = &[
     "File::create",
 ];
 
+/// The only exceptions, one file and one pattern each: `src/native.rs` is the replay addon,
+/// a host of the bench like `src/bin/` (it runs the bench driver's workers on threads and opens
+/// the SQLite store read-only; the JS side reads files, keeps time and prints).
+const ALLOWED: &[(&str, &str)] = &[("native.rs", "std::thread")];
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let p = entry.unwrap().path();
@@ -47,10 +52,13 @@ fn core_sources_do_no_io() {
     for f in &files {
         // wasm.rs is the binding (it may use js_sys); it is still checked for std I/O.
         let text = std::fs::read_to_string(f).unwrap();
+        let top = f.parent() == Some(src.as_path());
+        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
         for (n, line) in text.lines().enumerate() {
             let code = line.split("//").next().unwrap_or("");
             for pat in FORBIDDEN {
-                if code.contains(pat) {
+                let allowed = top && ALLOWED.contains(&(name, *pat));
+                if code.contains(pat) && !allowed {
                     bad.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
                 }
             }

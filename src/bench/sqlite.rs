@@ -56,8 +56,44 @@ pub fn decode_zstd(blob: &[u8], utf8_bytes: Option<i64>) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-/// Every session in the store (sorted by `session_id`), or only `only` when given.
-pub fn read_sessions(conn: &Connection, only: Option<&str>) -> Result<Vec<SqliteSession>> {
+/// One session of the store, summarised without decoding its events.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRow {
+    /// `session_id`.
+    pub session_id: String,
+    /// Rows (events) of the session.
+    pub events: u64,
+    /// Smallest `created_at` (OpenClaw writes epoch milliseconds).
+    pub first_at: i64,
+    /// Largest `created_at`.
+    pub last_at: i64,
+}
+
+/// Every session of the store with its event count and time span, sorted by `session_id`
+/// (the order [`read_sessions`] returns them in).
+pub fn list_sessions(conn: &Connection) -> Result<Vec<SessionRow>> {
+    columns(conn)?;
+    let mut st = conn
+        .prepare(
+            "SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at) FROM transcript_events GROUP BY session_id ORDER BY session_id",
+        )
+        .map_err(sql_err)?;
+    let rows = st
+        .query_map([], |r| {
+            Ok(SessionRow {
+                session_id: r.get(0)?,
+                events: r.get::<_, i64>(1)?.max(0) as u64,
+                first_at: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
+                last_at: r.get::<_, Option<i64>>(3)?.unwrap_or(0),
+            })
+        })
+        .map_err(sql_err)?;
+    rows.map(|r| r.map_err(sql_err)).collect()
+}
+
+/// Column names of `transcript_events`; an error when the table is missing.
+fn columns(conn: &Connection) -> Result<Vec<String>> {
     let mut cols = Vec::new();
     {
         let mut st = conn
@@ -75,6 +111,20 @@ pub fn read_sessions(conn: &Connection, only: Option<&str>) -> Result<Vec<Sqlite
             "sqlite: no transcript_events table (not an OpenClaw agent store?)".into(),
         ));
     }
+    Ok(cols)
+}
+
+/// Every session in the store (sorted by `session_id`), or only `only` when given.
+pub fn read_sessions(conn: &Connection, only: Option<&str>) -> Result<Vec<SqliteSession>> {
+    read_sessions_where(conn, &|id| !matches!(only, Some(o) if o != id))
+}
+
+/// The sessions of the store whose `session_id` passes `keep`, sorted by `session_id`.
+pub fn read_sessions_where(
+    conn: &Connection,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<Vec<SqliteSession>> {
+    let cols = columns(conn)?;
     let has_zstd =
         cols.iter().any(|c| c == "event_zstd") && cols.iter().any(|c| c == "event_utf8_bytes");
     let sql = if has_zstd {
@@ -98,7 +148,7 @@ pub fn read_sessions(conn: &Connection, only: Option<&str>) -> Result<Vec<Sqlite
     };
     while let Some(r) = rows.next().map_err(sql_err)? {
         let id: String = r.get(0).map_err(sql_err)?;
-        if only.is_some_and(|o| o != id) {
+        if !keep(&id) {
             continue;
         }
         let json: Option<String> = r.get(2).map_err(sql_err)?;

@@ -2,12 +2,12 @@
 //! prefix-cache model and DeepSeek prices. See `cachefold::bench` (module doc) for what is
 //! measured and how; this file only does I/O: arguments, files, SQLite, threads, progress.
 
-use cachefold::bench::{self, cache, prefix, report, run, sqlite, tokenizer::Tokenizer};
+use cachefold::bench::{self, cache, driver, prefix, report, run, sqlite, tokenizer::Tokenizer};
 use cachefold::replay::transcript::{self, Transcript};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 const USAGE: &str = "usage: cachefold-bench [SESSION...] [--demo] [--corpus [DIR]]
@@ -345,64 +345,30 @@ fn main() {
     if a.demo && a.svg.is_none() {
         a.svg = Some(PathBuf::from("bench-out/demo.svg"));
     }
-    let glue = run::Glue::new(&tok);
-    let sp = run::static_prefix(&tok, a.profile);
-    let opts = run::Options {
+    let settings = driver::Settings {
+        strategies: a.strategies.clone(),
+        price: a.price.clone(),
         window: a.window,
         cache: a.cache,
-        price: a.price.clone(),
-        warm_static: !a.cold,
+        profile: a.profile,
+        cold: a.cold,
+        s3: a.s3.clone(),
     };
-
+    let progress = Arc::new(driver::Progress::default());
     // Prepare sessions (tokenize originals once; parallel inside the tokenizer).
-    let mut preps = Vec::new();
-    let mut infos = Vec::new();
-    for (name, t) in &sessions {
-        let p = run::prepare(&tok, name, t);
-        infos.push(report::SessionInfo {
-            name: p.name.clone(),
-            format: p.format.clone(),
-            messages: p.messages.len() as u64,
-            calls: p.calls.len() as u64,
-            recorded_compactions: p.recorded_compactions as u64,
-            skipped_lines: p.skipped_lines,
-            recorded: p.recorded,
-        });
-        preps.push(Arc::new(p));
-    }
+    let d = driver::Driver::new(tok, &sessions, settings, progress.clone())
+        .unwrap_or_else(|e| die(&e.to_string()));
     let prep_secs = start.elapsed().as_secs_f64();
-
-    // Jobs: biggest first so two workers finish together.
-    let mut jobs: Vec<(usize, String)> = Vec::new();
-    for (si, _) in preps.iter().enumerate() {
-        for s in &a.strategies {
-            jobs.push((si, s.clone()));
-        }
-    }
-    jobs.sort_by_key(|(si, s)| {
-        let w = preps
-            .get(*si)
-            .map_or(0, |p| p.calls.len() as u64 * p.messages.len() as u64);
-        (std::cmp::Reverse(w), s.clone())
-    });
-    let total_calls: u64 = jobs
-        .iter()
-        .map(|(si, _)| preps.get(*si).map_or(0, |p| p.calls.len() as u64))
-        .sum();
-    let done = Arc::new(AtomicU64::new(0));
-    let finished = Arc::new(AtomicBool::new(false));
-    let queue = Mutex::new(jobs);
-    let results = Mutex::new(Vec::new());
+    let finished = AtomicBool::new(false);
     std::thread::scope(|scope| {
         if !a.quiet {
-            let done = done.clone();
-            let finished = finished.clone();
+            let (progress, finished) = (&progress, &finished);
             scope.spawn(move || {
                 // A live bar on a terminal; one line per 10 % otherwise (logs, CI).
                 let tty = std::io::stderr().is_terminal();
                 let mut last_decile = 0;
                 while !finished.load(Ordering::Relaxed) {
-                    let d = done.load(Ordering::Relaxed);
+                    let (d, total_calls) = progress.get();
                     if tty {
                         eprint!("{}", progress_line(d, total_calls, start));
                     } else if total_calls > 0 && d * 10 / total_calls > last_decile {
@@ -415,78 +381,18 @@ fn main() {
                     std::thread::sleep(std::time::Duration::from_millis(250));
                 }
                 if tty {
-                    eprintln!(
-                        "{}",
-                        progress_line(done.load(Ordering::Relaxed), total_calls, start)
-                    );
+                    let (d, total_calls) = progress.get();
+                    eprintln!("{}", progress_line(d, total_calls, start));
                 }
             });
         }
-        let mut workers = Vec::new();
-        for _ in 0..a.jobs {
-            let (queue, results, preps, tok, glue, sp, opts, done) = (
-                &queue,
-                &results,
-                &preps,
-                &tok,
-                &glue,
-                &sp,
-                &opts,
-                done.clone(),
-            );
-            let s3 = &a.s3;
-            workers.push(scope.spawn(move || loop {
-                let job = queue.lock().ok().and_then(|mut q| q.pop());
-                let Some((si, sid)) = job else { break };
-                let Some(prep) = preps.get(si) else { continue };
-                let Some(mut strat) = bench::strategy_with(&sid, s3) else {
-                    continue;
-                };
-                let mut last = 0usize;
-                let r = run::run_job(tok, glue, sp, prep, strat.as_mut(), opts, &mut |k| {
-                    done.fetch_add((k - last) as u64, Ordering::Relaxed);
-                    last = k;
-                });
-                if let Ok(mut v) = results.lock() {
-                    v.push(r);
-                }
-            }));
-        }
+        let workers: Vec<_> = (0..a.jobs).map(|_| scope.spawn(|| d.work())).collect();
         for w in workers {
             let _ = w.join();
         }
         finished.store(true, Ordering::Relaxed);
     });
-    let results = results.into_inner().unwrap_or_default();
-
-    let mut prices = std::collections::BTreeMap::new();
-    for k in [
-        "deepseek-flash-peak",
-        "deepseek-flash-offpeak",
-        "deepseek-v4-pro-peak",
-        "deepseek-v4-pro-offpeak",
-        "openai-like",
-        "kimi-like",
-    ] {
-        if let Some(p) = cachefold::cost::builtin_price(k) {
-            prices.insert(k.to_string(), (p.hit, p.miss, p.output));
-        }
-    }
-    let header = report::Header {
-        tokenizer: tok.name().to_string(),
-        prefix_profile: sp.profile.clone(),
-        prefix_tokens: sp.tokens.len() as u64,
-        cache_model: a.cache.model.name().to_string(),
-        block: a.cache.effective_block() as u64,
-        expiry_hours: a.cache.expiry_ms.map(|m| m / 3_600_000.0),
-        price: a.price.clone(),
-        prices,
-        window: a.window,
-        warm_static: !a.cold,
-        sessions: infos,
-    };
-    let order: Vec<&str> = bench::ALL_STRATEGIES.to_vec();
-    let rep = report::build(header, results, &order);
+    let rep = d.report();
     let md = report::markdown(&rep);
     println!("{md}");
     println!(
