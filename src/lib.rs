@@ -50,6 +50,7 @@
 //! | [`digest`] | bounded per-message extracts and fold-record rendering |
 //! | `engine`, `state`, `journal`, `fingerprint`, `fold`, `replay` | the session engine |
 //! | `shrink`, `details`, `tool_defaults`, `recover`, `search` | tool-output safety and recovery |
+//! | [`topics`] | incremental topic segmentation of completed turns: stable `t<k>` / `T<n>` ids, frozen boundaries, layer-2 prompt/parser |
 //! | [`transcript`] | readers of recorded sessions (pi/OpenClaw, Claude Code, Reasonix) |
 //! | [`lessons`] | workspace lessons: parse/render, classify the first request, select, stale, redact, capture |
 //! | `bench` (feature `bench`) | the replay bench: tokenizer, cache simulator, strategies |
@@ -149,4 +150,5 @@ pub mod shrink;
 pub mod state;
 pub mod tokens;
 pub mod tool_defaults;
+pub mod topics;
 pub mod transcript;
