@@ -81,6 +81,7 @@ pub mod anchors;
 pub mod cache;
 pub mod cachefold;
 pub mod demo;
+pub mod loso;
 pub mod prefix;
 pub mod render;
 pub mod report;
