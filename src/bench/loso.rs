@@ -361,16 +361,13 @@ pub fn markdown(runs: &[Loso], sessions: usize) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "## Leave-one-session-out ({sessions} sessions)");
     let _ = writeln!(s);
-    if let Some(r) = runs.first() {
-        let _ = writeln!(
-            s,
-            "Objective: cheapest input cost ×S1a with anchor recall (no recovery credit) ≥ {:.2} and no pairing violation, else highest recall. Input cost at the headline price.",
-            r.recall_target
-        );
-        let _ = writeln!(s);
-    }
-    let _ = writeln!(s, "| window | row | config | ×S1a | ×best peer | ×C_min | R | R+recovery | E | pairing viol. |");
-    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        s,
+        "Objective: cheapest input cost ×S1a with anchor recall (no recovery credit) ≥ the target and no pairing violation, else highest recall. Input cost at the headline price; C_min = the input cost floor."
+    );
+    let _ = writeln!(s);
+    let _ = writeln!(s, "| window | target R | row | config | ×S1a | ×best peer | ×C_min | R | R+recovery | E | pairing viol. |");
+    let _ = writeln!(s, "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for r in runs {
         let w = window_name(r.window);
         let chosen: Vec<String> = r.choices.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
@@ -381,7 +378,8 @@ pub fn markdown(runs: &[Loso], sessions: usize) -> String {
         ] {
             let _ = writeln!(
                 s,
-                "| {w} | {row} | {cfg} | {:.3} | {:.3} ({}) | {:.2} | {:.3} | {:.3} | {:.4} | {} |",
+                "| {w} | {:.2} | {row} | {cfg} | {:.3} | {:.3} ({}) | {:.2} | {:.3} | {:.3} | {:.4} | {} |",
+                r.recall_target,
                 sc.vs_s1a,
                 sc.vs_best_peer,
                 r.best_peer,
@@ -394,7 +392,12 @@ pub fn markdown(runs: &[Loso], sessions: usize) -> String {
         }
     }
     let _ = writeln!(s);
+    let mut shown = Vec::new();
     for r in runs {
+        if shown.contains(&r.window) {
+            continue;
+        }
+        shown.push(r.window);
         let _ = writeln!(
             s,
             "Sweep at {} (all sessions; * = Pareto front):",
@@ -429,7 +432,14 @@ fn esc(s: &str) -> String {
 /// front joined and labelled, baselines in grey, the defaults ringed, the recall target dashed.
 pub fn svg(runs: &[Loso]) -> String {
     let (pw, ph, pad_l, pad_t, gap) = (560.0f64, 380.0f64, 70.0f64, 50.0f64, 90.0f64);
-    let w = pad_l + (pw + gap) * runs.len().max(1) as f64;
+    // One panel per window (the points do not depend on the recall target).
+    let mut panels: Vec<&Loso> = Vec::new();
+    for r in runs {
+        if !panels.iter().any(|p| p.window == r.window) {
+            panels.push(r);
+        }
+    }
+    let w = pad_l + (pw + gap) * panels.len().max(1) as f64;
     let h = pad_t + ph + 60.0;
     let mut s = String::new();
     let _ = writeln!(
@@ -441,7 +451,12 @@ pub fn svg(runs: &[Loso]) -> String {
         s,
         "<text x=\"{pad_l}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">cachefold: input cost ×S1a vs anchor recall, one point per S3 configuration (front in red, baselines grey)</text>"
     );
-    for (i, r) in runs.iter().enumerate() {
+    for (i, r) in panels.iter().enumerate() {
+        let same: Vec<&Loso> = runs.iter().filter(|x| x.window == r.window).collect();
+        let lowest_target = same
+            .iter()
+            .map(|x| x.recall_target)
+            .fold(r.recall_target, f64::min);
         let x0 = pad_l + i as f64 * (pw + gap);
         let xmax = r.points.iter().map(|p| p.cost).fold(0.0, f64::max).max(0.1) * 1.05;
         let ymin = r
@@ -449,7 +464,7 @@ pub fn svg(runs: &[Loso]) -> String {
             .iter()
             .map(|p| p.recall)
             .fold(1.0, f64::min)
-            .min(r.recall_target)
+            .min(lowest_target)
             .max(0.0)
             - 0.02;
         let ymin = (ymin * 20.0).floor() / 20.0;
@@ -473,8 +488,10 @@ pub fn svg(runs: &[Loso]) -> String {
             let y = py(rc);
             let _ = writeln!(s, "<line x1=\"{x0}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#666\">{rc:.3}</text>", x0 + pw, x0 - 4.0, y + 4.0);
         }
-        let ty = py(r.recall_target);
-        let _ = writeln!(s, "<line x1=\"{x0}\" y1=\"{ty:.1}\" x2=\"{:.1}\" y2=\"{ty:.1}\" stroke=\"#2ca02c\" stroke-dasharray=\"4 3\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#2ca02c\">recall target {:.2}</text>", x0 + pw, x0 + pw - 4.0, ty - 4.0, r.recall_target);
+        for t in &same {
+            let ty = py(t.recall_target);
+            let _ = writeln!(s, "<line x1=\"{x0}\" y1=\"{ty:.1}\" x2=\"{:.1}\" y2=\"{ty:.1}\" stroke=\"#2ca02c\" stroke-dasharray=\"4 3\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#2ca02c\">recall target {:.2}: {}</text>", x0 + pw, x0 + pw - 4.0, ty - 4.0, t.recall_target, esc(&t.in_sample_choice));
+        }
         let mut front: Vec<&ChartPoint> = r.points.iter().filter(|p| p.pareto).collect();
         front.sort_by(|a, b| a.cost.total_cmp(&b.cost));
         let d: Vec<String> = front
@@ -508,7 +525,10 @@ pub fn svg(runs: &[Loso]) -> String {
                     "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"8\" fill=\"none\" stroke=\"#000\"/>"
                 );
             }
-            if p.pareto || p.name == DEFAULT_NAME || p.name == r.in_sample_choice {
+            if p.pareto
+                || p.name == DEFAULT_NAME
+                || same.iter().any(|t| t.in_sample_choice == p.name)
+            {
                 let _ = writeln!(
                     s,
                     "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{color}\">{}</text>",
@@ -622,7 +642,7 @@ mod tests {
             .collect();
         assert_eq!(front, vec!["broken"]);
         let md = markdown(std::slice::from_ref(&r), 3);
-        assert!(md.contains("| 1M | left-out |"));
+        assert!(md.contains("| 1M | 0.95 | left-out |"));
         let svg = svg(&[r]);
         assert!(svg.starts_with("<svg") && !svg.contains("polyline"));
     }

@@ -16,7 +16,7 @@ const USAGE: &str = "usage: cachefold-bench [SESSION...] [--demo] [--corpus [DIR
        [--window N] [--cache ds-strict|ds-optimistic|openai|kimi] [--block 128|64] [--expire-hours H]
        [--prefix openclaw|pi] [--tokenizer PATH | --o200k] [--json out.json] [--svg out.svg] [--md out.md]
        [--cold] [--jobs N] [--quiet]
-       [--loso [--loso-windows 1000000,200000] [--loso-recall 0.95]]
+       [--loso [--loso-windows 1000000,200000] [--loso-recall 0.95,0.90]]
 
 SESSION: a pi/OpenClaw session .jsonl, a Claude Code .jsonl, a Reasonix .jsonl, an OpenClaw
 openclaw-agent.sqlite (every session in it; `file.sqlite#SESSION_ID` for one), or a directory
@@ -55,8 +55,8 @@ struct Args {
     loso: bool,
     /// Windows of the LOSO runs.
     loso_windows: Vec<u64>,
-    /// Recall target of the LOSO objective.
-    loso_recall: f64,
+    /// Recall targets of the LOSO objective (one LOSO per target, same runs).
+    loso_recall: Vec<f64>,
 }
 
 fn default_corpus() -> PathBuf {
@@ -97,7 +97,7 @@ fn parse_args() -> Args {
         s3: cachefold::config::Config::default(),
         loso: false,
         loso_windows: vec![1_000_000, 200_000],
-        loso_recall: 0.95,
+        loso_recall: vec![0.95, 0.90],
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -207,10 +207,15 @@ fn parse_args() -> Args {
             }
             "--loso-recall" => {
                 a.loso_recall = val(&mut i, &arg)
-                    .parse()
-                    .ok()
-                    .filter(|r: &f64| (0.0..=1.0).contains(r))
-                    .unwrap_or_else(|| die("--loso-recall wants a number in 0..1"))
+                    .split(',')
+                    .map(|r| {
+                        r.trim()
+                            .parse()
+                            .ok()
+                            .filter(|r: &f64| (0.0..=1.0).contains(r))
+                            .unwrap_or_else(|| die("--loso-recall wants numbers in 0..1"))
+                    })
+                    .collect()
             }
             "--cold" => a.cold = true,
             s if s.starts_with("--") => die(&format!("unknown option {s}\n{USAGE}")),
@@ -551,7 +556,9 @@ fn run_loso(
             };
             map.entry(key).or_default().insert(r.session, r.metrics);
         }
-        runs.push(table.loso(window, a.loso_recall));
+        for &target in &a.loso_recall {
+            runs.push(table.loso(window, target));
+        }
     }
     let md = loso::markdown(&runs, preps.len());
     println!("{md}");

@@ -23,8 +23,10 @@
 //!
 //! and a new topic starts when `score ≥ Params::threshold` (and the open topic has at least
 //! [`Params::min_topic_turns`] turns, unless a strong cue says otherwise). Cues are phrases
-//! such as "new task", "moving on", "unrelated" (up) and "continue", "yes", "try again" (down);
-//! a short user message leans on its cues because its terms are too few to measure.
+//! such as "new task", "moving on", "let's tackle", a slash command (up) and "continue",
+//! "yes", "try again" (down); a short user message leans on its cues because its terms are too
+//! few to measure. Harness chatter recorded as user messages (local command echoes,
+//! interrupts, injected skill bodies: [`is_noise`]) never opens a topic and is not measured.
 //!
 //! ## Layer 2 (optional host-LLM, rate-limited): see [`llm`]
 //!
@@ -70,6 +72,8 @@ pub struct Params {
     pub max_vocab: usize,
     /// User terms at which lexical novelty gets its full weight (fewer terms, less weight).
     pub full_weight_terms: usize,
+    /// Weight of lexical novelty in the score (cues, gap and tool shift add to it).
+    pub lexical_weight: f64,
     /// Added for an idle gap over 30 minutes (doubled over 2 hours).
     pub gap_bonus: f64,
     /// Added when the turn's tools share none with the window's.
@@ -79,12 +83,13 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Self {
         Params {
-            threshold: 0.9,
+            threshold: 0.5,
             window: 3,
             min_topic_turns: 2,
             topic_terms: 160,
             max_vocab: 4096,
             full_weight_terms: 6,
+            lexical_weight: 0.5,
             gap_bonus: 0.15,
             tool_shift_bonus: 0.05,
         }
@@ -259,7 +264,7 @@ pub struct TurnInput<'a> {
     pub at_ms: Option<f64>,
 }
 
-/// Cue phrases that announce a new task (matched in the first 200 chars, lowercased).
+/// Phrases that announce a new task (matched in the first 200 chars, lowercased).
 const NEW_CUES: &[&str] = &[
     "new task",
     "next task",
@@ -287,14 +292,36 @@ const NEW_CUES: &[&str] = &[
     "let's work on",
     "lets work on",
     "i want to work on",
+    "let's tackle",
+    "need to tackle",
+    "one more change",
+    "let's review",
+    "review the pr",
+    "pr review",
+    "review feedback",
+    "check the pr comments",
+    "ready to release",
+    "new release",
+    "release a new version",
+    "let's get going",
+];
+
+/// Openers that often start a new request (weaker than [`NEW_CUES`]).
+const NEW_OPENERS: &[&str] = &[
+    "alright",
     "now let's",
     "now lets",
     "now i want",
     "now we need",
-    "now implement",
-    "now add",
-    "now write",
-    "now create",
+    "ok, now",
+    "ok now",
+    "okay, now",
+    "next,",
+    "we need to",
+    "let's have a look",
+    "can you help me",
+    "i'd like to",
+    "i would like to",
 ];
 
 /// Openers that continue the current task.
@@ -341,19 +368,54 @@ const CONTINUE_OPENERS: &[&str] = &[
     "k",
 ];
 
-/// Cue score of a user text: > 0 announces a new task, < 0 continues.
-pub fn cue(user_text: &str) -> f64 {
-    let lower: String = user_text
+/// Host and harness chatter recorded as user messages (local command echoes, interrupts,
+/// injected skill bodies): never a task of its own.
+const NOISE_PREFIXES: &[&str] = &[
+    "<local-command",
+    "<bash-input",
+    "<bash-stdout",
+    "<bash-stderr",
+    "<command-name>/exit",
+    "<command-name>/compact",
+    "<command-name>/ide",
+    "<command-name>/clear",
+    "[request interrupted",
+    "caveat:",
+    "ran `",
+    "base directory for this skill",
+    "<system-reminder",
+];
+
+fn lower_head(user_text: &str) -> String {
+    user_text
         .trim()
         .chars()
         .take(200)
         .flat_map(char::to_lowercase)
-        .collect();
-    if lower.is_empty() {
+        .collect()
+}
+
+/// Whether a user text is harness chatter, not a request ([`NOISE_PREFIXES`]).
+pub fn is_noise(user_text: &str) -> bool {
+    let lower = lower_head(user_text);
+    NOISE_PREFIXES.iter().any(|p| lower.starts_with(p))
+}
+
+/// Cue score of a user text: > 0 announces a new task, < 0 continues.
+pub fn cue(user_text: &str) -> f64 {
+    let lower = lower_head(user_text);
+    if lower.is_empty() || is_noise(user_text) {
         return -0.3;
+    }
+    // A slash command (other than the chatter above) starts a workflow.
+    if lower.starts_with("<command-message>") || lower.starts_with("<command-name>/") {
+        return 0.45;
     }
     if NEW_CUES.iter().any(|c| lower.contains(c)) {
         return 0.45;
+    }
+    if NEW_OPENERS.iter().any(|c| lower.starts_with(c)) {
+        return 0.25;
     }
     let first_word_end = lower
         .find(|c: char| !c.is_alphanumeric() && c != '\'')
@@ -488,7 +550,7 @@ impl Segmenter {
         let p = &self.params;
         let lexical = 1.0 - self.similarity(t);
         let weight = (t.user_terms as f64 / p.full_weight_terms.max(1) as f64).min(1.0);
-        let mut s = lexical * (0.35 + 0.65 * weight) + cue(&t.user_text);
+        let mut s = p.lexical_weight * lexical * (0.35 + 0.65 * weight) + cue(&t.user_text);
         if let (Some(a), Some(b)) = (at_ms, self.last_at_ms) {
             let gap = a - b;
             if gap > 2.0 * 3_600_000.0 {
@@ -595,8 +657,10 @@ impl Segmenter {
         self.turns += 1;
         let turn = TurnId(self.turns);
         let p = self.params.clone();
+        let noise = is_noise(&t.user_text);
         let (new_topic, score) = match self.topics.last() {
             None => (true, 0.0),
+            Some(_) if noise => (false, 0.0),
             Some(open) => {
                 let s = self.score(&t, input.at_ms);
                 let strong = cue(&t.user_text) > 0.0;
@@ -615,7 +679,9 @@ impl Segmenter {
         } else if let Some(open) = self.topics.last_mut() {
             open.last = turn;
         }
-        self.absorb(&t);
+        if !noise || self.recent.is_empty() {
+            self.absorb(&t);
+        }
         self.last_user = crate::digest::clip(&crate::digest::one_line(&t.user_text), 300);
         if input.at_ms.is_some() {
             self.last_at_ms = input.at_ms;
