@@ -25,7 +25,7 @@
 
 use super::run::Metrics;
 use crate::config::Config;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -114,8 +114,9 @@ pub fn grid() -> Vec<(String, Config)> {
 }
 
 /// Metrics of one LOSO run: rows → session → metrics. Rows are baseline ids (`S1a`, …) and
-/// sweep names.
-#[derive(Debug, Clone, Default)]
+/// sweep names. Saved as `loso-tables.json` so the choice can be re-made without replaying.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Table {
     /// Sessions in report order.
     pub sessions: Vec<String>,
@@ -128,7 +129,7 @@ pub struct Table {
 }
 
 /// Aggregate figures of one row over a set of sessions.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Score {
     /// Input cost (headline price).
@@ -150,7 +151,7 @@ pub struct Score {
 }
 
 /// One point of the cost-vs-recall chart.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChartPoint {
     /// Config name or baseline id.
@@ -166,7 +167,7 @@ pub struct ChartPoint {
 }
 
 /// The LOSO result for one window.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Loso {
     /// Token budget.
@@ -237,15 +238,21 @@ impl Table {
     /// The objective's choice on `sessions` (see the module doc).
     pub fn choose(&self, sessions: &[&String], recall_target: f64) -> Option<String> {
         let s1a = self.base("S1a", sessions).cost.headline_input;
+        let sums: Vec<(&String, Metrics)> = self
+            .configs
+            .iter()
+            .filter_map(|n| self.sweep.get(n).map(|r| (n, sum(r, sessions))))
+            .collect();
+        let least_violations = sums
+            .iter()
+            .map(|(_, m)| m.pairing_violation_calls)
+            .min()
+            .unwrap_or(0);
         let mut best: Option<(bool, f64, f64, &String)> = None;
-        for name in &self.configs {
-            let Some(rows) = self.sweep.get(name) else {
-                continue;
-            };
-            let m = sum(rows, sessions);
+        for (name, m) in sums {
             let cost = div(m.cost.headline_input, s1a);
             let recall = m.recall();
-            let ok = recall >= recall_target && m.pairing_violation_calls == 0;
+            let ok = recall >= recall_target && m.pairing_violation_calls <= least_violations;
             let better = match &best {
                 None => true,
                 Some((bok, bcost, brecall, _)) => match (ok, *bok) {
@@ -363,7 +370,7 @@ pub fn markdown(runs: &[Loso], sessions: usize) -> String {
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "Objective: cheapest input cost ×S1a with anchor recall (no recovery credit) ≥ the target and no pairing violation, else highest recall. Input cost at the headline price; C_min = the input cost floor."
+        "Objective: cheapest input cost ×S1a with anchor recall (no recovery credit) ≥ the target and no more pairing violations than the best configuration, else highest recall. Input cost at the headline price; C_min = the input cost floor."
     );
     let _ = writeln!(s);
     let _ = writeln!(s, "| window | target R | row | config | ×S1a | ×best peer | ×C_min | R | R+recovery | E | pairing viol. |");
@@ -458,7 +465,13 @@ pub fn svg(runs: &[Loso]) -> String {
             .map(|x| x.recall_target)
             .fold(r.recall_target, f64::min);
         let x0 = pad_l + i as f64 * (pw + gap);
-        let xmax = r.points.iter().map(|p| p.cost).fold(0.0, f64::max).max(0.1) * 1.05;
+        // x spans the sweep and S1a (1.0); baselines beyond it sit on the right edge.
+        let sweep_costs = r.points.iter().filter(|p| p.sweep).map(|p| p.cost);
+        let xmin = (sweep_costs.clone().fold(f64::INFINITY, f64::min).min(1.0) * 20.0 - 1.0)
+            .floor()
+            .max(0.0)
+            / 20.0;
+        let xmax = ((sweep_costs.fold(1.0, f64::max) + 0.05) * 20.0).ceil() / 20.0;
         let ymin = r
             .points
             .iter()
@@ -468,7 +481,7 @@ pub fn svg(runs: &[Loso]) -> String {
             .max(0.0)
             - 0.02;
         let ymin = (ymin * 20.0).floor() / 20.0;
-        let px = |c: f64| x0 + pw * (c / xmax);
+        let px = |c: f64| x0 + pw * ((c - xmin) / (xmax - xmin)).clamp(0.0, 1.0);
         let py = |rc: f64| pad_t + ph - ph * ((rc - ymin) / (1.0 - ymin + 1e-9)).clamp(0.0, 1.0);
         let _ = writeln!(
             s,
@@ -481,7 +494,7 @@ pub fn svg(runs: &[Loso]) -> String {
             window_name(r.window)
         );
         for k in 0..=5 {
-            let c = xmax * k as f64 / 5.0;
+            let c = xmin + (xmax - xmin) * k as f64 / 5.0;
             let x = px(c);
             let _ = writeln!(s, "<line x1=\"{x:.1}\" y1=\"{pad_t}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#666\">{c:.2}</text>", pad_t + ph, pad_t + ph + 14.0);
             let rc = ymin + (1.0 - ymin) * k as f64 / 5.0;
@@ -505,10 +518,19 @@ pub fn svg(runs: &[Loso]) -> String {
                 d.join(" ")
             );
         }
+        let mut labelled: Vec<(f64, f64)> = Vec::new();
         for p in &r.points {
             let (x, y) = (px(p.cost), py(p.recall));
             if !p.sweep {
-                let _ = writeln!(s, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"8\" height=\"8\" fill=\"#999\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#666\">{}</text>", x - 4.0, y - 4.0, x + 7.0, y + 12.0, esc(&p.name));
+                let beyond = p.cost > xmax;
+                let off = if beyond {
+                    format!(" {:.2} →", p.cost)
+                } else {
+                    String::new()
+                };
+                let anchor = if beyond { "end" } else { "start" };
+                let tx = if beyond { x - 6.0 } else { x + 7.0 };
+                let _ = writeln!(s, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"8\" height=\"8\" fill=\"#999\"/><text x=\"{tx:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\" fill=\"#666\">{}{off}</text>", x - 4.0, y - 4.0, y + 12.0, esc(&p.name));
                 continue;
             }
             let color = if p.pareto { "#d62728" } else { "#1f77b4" };
@@ -525,10 +547,15 @@ pub fn svg(runs: &[Loso]) -> String {
                     "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"8\" fill=\"none\" stroke=\"#000\"/>"
                 );
             }
-            if p.pareto
+            let named = p.pareto
                 || p.name == DEFAULT_NAME
-                || same.iter().any(|t| t.in_sample_choice == p.name)
-            {
+                || same.iter().any(|t| t.in_sample_choice == p.name);
+            // One label per spot (configurations that tie draw on top of each other).
+            let free = !labelled
+                .iter()
+                .any(|(lx, ly)| (lx - x).abs() < 4.0 && (ly - y).abs() < 4.0);
+            if named && free {
+                labelled.push((x, y));
                 let _ = writeln!(
                     s,
                     "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{color}\">{}</text>",

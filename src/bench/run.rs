@@ -16,7 +16,7 @@ use crate::cost::{self, Price};
 use crate::message::{Message, Role};
 use crate::pairing::{self, Shape};
 use crate::transcript::Transcript;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -312,8 +312,8 @@ impl<'a> Renderer<'a> {
 }
 
 /// Costs under the fixed price rows, plus the headline.
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Costs {
     /// Headline price (per `Options.price`).
     pub headline: f64,
@@ -341,8 +341,8 @@ impl Costs {
 }
 
 /// Metrics of one strategy on one session (or summed over sessions).
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Metrics {
     /// Main calls replayed.
     pub calls: u64,

@@ -16,7 +16,7 @@ const USAGE: &str = "usage: cachefold-bench [SESSION...] [--demo] [--corpus [DIR
        [--window N] [--cache ds-strict|ds-optimistic|openai|kimi] [--block 128|64] [--expire-hours H]
        [--prefix openclaw|pi] [--tokenizer PATH | --o200k] [--json out.json] [--svg out.svg] [--md out.md]
        [--cold] [--jobs N] [--quiet]
-       [--loso [--loso-windows 1000000,200000] [--loso-recall 0.95,0.90]]
+       [--loso [--loso-windows 1000000,200000] [--loso-recall 0.95,0.90]] [--loso-from loso-tables.json]
 
 SESSION: a pi/OpenClaw session .jsonl, a Claude Code .jsonl, a Reasonix .jsonl, an OpenClaw
 openclaw-agent.sqlite (every session in it; `file.sqlite#SESSION_ID` for one), or a directory
@@ -28,7 +28,9 @@ account that ran a session before; the first request of each session still misse
 --loso: leave-one-session-out choice of S3 defaults: replays S1a, S2, S2c, S2f and every
 configuration of the sweep (cachefold::bench::loso::grid) at each window, then prints left-out
 vs in-sample figures and writes loso.json and cost-recall.svg next to --json / --svg
-(default bench-out/). Without sessions it replays the corpus.
+(default bench-out/). Without sessions it replays the corpus. --loso-from F re-renders the
+choices, tables and chart from a saved loso-tables.json (the per-session metrics of every row,
+written by --loso) without replaying anything, e.g. with other --loso-recall targets.
 Tokenizer: $CACHEFOLD_TOKENIZER or <repo>/.cache/tokenizer/deepseek-v4/tokenizer.json
 (fetch it with .ci/fetch-tokenizer); without it the o200k fallback is used and said so.";
 
@@ -55,6 +57,9 @@ struct Args {
     loso: bool,
     /// Windows of the LOSO runs.
     loso_windows: Vec<u64>,
+    /// `--loso-from FILE`: re-make the LOSO choice, tables and chart from a saved
+    /// loso-tables.json (per-session metrics of every row) without replaying.
+    loso_from: Option<PathBuf>,
     /// Recall targets of the LOSO objective (one LOSO per target, same runs).
     loso_recall: Vec<f64>,
 }
@@ -98,6 +103,7 @@ fn parse_args() -> Args {
         loso: false,
         loso_windows: vec![1_000_000, 200_000],
         loso_recall: vec![0.95, 0.90],
+        loso_from: None,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -192,6 +198,7 @@ fn parse_args() -> Args {
             }
             "--quiet" | "-q" => a.quiet = true,
             "--loso" => a.loso = true,
+            "--loso-from" => a.loso_from = Some(PathBuf::from(val(&mut i, &arg))),
             "--loso-windows" => {
                 a.loso_windows = val(&mut i, &arg)
                     .split(',')
@@ -509,7 +516,7 @@ fn run_loso(
         .into_iter()
         .map(|(n, c)| (n, Arc::new(c)))
         .collect();
-    let mut runs = Vec::new();
+    let mut tables: Vec<(u64, loso::Table)> = Vec::new();
     for &window in &a.loso_windows {
         let opts = run::Options {
             window,
@@ -556,39 +563,68 @@ fn run_loso(
             };
             map.entry(key).or_default().insert(r.session, r.metrics);
         }
-        for &target in &a.loso_recall {
-            runs.push(table.loso(window, target));
-        }
+        tables.push((window, table));
     }
-    let md = loso::markdown(&runs, preps.len());
+    write_file(
+        &loso_dir(a).join("loso-tables.json"),
+        &serde_json::to_string(&tables).unwrap_or_default(),
+    );
+    let runs: Vec<loso::Loso> = tables
+        .iter()
+        .flat_map(|(w, t)| a.loso_recall.iter().map(move |r| t.loso(*w, *r)))
+        .collect();
+    write_loso(a, &runs, preps.len(), start);
+}
+
+/// Where LOSO files go: next to `--json` (or `--svg`), else `bench-out/`.
+fn loso_dir(a: &Args) -> PathBuf {
+    a.json
+        .as_deref()
+        .or(a.svg.as_deref())
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("bench-out"), Path::to_path_buf)
+}
+
+/// Print the LOSO tables and write loso.json and cost-recall.svg.
+fn write_loso(a: &Args, runs: &[bench::loso::Loso], sessions: usize, start: Instant) {
+    use bench::loso;
+    let md = loso::markdown(runs, sessions);
     println!("{md}");
     println!(
         "Runtime: {:.1}s total, {} worker(s).",
         start.elapsed().as_secs_f64(),
         a.jobs
     );
-    let dir = a
-        .json
-        .as_deref()
-        .or(a.svg.as_deref())
-        .and_then(Path::parent)
-        .filter(|d| !d.as_os_str().is_empty())
-        .map_or_else(|| PathBuf::from("bench-out"), Path::to_path_buf);
+    let dir = loso_dir(a);
     if let Some(p) = &a.md {
         write_file(p, &md);
     }
-    let json = serde_json::to_string_pretty(&runs).unwrap_or_default();
+    let json = serde_json::to_string_pretty(runs).unwrap_or_default();
     let jp = dir.join("loso.json");
     write_file(&jp, &json);
     println!("JSON: {}", jp.display());
     let sp = dir.join("cost-recall.svg");
-    write_file(&sp, &loso::svg(&runs));
+    write_file(&sp, &loso::svg(runs));
     println!("Chart: {}", sp.display());
 }
 
 fn main() {
     let mut a = parse_args();
     let start = Instant::now();
+    if let Some(p) = a.loso_from.clone() {
+        let text =
+            std::fs::read_to_string(&p).unwrap_or_else(|e| die(&format!("{}: {e}", p.display())));
+        let tables: Vec<(u64, bench::loso::Table)> =
+            serde_json::from_str(&text).unwrap_or_else(|e| die(&format!("{}: {e}", p.display())));
+        let runs: Vec<bench::loso::Loso> = tables
+            .iter()
+            .flat_map(|(w, t)| a.loso_recall.iter().map(move |r| t.loso(*w, *r)))
+            .collect();
+        let sessions = tables.first().map_or(0, |(_, t)| t.sessions.len());
+        write_loso(&a, &runs, sessions, start);
+        return;
+    }
     let tok = load_tokenizer(&a);
     let sessions = load_sessions(&a);
     if a.demo && a.svg.is_none() {
