@@ -168,6 +168,7 @@ fn segmentation_quality_on_labelled_sessions() {
     let (mut tp, mut fp, mut fn_, mut tp1) = (0, 0, 0, 0);
     // Baseline for comparison: a boundary at every turn whose user text carries a new-task cue.
     let (mut ctp, mut cfound, mut ctruth) = (0, 0, 0);
+    let mut all: Vec<(Vec<(Vec<Digest>, Option<f64>)>, BTreeSet<u32>)> = Vec::new();
     for l in &labels.sessions {
         let path = root.join(&l.file);
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -241,6 +242,7 @@ fn segmentation_quality_on_labelled_sessions() {
         fp += sc.fp;
         fn_ += sc.fn_;
         tp1 += sc.tp1;
+        all.push((turns, truth));
     }
     let (p, r, f) = prf(tp, tp + fp, tp + fn_);
     let (p1, r1, f1) = prf(tp1, tp + fp, tp + fn_);
@@ -248,9 +250,96 @@ fn segmentation_quality_on_labelled_sessions() {
         "topics_eval: all: P {p:.2} R {r:.2} F1 {f:.2}; ±1 turn: P {p1:.2} R {r1:.2} F1 {f1:.2}"
     );
     let (cp, cr, cf) = prf(ctp, cfound, ctruth);
+    loso_params(&all);
     println!("topics_eval: cue-only baseline: P {cp:.2} R {cr:.2} F1 {cf:.2}");
     // Regression floor for the defaults (0.58 exact-turn F1 with the defaults chosen on these labels).
     if std::env::var("TOPICS_THRESHOLD").is_err() && std::env::var("TOPICS_MIN_TURNS").is_err() {
         assert!(f >= 0.50, "segmentation F1 fell to {f:.2}");
     }
+}
+
+/// Leave-one-session-out over the labelled sessions for the layer-1 knobs: for each session,
+/// choose (threshold, lexical weight, min topic turns) by micro F1 on the others and score the
+/// choice on it. Prints the left-out figures next to the best in-sample ones.
+fn loso_params(all: &[(Vec<(Vec<Digest>, Option<f64>)>, BTreeSet<u32>)]) {
+    let mut grid = Vec::new();
+    for th in [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0] {
+        for lw in [0.3, 0.5, 0.7, 1.0] {
+            for mt in [1, 2, 3] {
+                grid.push(Params {
+                    threshold: th,
+                    lexical_weight: lw,
+                    min_topic_turns: mt,
+                    ..Params::default()
+                });
+            }
+        }
+    }
+    // counts[g][s] = (tp, found, truth)
+    let counts: Vec<Vec<(usize, usize, usize)>> = grid
+        .iter()
+        .map(|p| {
+            all.iter()
+                .map(|(turns, truth)| {
+                    let inputs: Vec<TurnInput> = turns
+                        .iter()
+                        .map(|(d, at)| TurnInput {
+                            digests: d,
+                            at_ms: *at,
+                        })
+                        .collect();
+                    let s = Segmenter::segment(p.clone(), &inputs);
+                    let found: BTreeSet<u32> = s.boundaries().iter().map(|b| b.0).collect();
+                    (found.intersection(truth).count(), found.len(), truth.len())
+                })
+                .collect()
+        })
+        .collect();
+    let f1_on = |g: usize, keep: &dyn Fn(usize) -> bool| {
+        let (mut tp, mut found, mut truth) = (0, 0, 0);
+        for (si, c) in counts[g].iter().enumerate() {
+            if keep(si) {
+                tp += c.0;
+                found += c.1;
+                truth += c.2;
+            }
+        }
+        prf(tp, found, truth).2
+    };
+    let best = |keep: &dyn Fn(usize) -> bool| {
+        (0..grid.len()).fold(0, |b, g| {
+            if f1_on(g, keep) > f1_on(b, keep) {
+                g
+            } else {
+                b
+            }
+        })
+    };
+    let (mut tp, mut found, mut truth) = (0, 0, 0);
+    for s in 0..all.len() {
+        let g = best(&|si| si != s);
+        let c = counts[g][s];
+        tp += c.0;
+        found += c.1;
+        truth += c.2;
+    }
+    let (p, r, f) = prf(tp, found, truth);
+    let g = best(&|_| true);
+    let (ip, ir, i_f) = {
+        let (mut tp, mut found, mut truth) = (0, 0, 0);
+        for c in &counts[g] {
+            tp += c.0;
+            found += c.1;
+            truth += c.2;
+        }
+        prf(tp, found, truth)
+    };
+    let q = &grid[g];
+    println!(
+        "topics_eval: knobs by leave-one-session-out ({} settings): left-out P {p:.2} R {r:.2} F1 {f:.2}; best in-sample (threshold {}, lexical {}, min turns {}) P {ip:.2} R {ir:.2} F1 {i_f:.2}",
+        grid.len(),
+        q.threshold,
+        q.lexical_weight,
+        q.min_topic_turns
+    );
 }
