@@ -34,6 +34,9 @@ struct Labelled {
     boundaries: Vec<String>,
 }
 
+/// A session's completed turns (digests, user-message time) and its labelled boundaries.
+type LabelledTurns = (Vec<(Vec<Digest>, Option<f64>)>, BTreeSet<u32>);
+
 fn corpus() -> PathBuf {
     std::env::var("CACHEFOLD_CORPUS")
         .map(PathBuf::from)
@@ -168,7 +171,7 @@ fn segmentation_quality_on_labelled_sessions() {
     let (mut tp, mut fp, mut fn_, mut tp1) = (0, 0, 0, 0);
     // Baseline for comparison: a boundary at every turn whose user text carries a new-task cue.
     let (mut ctp, mut cfound, mut ctruth) = (0, 0, 0);
-    let mut all: Vec<(Vec<(Vec<Digest>, Option<f64>)>, BTreeSet<u32>)> = Vec::new();
+    let mut all: Vec<LabelledTurns> = Vec::new();
     for l in &labels.sessions {
         let path = root.join(&l.file);
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -261,7 +264,7 @@ fn segmentation_quality_on_labelled_sessions() {
 /// Leave-one-session-out over the labelled sessions for the layer-1 knobs: for each session,
 /// choose (threshold, lexical weight, min topic turns) by micro F1 on the others and score the
 /// choice on it. Prints the left-out figures next to the best in-sample ones.
-fn loso_params(all: &[(Vec<(Vec<Digest>, Option<f64>)>, BTreeSet<u32>)]) {
+fn loso_params(all: &[LabelledTurns]) {
     let mut grid = Vec::new();
     for th in [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0] {
         for lw in [0.3, 0.5, 0.7, 1.0] {
@@ -318,7 +321,7 @@ fn loso_params(all: &[(Vec<(Vec<Digest>, Option<f64>)>, BTreeSet<u32>)]) {
     let (mut tp, mut found, mut truth) = (0, 0, 0);
     for s in 0..all.len() {
         let g = best(&|si| si != s);
-        let c = counts[g][s];
+        let c = counts[g].get(s).copied().unwrap_or_default();
         tp += c.0;
         found += c.1;
         truth += c.2;
