@@ -17,16 +17,22 @@
 //! turns so far. The boundary score is
 //!
 //! ```text
-//! score = (1 − max(sim_window, sim_topic)) · lexical_weight(user terms)
+//! score = Params::lexical_weight · (1 − max(sim_window, sim_topic)) · mass(user terms)
 //!       + cue(user text) + gap(idle time) + tool_shift
 //! ```
 //!
+//! (`mass` goes from 0.35 to 1 as the user's distinct terms reach [`Params::full_weight_terms`])
 //! and a new topic starts when `score ≥ Params::threshold` (and the open topic has at least
 //! [`Params::min_topic_turns`] turns, unless a strong cue says otherwise). Cues are phrases
 //! such as "new task", "moving on", "let's tackle", a slash command (up) and "continue",
 //! "yes", "try again" (down); a short user message leans on its cues because its terms are too
 //! few to measure. Harness chatter recorded as user messages (local command echoes,
 //! interrupts, injected skill bodies: [`is_noise`]) never opens a topic and is not measured.
+//!
+//! Measured on 10 hand-labelled corpus sessions (`tests/topics_eval.rs`, 30 boundaries in 342
+//! turns): boundary precision 0.64, recall 0.53, F1 0.58 with the defaults (0.58 when the
+//! knobs are chosen leave-one-session-out; the cue lists were written after reading those
+//! sessions); a cue-only rule gets F1 0.55, the first lexical-only version 0.29.
 //!
 //! ## Layer 2 (optional host-LLM, rate-limited): see [`llm`]
 //!
@@ -395,7 +401,8 @@ fn lower_head(user_text: &str) -> String {
         .collect()
 }
 
-/// Whether a user text is harness chatter, not a request ([`NOISE_PREFIXES`]).
+/// Whether a user text is harness chatter, not a request (local command echoes, interrupts,
+/// injected skill bodies).
 pub fn is_noise(user_text: &str) -> bool {
     let lower = lower_head(user_text);
     NOISE_PREFIXES.iter().any(|p| lower.starts_with(p))
