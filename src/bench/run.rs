@@ -16,7 +16,7 @@ use crate::cost::{self, Price};
 use crate::message::{Message, Role};
 use crate::pairing::{self, Shape};
 use crate::replay::transcript::Transcript;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -312,8 +312,8 @@ impl<'a> Renderer<'a> {
 }
 
 /// Costs under the fixed price rows, plus the headline.
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Costs {
     /// Headline price (per `Options.price`).
     pub headline: f64,
@@ -341,8 +341,8 @@ impl Costs {
 }
 
 /// Metrics of one strategy on one session (or summed over sessions).
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Metrics {
     /// Main calls replayed.
     pub calls: u64,
@@ -374,6 +374,12 @@ pub struct Metrics {
     pub extra_novel_tokens: u64,
     /// Costs (main + summariser).
     pub cost: Costs,
+    /// The session's cost floor C_min (strategy-independent, docs/cache-model.md): every
+    /// call reads the static prefix at hit price (miss on a cold first call), every user
+    /// message and tool result is sent once at miss price when it first appears, nothing is
+    /// ever re-read, and outputs are the recorded ones. No strategy that sends each input
+    /// at least once can cost less; ingest shrinking can go below it on the novel part only.
+    pub floor: Costs,
     /// max |X|.
     pub peak_context: u64,
     /// p95 of |X| (per session; for totals the max of sessions' p95).
@@ -501,6 +507,7 @@ impl Metrics {
         self.extra_ceiling_tokens += o.extra_ceiling_tokens;
         self.extra_novel_tokens += o.extra_novel_tokens;
         self.cost.add(&o.cost);
+        self.floor.add(&o.floor);
         self.peak_context = self.peak_context.max(o.peak_context);
         self.p95_context = self.p95_context.max(o.p95_context);
         self.anchors_needed += o.anchors_needed;
@@ -633,6 +640,7 @@ pub fn run_job(
     let mut sizes: Vec<u64> = Vec::with_capacity(prep.calls.len());
     let mut tw_num = 0f64;
     let mut tw_den = 0f64;
+    let mut floor_from = 0usize;
     for (k, &(ai, ts)) in prep.calls.iter().enumerate() {
         let mut ctx = Ctx {
             store: &mut store,
@@ -675,6 +683,25 @@ pub fn run_job(
         }
         let o = sim.request(&x, &y, ts);
         strategy.observe(ai, o.hit, o.miss, y.len() as u64);
+        {
+            let novel: u64 = prep
+                .orig
+                .get(floor_from..ai)
+                .unwrap_or(&[])
+                .iter()
+                .filter(|mm| mm.role() != Role::Assistant)
+                .map(|mm| renderer.body(mm).len() as u64)
+                .sum();
+            floor_from = ai + 1;
+            let st = prefix.tokens.len() as u64;
+            let (hit, miss) = if k == 0 && !opts.warm_static {
+                (0, st + novel)
+            } else {
+                (st, novel)
+            };
+            m.floor
+                .add(&call_costs(opts, ts, hit, miss, y.len() as u64));
+        }
         m.calls += 1;
         m.prompt_tokens += o.prompt;
         m.hit_tokens += o.hit;

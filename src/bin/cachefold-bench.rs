@@ -6,8 +6,8 @@ use cachefold::bench::{self, cache, driver, prefix, report, run, sqlite, tokeniz
 use cachefold::replay::transcript::{self, Transcript};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 const USAGE: &str = "usage: cachefold-bench [SESSION...] [--demo] [--corpus [DIR]]
@@ -16,6 +16,7 @@ const USAGE: &str = "usage: cachefold-bench [SESSION...] [--demo] [--corpus [DIR
        [--window N] [--cache ds-strict|ds-optimistic|openai|kimi] [--block 128|64] [--expire-hours H]
        [--prefix openclaw|pi] [--tokenizer PATH | --o200k] [--json out.json] [--svg out.svg] [--md out.md]
        [--cold] [--jobs N] [--quiet]
+       [--loso [--loso-windows 1000000,200000] [--loso-recall 0.95,0.90]] [--loso-from loso-tables.json]
 
 SESSION: a pi/OpenClaw session .jsonl, a Claude Code .jsonl, a Reasonix .jsonl, an OpenClaw
 openclaw-agent.sqlite (every session in it; `file.sqlite#SESSION_ID` for one), or a directory
@@ -24,6 +25,12 @@ openclaw-agent.sqlite (every session in it; `file.sqlite#SESSION_ID` for one), o
 --demo: the built-in deterministic demo session (default when no session is given).
 --cold: every session starts with an empty cache (default: the static prefix is warm, as on any
 account that ran a session before; the first request of each session still misses the rest).
+--loso: leave-one-session-out choice of S3 defaults: replays S1a, S2, S2c, S2f and every
+configuration of the sweep (cachefold::bench::loso::grid) at each window, then prints left-out
+vs in-sample figures and writes loso.json and cost-recall.svg next to --json / --svg
+(default bench-out/). Without sessions it replays the corpus. --loso-from F re-renders the
+choices, tables and chart from a saved loso-tables.json (the per-session metrics of every row,
+written by --loso) without replaying anything, e.g. with other --loso-recall targets.
 Tokenizer: $CACHEFOLD_TOKENIZER or <repo>/.cache/tokenizer/deepseek-v4/tokenizer.json
 (fetch it with .ci/fetch-tokenizer); without it the o200k fallback is used and said so.";
 
@@ -46,6 +53,21 @@ struct Args {
     cold: bool,
     /// Config of S3 (cachefold), `--s3-config JSON` (defaults: the product defaults).
     s3: cachefold::config::Config,
+    /// Leave-one-session-out mode.
+    loso: bool,
+    /// Windows of the LOSO runs.
+    loso_windows: Vec<u64>,
+    /// `--loso-from FILE`: re-make the LOSO choice, tables and chart from a saved
+    /// loso-tables.json (per-session metrics of every row) without replaying.
+    loso_from: Option<PathBuf>,
+    /// Recall targets of the LOSO objective (one LOSO per target, same runs).
+    loso_recall: Vec<f64>,
+}
+
+fn default_corpus() -> PathBuf {
+    std::env::var("CACHEFOLD_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"))
 }
 
 fn die(msg: &str) -> ! {
@@ -78,6 +100,10 @@ fn parse_args() -> Args {
         quiet: false,
         cold: false,
         s3: cachefold::config::Config::default(),
+        loso: false,
+        loso_windows: vec![1_000_000, 200_000],
+        loso_recall: vec![0.95, 0.90],
+        loso_from: None,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -102,11 +128,7 @@ fn parse_args() -> Args {
                         i += 1;
                         PathBuf::from(p)
                     }
-                    None => std::env::var("CACHEFOLD_CORPUS")
-                        .map(PathBuf::from)
-                        .unwrap_or_else(|_| {
-                            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
-                        }),
+                    None => default_corpus(),
                 });
             }
             "--strategy" | "--strategies" => {
@@ -175,14 +197,45 @@ fn parse_args() -> Args {
                     .unwrap_or_else(|| die("--jobs wants a positive number"))
             }
             "--quiet" | "-q" => a.quiet = true,
+            "--loso" => a.loso = true,
+            "--loso-from" => a.loso_from = Some(PathBuf::from(val(&mut i, &arg))),
+            "--loso-windows" => {
+                a.loso_windows = val(&mut i, &arg)
+                    .split(',')
+                    .map(|w| {
+                        w.trim()
+                            .replace('_', "")
+                            .parse()
+                            .ok()
+                            .filter(|n: &u64| *n > 0)
+                            .unwrap_or_else(|| die("--loso-windows wants token counts"))
+                    })
+                    .collect()
+            }
+            "--loso-recall" => {
+                a.loso_recall = val(&mut i, &arg)
+                    .split(',')
+                    .map(|r| {
+                        r.trim()
+                            .parse()
+                            .ok()
+                            .filter(|r: &f64| (0.0..=1.0).contains(r))
+                            .unwrap_or_else(|| die("--loso-recall wants numbers in 0..1"))
+                    })
+                    .collect()
+            }
             "--cold" => a.cold = true,
             s if s.starts_with("--") => die(&format!("unknown option {s}\n{USAGE}")),
             _ => a.inputs.push(arg.clone()),
         }
         i += 1;
     }
-    if a.inputs.is_empty() && a.corpus.is_none() {
-        a.demo = true;
+    if a.inputs.is_empty() && a.corpus.is_none() && !a.demo {
+        if a.loso {
+            a.corpus = Some(default_corpus());
+        } else {
+            a.demo = true;
+        }
     }
     a
 }
@@ -337,11 +390,260 @@ fn write_file(p: &Path, body: &str) {
     std::fs::write(p, body).unwrap_or_else(|e| die(&format!("{}: {e}", p.display())));
 }
 
+/// One replay job: session index, strategy id, an S3 config overriding `--s3-config`, and the
+/// row name its result is reported under.
+struct Job {
+    si: usize,
+    strategy: String,
+    s3: Option<Arc<cachefold::config::Config>>,
+    tag: String,
+}
+
+/// Run jobs on `a.jobs` workers (biggest first), with the progress line unless `--quiet`.
+#[allow(clippy::too_many_arguments)]
+fn run_pool(
+    a: &Args,
+    preps: &[Arc<run::Prepared>],
+    tok: &Tokenizer,
+    glue: &run::Glue,
+    sp: &run::StaticPrefix,
+    opts: &run::Options,
+    jobs: Vec<Job>,
+    start: Instant,
+) -> Vec<run::JobResult> {
+    // Jobs: biggest first so two workers finish together.
+    let mut jobs = jobs;
+    jobs.sort_by_key(|j| {
+        let (si, s) = (&j.si, &j.tag);
+        let w = preps
+            .get(*si)
+            .map_or(0, |p| p.calls.len() as u64 * p.messages.len() as u64);
+        (std::cmp::Reverse(w), s.clone())
+    });
+    let total_calls: u64 = jobs
+        .iter()
+        .map(|j| preps.get(j.si).map_or(0, |p| p.calls.len() as u64))
+        .sum();
+    let done = Arc::new(AtomicU64::new(0));
+    let finished = Arc::new(AtomicBool::new(false));
+    let queue = Mutex::new(jobs);
+    let results = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        if !a.quiet {
+            let done = done.clone();
+            let finished = finished.clone();
+            scope.spawn(move || {
+                // A live bar on a terminal; one line per 10 % otherwise (logs, CI).
+                let tty = std::io::stderr().is_terminal();
+                let mut last_decile = 0;
+                while !finished.load(Ordering::Relaxed) {
+                    let d = done.load(Ordering::Relaxed);
+                    if tty {
+                        eprint!("{}", progress_line(d, total_calls, start));
+                    } else if total_calls > 0 && d * 10 / total_calls > last_decile {
+                        last_decile = d * 10 / total_calls;
+                        eprintln!(
+                            "{}",
+                            progress_line(d, total_calls, start).trim_start_matches('\r')
+                        );
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(250));
+                }
+                if tty {
+                    eprintln!(
+                        "{}",
+                        progress_line(done.load(Ordering::Relaxed), total_calls, start)
+                    );
+                }
+            });
+        }
+        let mut workers = Vec::new();
+        for _ in 0..a.jobs {
+            let (queue, results, preps, tok, glue, sp, opts, done) = (
+                &queue,
+                &results,
+                &preps,
+                &tok,
+                &glue,
+                &sp,
+                &opts,
+                done.clone(),
+            );
+            let s3 = &a.s3;
+            workers.push(scope.spawn(move || loop {
+                let job = queue.lock().ok().and_then(|mut q| q.pop());
+                let Some(job) = job else { break };
+                let Some(prep) = preps.get(job.si) else {
+                    continue;
+                };
+                let Some(mut strat) =
+                    bench::strategy_with(&job.strategy, job.s3.as_deref().unwrap_or(s3))
+                else {
+                    continue;
+                };
+                let mut last = 0usize;
+                let r = run::run_job(tok, glue, sp, prep, strat.as_mut(), opts, &mut |k| {
+                    done.fetch_add((k - last) as u64, Ordering::Relaxed);
+                    last = k;
+                });
+                let mut r = r;
+                r.strategy = job.tag;
+                if let Ok(mut v) = results.lock() {
+                    v.push(r);
+                }
+            }));
+        }
+        for w in workers {
+            let _ = w.join();
+        }
+        finished.store(true, Ordering::Relaxed);
+    });
+    results.into_inner().unwrap_or_default()
+}
+
+/// `--loso`: baselines and the sweep at every window, then LOSO tables, JSON and the chart.
+fn run_loso(
+    a: &Args,
+    preps: &[Arc<run::Prepared>],
+    tok: &Tokenizer,
+    glue: &run::Glue,
+    sp: &run::StaticPrefix,
+    opts: &run::Options,
+    start: Instant,
+) {
+    use bench::loso;
+    let grid: Vec<(String, Arc<cachefold::config::Config>)> = loso::grid()
+        .into_iter()
+        .map(|(n, c)| (n, Arc::new(c)))
+        .collect();
+    let mut tables: Vec<(u64, loso::Table)> = Vec::new();
+    for &window in &a.loso_windows {
+        let opts = run::Options {
+            window,
+            ..opts.clone()
+        };
+        let mut jobs = Vec::new();
+        for si in 0..preps.len() {
+            for b in loso::BASELINES {
+                jobs.push(Job {
+                    si,
+                    strategy: b.to_string(),
+                    s3: None,
+                    tag: b.to_string(),
+                });
+            }
+            for (name, cfg) in &grid {
+                jobs.push(Job {
+                    si,
+                    strategy: "S3".into(),
+                    s3: Some(cfg.clone()),
+                    tag: format!("cfg:{name}"),
+                });
+            }
+        }
+        if !a.quiet {
+            eprintln!(
+                "cachefold-bench: LOSO window {window}: {} jobs ({} configurations + {} baselines × {} sessions)",
+                jobs.len(),
+                grid.len(),
+                loso::BASELINES.len(),
+                preps.len()
+            );
+        }
+        let results = run_pool(a, preps, tok, glue, sp, &opts, jobs, start);
+        let mut table = loso::Table {
+            sessions: preps.iter().map(|p| p.name.clone()).collect(),
+            configs: grid.iter().map(|(n, _)| n.clone()).collect(),
+            ..loso::Table::default()
+        };
+        for r in results {
+            let (map, key) = match r.strategy.strip_prefix("cfg:") {
+                Some(n) => (&mut table.sweep, n.to_string()),
+                None => (&mut table.baselines, r.strategy.clone()),
+            };
+            map.entry(key).or_default().insert(r.session, r.metrics);
+        }
+        tables.push((window, table));
+    }
+    write_file(
+        &loso_dir(a).join("loso-tables.json"),
+        &serde_json::to_string(&tables).unwrap_or_default(),
+    );
+    let runs: Vec<loso::Loso> = tables
+        .iter()
+        .flat_map(|(w, t)| a.loso_recall.iter().map(move |r| t.loso(*w, *r)))
+        .collect();
+    write_loso(a, &runs, preps.len(), start);
+}
+
+/// Where LOSO files go: next to `--json` (or `--svg`), else `bench-out/`.
+fn loso_dir(a: &Args) -> PathBuf {
+    a.json
+        .as_deref()
+        .or(a.svg.as_deref())
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("bench-out"), Path::to_path_buf)
+}
+
+/// Print the LOSO tables and write loso.json and cost-recall.svg.
+fn write_loso(a: &Args, runs: &[bench::loso::Loso], sessions: usize, start: Instant) {
+    use bench::loso;
+    let md = loso::markdown(runs, sessions);
+    println!("{md}");
+    println!(
+        "Runtime: {:.1}s total, {} worker(s).",
+        start.elapsed().as_secs_f64(),
+        a.jobs
+    );
+    let dir = loso_dir(a);
+    if let Some(p) = &a.md {
+        write_file(p, &md);
+    }
+    let json = serde_json::to_string_pretty(runs).unwrap_or_default();
+    let jp = dir.join("loso.json");
+    write_file(&jp, &json);
+    println!("JSON: {}", jp.display());
+    let sp = dir.join("cost-recall.svg");
+    write_file(&sp, &loso::svg(runs));
+    println!("Chart: {}", sp.display());
+}
+
 fn main() {
     let mut a = parse_args();
     let start = Instant::now();
+    if let Some(p) = a.loso_from.clone() {
+        let text =
+            std::fs::read_to_string(&p).unwrap_or_else(|e| die(&format!("{}: {e}", p.display())));
+        let tables: Vec<(u64, bench::loso::Table)> =
+            serde_json::from_str(&text).unwrap_or_else(|e| die(&format!("{}: {e}", p.display())));
+        let runs: Vec<bench::loso::Loso> = tables
+            .iter()
+            .flat_map(|(w, t)| a.loso_recall.iter().map(move |r| t.loso(*w, *r)))
+            .collect();
+        let sessions = tables.first().map_or(0, |(_, t)| t.sessions.len());
+        write_loso(&a, &runs, sessions, start);
+        return;
+    }
     let tok = load_tokenizer(&a);
     let sessions = load_sessions(&a);
+    if a.loso {
+        // The sweep runs its own job list (many S3 configurations per session) on run_pool.
+        let glue = run::Glue::new(&tok);
+        let sp = run::static_prefix(&tok, a.profile);
+        let opts = run::Options {
+            window: a.window,
+            cache: a.cache,
+            price: a.price.clone(),
+            warm_static: !a.cold,
+        };
+        let preps: Vec<Arc<run::Prepared>> = sessions
+            .iter()
+            .map(|(name, t)| Arc::new(run::prepare(&tok, name, t)))
+            .collect();
+        run_loso(&a, &preps, &tok, &glue, &sp, &opts, start);
+        return;
+    }
     if a.demo && a.svg.is_none() {
         a.svg = Some(PathBuf::from("bench-out/demo.svg"));
     }

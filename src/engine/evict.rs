@@ -38,7 +38,8 @@ pub fn detect(recorded: &[&str], incoming: &[&str]) -> Option<Eviction> {
         .map(|(len, _)| len)
         .find(|&len| {
             let kept = &tail[len..];
-            incoming.len() >= at + kept.len() && kept.iter().zip(&incoming[at..]).all(|(r, i)| r == i)
+            incoming.len() >= at + kept.len()
+                && kept.iter().zip(&incoming[at..]).all(|(r, i)| r == i)
         })
         .map(|len| Eviction {
             at: at as u32,
@@ -57,9 +58,18 @@ mod tests {
     #[test]
     fn front_and_after_prelude() {
         let rec = ids("a b c d e f");
-        assert_eq!(detect(&rec, &ids("c d e f g")), Some(Eviction { at: 0, len: 2 }));
-        assert_eq!(detect(&rec, &ids("a d e f")), Some(Eviction { at: 1, len: 2 }));
-        assert_eq!(detect(&rec, &ids("a b f g h")), Some(Eviction { at: 2, len: 3 }));
+        assert_eq!(
+            detect(&rec, &ids("c d e f g")),
+            Some(Eviction { at: 0, len: 2 })
+        );
+        assert_eq!(
+            detect(&rec, &ids("a d e f")),
+            Some(Eviction { at: 1, len: 2 })
+        );
+        assert_eq!(
+            detect(&rec, &ids("a b f g h")),
+            Some(Eviction { at: 2, len: 3 })
+        );
     }
 
     #[test]
@@ -78,6 +88,9 @@ mod tests {
     fn repeated_hashes_try_every_candidate() {
         // "b" occurs twice after the cut; only the second explains the incoming list.
         let rec = ids("a b x b y z");
-        assert_eq!(detect(&rec, &ids("b y z n")), Some(Eviction { at: 0, len: 3 }));
+        assert_eq!(
+            detect(&rec, &ids("b y z n")),
+            Some(Eviction { at: 0, len: 3 })
+        );
     }
 }

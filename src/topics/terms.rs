@@ -1,0 +1,367 @@
+//! Turn → bounded bag of weighted terms (the layer-1 features), and the text views of a
+//! digest that previews and the layer-2 prompt use.
+//!
+//! Terms are hashed (FNV-1a, 32 bits) so state never holds vocabulary text; the few strings
+//! kept for labels are chosen here, capped by [`MAX_KEYWORDS`].
+
+use crate::digest::Digest;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Terms kept per turn (highest weight first, ties by hash).
+pub const MAX_TURN_TERMS: usize = 96;
+/// Keywords kept per topic for its heuristic label.
+pub const MAX_KEYWORDS: usize = 6;
+/// Longest term (chars); longer tokens are noise (hashes of blobs, base64).
+const MAX_TERM_CHARS: usize = 40;
+
+/// Weights by where a term was seen: the user's words define a topic, paths and identifiers
+/// pin it, the assistant's prose and tool output only colour it.
+const W_USER: f64 = 2.0;
+const W_ASSISTANT: f64 = 0.7;
+const W_RESULT: f64 = 0.3;
+const W_FILE: f64 = 2.5;
+const W_DIR: f64 = 1.0;
+const W_IDENT: f64 = 1.2;
+const W_COMMAND: f64 = 0.8;
+const W_TOOL: f64 = 0.3;
+
+/// English and agent-chat filler that carries no topic.
+const STOP: &[&str] = &[
+    "about",
+    "above",
+    "after",
+    "again",
+    "all",
+    "also",
+    "and",
+    "any",
+    "are",
+    "because",
+    "been",
+    "before",
+    "being",
+    "but",
+    "can",
+    "could",
+    "did",
+    "does",
+    "doing",
+    "done",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "get",
+    "got",
+    "had",
+    "has",
+    "have",
+    "having",
+    "her",
+    "here",
+    "him",
+    "his",
+    "how",
+    "into",
+    "its",
+    "just",
+    "let",
+    "lets",
+    "like",
+    "make",
+    "more",
+    "most",
+    "need",
+    "needs",
+    "not",
+    "now",
+    "off",
+    "once",
+    "only",
+    "other",
+    "our",
+    "out",
+    "over",
+    "own",
+    "please",
+    "same",
+    "see",
+    "should",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "too",
+    "under",
+    "until",
+    "use",
+    "used",
+    "using",
+    "very",
+    "was",
+    "way",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "why",
+    "will",
+    "with",
+    "would",
+    "yes",
+    "you",
+    "your",
+    "okay",
+    "thanks",
+    "sure",
+    "want",
+    "think",
+    "know",
+    "look",
+    "one",
+    "two",
+    "new",
+    "file",
+    "files",
+    "it's",
+    "don",
+    "i'm",
+    "we're",
+    "there's",
+    "that's",
+    "thing",
+    "things",
+    "something",
+    "still",
+    "ok",
+    "run",
+    "check",
+    "try",
+    "work",
+    "good",
+    "great",
+    "right",
+    "well",
+    "yeah",
+    "may",
+    "might",
+    "must",
+    "shall",
+    "via",
+    "per",
+    "etc",
+    "line",
+    "lines",
+    "true",
+    "false",
+    "null",
+    "none",
+];
+
+/// FNV-1a over the term's bytes.
+pub fn hash(term: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in term.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xac00..=0xd7af)
+}
+
+/// Lowercased words of `text` worth a term: 3..=40 chars, not all digits, not filler; CJK
+/// characters one by one (no segmenter in the core).
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let flush = |cur: &mut String, out: &mut Vec<String>| {
+        let n = cur.chars().count();
+        if (3..=MAX_TERM_CHARS).contains(&n)
+            && !cur.chars().all(|c| c.is_ascii_digit() || c == '_')
+            && !STOP.contains(&cur.as_str())
+        {
+            out.push(std::mem::take(cur));
+        } else {
+            cur.clear();
+        }
+    };
+    for c in text.chars() {
+        if is_cjk(c) {
+            flush(&mut cur, &mut out);
+            out.push(c.to_string());
+        } else if c.is_alphanumeric() || c == '_' {
+            cur.extend(c.to_lowercase());
+        } else {
+            flush(&mut cur, &mut out);
+        }
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+/// The bounded term bag of one completed turn plus the facts the cue rules need.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnTerms {
+    /// (term hash, weight), sorted by hash, at most [`MAX_TURN_TERMS`].
+    pub bag: Vec<(u32, f64)>,
+    /// Distinct terms the user's own words contributed.
+    pub user_terms: usize,
+    /// Tool names used in the turn.
+    pub tools: BTreeSet<String>,
+    /// The user's text (first user digest), for cue rules and previews.
+    pub user_text: String,
+    /// Candidate label words: the heaviest user/file terms as text, at most [`MAX_KEYWORDS`].
+    pub keywords: Vec<(u32, String)>,
+}
+
+/// The user's words of a digest: the verbatim user text when kept, else the gist.
+pub fn user_words_of(d: &Digest) -> &str {
+    d.user_text.as_deref().unwrap_or(&d.text)
+}
+
+/// Terms of one turn (its messages' digests, in order).
+pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
+    let mut w: BTreeMap<u32, f64> = BTreeMap::new();
+    let mut text_of: BTreeMap<u32, String> = BTreeMap::new();
+    let mut label_w: BTreeMap<u32, f64> = BTreeMap::new();
+    let mut user_set = BTreeSet::new();
+    let mut t = TurnTerms::default();
+    let mut add = |term: &str, weight: f64, label: bool, w: &mut BTreeMap<u32, f64>| {
+        let h = hash(term);
+        *w.entry(h).or_insert(0.0) += weight;
+        if label {
+            *label_w.entry(h).or_insert(0.0) += weight;
+            text_of.entry(h).or_insert_with(|| term.to_string());
+        }
+        h
+    };
+    for d in digests {
+        match d.role.as_str() {
+            "user" => {
+                let text = user_words_of(d);
+                if t.user_text.is_empty() {
+                    t.user_text = crate::text::clip(text.trim(), 600);
+                }
+                for word in words(text) {
+                    user_set.insert(add(&word, W_USER, true, &mut w));
+                }
+            }
+            "assistant" => {
+                for word in words(&d.text) {
+                    add(&word, W_ASSISTANT, false, &mut w);
+                }
+            }
+            _ => {
+                for word in words(&d.text) {
+                    add(&word, W_RESULT, false, &mut w);
+                }
+            }
+        }
+        for f in &d.files {
+            let f = f.trim_end_matches(['/', '\\']);
+            let mut parts = f.rsplit(['/', '\\']);
+            if let Some(base) = parts.next().filter(|b| !b.is_empty()) {
+                add(&base.to_lowercase(), W_FILE, true, &mut w);
+            }
+            if let Some(dir) = parts
+                .next()
+                .filter(|d| d.len() > 1 && *d != "src" && *d != "..")
+            {
+                add(&dir.to_lowercase(), W_DIR, false, &mut w);
+            }
+        }
+        for id in &d.identifiers {
+            if id.chars().count() <= MAX_TERM_CHARS && !id.chars().all(|c| c.is_ascii_digit()) {
+                add(&id.to_lowercase(), W_IDENT, false, &mut w);
+            }
+        }
+        for c in &d.commands {
+            let cmd = c.trim_start_matches('$').trim();
+            let cmd = cmd.split('→').next().unwrap_or("");
+            for word in words(cmd).into_iter().take(2) {
+                add(&word, W_COMMAND, false, &mut w);
+            }
+        }
+        if let Some(tool) = &d.tool_name {
+            if d.role == "assistant" {
+                add(&format!("tool:{tool}"), W_TOOL, false, &mut w);
+                t.tools.insert(tool.clone());
+            }
+        }
+    }
+    t.user_terms = user_set.len();
+    let mut v: Vec<(u32, f64)> = w.into_iter().collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.truncate(MAX_TURN_TERMS);
+    v.sort_by_key(|e| e.0);
+    t.bag = v;
+    let mut lw: Vec<(u32, f64)> = label_w.into_iter().collect();
+    lw.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    t.keywords = lw
+        .into_iter()
+        .take(MAX_KEYWORDS * 3)
+        .filter_map(|(h, _)| text_of.get(&h).map(|s| (h, s.clone())))
+        .collect();
+    t
+}
+
+/// A one-line text view of a digest (role-tagged), ≤ `max` chars: for previews and prompts.
+pub fn digest_line(d: &Digest, max: usize) -> String {
+    let body = match d.role.as_str() {
+        "user" => user_words_of(d).to_string(),
+        "assistant" => {
+            let tools = d
+                .tool_name
+                .as_deref()
+                .map(|t| format!(" [{t}]"))
+                .unwrap_or_default();
+            format!("{}{tools}", d.text)
+        }
+        _ => d.text.clone(),
+    };
+    crate::text::clip(&crate::text::one_line(&body), max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_drop_filler_digits_and_split_cjk() {
+        assert_eq!(
+            words("Please fix the parser_v2 in 2024, then 修复"),
+            vec!["fix", "parser_v2", "修", "复"]
+        );
+    }
+
+    #[test]
+    fn bag_is_bounded_and_sorted() {
+        let text: String = (0..500).map(|i| format!("word{i} ")).collect();
+        let d = Digest {
+            role: "user".into(),
+            user_text: Some(text),
+            ..Digest::default()
+        };
+        let t = turn_terms(&[d]);
+        assert!(t.bag.len() <= MAX_TURN_TERMS);
+        assert!(t.bag.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(t.keywords.len() <= MAX_KEYWORDS * 3);
+    }
+}
