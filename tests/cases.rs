@@ -106,6 +106,9 @@ fn run_case(path: &Path) -> Result<(), String> {
                 history[i] = expand(v, i).to_string();
             }
         }
+        if let Some(n) = turn["evict"].as_u64() {
+            history.drain(..n as usize);
+        }
         let before = history.len();
         for m in turn["append"].as_array().into_iter().flatten() {
             history.push(expand(m, history.len()).to_string());

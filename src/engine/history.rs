@@ -54,7 +54,8 @@ impl Session {
         given: &BTreeMap<u32, &str>,
         report: &mut AssembleReport,
     ) -> Result<()> {
-        let rc = self.st.recorded();
+        let rc = self.st.host_recorded();
+        let base = self.st.base;
         let mut roles: Vec<String> = Vec::new();
         let mut incoming_shape: Option<Shape> = None;
         for (&i, json) in given.range(d..) {
@@ -66,7 +67,11 @@ impl Session {
             }
         }
         let role_refs: Vec<&str> = roles.iter().map(String::as_str).collect();
-        let recorded_shape = self.st.records.get(d as usize).map(|r| r.shape.clone());
+        let recorded_shape = self
+            .st
+            .records
+            .get((d + base) as usize)
+            .map(|r| r.shape.clone());
         let cause = fingerprint::classify(
             d,
             count,
@@ -75,7 +80,8 @@ impl Session {
             recorded_shape.as_ref(),
             incoming_shape.as_ref(),
         );
-        let in_tail = !self.st.pinned || (d >= self.st.head_len && d >= self.st.live_from);
+        let dr = d + base;
+        let in_tail = !self.st.pinned || (dr >= self.st.head_len && dr >= self.st.live_from);
         let action = if in_tail { "truncate" } else { "repin" };
         report.divergence = Some(DivergenceReport {
             at: d,
@@ -83,7 +89,7 @@ impl Session {
             action: action.into(),
         });
         self.emit(Event::Diverge {
-            at: d,
+            at: dr,
             cause: cause.code().into(),
             action: action.into(),
         })
@@ -150,7 +156,7 @@ impl Session {
         Ok(q)
     }
 
-    pub(super) fn try_pin(&mut self) -> Result<()> {
+    pub(super) fn try_pin(&mut self, given: &BTreeMap<u32, &str>) -> Result<()> {
         let p = self.cfg.prefix_lock_count;
         let Some(h) = fold::boundaries(&self.st.records)
             .into_iter()
@@ -165,11 +171,89 @@ impl Session {
                 .take(h as usize)
                 .map(|r| r.h.as_str()),
         );
-        self.emit(Event::Pin { len: h, fp })
+        // Keep the head's bytes (when small) so it can still be sent after a host eviction.
+        let json: Vec<String> = (0..h)
+            .filter_map(|i| given.get(&i).map(|j| j.to_string()))
+            .collect();
+        let keep = json.len() == h as usize
+            && self.st.base == 0
+            && json.iter().map(String::len).sum::<usize>() <= HEAD_COPY_MAX_BYTES;
+        let json = if keep { json } else { Vec::new() };
+        self.emit(Event::Pin { len: h, fp, json })
+    }
+
+    /// Handle a divergence at host index 0 that is a front eviction (see [`super::evict`]): fold
+    /// the evicted part of the live tail (its records render from digests), then move `base`.
+    /// The output keeps its bytes: the head goes out from its kept copy, fold records are ours,
+    /// protected groups the host no longer has are left out. Returns false (nothing done) when
+    /// this is not an eviction the session can absorb; the caller then re-pins as before.
+    pub(super) fn try_evict(
+        &mut self,
+        hashes: &BTreeMap<u32, String>,
+        count: u32,
+        input: &AssembleInput,
+        model: Option<&str>,
+        report: &mut AssembleReport,
+        writes: &mut Vec<FoldWrite>,
+    ) -> Result<bool> {
+        if !self.st.pinned {
+            return Ok(false);
+        }
+        let base = self.st.base as usize;
+        let rec: Vec<&str> = self.st.records[base..]
+            .iter()
+            .map(|r| r.h.as_str())
+            .collect();
+        let inc: Vec<&str> = (0..count)
+            .filter_map(|i| hashes.get(&i).map(String::as_str))
+            .collect();
+        if inc.len() != count as usize {
+            return Ok(false);
+        }
+        let Some(ev) = evict::detect(&rec, &inc) else {
+            return Ok(false);
+        };
+        let new_base = self.st.base + ev.len;
+        if ev.at != 0 || (self.st.head_len > self.st.base && self.st.head_json.is_empty()) {
+            return Ok(false);
+        }
+        if self.st.live_from < new_base {
+            // The host dropped messages that are still live: fold them (and up to the next cut).
+            let rcount = self.st.recorded();
+            let cuts = self.live_cuts(rcount);
+            let Some(&cut) = cuts.iter().find(|c| **c >= new_base) else {
+                return Ok(false);
+            };
+            let price = cost::price_for(&self.cfg, model, input.now_ms);
+            let expected = self.expected_calls();
+            let before = self.estimate(rcount);
+            let id = self.next_fold_id();
+            let p = self.prepare(&id, self.st.live_from, cut, None);
+            let d =
+                cost::fold_decision(&self.candidate_price(rcount, &p, before), &price, expected);
+            self.apply_fold(
+                rcount, p, "evicted", d, &price, expected, before, report, writes,
+            )?;
+        }
+        report.divergence = Some(DivergenceReport {
+            at: 0,
+            cause: "host_evicted".into(),
+            action: "evict".into(),
+        });
+        self.emit(Event::Diverge {
+            at: self.st.base,
+            cause: "host_evicted".into(),
+            action: "evict".into(),
+        })?;
+        self.emit(Event::Evict { len: ev.len })?;
+        Ok(true)
     }
 
     // ---- folds ---------------------------------------------------------------------------------
 }
+
+/// Largest pinned head (bytes of message JSON) whose copy the session keeps.
+const HEAD_COPY_MAX_BYTES: usize = 64 * 1024;
 
 /// Tool arguments reduced to what a digest of the result needs: top-level scalars, strings of
 /// at most 512 chars (paths, commands). Bounds the journal: a `write` call's file body never

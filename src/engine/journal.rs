@@ -65,6 +65,14 @@ pub enum Event {
         len: u32,
         /// Head fingerprint.
         fp: String,
+        /// The head's message JSON (empty when too large to keep).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        json: Vec<String>,
+    },
+    /// The host stopped sending the `len` oldest messages it still sent (a front eviction).
+    Evict {
+        /// Messages evicted.
+        len: u32,
     },
     /// A fold appended a segment.
     Fold {

@@ -268,14 +268,14 @@ impl Session {
     /// repeated assemble with the same input never needs more than the first one was given:
     /// same input, same output.
     pub fn need(&self, count: u32) -> Vec<u32> {
-        let rc = self.st.recorded();
+        let rc = self.st.host_recorded();
         if count == 0 {
             return Vec::new();
         }
         if rc == 0 || count < rc || !self.st.pinned {
             return (0..count).collect();
         }
-        let head = self.st.head_len.min(rc);
+        let head = self.st.head_len.saturating_sub(self.st.base).min(rc);
         let mut set: BTreeSet<u32> = (0..head).collect();
         set.insert(rc - 1);
         set.extend(rc..count);
@@ -388,7 +388,10 @@ impl Session {
 
         // Divergence first: with partial input nothing may change before we know.
         let divergence = {
-            let rec: Vec<&str> = self.st.records.iter().map(|r| r.h.as_str()).collect();
+            let rec: Vec<&str> = self.st.records[self.st.base as usize..]
+                .iter()
+                .map(|r| r.h.as_str())
+                .collect();
             fingerprint::first_divergence(&rec, &hashes, count)
         };
         if divergence.is_some() && !full {
@@ -409,18 +412,31 @@ impl Session {
             .flatten();
         self.note_limits(input.context_window, budget)?;
 
+        let mut writes = Vec::new();
         if let Some(d) = divergence {
-            self.diverge(d, count, &given, &mut report)?;
+            let evicted = d == 0
+                && managed
+                && self.try_evict(
+                    &hashes,
+                    count,
+                    input,
+                    model.as_deref(),
+                    &mut report,
+                    &mut writes,
+                )?;
+            if !evicted {
+                self.diverge(d, count, &given, &mut report)?;
+            }
         }
 
-        // Ingest new messages.
-        let start = self.st.recorded();
+        // Ingest new messages (host index i is record i + base).
+        let start = self.st.host_recorded();
         for i in start..count {
             let json = given
                 .get(&i)
                 .copied()
                 .ok_or_else(|| Error::Internal(format!("index {i} not supplied")))?;
-            if let Some(reason) = self.ingest(i, json)? {
+            if let Some(reason) = self.ingest(i + self.st.base, json)? {
                 report.quarantined.push(QuarantineReport {
                     index: i,
                     reason,
@@ -430,18 +446,33 @@ impl Session {
             report.ingested += 1;
         }
         if !self.st.pinned {
-            self.try_pin()?;
+            self.try_pin(&given)?;
         }
 
-        let mut writes = Vec::new();
+        // From here on, record space: `rcount` records, the first `base` no longer sent.
+        let base = self.st.base;
+        let rcount = count + base;
         if managed && self.st.pinned {
-            self.fold_phase(count, input, model.as_deref(), op, &mut report, &mut writes)?;
+            self.fold_phase(
+                rcount,
+                input,
+                model.as_deref(),
+                op,
+                &mut report,
+                &mut writes,
+            )?;
         }
+        // Fold regions for JS to store, in host indices (an evicted part is gone from the host).
+        for w in &mut writes {
+            w.from = w.from.max(base) - base;
+            w.to = w.to.max(base) - base;
+        }
+        writes.retain(|w| w.to > w.from);
 
         let layout = if managed && self.st.pinned {
-            self.layout(count)
+            self.layout(rcount)
         } else {
-            (0..count).map(Src::Host).collect()
+            (base..rcount).map(Src::Host).collect()
         };
         let built = self.build(&layout, managed)?;
         report.stable_prefix = self.stable_prefix(&report, &layout, &built);
@@ -498,10 +529,11 @@ impl Session {
         if out.is_empty() || (count as usize) < out.len() {
             return None;
         }
-        let differs_from_history = out.len() < self.st.records.len()
+        let history = &self.st.records[self.st.base as usize..];
+        let differs_from_history = out.len() < history.len()
             || out
                 .iter()
-                .zip(&self.st.records)
+                .zip(history)
                 .any(|(k, r)| fingerprint::short_key(&r.h) != k.0);
         if !differs_from_history {
             return None;

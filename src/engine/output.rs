@@ -7,9 +7,16 @@ use super::*;
 impl Session {
     pub(super) fn layout(&self, count: u32) -> Vec<Src> {
         let mut out: Vec<Src> = (0..self.st.head_len.min(count)).map(Src::Host).collect();
+        let base = self.st.base;
         for (k, s) in self.st.segs.iter().enumerate() {
             out.push(Src::Seg(k));
-            out.extend(s.protected.iter().map(|i| Src::Host(*i)));
+            // Protected messages the host evicted are gone: their record still names them.
+            out.extend(
+                s.protected
+                    .iter()
+                    .filter(|i| **i >= base)
+                    .map(|i| Src::Host(*i)),
+            );
         }
         out.extend((self.st.live_from..count).map(Src::Host));
         out
@@ -68,7 +75,16 @@ impl Session {
                             if let Some(t) = r.ts.as_ref().and_then(Value::as_f64) {
                                 last_ts = t;
                             }
-                            b.order.push(i64::from(*i));
+                            if *i < self.st.base {
+                                // An evicted head message: our copy, the same bytes.
+                                let j = self.st.head_json.get(*i as usize).ok_or_else(|| {
+                                    Error::Internal(format!("no copy of evicted message {i}"))
+                                })?;
+                                b.synthetic.push(j.clone());
+                                b.order.push(-(b.synthetic.len() as i64));
+                            } else {
+                                b.order.push(i64::from(*i - self.st.base));
+                            }
                             b.origin.push(p);
                             b.keys.push(OutKey(fingerprint::short_key(&r.h), r.w));
                             b.w += r.w;

@@ -423,6 +423,14 @@ pub struct SessionState {
     /// Token budget of the last pre-prompt assemble.
     #[serde(default)]
     pub budget: Option<u64>,
+    /// Leading records the host no longer sends (it evicted them, see `engine::evict`): host
+    /// index `h` is record `h + base`.
+    #[serde(default)]
+    pub base: u32,
+    /// The pinned head's message JSON, kept (when small) so the head can still be sent after
+    /// the host evicted it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub head_json: Vec<String>,
 }
 
 impl SessionState {
@@ -460,7 +468,14 @@ impl SessionState {
             turn_ws: VecDeque::new(),
             window: None,
             budget: None,
+            base: 0,
+            head_json: Vec::new(),
         }
+    }
+
+    /// Number of recorded messages the host still sends (records from `base` on).
+    pub fn host_recorded(&self) -> u32 {
+        self.recorded().saturating_sub(self.base)
     }
 
     /// Number of recorded host messages.
@@ -516,7 +531,9 @@ impl SessionState {
                 }
                 self.records.push((**rec).clone());
             }
-            Event::Pin { len, fp } => {
+            Event::Evict { len } => self.base += len,
+            Event::Pin { len, fp, json } => {
+                self.head_json = json.clone();
                 self.pinned = true;
                 self.head_len = *len;
                 self.head_fp = fp.clone();
@@ -677,6 +694,18 @@ impl SessionState {
                     self.records.len()
                 ));
             }
+            Event::Evict { len }
+                if *len == 0
+                    || (self.base + len) as usize > self.records.len()
+                    || self.live_from < self.base + len
+                    || (self.head_len > self.base
+                        && self.head_json.len() != self.head_len as usize) =>
+            {
+                return bad(format!(
+                    "eviction of {len} messages at record {}",
+                    self.base
+                ));
+            }
             Event::Pin { len, .. } if self.pinned || *len as usize > self.records.len() => {
                 return bad(format!("pin of {len} messages"));
             }
@@ -723,6 +752,8 @@ impl SessionState {
     /// keys, artifact notes and the last output (for hit prediction) survive.
     fn repin(&mut self) {
         self.records.clear();
+        self.base = 0;
+        self.head_json.clear();
         self.pinned = false;
         self.head_len = 0;
         self.head_fp.clear();
