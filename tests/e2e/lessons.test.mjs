@@ -5,14 +5,19 @@
 // same code-gen request; the scripted model (lib/script.mjs) reads package.json to discover the
 // test command unless it already knows it (`unlessKnown`), writes src/slug.mjs and runs `npm test`
 // through the real `exec` tool (it passes in the workspace).
-//   session 1  discovery (read) + write + exec; `/new` (the Gateway's sessions.reset, reason "new")
-//              fires session_end, which captures the `testing` candidate
-//   promote    `openclaw cachefold lessons promote testing`
+//   session 1  discovery (read) + write + exec. maintain after the turn captures the `testing`
+//              candidate from the host transcript; `/new` (the Gateway's sessions.reset, reason
+//              "new", the RPC behind the chat command) fires session_end, which captures again
+//              and ends session 1's lessons decision (2026.9.6 keeps the sessionId across /new)
+//   promote    `openclaw cachefold lessons list` shows the candidate; `lessons promote testing`
 //   session 2  the lesson is injected (systemPromptAddition, same bytes at the same offset in every
 //              request of the session); the model skips its discovery read: one request fewer
+//   session 3  after another /new: the same lesson, the same bytes
 //   stale      package.json#scripts.test edited: `lessons stale` exits 3 and names the lesson
-//   session 3  the stale lesson is not injected; discovery runs again; a refresh candidate waits
-// Figures go to stderr and bench-out/e2e/lessons.json. Skipped unless CACHEFOLD_E2E=1. ~2-3 min.
+//   session 4  the stale lesson is not injected; discovery runs again; a refresh candidate waits
+// Measured from the fake provider's request log: requests, prompt / hit / miss tokens per session,
+// and the cache effect of the injection (the same log replayed with the lesson cut out).
+// Figures go to stderr and bench-out/e2e/lessons.json. Skipped unless CACHEFOLD_E2E=1. ~3.5 min.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -20,7 +25,8 @@ import path from "node:path";
 import { Harness } from "./lib/harness.mjs";
 import { scriptMarker } from "./lib/script.mjs";
 import { sleep, REPO_ROOT } from "./lib/env.mjs";
-import { sessionFigures, injectionPositions, sessionStartPrefix, mainRequests, requestSessionId, countTokens } from "./lib/lessons-measure.mjs";
+import { sessionFigures, injectionPositions, sessionStartPrefix, mainRequests, requestSessionId, countTokens, counterfactual, totals, cutOut, requestRows } from "./lib/lessons-measure.mjs";
+import { contentText } from "./lib/tokenize.mjs";
 
 const SKIP = process.env.CACHEFOLD_E2E === "1" ? false : "set CACHEFOLD_E2E=1 to run the real-OpenClaw e2e suite";
 const log = (s) => process.stderr.write(`${s}\n`);
@@ -77,81 +83,84 @@ test("lessons: capture → candidate → promote → inject → stale in a real 
   // OpenClaw 2026.9.6 keeps the sessionId across /new (sessions.reset appends a `reset` entry to
   // the same transcript), so a session's events are told apart by time, not by id.
   const during = (name, t) => events(name).filter((e) => Date.parse(e.at) >= t.startedAt && Date.parse(e.at) <= t.endedAt + 2_000);
-  const lessonsList = async () => json(await h.oc(["cachefold", "lessons", "list", "--json"]), "lessons list");
   const sessionNew = async () => {
     const r = await h.oc(["gateway", "call", "sessions.reset", "--params", JSON.stringify({ key: `agent:main:${KEY}`, reason: "new" }), "--json"]);
     return json(r, "sessions.reset");
   };
   const figures = {};
+  const candidateFile = path.join(lessonsDir, "_candidates", "testing.md");
+  /** One session: /new first (except the first), one turn, its decision, figures and checks. */
+  const session = async (label, { fresh = false } = {}) => {
+    if (!fresh) await sessionNew();
+    const t = await h.turn(KEY, MESSAGE);
+    assert.ok(t.ok, `${label} turn failed: ${t.error}`);
+    const main = mainRequests(t.requests);
+    const sid = requestSessionId(main[0]?.body);
+    const d = during("lessons_decision", t).find((e) => e.sessionId === sid);
+    assert.ok(d, `a lessons decision for ${label} (${sid}): ${JSON.stringify(events("lessons_decision"))}`);
+    return { t, main, sid, d, fig: sessionFigures(t.requests) };
+  };
+  /** The injected text sits at the same offset, with the same bytes before it, in every request. */
+  const assertInjected = (label, x) => {
+    assert.ok(x.d.inject, `${label} gets the lesson: ${JSON.stringify(x.d)}`);
+    assert.deepEqual(x.d.chosen, ["testing"]);
+    const pos = injectionPositions(x.t.requests, x.d.text);
+    assert.ok(pos.every((p) => p.offset != null), `the lesson text is in every request of ${label}`);
+    assert.equal(new Set(pos.map((p) => p.offset)).size, 1, `same offset in every request: ${pos.map((p) => p.offset)}`);
+    assert.equal(new Set(pos.map((p) => p.head)).size, 1, "same bytes up to the end of the lesson in every request");
+    assert.equal(x.main[0].body.messages[0].role, "system");
+    assert.ok(contentText(x.main[0].body.messages[0].content).includes(x.d.text), "the lesson is in the system prompt");
+    assert.deepEqual(x.fig.toolCalls, ["write", "exec"], `${label} skips the discovery read`);
+    assert.equal(x.fig.prefixBreaks, 0, `no prefix break inside ${label}`);
+    return pos[0].offset;
+  };
   try {
     await h.startGateway();
 
     // ---- session 1: discovery, write, npm test -------------------------------------------------
-    const t1 = await h.turn(KEY, MESSAGE);
-    assert.ok(t1.ok, `session 1 turn failed: ${t1.error}`);
-    const s1 = sessionFigures(t1.requests);
-    const sid1 = requestSessionId(mainRequests(t1.requests)[0]?.body);
-    assert.deepEqual(s1.toolCalls, ["read", "write", "exec"], "session 1 discovers the test command");
-    assert.equal(s1.requests, 4);
+    const s1 = await session("session 1", { fresh: true });
+    assert.deepEqual(s1.fig.toolCalls, ["read", "write", "exec"], "session 1 discovers the test command");
+    assert.equal(s1.fig.requests, 4);
     assert.ok(fs.existsSync(path.join(h.work, "src", "slug.mjs")), "the write tool wrote src/slug.mjs");
-    const execResult = mainRequests(t1.requests).at(-1).body.messages.filter((m) => m.role === "tool").at(-1);
+    const execResult = s1.main.at(-1).body.messages.filter((m) => m.role === "tool").at(-1);
     assert.match(String(execResult?.content ?? ""), /# pass 2/, "npm test really ran and passed in the workspace");
+    // The first assemble decided (no lessons yet) on the plain request and recorded the workspace.
+    assert.equal(s1.d.workspace, h.work, "the decision records the agent's workspace");
+    assert.equal(s1.d.class, "code-gen", JSON.stringify(s1.d));
+    assert.equal(s1.d.confident, true, `the plain code-gen request is confident: ${JSON.stringify(s1.d)}`);
+    assert.equal(s1.d.reason, "no lessons");
+    const capturedAfterTurn = fs.existsSync(candidateFile);
 
-    // The first assemble decided (no lessons yet) and recorded the workspace for capture.
-    const d1 = during("lessons_decision", t1).find((e) => e.sessionId === sid1);
-    assert.ok(d1, `a lessons decision for session 1 (${sid1}): ${JSON.stringify(events("lessons_decision"))}`);
-    assert.equal(d1.workspace, h.work, "the decision records the agent's workspace");
-    assert.equal(d1.class, "code-gen", JSON.stringify(d1));
-    assert.equal(d1.confident, true, `the plain code-gen request is confident: ${JSON.stringify(d1)}`);
-    const beforeNew = await lessonsList();
-    const capturedAfterTurn = beforeNew.lessons.filter((l) => l.kind === "candidate").map((l) => l.name);
-
-    // ---- /new: session_end captures ------------------------------------------------------------
-    const reset1 = await sessionNew();
-    const list1 = await waitFor("the testing candidate after /new", async () => {
-      const l = await lessonsList();
-      return l.lessons.some((x) => x.kind === "candidate" && x.name === "testing") ? l : null;
-    });
-    const cap = events("lessons_capture").filter((e) => e.sessionId === sid1);
-    assert.ok(cap.some((e) => e.written?.includes("testing")), `capture events: ${JSON.stringify(cap)}`);
-    // session_end on /new: reason "new", the same id goes on, the decision of session 1 is ended.
-    const end1 = events("lessons_session_end").find((e) => e.sessionId === sid1 && e.reason === "new");
-    assert.ok(end1, `session_end(new) seen: ${JSON.stringify(events("lessons_session_end"))}`);
-    assert.equal(end1.decisionEnded, true);
-    const shown = json(await h.oc(["cachefold", "lessons", "show", "testing", "--json"]), "lessons show");
-    const candidateText = shown.lessons[0].text;
+    // ---- /new: session_end ---------------------------------------------------------------------
+    await sessionNew();
+    await waitFor("the testing candidate", () => fs.existsSync(candidateFile));
+    await waitFor("session_end(new)", () => events("lessons_session_end").some((e) => e.reason === "new"));
+    const cap = events("lessons_capture").filter((e) => e.sessionId === s1.sid);
+    assert.ok(cap.some((e) => e.written?.includes("testing") && e.source === "transcript"), `capture events: ${JSON.stringify(cap)}`);
+    // reason "new", the same id goes on (2026.9.6), and session 1's decision is ended.
+    const end1 = events("lessons_session_end").find((e) => e.sessionId === s1.sid && e.reason === "new");
+    assert.equal(end1?.decisionEnded, true, JSON.stringify(events("lessons_session_end")));
+    const list = json(await h.oc(["cachefold", "lessons", "list", "--json"]), "lessons list");
+    assert.equal(list.workspace, h.work);
+    assert.deepEqual(list.lessons.map((l) => [l.kind, l.name, l.stale]), [["candidate", "testing", false]]);
+    const candidateText = fs.readFileSync(candidateFile, "utf8");
     assert.match(candidateText, /run the tests with `npm test`/);
     assert.match(candidateText, /package\.json#scripts\.test/);
-    assert.match(candidateText, new RegExp(`session: ${sid1}`));
+    assert.match(candidateText, new RegExp(`session: ${s1.sid}`));
 
     // ---- promote -----------------------------------------------------------------------------
     const prom = json(await h.oc(["cachefold", "lessons", "promote", "testing", "--json"]), "lessons promote");
     assert.equal(prom.promoted.name, "testing");
-    assert.ok(fs.existsSync(path.join(lessonsDir, "testing.md")));
-    const list2 = await lessonsList();
-    assert.ok(list2.lessons.some((l) => l.kind === "lesson" && l.name === "testing" && l.stale === false), JSON.stringify(list2));
+    assert.ok(fs.existsSync(path.join(lessonsDir, "testing.md")) && !fs.existsSync(candidateFile));
 
-    // ---- session 2: injected, no discovery -----------------------------------------------------
-    const t2 = await h.turn(KEY, MESSAGE);
-    assert.ok(t2.ok, `session 2 turn failed: ${t2.error}`);
-    const main2 = mainRequests(t2.requests);
-    const sid2 = requestSessionId(main2[0]?.body);
-    figures.sameSessionIdAcrossNew = sid2 === sid1; // true on 2026.9.6
-    const d2 = during("lessons_decision", t2).find((e) => e.sessionId === sid2);
-    assert.ok(d2?.inject, `session 2 gets the lesson: ${JSON.stringify(d2)}`);
-    assert.deepEqual(d2.chosen, ["testing"]);
-    const pos = injectionPositions(t2.requests, d2.text);
-    assert.ok(pos.every((p) => p.offset != null), "the lesson text is in every request of session 2");
-    assert.equal(new Set(pos.map((p) => p.offset)).size, 1, `same offset in every request: ${pos.map((p) => p.offset)}`);
-    assert.equal(new Set(pos.map((p) => p.head)).size, 1, "same bytes up to the end of the lesson in every request");
-    const sys0 = main2[0].body.messages[0];
-    assert.equal(sys0.role, "system");
-    assert.ok(String(sys0.content).includes(d2.text), "the lesson is in the system prompt");
-    const s2 = sessionFigures(t2.requests);
-    assert.deepEqual(s2.toolCalls, ["write", "exec"], "session 2 skips the discovery read");
-    assert.equal(s2.requests, s1.requests - 1);
-    assert.equal(s2.prefixBreaks, 0, "no prefix break inside session 2");
-    const start2 = sessionStartPrefix(mainRequests(t1.requests).at(-1), main2[0], d2.text);
+    // ---- sessions 2 and 3: injected, no discovery ----------------------------------------------
+    // Session 1 ran before the first /new, so sessions 2.. each start after a `/new`.
+    const s2 = await session("session 2", { fresh: true });
+    const offset = assertInjected("session 2", s2);
+    assert.equal(s2.fig.requests, s1.fig.requests - 1);
+    const s3 = await session("session 3");
+    assert.equal(assertInjected("session 3", s3), offset);
+    assert.equal(s3.d.text, s2.d.text, "the same lessons give the same bytes");
 
     // ---- stale -------------------------------------------------------------------------------
     const pkg = { ...PACKAGE, scripts: { test: "node check.mjs --strict" } };
@@ -159,47 +168,63 @@ test("lessons: capture → candidate → promote → inject → stale in a real 
     const st = await h.oc(["cachefold", "lessons", "stale", "--json"], { allowFail: true });
     assert.equal(st.code, 3, `lessons stale exits 3: ${st.stdout} ${st.stderr}`);
     const stale = json(st, "lessons stale");
-    assert.deepEqual(stale.stale.map((s) => s.name), ["testing"]);
+    assert.deepEqual(stale.stale.map((x) => x.name), ["testing"]);
     assert.ok(stale.stale[0].changed.some((c) => c.entry === "package.json#scripts.test"), JSON.stringify(stale.stale[0].changed));
 
-    // ---- session 3: stale lesson not injected --------------------------------------------------
-    await sessionNew();
-    const t3 = await h.turn(KEY, MESSAGE);
-    assert.ok(t3.ok, `session 3 turn failed: ${t3.error}`);
-    const main3 = mainRequests(t3.requests);
-    const sid3 = requestSessionId(main3[0]?.body);
-    assert.ok(sid3);
-    const d3 = during("lessons_decision", t3).find((e) => e.sessionId === sid3);
-    assert.equal(d3?.inject, false, JSON.stringify(d3));
-    assert.ok(d3.stale?.some((s) => s.name === "testing"), JSON.stringify(d3));
-    assert.ok(main3.every((r) => !JSON.stringify(r.body.messages[0]).includes("[testing]")), "no lesson text in session 3");
-    const s3 = sessionFigures(t3.requests);
-    assert.deepEqual(s3.toolCalls, ["read", "write", "exec"], "session 3 rediscovers");
-    const refresh = fs.readFileSync(path.join(lessonsDir, "_candidates", "testing.md"), "utf8");
-    assert.match(refresh, /refresh-of: testing/);
-    const start3 = sessionStartPrefix(mainRequests(t2.requests).at(-1), main3[0], null);
+    // ---- session 4: the stale lesson is not injected -------------------------------------------
+    const s4 = await session("session 4");
+    assert.equal(s4.d.inject, false, JSON.stringify(s4.d));
+    assert.equal(s4.d.reason, "every lesson is stale");
+    assert.ok(s4.d.stale?.some((x) => x.name === "testing"), JSON.stringify(s4.d));
+    assert.ok(s4.main.every((r) => !contentText(r.body.messages[0].content).includes("[testing]")), "no lesson text in session 4");
+    assert.deepEqual(s4.fig.toolCalls, ["read", "write", "exec"], "session 4 rediscovers");
+    assert.match(fs.readFileSync(candidateFile, "utf8"), /refresh-of: testing/, "a refresh note waits as a candidate");
 
-    figures.sessions = { s1: { sessionId: sid1, ...s1 }, s2: { sessionId: sid2, ...s2 }, s3: { sessionId: sid3, ...s3 } };
-    figures.injection = {
-      text: d2.text,
-      estimatedTokens: d2.tokens,
-      requestTokens: countTokens(`${d2.text}\n\n`),
-      offsetBytes: pos[0].offset,
-      sessionStartLcpTokens: start2,
-      session3StartLcpTokens: start3,
+    // ---- measurements ------------------------------------------------------------------------
+    // The injected block is the only difference in the system prompt.
+    const sys = (x) => contentText(x.main[0].body.messages[0].content);
+    const sameSystemWithout = cutOut(sys(s2), s2.d.text) === sys(s4) && sys(s2) === sys(s3);
+    // Cache neutrality, counterfactually: the same request log with the lesson cut out of
+    // sessions 2 and 3 (lessons off, every other byte the same), through a fresh simulation.
+    const seqs = (x) => x.t.requests.map((r) => r.seq);
+    const main = (x) => mainRequests(x.t.requests).map((r) => r.seq);
+    const cf = ["strict", "optimistic"].map((mode) => {
+      const c = counterfactual(h.provider.requests, [...seqs(s2), ...seqs(s3)], s2.d.text, { mode });
+      const row = (x) => ({ on: totals(c.lessonsOn, main(x)), off: totals(c.lessonsOff, main(x)) });
+      return { mode, s2: row(s2), s3: row(s3), s4: row(s4) };
+    });
+    for (const c of cf) {
+      // The session after the first one with the same lessons: the block costs no cache hit
+      // (a 128-token unit of slack per request for where the unit boundaries fall).
+      assert.ok(c.s3.on.hit >= c.s3.off.hit - 128 * s3.fig.requests, `${c.mode}: ${JSON.stringify(c.s3)}`);
+    }
+    const start = {
+      s2: sessionStartPrefix(s1.main.at(-1), s2.main[0], s2.d.text), // from no lesson to the lesson
+      s3: sessionStartPrefix(s2.main.at(-1), s3.main[0], s2.d.text), // the same lesson again
+      s4: sessionStartPrefix(s3.main.at(-1), s4.main[0], null), // from the lesson to none
     };
-    figures.capture = { afterTurn: capturedAfterTurn, events: cap, sessionEnd: events("lessons_session_end"), reset: reset1?.ok ?? null, listAfterNew: list1.lessons.map((l) => `${l.kind}:${l.name}`) };
-    figures.decisions = { s1: { class: d1.class, confident: d1.confident, request: d1.request }, s2: { reason: d2.reason }, s3: { reason: d3.reason } };
+    const all = { s1, s2, s3, s4 };
+    figures.sameSessionIdAcrossNew = new Set(Object.values(all).map((x) => x.sid)).size === 1; // true on 2026.9.6
+    figures.sessions = Object.fromEntries(Object.entries(all).map(([k, x]) => [k, { sessionId: x.sid, inject: x.d.inject, reason: x.d.reason, ...x.fig, rows: requestRows(x.t.requests) }]));
+    figures.injection = { text: s2.d.text, estimatedTokens: s2.d.tokens, requestTokens: countTokens(`${s2.d.text}\n\n`), offsetBytes: offset, sessionStartLcpTokens: start, sameSystemPromptWithoutLesson: sameSystemWithout };
+    figures.counterfactual = cf;
+    figures.capture = { candidateRightAfterTurn1: capturedAfterTurn, events: cap, sessionEnd: events("lessons_session_end") };
     figures.seconds = Math.round((Date.now() - t0) / 1000);
+
     log(`\nlessons e2e (${figures.seconds} s)`);
     log(`| session | lesson | requests | tool calls | prompt tokens | hit | miss | first request hit |`);
     log(`|---|---|---:|---|---:|---:|---:|---:|`);
-    for (const [k, s, inj] of [["1", s1, "none yet"], ["2", s2, "injected"], ["3", s3, "stale, skipped"]]) {
-      log(`| ${k} | ${inj} | ${s.requests} | ${s.toolCalls.join(", ")} | ${s.promptTokens} | ${s.hitTokens} | ${s.missTokens} | ${s.firstHitTokens} |`);
+    for (const [k, x] of Object.entries(all)) {
+      log(`| ${k.slice(1)} | ${x.d.inject ? "injected" : x.d.reason} | ${x.fig.requests} | ${x.fig.toolCalls.join(", ")} | ${x.fig.promptTokens} | ${x.fig.hitTokens} | ${x.fig.missTokens} | ${x.fig.firstHitTokens} |`);
     }
-    log(`injection: ${figures.injection.requestTokens} tokens in each request (core estimate ${d2.tokens}), at byte ${pos[0].offset} of every session-2 request`);
-    log(`session start common prefix with the previous session: ${start2.withTokens} tokens with the lesson, ${start2.withoutTokens} with it cut out; session 3 (no lesson): ${start3.withTokens}`);
-    log(`capture: candidates right after turn 1 ${JSON.stringify(capturedAfterTurn)}; capture events ${JSON.stringify(cap.map((e) => ({ force: e.force, reason: e.reason, source: e.source, found: e.found, written: e.written })))}`);
+    log(`injection: ${figures.injection.requestTokens} tokens in each request (core estimate ${s2.d.tokens}), at byte ${offset} of every request of sessions 2 and 3; system prompt otherwise identical: ${sameSystemWithout}`);
+    for (const [k, v] of Object.entries(start)) log(`${k} start: common prefix with the previous session ${v.withTokens} tokens (${v.withoutTokens} with the lesson cut out)`);
+    for (const c of cf) {
+      const f = (x) => `hit ${x.on.hit} / ${x.off.hit}, miss ${x.on.miss} / ${x.off.miss} (first request ${x.on.firstHit} / ${x.off.firstHit})`;
+      log(`${c.mode} cache, with / without the lesson (replay): session 2 ${f(c.s2)}; session 3 ${f(c.s3)}; session 4 ${f(c.s4)}`);
+    }
+    for (const [k, x] of Object.entries(all)) log(`${k} requests (prompt/hit): ${requestRows(x.t.requests).map((r) => `${r.step} ${r.prompt}/${r.hit}`).join(", ")}`);
+    log(`capture: candidate right after turn 1: ${capturedAfterTurn}; capture events ${JSON.stringify(cap.map((e) => ({ force: e.force, reason: e.reason, source: e.source, found: e.found, written: e.written })))}`);
     const out = path.join(REPO_ROOT, "bench-out", "e2e");
     fs.mkdirSync(out, { recursive: true });
     fs.writeFileSync(path.join(out, "lessons.json"), `${JSON.stringify(figures, null, 2)}\n`);

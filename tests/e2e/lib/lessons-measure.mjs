@@ -1,8 +1,9 @@
 // Pure helpers for the lessons e2e (tests/e2e/lessons.test.mjs): per-session figures from the
 // fake provider's request log, and where the injected lessons block sits in each request.
 
-import { contentText, serializeRequest, countTokens, BYTES_PER_TOKEN } from "./tokenize.mjs";
+import { contentText, serializeRequest, serializeMessage, countTokens, BYTES_PER_TOKEN } from "./tokenize.mjs";
 import { lcpBytes, prefixBreaks, requestKind } from "./analyze.mjs";
+import { CacheSim } from "./cache-sim.mjs";
 
 /** The host session id named in the runtime carrier of the first user message ("sessionId=…"). */
 export function requestSessionId(body) {
@@ -58,18 +59,57 @@ export function sessionStartPrefix(prev, first, injected) {
   const a = serializeRequest(prev.body);
   const b = serializeRequest(first.body);
   const with_ = lcpBytes(a, b);
-  let without = with_;
-  if (injected) {
-    const i = b.indexOf(injected);
-    if (i >= 0) {
-      // Cut the text and the blank line the host joins it with, whichever side it is on.
-      let cut = b.slice(0, i) + b.slice(i + injected.length);
-      if (b.slice(i + injected.length, i + injected.length + 2) === "\n\n") cut = b.slice(0, i) + b.slice(i + injected.length + 2);
-      else if (b.slice(i - 2, i) === "\n\n") cut = b.slice(0, i - 2) + b.slice(i + injected.length);
-      without = lcpBytes(a, cut);
-    }
-  }
+  const without = injected && b.includes(injected) ? lcpBytes(a, cutOut(b, injected)) : with_;
   return { withTokens: Math.floor(with_ / BYTES_PER_TOKEN), withoutTokens: Math.floor(without / BYTES_PER_TOKEN) };
+}
+
+/** `text` cut out of `s` together with the blank line that joins it to its neighbour. */
+export function cutOut(s, text) {
+  const i = s.indexOf(text);
+  if (i < 0) return s;
+  if (s.slice(i + text.length, i + text.length + 2) === "\n\n") return s.slice(0, i) + s.slice(i + text.length + 2);
+  if (s.slice(i - 2, i) === "\n\n") return s.slice(0, i - 2) + s.slice(i + text.length);
+  return s.slice(0, i) + s.slice(i + text.length);
+}
+
+/**
+ * The request log replayed through a fresh cache simulation twice: as recorded, and with `text`
+ * cut out of the requests in `seqs` (what the provider would have seen with lessons off, every
+ * other byte the same). Returns, for both runs, a map seq -> {tokens, hit, miss} of every request.
+ */
+export function counterfactual(requests, seqs, text, { mode = "strict" } = {}) {
+  const cut = new Set(seqs);
+  const run = (strip) => {
+    const sim = new CacheSim({ mode });
+    const out = new Map();
+    for (const r of requests) {
+      if (r.status !== 200 || !r.body) continue;
+      let input = serializeRequest(r.body);
+      if (strip && cut.has(r.seq)) input = cutOut(input, text);
+      out.set(r.seq, sim.request(input, r.response ? serializeMessage(r.response) : ""));
+    }
+    return out;
+  };
+  return { mode, lessonsOn: run(false), lessonsOff: run(true) };
+}
+
+/** Totals of some requests in one counterfactual run: {prompt, hit, miss, firstHit}. */
+export function totals(run, seqs) {
+  const t = { prompt: 0, hit: 0, miss: 0, firstHit: null };
+  for (const q of seqs) {
+    const u = run.get(q);
+    if (!u) continue;
+    t.prompt += u.tokens;
+    t.hit += u.hit;
+    t.miss += u.miss;
+    if (t.firstHit == null) t.firstHit = u.hit;
+  }
+  return t;
+}
+
+/** Per-request rows: seq, prompt, hit, miss, the scripted step. */
+export function requestRows(requests) {
+  return mainRequests(requests).map((r) => ({ seq: r.seq, step: r.note, prompt: r.usage?.prompt_tokens ?? null, hit: r.usage?.prompt_cache_hit_tokens ?? null, miss: r.usage?.prompt_cache_miss_tokens ?? null }));
 }
 
 export { countTokens };
