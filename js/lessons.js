@@ -620,7 +620,16 @@ export function registerLessons(api, ctx) {
     // End the decision before the (slower) capture: the next turn may start at once.
     const ended = reused ? await endDecision(ctx, sessionId) : null;
     const workspace = hctx?.workspaceDir ?? event?.workspaceDir ?? ended?.workspace ?? null;
-    ctx.log({ event: "lessons_session_end", sessionId, reason, nextSessionId: event?.nextSessionId ?? null, decisionEnded: !!ended });
+    ctx.log({
+      event: "lessons_session_end",
+      sessionId,
+      reason,
+      nextSessionId: event?.nextSessionId ?? null,
+      decisionEnded: !!ended,
+      // What the host sent (the fields were read from 2026.9.6's dist, checked in the e2e).
+      eventKeys: Object.keys(event ?? {}).filter((k) => event[k] !== undefined).sort(),
+      contextKeys: Object.keys(hctx ?? {}).filter((k) => hctx[k] !== undefined).sort(),
+    });
     await captureAfterTurn(ctx, { sessionId, reason, workspace, agentId: hctx?.agentId, runtimeContext: { workspaceDir: workspace ?? undefined } }, { force: true, hctx });
   });
 }

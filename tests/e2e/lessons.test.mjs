@@ -24,7 +24,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Harness } from "./lib/harness.mjs";
 import { scriptMarker } from "./lib/script.mjs";
-import { sleep, REPO_ROOT } from "./lib/env.mjs";
+import { sleep, run, REPO_ROOT } from "./lib/env.mjs";
 import { sessionFigures, injectionPositions, sessionStartPrefix, mainRequests, requestSessionId, countTokens, counterfactual, totals, cutOut, requestRows } from "./lib/lessons-measure.mjs";
 import { contentText } from "./lib/tokenize.mjs";
 
@@ -140,7 +140,14 @@ test("lessons: capture → candidate → promote → inject → stale in a real 
     // reason "new", the same id goes on (2026.9.6), and session 1's decision is ended.
     const end1 = events("lessons_session_end").find((e) => e.sessionId === s1.sid && e.reason === "new");
     assert.equal(end1?.decisionEnded, true, JSON.stringify(events("lessons_session_end")));
-    const list = json(await h.oc(["cachefold", "lessons", "list", "--json"]), "lessons list");
+    // session_end as 2026.9.6 sends it: no workspace in it, hence the decision's / transcript's.
+    assert.deepEqual(end1.contextKeys, ["agentId", "sessionId", "sessionKey"], JSON.stringify(end1));
+    for (const k of ["sessionId", "sessionKey", "messageCount", "reason", "nextSessionId"]) assert.ok(end1.eventKeys.includes(k), `${k} in ${end1.eventKeys}`);
+    assert.ok(!end1.eventKeys.includes("workspaceDir"));
+    // Run from another directory: the CLI's default workspace is the agent's (OpenClaw hands the
+    // resolved agent workspace to registerCli), not the current directory.
+    const elsewhere = await run(h.tc.node, [h.tc.openclaw, "cachefold", "lessons", "list", "--json"], { env: h.env(), cwd: h.dir, timeoutMs: 90_000 });
+    const list = json(elsewhere, "lessons list");
     assert.equal(list.workspace, h.work);
     assert.deepEqual(list.lessons.map((l) => [l.kind, l.name, l.stale]), [["candidate", "testing", false]]);
     const candidateText = fs.readFileSync(candidateFile, "utf8");
