@@ -11,6 +11,7 @@
 // process: the file is created exclusively, the first writer wins). Nothing here throws into a
 // turn: lessonsAddition() and captureAfterTurn() turn every failure into "no lessons".
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { homedir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { loadCore } from "./core.js";
 import * as store from "./store.js";
@@ -409,6 +410,14 @@ export function forgetDecisions() {
 }
 
 // ---- capture (maintain after a turn, session_end on /new) -----------------------------------
+//
+// What the capture reads. The core digests a message when an assemble first sees it as history,
+// and commitTurn keeps only hashes of the turn, so the engine's own records always lack the last
+// turn (in a one-turn session: everything). The host's transcript has it all, so capture digests
+// the transcript (OpenClaw's SQLite store, read-only) on a scratch core session; the engine's
+// records are the fallback when the transcript cannot be read. OpenClaw 2026.9.6 keeps the
+// sessionId across `/new` and appends a `reset` entry, so the transcript of one id holds several
+// conversations: the last non-empty one between `reset` entries is the one captured.
 
 const lastCapture = new Map(); // sessionId -> ms
 
@@ -417,11 +426,79 @@ function withTimeout(promise, ms) {
   return Promise.race([promise, new Promise((_, rej) => (timer = setTimeout(() => rej(new Error(`timed out after ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
 }
 
+function openclawStateDir() {
+  return process.env.OPENCLAW_STATE_DIR || join(homedir(), ".openclaw");
+}
+
+/** The host transcript database of a session: the runtime's storePath, else the agent's default. */
+export function transcriptDb(params, hctx) {
+  const rc = params?.runtimeContext ?? {};
+  const target = rc.sessionTarget ?? params?.sessionTarget ?? null;
+  const store = target?.storePath ?? rc.storePath ?? null;
+  if (typeof store === "string" && store.endsWith(".sqlite")) return store;
+  const agent = target?.agentId ?? hctx?.agentId ?? params?.agentId ?? "main";
+  return join(openclawStateDir(), "agents", String(agent), "agent", "openclaw-agent.sqlite");
+}
+
+/**
+ * Messages of the session's last conversation in the host transcript (`reset` entries split the
+ * conversations that share one sessionId), and the session's cwd. Null when it cannot be read.
+ */
+export async function hostTranscript(db, sessionId) {
+  if (!db || !existsSync(db)) return null;
+  let sqlite;
+  try {
+    sqlite = await import("node:sqlite");
+  } catch {
+    return null; // Node < 22.5 (OpenClaw itself runs on 24)
+  }
+  const zlib = await import("node:zlib");
+  let rows;
+  const conn = new sqlite.DatabaseSync(db, { readOnly: true });
+  try {
+    rows = conn.prepare("SELECT seq, event_json, event_zstd FROM transcript_events WHERE session_id = ? ORDER BY seq").all(sessionId);
+  } finally {
+    conn.close();
+  }
+  if (!rows.length) return null;
+  const parts = [[]];
+  let cwd = null;
+  for (const r of rows) {
+    let e;
+    try {
+      e = JSON.parse(r.event_json ?? zlib.zstdDecompressSync(Buffer.from(r.event_zstd)).toString("utf8"));
+    } catch {
+      continue; // one unreadable event never stops the capture
+    }
+    if (e?.type === "session" && typeof e.cwd === "string") cwd = e.cwd;
+    else if (e?.type === "reset") parts.push([]);
+    else if (e?.type === "message" && e.message && typeof e.message === "object") parts[parts.length - 1].push(e.message);
+  }
+  const messages = parts.filter((p) => p.length).pop() ?? [];
+  return { messages, cwd };
+}
+
+/** A scratch core session that has seen `messages` as history (its digests are the capture input). */
+function digestedSession(core, ctx, sessionId, messages) {
+  const session = new core.Session(ctx.configJson, sessionId);
+  try {
+    const input = (list) => ({ count: messages.length, messages: list, model: null, tokenBudget: null, nowMs: Date.now(), contextWindow: null });
+    const all = () => messages.map((m, index) => ({ index, json: JSON.stringify(m) }));
+    const need = session.need(messages.length);
+    const plan = session.assemble(input([...need].map((index) => ({ index, json: JSON.stringify(messages[index]) }))));
+    if (plan?.needFull) session.assemble(input(all()));
+    return session;
+  } catch (err) {
+    session.free?.();
+    throw err;
+  }
+}
+
 /**
  * Capture candidates from a session's digests (and, when allowed, one bounded LLM call).
  * Rate-limited per session unless `force` (/new). Never throws; returns the names written.
  */
-export async function captureAfterTurn(ctx, params, { force = false, factoryCtx = null } = {}) {
+export async function captureAfterTurn(ctx, params, { force = false, factoryCtx = null, hctx = null } = {}) {
   try {
     if (ctx.config?.lessons?.enabled === false) return [];
     const sessionId = String(params?.sessionId ?? "");
@@ -429,7 +506,8 @@ export async function captureAfterTurn(ctx, params, { force = false, factoryCtx 
     const core = await loadCore();
     const now = Date.now();
     const every = Number(ctx.config.lessons?.captureIntervalMs ?? 600000);
-    const stamp = join(store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId)).dir, "lessons-capture.json");
+    const paths = store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId));
+    const stamp = join(paths.dir, "lessons-capture.json");
     let last = lastCapture.get(sessionId) ?? 0;
     try {
       last = Math.max(last, JSON.parse(readFileSync(stamp, "utf8")).at ?? 0);
@@ -437,10 +515,27 @@ export async function captureAfterTurn(ctx, params, { force = false, factoryCtx 
       /* never captured */
     }
     if (!force && now - last < every) return [];
-    const workspace = workspaceOf(params, factoryCtx) ?? readDecision(decisionPath(core, ctx, sessionId))?.workspace ?? null;
+    let transcript = null;
+    try {
+      transcript = await hostTranscript(transcriptDb(params, hctx), sessionId);
+    } catch (err) {
+      ctx.log({ event: "lessons_capture", sessionId, transcript: false, message: String(err?.message ?? err) });
+    }
+    const workspace = workspaceOf(params, factoryCtx) ?? params?.workspace ?? readDecision(decisionPath(core, ctx, sessionId))?.workspace ?? transcript?.cwd ?? null;
     if (!workspace) {
       ctx.log({ event: "lessons_capture", sessionId, skipped: "no workspace known" });
       return [];
+    }
+    let session;
+    let source;
+    if (transcript?.messages.length) {
+      session = digestedSession(core, ctx, sessionId, transcript.messages);
+      source = "transcript";
+    } else {
+      const { snapshot, journal } = store.readState(paths);
+      if (!snapshot && !journal) return []; // nothing happened yet: the rate limit is not spent
+      session = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
+      source = "engine records";
     }
     lastCapture.set(sessionId, now);
     try {
@@ -448,10 +543,6 @@ export async function captureAfterTurn(ctx, params, { force = false, factoryCtx 
     } catch {
       /* the in-process limit still applies */
     }
-    const paths = store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId));
-    const { snapshot, journal } = store.readState(paths);
-    if (!snapshot && !journal) return [];
-    const session = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
     const input = JSON.stringify({ sessionId, workspace, nowIso: new Date(now).toISOString() });
     let found;
     let llmReq = null;
@@ -479,7 +570,7 @@ export async function captureAfterTurn(ctx, params, { force = false, factoryCtx 
     }
     const written = writeCandidates(core, ctx, workspace, found);
     autoPromote(core, ctx, workspace, now);
-    ctx.log({ event: "lessons_capture", sessionId, found: found.map((l) => l.name), written, force });
+    ctx.log({ event: "lessons_capture", sessionId, source, messages: transcript?.messages.length ?? null, found: found.map((l) => l.name), written, force, reason: params?.reason ?? null });
     return written;
   } catch (err) {
     ctx.log({ event: "error", where: "lessons_capture", message: String(err?.message ?? err) });
@@ -487,12 +578,58 @@ export async function captureAfterTurn(ctx, params, { force = false, factoryCtx 
   }
 }
 
-/** Hooks: capture when a session ends (`/new`, `/reset`, idle). */
+// Reasons after which the same sessionId starts a new conversation (OpenClaw 2026.9.6 keeps the
+// id across `/new` and `/reset`). Not shutdown / restart (the conversation goes on after them) nor
+// compaction (it continues the conversation: a new decision would change its system prompt).
+const NEW_CONVERSATION = new Set(["new", "reset", "idle", "daily", "deleted"]);
+
+/**
+ * The session's conversation ended (`/new`, `/reset`, idle or daily reset): its lessons decision
+ * is archived (`lessons-ended-<ms>.json`), so the next first assemble under the same sessionId
+ * decides afresh. Returns the archived decision, or null.
+ */
+export async function endDecision(ctx, sessionId) {
+  try {
+    const core = await loadCore();
+    decisions.delete(sessionId);
+    const path = decisionPath(core, ctx, sessionId);
+    const d = readDecision(path);
+    if (!d) return null;
+    renameSync(path, join(path, "..", `lessons-ended-${Date.now()}.json`));
+    return d;
+  } catch (err) {
+    ctx.log({ event: "error", where: "lessons_end", message: String(err?.message ?? err) });
+    return null;
+  }
+}
+
+/**
+ * Hooks: when a session ends (`/new`, `/reset`, idle, Gateway shutdown), capture from it; when
+ * its conversation is over and the id will be reused, end its lessons decision first. The
+ * event is `{sessionId, sessionKey, messageCount, reason, sessionFile, transcriptArchived,
+ * nextSessionId, nextSessionKey}` and the context `{sessionId, sessionKey, agentId}` (2026.9.6:
+ * no workspace; the decision recorded it, else the transcript's cwd).
+ */
 export function registerLessons(api, ctx) {
   if (typeof api.on !== "function") return;
   api.on("session_end", async (event, hctx) => {
     const sessionId = event?.sessionId ?? hctx?.sessionId;
     if (!sessionId) return;
-    await captureAfterTurn(ctx, { sessionId, runtimeContext: { workspaceDir: hctx?.workspaceDir ?? event?.workspaceDir } }, { force: true });
+    const reason = event?.reason ?? null;
+    const reused = NEW_CONVERSATION.has(reason) || (event?.nextSessionId && event.nextSessionId === sessionId);
+    // End the decision before the (slower) capture: the next turn may start at once.
+    const ended = reused ? await endDecision(ctx, sessionId) : null;
+    const workspace = hctx?.workspaceDir ?? event?.workspaceDir ?? ended?.workspace ?? null;
+    ctx.log({
+      event: "lessons_session_end",
+      sessionId,
+      reason,
+      nextSessionId: event?.nextSessionId ?? null,
+      decisionEnded: !!ended,
+      // What the host sent (the fields were read from 2026.9.6's dist, checked in the e2e).
+      eventKeys: Object.keys(event ?? {}).filter((k) => event[k] !== undefined).sort(),
+      contextKeys: Object.keys(hctx ?? {}).filter((k) => hctx[k] !== undefined).sort(),
+    });
+    await captureAfterTurn(ctx, { sessionId, reason, workspace, agentId: hctx?.agentId, runtimeContext: { workspaceDir: workspace ?? undefined } }, { force: true, hctx });
   });
 }

@@ -112,6 +112,43 @@ test("scripted model: walks steps by completed tool rounds, ignores the internal
   assert.match(r2.text, /^all done/);
 });
 
+test("scripted model: unlessKnown skips discovery steps when the needle was known at the turn's start", () => {
+  const script = { steps: [{ unlessKnown: "`npm test`", steps: [{ read: "package.json" }] }, { exec: "npm test" }], reply: "tests pass" };
+  const prompt = `Add a function and run the tests. \`npm test\` in the prompt itself does not count.\n\n${scriptMarker(script)}`;
+  const round = (id, name, result) => [
+    { role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name, arguments: "{}" } }] },
+    { role: "tool", tool_call_id: id, content: result },
+  ];
+  // Unknown: read, then exec (the read's result naming the command does not change the plan),
+  // then the reply.
+  const a0 = respond(hostRequest(prompt));
+  assert.equal(a0.calls[0].name, "read");
+  assert.deepEqual(JSON.parse(a0.calls[0].arguments), { path: "package.json" });
+  const afterRead = round("r1", "read", '{"scripts":{"test":"node check.mjs"}} run with `npm test`');
+  const a1 = respond(hostRequest(prompt, afterRead));
+  assert.equal(a1.calls[0].name, "exec");
+  assert.deepEqual(JSON.parse(a1.calls[0].arguments), { command: "npm test" });
+  assert.match(respond(hostRequest(prompt, [...afterRead, ...round("e1", "exec", "ok")])).text, /^tests pass/);
+  // Known from the system prompt (an injected lesson): straight to exec, one request fewer.
+  const known = (extra = []) => {
+    const b = hostRequest(prompt, extra);
+    b.messages[0].content = "SYS\n[testing] How the tests are run\n- run the tests with `npm test` (passed when captured)";
+    return b;
+  };
+  const b0 = respond(known());
+  assert.equal(b0.calls[0].name, "exec");
+  assert.match(respond(known(round("e1", "exec", "ok"))).text, /^tests pass/);
+  // Known from an earlier turn of the session counts too; nested groups expand the same way.
+  const nested = { steps: [{ unlessKnown: "ZEBRA", steps: [{ read: "a" }, { unlessKnown: "QUAGGA", steps: [{ read: "b" }] }] }, { reply: "r" }] };
+  const p2 = `go\n\n${scriptMarker(nested)}`;
+  const earlier = hostRequest(p2);
+  earlier.messages.splice(1, 0, { role: "user", content: "QUAGGA is known" }, { role: "assistant", content: "ok" });
+  assert.deepEqual(JSON.parse(respond(earlier).calls[0].arguments), { path: "a" });
+  assert.equal(respond(hostRequest(p2, round("x", "read", "A"))).calls[0].name, "read");
+  earlier.messages.splice(-1, 0, ...round("x", "read", "A"));
+  assert.equal(respond(earlier).text, "r");
+});
+
 test("scripted model: $ARTIFACT comes from the newest shrunk tool result; unresolved is reported", () => {
   const prompt = `again\n\n${scriptMarker({ steps: [{ plugin: "cachefold_recover", args: { id: "$ARTIFACT", lines: [1, 2] } }] })}`;
   const a1 = "a".repeat(40);

@@ -326,3 +326,105 @@ test("LLM capture: bounded call, proposals validated and redacted; off with summ
     }
   }
 });
+
+// OpenClaw 2026.9.6 keeps the transcript in SQLite (table transcript_events, event_json or
+// event_zstd) and keeps the sessionId across /new (a `reset` entry follows the old conversation).
+let sqlite = null;
+try {
+  sqlite = await import("node:sqlite");
+} catch {
+  /* Node < 22.5: the transcript tests skip */
+}
+
+function hostDb(dir, sessionId, conversations, cwd) {
+  const db = join(dir, "openclaw-agent.sqlite");
+  const conn = new sqlite.DatabaseSync(db);
+  conn.exec("CREATE TABLE transcript_events (session_id TEXT, seq INTEGER, event_json TEXT, event_zstd BLOB, event_utf8_bytes INTEGER, created_at INTEGER, navigation_json TEXT)");
+  const add = conn.prepare("INSERT INTO transcript_events (session_id, seq, event_json, event_zstd) VALUES (?, ?, ?, ?)");
+  const events = [{ type: "session", version: 4, id: sessionId, cwd }];
+  conversations.forEach((msgs, k) => {
+    if (k > 0) events.push({ type: "reset", id: `r${k}`, reason: "new" });
+    for (const m of msgs) events.push({ type: "message", id: `m${events.length}`, message: m });
+  });
+  events.push({ type: "custom", customType: "openclaw:bootstrap-context:full", data: {} });
+  events.forEach((e, seq) => add.run(sessionId, seq, JSON.stringify(e), null));
+  conn.close();
+  return db;
+}
+
+test("capture reads the host transcript: a one-turn session's passing test command, the last conversation of a reused id", { skip: skip || (sqlite ? false : "node:sqlite needs Node >= 22.5") }, async () => {
+  const h = await setup();
+  const ws = workspace();
+  const logged = [];
+  const ctx = { ...ctxOf(h), log: (e) => logged.push(e) };
+  // One turn, never seen by a later assemble: the engine's records hold none of it.
+  const engine = await h.reg.engines.cachefold({ workspaceDir: ws });
+  const prompt = "Add a slugify function and run the tests";
+  await engine.assemble({ sessionId: "s-tr", messages: [], prompt, model: "deepseek-v4-flash" });
+  const turn = [
+    user(prompt),
+    assistantCall("r1", "read", { path: "package.json" }),
+    toolResult("r1", "read", '{"scripts":{"test":"node --test tests/"}}'),
+    assistantCall("c1", "exec", { command: "npm test" }),
+    { ...toolResult("c1", "exec", "# tests 2\n# pass 2\n# fail 0"), details: { status: "completed", exitCode: 0 } },
+    assistantText("done"),
+  ];
+  await engine.commitTurn({ sessionId: "s-tr", advancementKey: "k1", messages: turn });
+  const noDb = await h.lessons.captureAfterTurn(ctx, { sessionId: "s-tr", runtimeContext: { workspaceDir: ws, sessionTarget: { storePath: join(ws, "nope.sqlite") } } }, { force: true });
+  assert.deepEqual(noDb, [], "the engine's records lack the last turn");
+
+  // The host transcript: an earlier conversation (lint passed), /new, then this one.
+  const earlier = [user("fix lint"), assistantCall("l1", "exec", { command: "npm run lint" }), { ...toolResult("l1", "exec", "ok"), details: { exitCode: 0 } }, assistantText("ok")];
+  const db = hostDb(tempDir("cachefold-host-"), "s-tr", [earlier, turn], ws);
+  const t = await h.lessons.hostTranscript(db, "s-tr");
+  assert.equal(t.cwd, ws);
+  assert.equal(t.messages.length, turn.length, "the conversation after the last reset");
+  const written = await h.lessons.captureAfterTurn(ctx, { sessionId: "s-tr", runtimeContext: { sessionTarget: { storePath: db } } }, { force: true });
+  assert.deepEqual(written, ["testing"], "workspace from the decision, facts from the transcript");
+  assert.match(readFileSync(join(ws, ".cachefold/lessons/_candidates/testing.md"), "utf8"), /run the tests with `npm test`/);
+  assert.ok(!existsSync(join(ws, ".cachefold/lessons/_candidates/lint.md")), "the earlier conversation is not this session's");
+
+  // session_end right after /new: the reset entry is already there; the conversation before it
+  // is the one captured, and the workspace comes from the transcript when nothing else knows it.
+  const db2 = hostDb(tempDir("cachefold-host-"), "s-tr2", [turn, []], ws);
+  const w2 = await h.lessons.captureAfterTurn(ctx, { sessionId: "s-tr2", agentId: "main", runtimeContext: { sessionTarget: { storePath: db2 } } }, { force: true });
+  assert.deepEqual(w2, [], "same fact as the waiting candidate: not written twice");
+  const cap = logged.filter((e) => e.event === "lessons_capture" && e.sessionId === "s-tr2");
+  assert.deepEqual(cap.map((e) => [e.source, e.messages, e.found]), [["transcript", turn.length, ["testing"]]]);
+});
+
+test("session_end on /new ends the session's decision (2026.9.6 reuses the id); shutdown and compaction keep it", { skip }, async () => {
+  const h = await setup();
+  const ws = workspace();
+  const dir = join(ws, ".cachefold/lessons");
+  mkdirSync(dir, { recursive: true });
+  const raw = "---\nname: testing\ndescription: How the tests are run in this workspace\nfingerprint:\n  - package.json#scripts.test\n---\n- run the tests with `npm test`\n";
+  writeFileSync(join(dir, "testing.md"), h.core.lessonStamp(raw, JSON.stringify(h.lessons.gatherInputs(h.core, ws, [raw]))));
+  const [end] = h.reg.hooks.session_end;
+  const engine = await h.reg.engines.cachefold({ workspaceDir: ws });
+  const code = "Add a slugify function to src/slug.mjs and run the tests";
+  // Conversation 1: exploration, no lessons.
+  const a1 = await engine.assemble({ sessionId: "s-same", messages: [], prompt: "Investigate how the store caches results", model: "deepseek-v4-flash" });
+  assert.equal(a1.systemPromptAddition, undefined);
+  // Shutdown / compaction: the conversation goes on; its decision stays (a first-turn tool loop
+  // assemble still has no history and must get the same answer).
+  for (const reason of ["shutdown", "restart", "compaction"]) {
+    await end.handler({ sessionId: "s-same", reason, messageCount: 2 }, { sessionId: "s-same", agentId: "main" });
+    const again = await engine.assemble({ sessionId: "s-same", messages: [], prompt: code, model: "deepseek-v4-flash" });
+    assert.equal(again.systemPromptAddition, undefined, reason);
+  }
+  // /new: same id, new conversation, new decision.
+  await end.handler({ sessionId: "s-same", reason: "new", messageCount: 2, nextSessionId: "s-same" }, { sessionId: "s-same", sessionKey: "agent:main:x", agentId: "main" });
+  const a2 = await engine.assemble({ sessionId: "s-same", messages: [], prompt: code, model: "deepseek-v4-flash" });
+  assert.match(a2.systemPromptAddition ?? "", /\[testing\]/);
+  const tool = await engine.assemble({ sessionId: "s-same", messages: [], prompt: code, model: "deepseek-v4-flash" });
+  assert.equal(tool.systemPromptAddition, a2.systemPromptAddition, "stable within the new conversation");
+  const sdir = join(h.stateDir, "sessions", h.core.sessionDirName("s-same"));
+  assert.equal(readdirSync(sdir).filter((f) => /^lessons-ended-\d+\.json$/.test(f)).length, 1, "the first decision is archived");
+  // A fresh process (agent --local) after /new reads the new decision file too.
+  h.lessons.forgetDecisions();
+  const again = await (await h.reg.engines.cachefold({ workspaceDir: ws })).assemble({ sessionId: "s-same", messages: [], prompt: code, model: "deepseek-v4-flash" });
+  assert.equal(again.systemPromptAddition, a2.systemPromptAddition);
+  const log = readFileSync(h.logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(log.filter((e) => e.event === "lessons_session_end").map((e) => [e.reason, e.decisionEnded]), [["shutdown", false], ["restart", false], ["compaction", false], ["new", true]]);
+});

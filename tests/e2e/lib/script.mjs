@@ -17,6 +17,13 @@
 //   {"check": "NEEDLE", "recoverFold": true}          → as above, but when the needle is not in the
 //        request and a "[cachefold fold <id>]" record is, first call cachefold_recover on the oldest
 //        fold, then answer "CHECK NEEDLE: recovered|absent" from the tool result
+//   {"unlessKnown": "NEEDLE", "steps": [STEP, ...]}  → the inner steps run (in place) only when the
+//        needle is absent from what the model knew when the turn began: the system prompt and
+//        every message before the real prompt (the prompt itself and this turn's own tool results
+//        do not count, so the expansion stays the same for every request of the turn). A model
+//        that finds the test command in an injected lesson skips its discovery calls:
+//          {"unlessKnown": "`npm test`", "steps": [{"read": "package.json"}]}, {"exec": "npm test"}
+//        Groups nest; the step index counts expanded steps.
 // String args may use placeholders, resolved from the request: "$ARTIFACT" (newest
 // `artifact <40 hex>` in a tool result), "$FOLD" (newest cachefold fold id in any message).
 // If a placeholder cannot be resolved the model answers text "UNRESOLVED $X" instead of calling.
@@ -81,6 +88,26 @@ function firstMatch(re, texts) {
     if (m) return m[1];
   }
   return null;
+}
+
+/**
+ * Flatten a script's steps for one turn: `{unlessKnown, steps}` groups expand in place when
+ * `known(needle)` is false and vanish when it is true (nested groups likewise).
+ */
+export function expandSteps(steps, known) {
+  const out = [];
+  for (const s of Array.isArray(steps) ? steps : []) {
+    if (s && typeof s === "object" && s.unlessKnown != null) {
+      if (!known(String(s.unlessKnown))) out.push(...expandSteps(s.steps, known));
+    } else out.push(s);
+  }
+  return out;
+}
+
+/** What the model knew when the turn began: every message before the real prompt (system included). */
+export function knownBeforePrompt(messages, pi) {
+  const texts = messages.slice(0, Math.max(0, pi)).map((m) => contentText(m?.content));
+  return (needle) => texts.some((t) => t.includes(needle));
 }
 
 /** Resolve "$ARTIFACT"/"$FOLD"/"$FOLD_FIRST" in a JSON value. Returns {value, unresolved}. */
@@ -225,7 +252,7 @@ export function respond(body) {
   const script = parseScript(prompt);
   const after = pi >= 0 ? messages.slice(pi + 1) : [];
   const step = after.filter((m) => m?.role === "assistant").length;
-  const steps = Array.isArray(script?.steps) ? script.steps : [];
+  const steps = expandSteps(script?.steps, knownBeforePrompt(messages, pi));
   const finalText = () => `${script?.reply ?? "Done."} (${filler(seed, 40)})`;
   const tool = (name, args) => {
     const r = resolvePlaceholders(args, messages);
