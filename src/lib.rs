@@ -43,6 +43,7 @@
 //! |---|---|
 //! | [`config`] | every key and default; validation with the offending key in the error |
 //! | [`error`] | the one error enum, with stable codes |
+//! | [`json`] | the one decoding path for structured input: JSON value → typed struct |
 //! | [`message`] | lossless mirror of OpenClaw's `AgentMessage` with typed views |
 //! | [`pairing`] | DeepSeek-strict tool-call pairing: validate, repair, cut points |
 //! | [`cost`] | price table, DeepSeek block arithmetic, the fold cost model |
@@ -57,6 +58,8 @@
 
 pub mod config;
 pub mod error;
+mod inputs;
+pub mod json;
 pub mod message;
 
 #[cfg(target_arch = "wasm32")]

@@ -41,7 +41,7 @@ impl Session {
             self.emit(Event::Diverge {
                 at: 0,
                 cause: c.code().to_string(),
-                action: "none".into(),
+                action: DivergeAction::None,
             })?;
         }
         Ok(())
@@ -76,16 +76,20 @@ impl Session {
             incoming_shape.as_ref(),
         );
         let in_tail = !self.st.pinned || (d >= self.st.head_len && d >= self.st.live_from);
-        let action = if in_tail { "truncate" } else { "repin" };
+        let action = if in_tail {
+            DivergeAction::Truncate
+        } else {
+            DivergeAction::Repin
+        };
         report.divergence = Some(DivergenceReport {
             at: d,
             cause: cause.code().into(),
-            action: action.into(),
+            action,
         });
         self.emit(Event::Diverge {
             at: d,
             cause: cause.code().into(),
-            action: action.into(),
+            action,
         })
     }
 

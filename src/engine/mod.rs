@@ -164,7 +164,7 @@ impl Session {
         journal: &str,
     ) -> Result<(Session, ReplayReport)> {
         let mut st = match snapshot.map(str::trim).filter(|s| !s.is_empty()) {
-            Some(s) => serde_json::from_str::<SessionState>(s)
+            Some(s) => SessionState::from_snapshot(s)
                 .map_err(|e| Error::State(format!("snapshot: {e}")))?,
             None => SessionState::new(session_id),
         };

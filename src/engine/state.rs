@@ -17,11 +17,51 @@
 use crate::digest::Digest;
 use crate::engine::journal::Event;
 use crate::error::{Error, Result};
+use crate::json::{json_struct, string_enum, DResult, DecodeError, FromJson};
 use crate::pairing::{Shape, ShapeRole};
 use crate::tokens::Calibration;
-use serde::{Deserialize, Serialize};
+#[cfg(test)]
+use serde::Deserialize;
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
+
+string_enum! {
+    /// What a divergence did to the recorded history (journal `diverge.action`, report
+    /// `divergence.action`).
+    pub enum DivergeAction {
+        /// Records from the first differing index on were dropped (divergence in the live tail).
+        Truncate = "truncate",
+        /// Fresh structure over the incoming history (divergence inside the head or a fold).
+        Repin = "repin",
+        /// Nothing changed in the records.
+        None = "none",
+    }
+}
+
+string_enum! {
+    /// Why a fold was made (journal `fold.reason`, report `fold.reason`). A journal line with
+    /// a reason not listed here is refused like any unreadable line (replay stops there and
+    /// reports it): counting it under one of these would make the stats lie.
+    pub enum FoldReason {
+        /// The cost model said the fold pays for itself.
+        Priced = "priced",
+        /// Over the emergency threshold: folded whatever the price.
+        Emergency = "emergency",
+        /// Requested by the host (`compact`) or forced.
+        Compact = "compact",
+    }
+}
+
+string_enum! {
+    /// Outcome of `commit_turn`, as the host's `commitTurn` contract spells it.
+    pub enum CommitStatus {
+        /// The turn was recorded.
+        Committed = "committed",
+        /// The advancement key was already recorded: nothing changed.
+        Duplicate = "duplicate",
+    }
+}
 
 /// Every advancement key `commit_turn` has recorded in a session, so a retry is recognised
 /// however late the host makes it. Each key is kept as the first 8 bytes of its SHA-1 (a
@@ -72,6 +112,39 @@ impl Serialize for CommitKeys {
     }
 }
 
+impl CommitKeys {
+    /// The packed form: 16 hex digits per key.
+    fn from_packed(s: &str) -> std::result::Result<CommitKeys, String> {
+        if s.len() % 16 != 0 || !s.is_ascii() {
+            return Err("commitKeys: not 16-hex-digit hashes".to_string());
+        }
+        let mut v = Vec::with_capacity(s.len() / 16);
+        for k in 0..s.len() / 16 {
+            v.push(u64::from_str_radix(&s[16 * k..16 * k + 16], 16).map_err(|e| e.to_string())?);
+        }
+        v.sort_unstable();
+        v.dedup();
+        Ok(CommitKeys(v))
+    }
+}
+
+impl FromJson for CommitKeys {
+    fn from_json(v: Value) -> DResult<Self> {
+        match v {
+            Value::String(s) => CommitKeys::from_packed(&s).map_err(DecodeError::new),
+            Value::Array(_) => {
+                let mut keys = CommitKeys::default();
+                for k in Vec::<String>::from_json(v)? {
+                    keys.insert(&k);
+                }
+                Ok(keys)
+            }
+            v => Err(DecodeError::expected("a string or an array of strings", &v)),
+        }
+    }
+}
+
+#[cfg(test)]
 impl<'de> Deserialize<'de> for CommitKeys {
     fn deserialize<D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Self, D::Error> {
         #[derive(Deserialize)]
@@ -83,21 +156,7 @@ impl<'de> Deserialize<'de> for CommitKeys {
         let mut keys = CommitKeys::default();
         match Form::deserialize(de)? {
             Form::Packed(s) => {
-                if s.len() % 16 != 0 || !s.is_ascii() {
-                    return Err(serde::de::Error::custom(
-                        "commitKeys: not 16-hex-digit hashes",
-                    ));
-                }
-                let mut v = Vec::with_capacity(s.len() / 16);
-                for k in 0..s.len() / 16 {
-                    v.push(
-                        u64::from_str_radix(&s[16 * k..16 * k + 16], 16)
-                            .map_err(serde::de::Error::custom)?,
-                    );
-                }
-                v.sort_unstable();
-                v.dedup();
-                keys.0 = v;
+                keys = CommitKeys::from_packed(&s).map_err(serde::de::Error::custom)?;
             }
             Form::Verbatim(list) => {
                 for k in &list {
@@ -123,7 +182,8 @@ pub const MAX_TURN_WS: usize = 4;
 pub const HOUR_MS: f64 = 3_600_000.0;
 
 /// What the engine remembers about one host message (never the message itself).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct MsgRecord {
     /// SHA-1 of the message JSON text ([`crate::engine::fingerprint::message_hash`]).
@@ -150,7 +210,8 @@ pub struct MsgRecord {
 }
 
 /// A tool call waiting for its result: name and bounded arguments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct CallArg {
     /// Call id.
@@ -163,7 +224,8 @@ pub struct CallArg {
 
 /// One fold segment of the output: a synthetic record message followed by the protected host
 /// messages of the region, in host order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct Segment {
     /// `f<k>` for a fold, `c<k>` for a condensed record.
@@ -190,11 +252,13 @@ pub struct Segment {
 }
 
 /// Key of one output message: short content hash and weighted characters.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 pub struct OutKey(pub String, pub u64);
 
 /// Usage of one model call, with the engine's predicted cache hit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct CallRow {
     /// When the turn was committed (ms).
@@ -215,7 +279,8 @@ pub struct CallRow {
 }
 
 /// Running totals over every committed call.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Totals {
     /// Model calls.
@@ -239,7 +304,8 @@ pub struct Totals {
 }
 
 /// Event counters for stats.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Counters {
     /// Folds made (ids `f1..`).
@@ -275,7 +341,8 @@ pub struct Counters {
 }
 
 /// Accumulator for the turn in progress (reset by `commit_turn`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct TurnAcc {
     /// Per distinct assembled output this turn: weighted chars shared with the previous request.
@@ -286,7 +353,8 @@ pub struct TurnAcc {
 }
 
 /// A summary request handed to JS and not yet answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct PendingSummary {
     /// Request id.
@@ -300,7 +368,8 @@ pub struct PendingSummary {
 }
 
 /// A summary ready for the fold that covers exactly `[from, to)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct ReadySummary {
     /// Request id.
@@ -314,7 +383,8 @@ pub struct ReadySummary {
 }
 
 /// A tool result the host-side middleware shrank to a preview plus an artifact.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactNote {
     /// Artifact id (SHA-1 hex).
@@ -329,7 +399,8 @@ pub struct ArtifactNote {
 
 /// Range and last point of the calibration observations (the engine trusts the fit only once
 /// the observed sizes spread; see `Session::calibrated`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CalibGuard {
     /// Smallest weighted-char count observed.
@@ -341,19 +412,21 @@ pub struct CalibGuard {
 }
 
 /// The last divergence seen, for stats.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct DivergenceNote {
     /// First differing index.
     pub at: u32,
     /// Cause code.
     pub cause: String,
-    /// `truncate` | `repin` | `none`.
-    pub action: String,
+    /// What was done.
+    pub action: DivergeAction,
 }
 
 /// Whole session state; its JSON is the snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionState {
     /// Snapshot format version.
@@ -425,6 +498,198 @@ pub struct SessionState {
     pub budget: Option<u64>,
 }
 
+// ---- decoding (snapshots and journal events; see crate::json) ---------------------------------
+
+impl FromJson for ShapeRole {
+    fn from_json(v: Value) -> DResult<Self> {
+        match String::from_json(v)?.as_str() {
+            "user" => Ok(ShapeRole::User),
+            "assistant" => Ok(ShapeRole::Assistant),
+            "toolResult" => Ok(ShapeRole::ToolResult),
+            "other" => Ok(ShapeRole::Other),
+            s => Err(DecodeError::new(format!("unknown role `{s}`"))),
+        }
+    }
+}
+
+json_struct!(Shape default {
+    role: "role",
+    call_ids: "callIds",
+    result_id: "resultId",
+    tool_name: "toolName",
+    call_names: "callNames",
+});
+
+json_struct!(Digest default {
+    role: "role",
+    text: "text",
+    files: "files",
+    commands: "commands",
+    errors: "errors",
+    identifiers: "identifiers",
+    artifacts: "artifacts",
+    user_text: "userText",
+    tool_name: "toolName",
+    call_ids: "callIds",
+    result_id: "resultId",
+    protected: "protected",
+});
+
+json_struct!(MsgRecord {
+    h: "h",
+    w: "w",
+    shape: "shape",
+    ts: "ts",
+    protected: "protected" = false,
+    digest: "digest",
+    q: "q",
+});
+
+json_struct!(CallArg {
+    id: "id",
+    name: "name",
+    args: "args",
+});
+
+json_struct!(Segment {
+    id: "id",
+    from: "from",
+    to: "to",
+    protected: "protected",
+    json: "json",
+    key: "key",
+    w: "w",
+    protected_w: "protectedW",
+    covers: "covers",
+    summary: "summary" = false,
+});
+
+impl FromJson for OutKey {
+    fn from_json(v: Value) -> DResult<Self> {
+        let (k, w) = <(String, u64)>::from_json(v)?;
+        Ok(OutKey(k, w))
+    }
+}
+
+json_struct!(CallRow {
+    at: "at",
+    model: "model",
+    input: "input",
+    cache_read: "cacheRead",
+    cache_write: "cacheWrite",
+    output: "output",
+    predicted: "predicted",
+});
+
+json_struct!(Totals default {
+    calls: "calls",
+    input: "input",
+    cache_read: "cacheRead",
+    cache_write: "cacheWrite",
+    output: "output",
+    predicted: "predicted",
+    predicted_abs_err: "predictedAbsErr",
+    cost_usd: "costUsd",
+    uncached_usd: "uncachedUsd",
+});
+
+json_struct!(Counters default {
+    folds: "folds",
+    priced_folds: "pricedFolds",
+    emergency_folds: "emergencyFolds",
+    compact_folds: "compactFolds",
+    folded_w: "foldedW",
+    folded_tokens: "foldedTokens",
+    condenses: "condenses",
+    repairs: "repairs",
+    repins: "repins",
+    divergences: "divergences",
+    artifacts: "artifacts",
+    summaries_requested: "summariesRequested",
+    summaries_ok: "summariesOk",
+    summaries_failed: "summariesFailed",
+    summaries_used: "summariesUsed",
+});
+
+json_struct!(TurnAcc default {
+    shared: "shared",
+    first_w: "firstW",
+});
+
+json_struct!(PendingSummary {
+    id: "id",
+    from: "from",
+    to: "to",
+    at: "at",
+});
+
+json_struct!(ReadySummary {
+    id: "id",
+    from: "from",
+    to: "to",
+    text: "text",
+});
+
+json_struct!(ArtifactNote {
+    id: "id",
+    tool: "tool",
+    chars: "chars",
+    at: "at",
+});
+
+json_struct!(CalibGuard default {
+    lo: "lo",
+    hi: "hi",
+    last: "last",
+});
+
+json_struct!(DivergenceNote {
+    at: "at",
+    cause: "cause",
+    action: "action",
+});
+
+json_struct!(SessionState {
+    v: "v",
+    seq: "seq",
+    session_id: "sessionId",
+    model: "model",
+    spa: "spa",
+    records: "records",
+    pinned: "pinned",
+    head_len: "headLen",
+    head_fp: "headFp",
+    segs: "segs",
+    live_from: "liveFrom",
+    open_calls: "openCalls",
+    out: "out",
+    req: "req",
+    turn: "turn",
+    calibration: "calibration",
+    calib_guard: "calibGuard" = CalibGuard::default(),
+    commit_keys: "commitKeys",
+    rows: "rows",
+    totals: "totals",
+    counters: "counters",
+    breaker_low: "breakerLow",
+    pending_summary: "pendingSummary",
+    ready_summary: "readySummary",
+    summary_times: "summaryTimes",
+    artifacts: "artifacts",
+    force_fold: "forceFold",
+    last_divergence: "lastDivergence",
+    turn_ws: "turnWs" = VecDeque::new(),
+    window: "window",
+    budget: "budget",
+});
+
+impl SessionState {
+    /// Read a snapshot (the JSON text of a state).
+    pub fn from_snapshot(text: &str) -> DResult<SessionState> {
+        crate::json::from_str(text)
+    }
+}
+
 impl SessionState {
     /// Fresh state of a new session.
     pub fn new(session_id: &str) -> SessionState {
@@ -487,12 +752,12 @@ impl SessionState {
                 self.last_divergence = Some(DivergenceNote {
                     at: *at,
                     cause: cause.clone(),
-                    action: action.clone(),
+                    action: *action,
                 });
-                match action.as_str() {
-                    "truncate" => self.truncate(*at),
-                    "repin" => self.repin(),
-                    _ => {}
+                match action {
+                    DivergeAction::Truncate => self.truncate(*at),
+                    DivergeAction::Repin => self.repin(),
+                    DivergeAction::None => {}
                 }
             }
             Event::Ingest { rec, calls, .. } => {
@@ -531,10 +796,10 @@ impl SessionState {
             } => {
                 self.live_from = seg.to;
                 self.counters.folds += 1;
-                match reason.as_str() {
-                    "priced" => self.counters.priced_folds += 1,
-                    "emergency" => self.counters.emergency_folds += 1,
-                    _ => self.counters.compact_folds += 1,
+                match reason {
+                    FoldReason::Priced => self.counters.priced_folds += 1,
+                    FoldReason::Emergency => self.counters.emergency_folds += 1,
+                    FoldReason::Compact => self.counters.compact_folds += 1,
                 }
                 self.counters.folded_w += folded_w;
                 self.counters.folded_tokens += folded_tokens;
@@ -665,7 +930,7 @@ impl SessionState {
         let bad = |m: String| Err(Error::State(m));
         match e {
             Event::Diverge { at, action, .. }
-                if action == "truncate"
+                if *action == DivergeAction::Truncate
                     && (*at as usize > self.records.len()
                         || (self.pinned && *at < self.live_from)) =>
             {
