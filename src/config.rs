@@ -590,6 +590,42 @@ mod tests {
         );
     }
 
+    /// The hand-written decoder against the derived one it replaced (the oracle).
+    #[test]
+    fn decodes_as_the_derived_decoder() {
+        for text in [
+            "{}",
+            r#"{"mode":"always","targetModels":["a*"],"prefixLockCount":"3","compactRatio":"0.5"}"#,
+            r#"{"prices":{"x":{"hit":"0.1","miss":1,"output":2}},"persist":{"thresholds":{"read":9000},"previewChars":"300"}}"#,
+            r#"{"toolDefaults":{"read":{"limit":5,"x":[1,{"y":null}]}},"summary":{"useLlm":false,"maxTokens":"100"}}"#,
+            r#"{"lessons":{"enabled":false,"maxInjectTokens":"50","autoPromoteAfterMs":0},"artifacts":{"maxBytes":2097152}}"#,
+            r#"{"stateDir":"/s","logFile":"l","ownsCompaction":false,"profile":"recall","price":"p","protectedReads":[]}"#,
+            r#"{"nope":1}"#,
+            r#"{"summary":{"nope":1}}"#,
+            r#"{"prices":{"x":{"hit":1,"miss":1}}}"#,
+            r#"{"prices":{"x":{"hit":1,"miss":1,"output":1,"z":1}}}"#,
+            r#"{"mode":"sometimes"}"#,
+            r#"{"tailTokens":-5}"#,
+            r#"{"tailTokens":1.5}"#,
+            r#"{"tailTokens":null}"#,
+            r#"{"tailTokens":true}"#,
+            r#"{"compactRatio":"NaN"}"#,
+            r#"{"prefixLockCount":4294967296}"#,
+            r#"{"persist":{"thresholds":{"read":"9000"}}}"#,
+            r#"{"persist":null}"#,
+            r#"{"targetModels":"x"}"#,
+        ] {
+            let v: Value = serde_json::from_str(text).unwrap();
+            let old = serde_json::from_value::<Config>(v.clone());
+            let new = <Config as FromJson>::from_json(v);
+            match (old, new) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+                (Err(_), Err(_)) => {}
+                (a, b) => panic!("decoders disagree on {text}: serde {a:?}, json {b:?}"),
+            }
+        }
+    }
+
     #[test]
     fn numeric_strings_accepted() {
         let c = Config::from_json(r#"{"tailTokens":"30000","compactRatio":"0.7"}"#).unwrap();
