@@ -30,6 +30,7 @@ pub struct DecodeError {
 
 impl DecodeError {
     /// An error at the current value.
+    #[inline(never)]
     pub fn new(msg: impl Into<String>) -> DecodeError {
         DecodeError {
             path: String::new(),
@@ -38,11 +39,13 @@ impl DecodeError {
     }
 
     /// `expected <what>, got <kind of v>`.
+    #[inline(never)]
     pub fn expected(what: &str, v: &Value) -> DecodeError {
         DecodeError::new(format!("expected {what}, got {}", kind(v)))
     }
 
     /// The same error one level up: inside field `key` of an object.
+    #[inline(never)]
     pub fn at(mut self, key: &str) -> DecodeError {
         self.path = match self.path.as_bytes().first() {
             None => key.to_string(),
@@ -53,6 +56,7 @@ impl DecodeError {
     }
 
     /// The same error one level up: inside element `i` of an array.
+    #[inline(never)]
     pub fn at_index(mut self, i: usize) -> DecodeError {
         self.path = match self.path.as_bytes().first() {
             None | Some(b'[') => format!("[{i}]{}", self.path),
@@ -210,26 +214,33 @@ impl<T: FromJson> FromJson for Box<T> {
     }
 }
 
-/// The elements of a JSON array, each decoded (errors carry the index).
-pub fn array<T: FromJson>(v: Value) -> DResult<impl Iterator<Item = DResult<T>>> {
+/// The elements of a JSON array.
+pub fn array(v: Value) -> DResult<Vec<Value>> {
     match v {
-        Value::Array(a) => Ok(a
-            .into_iter()
-            .enumerate()
-            .map(|(i, x)| T::from_json(x).map_err(|e| e.at_index(i)))),
+        Value::Array(a) => Ok(a),
         v => Err(DecodeError::expected("an array", &v)),
     }
 }
 
+// Plain loops rather than iterator adapters: each element type instantiates this once, and
+// `collect` over `Result` costs several times the code in the wasm module.
 impl<T: FromJson> FromJson for Vec<T> {
     fn from_json(v: Value) -> DResult<Self> {
-        array(v)?.collect()
+        let a = array(v)?;
+        let mut out = Vec::with_capacity(a.len());
+        for (i, x) in a.into_iter().enumerate() {
+            match T::from_json(x) {
+                Ok(x) => out.push(x),
+                Err(e) => return Err(e.at_index(i)),
+            }
+        }
+        Ok(out)
     }
 }
 
 impl<T: FromJson> FromJson for VecDeque<T> {
     fn from_json(v: Value) -> DResult<Self> {
-        array(v)?.collect()
+        Vec::<T>::from_json(v).map(VecDeque::from)
     }
 }
 
@@ -280,14 +291,22 @@ impl FromJson for Map<String, Value> {
 
 impl<T: FromJson> FromJson for BTreeMap<String, T> {
     fn from_json(v: Value) -> DResult<Self> {
-        object(v)?
-            .into_iter()
-            .map(|(k, x)| match T::from_json(x) {
-                Ok(x) => Ok((k, x)),
-                Err(e) => Err(e.at(&k)),
-            })
-            .collect()
+        let mut out = BTreeMap::new();
+        for (k, x) in object(v)? {
+            match T::from_json(x) {
+                Ok(x) => {
+                    out.insert(k, x);
+                }
+                Err(e) => return Err(e.at(&k)),
+            }
+        }
+        Ok(out)
     }
+}
+
+#[inline(never)]
+fn missing(key: &str) -> DecodeError {
+    DecodeError::new(format!("missing field `{key}`"))
 }
 
 /// The fields of one JSON object being decoded into a struct; each field is taken out once.
@@ -301,9 +320,9 @@ impl Fields {
 
     /// Field `key`; when absent, the type's [`FromJson::absent`] value or an error.
     pub fn req<T: FromJson>(&mut self, key: &str) -> DResult<T> {
-        match self.0.remove(key) {
+        match self.take(key) {
             Some(v) => T::from_json(v).map_err(|e| e.at(key)),
-            None => T::absent().ok_or_else(|| DecodeError::new(format!("missing field `{key}`"))),
+            None => T::absent().ok_or_else(|| missing(key)),
         }
     }
 
@@ -319,13 +338,14 @@ impl Fields {
         default: T,
         f: impl FnOnce(Value) -> DResult<T>,
     ) -> DResult<T> {
-        match self.0.remove(key) {
+        match self.take(key) {
             Some(v) => f(v).map_err(|e| e.at(key)),
             None => Ok(default),
         }
     }
 
     /// Field `key` left as a raw value (absent → `None`).
+    #[inline(never)]
     pub fn take(&mut self, key: &str) -> Option<Value> {
         self.0.remove(key)
     }

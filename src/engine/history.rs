@@ -51,13 +51,13 @@ impl Session {
         &mut self,
         d: u32,
         count: u32,
-        given: &BTreeMap<u32, &str>,
+        given: &ByIndex<&str>,
         report: &mut AssembleReport,
     ) -> Result<()> {
         let rc = self.st.recorded();
         let mut roles: Vec<String> = Vec::new();
         let mut incoming_shape: Option<Shape> = None;
-        for (&i, json) in given.range(d..) {
+        for (&i, json) in given.from(d) {
             let host = crate::message::parse_host(json);
             let m = host.message();
             roles.push(m.map_or("", Message::role_str).to_string());

@@ -56,13 +56,14 @@ use crate::fold;
 use crate::message::Message;
 use crate::pairing::{self, Shape, ShapeRole, Slot};
 use crate::tokens;
+use by_index::ByIndex;
 use fingerprint::Cause;
 use journal::{Event, ReplayReport};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState, HOUR_MS};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Share of the room between the fixed prefix (static + head + records) and the emergency
 /// threshold that an emergency fold leaves free (hysteresis, see `emergency_step`).
@@ -80,6 +81,7 @@ const MAX_SUMMARY_CHARS: usize = 24_000;
 const SUMMARY_GRACE_MS: f64 = 60_000.0;
 
 mod api;
+pub mod by_index;
 mod gate;
 mod history;
 mod output;
@@ -273,15 +275,17 @@ impl Session {
             return (0..count).collect();
         }
         let head = self.st.head_len.min(rc);
-        let mut set: BTreeSet<u32> = (0..head).collect();
-        set.insert(rc - 1);
+        let mut set: Vec<u32> = (0..head).collect();
+        set.push(rc - 1);
         set.extend(rc..count);
         set.extend(
             self.spot_checks(head, count)
                 .into_iter()
                 .filter(|i| *i < rc),
         );
-        set.into_iter().collect()
+        set.sort_unstable();
+        set.dedup();
+        set
     }
 
     /// Up to [`SPOT_CHECKS`] indices in `[head, count)`.
@@ -338,7 +342,7 @@ impl Session {
     fn run(&mut self, input: &AssembleInput, op: Op) -> Result<AssemblePlan> {
         self.prepared.borrow_mut().clear();
         let count = input.count;
-        let mut given: BTreeMap<u32, &str> = BTreeMap::new();
+        let mut given: ByIndex<&str> = ByIndex::new();
         for m in &input.messages {
             if m.index >= count {
                 return Err(Error::Input(format!(
@@ -367,7 +371,7 @@ impl Session {
         if !missing.is_empty() {
             return Ok(self.need_full_plan(count, missing, managed));
         }
-        let hashes: BTreeMap<u32, String> = given
+        let hashes: ByIndex<String> = given
             .iter()
             .map(|(i, j)| (*i, fingerprint::message_hash(j)))
             .collect();
@@ -488,8 +492,8 @@ impl Session {
     fn echo_plan(
         &self,
         count: u32,
-        hashes: &BTreeMap<u32, String>,
-        given: &BTreeMap<u32, &str>,
+        hashes: &ByIndex<String>,
+        given: &ByIndex<&str>,
     ) -> Option<AssemblePlan> {
         let out = &self.st.out;
         if out.is_empty() || (count as usize) < out.len() {

@@ -177,7 +177,7 @@ impl Session {
 /// the list already pairs.
 pub(super) fn echo_repair(
     count: u32,
-    given: &BTreeMap<u32, &str>,
+    given: &ByIndex<&str>,
     report: &mut AssembleReport,
 ) -> (Vec<i64>, Vec<String>, u64) {
     let mut shapes = Vec::with_capacity(count as usize);
