@@ -63,7 +63,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState, HOUR_MS};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
 /// Share of the room between the fixed prefix (static + head + records) and the emergency
 /// threshold that an emergency fold leaves free (hysteresis, see `emergency_step`).
@@ -140,7 +139,9 @@ pub struct Session {
     /// Records rendered during the current call, by (fold id, from, to, summary hash): the fold
     /// rules run to a fixpoint and would otherwise render the same record repeatedly. Cleared
     /// at the start of every assemble (records of a range never change within one call).
-    prepared: RefCell<BTreeMap<PreparedKey, Prepared>>,
+    /// A handful of entries per call: a vector searched linearly (a map type here cost
+    /// kilobytes of wasm for no speed).
+    prepared: RefCell<Vec<(PreparedKey, Prepared)>>,
 }
 
 type PreparedKey = (String, u32, u32, Option<String>);

@@ -141,11 +141,11 @@ impl Session {
             to,
             summary.map(fingerprint::message_hash),
         );
-        if let Some(p) = self.prepared.borrow().get(&key) {
+        if let Some((_, p)) = self.prepared.borrow().iter().find(|(k, _)| *k == key) {
             return p.clone();
         }
         let p = self.prepare_uncached(id, from, to, summary);
-        self.prepared.borrow_mut().insert(key, p.clone());
+        self.prepared.borrow_mut().push((key, p.clone()));
         p
     }
 
