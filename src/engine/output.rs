@@ -39,7 +39,7 @@ impl Session {
                 .repairs
                 .iter()
                 .map(|x| RepairReport {
-                    kind: x.kind.clone(),
+                    kind: x.kind,
                     call_id: x.call_id.clone(),
                     position: x.position as u32,
                 })
@@ -196,7 +196,7 @@ pub(super) fn echo_repair(
         .repairs
         .iter()
         .map(|x| RepairReport {
-            kind: x.kind.clone(),
+            kind: x.kind,
             call_id: x.call_id.clone(),
             position: x.position as u32,
         })
