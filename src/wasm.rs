@@ -21,8 +21,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 // Results go out as JSON text parsed by the engine's own JSON.parse: `serde_json` is built with
-// `arbitrary_precision` (so host numbers round-trip byte-exact), and serde-wasm-bindgen would
-// expose that representation's private wrapper objects instead of numbers.
+// `arbitrary_precision` (so host numbers round-trip byte-exact), which only JSON text carries.
 fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
     let text = serde_json::to_string(v).map_err(|e| err(&Error::Internal(e.to_string())))?;
     js_sys::JSON::parse(&text)
@@ -266,8 +265,6 @@ fn json_arg<T: crate::json::FromJson>(s: &str) -> Result<T, JsValue> {
 
 // ---- tool-output bindings (tools helper) ----
 // Tool-output safety: shrink/compact tool results, before_tool_call defaults, recover, search.
-// Values that hold JSON numbers cross as JSON text (serde_json's arbitrary_precision numbers do
-// not survive serde-wasm-bindgen).
 
 /// A tool name from the host: a JS string, else a `CACHEFOLD_INPUT` error. Declared as a
 /// `JsValue` because wasm-bindgen's `&str` glue does not check its argument: a number or an
