@@ -415,34 +415,32 @@ impl FromJson for Mode {
 impl FromJson for Config {
     fn from_json(v: Value) -> DResult<Self> {
         let mut f = Fields::new(v)?;
-        let d = Config::default();
-        let c = Config {
-            mode: f.or("mode", d.mode)?,
-            target_models: f.or("targetModels", d.target_models)?,
-            prefix_lock_count: f.with("prefixLockCount", d.prefix_lock_count, lenient_u32)?,
-            compact_ratio: f.with("compactRatio", d.compact_ratio, lenient_f64)?,
-            token_budget: f.with("tokenBudget", d.token_budget, lenient_u64)?,
-            tail_tokens: f.with("tailTokens", d.tail_tokens, lenient_u64)?,
-            min_fold_tokens: f.with("minFoldTokens", d.min_fold_tokens, lenient_u64)?,
-            fold_record_budget: f.with("foldRecordBudget", d.fold_record_budget, lenient_u64)?,
-            expected_remaining_calls: f.with(
-                "expectedRemainingCalls",
-                d.expected_remaining_calls,
-                lenient_u64,
-            )?,
-            price: f.or("price", d.price)?,
-            prices: f.or("prices", d.prices)?,
-            summary: f.or("summary", d.summary)?,
-            protected_reads: f.or("protectedReads", d.protected_reads)?,
-            tool_defaults: f.or("toolDefaults", d.tool_defaults)?,
-            persist: f.or("persist", d.persist)?,
-            artifacts: f.or("artifacts", d.artifacts)?,
-            state_dir: f.or("stateDir", d.state_dir)?,
-            log_file: f.or("logFile", d.log_file)?,
-            owns_compaction: f.or("ownsCompaction", d.owns_compaction)?,
-            lessons: f.or("lessons", d.lessons)?,
-            profile: f.or("profile", d.profile)?,
-        };
+        let mut c = Config::default();
+        f.set("mode", &mut c.mode)?;
+        f.set("targetModels", &mut c.target_models)?;
+        f.set_with("prefixLockCount", &mut c.prefix_lock_count, lenient_u32)?;
+        f.set_with("compactRatio", &mut c.compact_ratio, lenient_f64)?;
+        f.set_with("tokenBudget", &mut c.token_budget, lenient_u64)?;
+        f.set_with("tailTokens", &mut c.tail_tokens, lenient_u64)?;
+        f.set_with("minFoldTokens", &mut c.min_fold_tokens, lenient_u64)?;
+        f.set_with("foldRecordBudget", &mut c.fold_record_budget, lenient_u64)?;
+        f.set_with(
+            "expectedRemainingCalls",
+            &mut c.expected_remaining_calls,
+            lenient_u64,
+        )?;
+        f.set("price", &mut c.price)?;
+        f.set("prices", &mut c.prices)?;
+        f.set("summary", &mut c.summary)?;
+        f.set("protectedReads", &mut c.protected_reads)?;
+        f.set("toolDefaults", &mut c.tool_defaults)?;
+        f.set("persist", &mut c.persist)?;
+        f.set("artifacts", &mut c.artifacts)?;
+        f.set("stateDir", &mut c.state_dir)?;
+        f.set("logFile", &mut c.log_file)?;
+        f.set("ownsCompaction", &mut c.owns_compaction)?;
+        f.set("lessons", &mut c.lessons)?;
+        f.set("profile", &mut c.profile)?;
         f.deny_unknown()?;
         Ok(c)
     }
@@ -451,18 +449,16 @@ impl FromJson for Config {
 impl FromJson for LessonsConfig {
     fn from_json(v: Value) -> DResult<Self> {
         let mut f = Fields::new(v)?;
-        let d = LessonsConfig::default();
-        let c = LessonsConfig {
-            enabled: f.or("enabled", d.enabled)?,
-            max_inject_tokens: f.with("maxInjectTokens", d.max_inject_tokens, lenient_u32)?,
-            auto_promote_after_ms: f.with(
-                "autoPromoteAfterMs",
-                d.auto_promote_after_ms,
-                lenient_u64,
-            )?,
-            use_llm: f.or("useLlm", d.use_llm)?,
-            capture_interval_ms: f.with("captureIntervalMs", d.capture_interval_ms, lenient_u64)?,
-        };
+        let mut c = LessonsConfig::default();
+        f.set("enabled", &mut c.enabled)?;
+        f.set_with("maxInjectTokens", &mut c.max_inject_tokens, lenient_u32)?;
+        f.set_with(
+            "autoPromoteAfterMs",
+            &mut c.auto_promote_after_ms,
+            lenient_u64,
+        )?;
+        f.set("useLlm", &mut c.use_llm)?;
+        f.set_with("captureIntervalMs", &mut c.capture_interval_ms, lenient_u64)?;
         f.deny_unknown()?;
         Ok(c)
     }
@@ -488,13 +484,11 @@ impl FromJson for PriceRow {
 impl FromJson for SummaryConfig {
     fn from_json(v: Value) -> DResult<Self> {
         let mut f = Fields::new(v)?;
-        let d = SummaryConfig::default();
-        let c = SummaryConfig {
-            use_llm: f.or("useLlm", d.use_llm)?,
-            max_calls_per_hour: f.with("maxCallsPerHour", d.max_calls_per_hour, lenient_u32)?,
-            timeout_ms: f.with("timeoutMs", d.timeout_ms, lenient_u64)?,
-            max_tokens: f.with("maxTokens", d.max_tokens, lenient_u32)?,
-        };
+        let mut c = SummaryConfig::default();
+        f.set("useLlm", &mut c.use_llm)?;
+        f.set_with("maxCallsPerHour", &mut c.max_calls_per_hour, lenient_u32)?;
+        f.set_with("timeoutMs", &mut c.timeout_ms, lenient_u64)?;
+        f.set_with("maxTokens", &mut c.max_tokens, lenient_u32)?;
         f.deny_unknown()?;
         Ok(c)
     }
@@ -503,14 +497,12 @@ impl FromJson for SummaryConfig {
 impl FromJson for PersistConfig {
     fn from_json(v: Value) -> DResult<Self> {
         let mut f = Fields::new(v)?;
-        let d = PersistConfig::default();
-        let c = PersistConfig {
-            enabled: f.or("enabled", d.enabled)?,
-            thresholds: f.or("thresholds", d.thresholds)?,
-            default_threshold: f.with("defaultThreshold", d.default_threshold, lenient_u64)?,
-            preview_chars: f.with("previewChars", d.preview_chars, lenient_u64)?,
-            middleware: f.or("middleware", d.middleware)?,
-        };
+        let mut c = PersistConfig::default();
+        f.set("enabled", &mut c.enabled)?;
+        f.set("thresholds", &mut c.thresholds)?;
+        f.set_with("defaultThreshold", &mut c.default_threshold, lenient_u64)?;
+        f.set_with("previewChars", &mut c.preview_chars, lenient_u64)?;
+        f.set("middleware", &mut c.middleware)?;
         f.deny_unknown()?;
         Ok(c)
     }
@@ -519,10 +511,8 @@ impl FromJson for PersistConfig {
 impl FromJson for ArtifactsConfig {
     fn from_json(v: Value) -> DResult<Self> {
         let mut f = Fields::new(v)?;
-        let d = ArtifactsConfig::default();
-        let c = ArtifactsConfig {
-            max_bytes: f.with("maxBytes", d.max_bytes, lenient_u64)?,
-        };
+        let mut c = ArtifactsConfig::default();
+        f.set_with("maxBytes", &mut c.max_bytes, lenient_u64)?;
         f.deny_unknown()?;
         Ok(c)
     }

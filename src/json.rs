@@ -122,8 +122,13 @@ pub trait FromJson: Sized {
 
 /// Parse JSON text and decode it (the parser's own errors keep their line and column).
 pub fn from_str<T: FromJson>(text: &str) -> DResult<T> {
-    let v: Value = serde_json::from_str(text).map_err(|e| DecodeError::new(e.to_string()))?;
-    T::from_json(v)
+    T::from_json(parse(text)?)
+}
+
+/// Parse JSON text into a value (the parser's own errors keep their line and column).
+#[inline(never)]
+pub fn parse(text: &str) -> DResult<Value> {
+    serde_json::from_str(text).map_err(|e| DecodeError::new(e.to_string()))
 }
 
 impl FromJson for Value {
@@ -326,6 +331,34 @@ impl Fields {
         }
     }
 
+    /// Overwrite `slot` with field `key` when present (the slot holds the default).
+    pub fn set<T: FromJson>(&mut self, key: &str, slot: &mut T) -> DResult<()> {
+        if let Some(v) = self.take(key) {
+            *slot = T::from_json(v).map_err(|e| e.at(key))?;
+        }
+        Ok(())
+    }
+
+    /// Overwrite `slot` with field `key` decoded by `f` when present.
+    pub fn set_with<T>(
+        &mut self,
+        key: &str,
+        slot: &mut T,
+        f: fn(Value) -> DResult<T>,
+    ) -> DResult<()> {
+        if let Some(v) = self.take(key) {
+            *slot = f(v).map_err(|e| e.at(key))?;
+        }
+        Ok(())
+    }
+
+    /// Overwrite `slot` with field `key`; when absent, the type's [`FromJson::absent`]
+    /// value or an error.
+    pub fn need<T: FromJson>(&mut self, key: &str, slot: &mut T) -> DResult<()> {
+        *slot = self.req(key)?;
+        Ok(())
+    }
+
     /// Field `key`, or `default` when absent.
     pub fn or<T: FromJson>(&mut self, key: &str, default: T) -> DResult<T> {
         self.with(key, default, T::from_json)
@@ -360,29 +393,42 @@ impl Fields {
 }
 
 /// `impl FromJson` for a struct with named fields, each read by its exact JSON name:
-/// `field: "jsonName"` (required unless an `Option`) or `field: "jsonName" = default_expr`
-/// (the default when absent). With `default` before the braces, every field missing takes its
-/// value from the struct's `Default` (serde's container-level `#[serde(default)]`).
+/// `field: "jsonName"` (required unless an `Option`) or `field: "jsonName" = default`
+/// (optional: absent leaves the value the struct starts from, which must be that default).
+/// With `default` before the braces, every field is optional and a missing one keeps the
+/// struct's `Default` value (serde's container-level `#[serde(default)]`). Decoding starts
+/// from `<T as Default>::default()`, or from the expression in parentheses after `from`, and
+/// overwrites field by field: the code per field is one call of a helper shared by every
+/// field of that type.
 macro_rules! json_struct {
     ($ty:ident default { $($field:ident : $key:literal),* $(,)? }) => {
         impl $crate::json::FromJson for $ty {
             fn from_json(v: serde_json::Value) -> $crate::json::DResult<Self> {
                 let mut f = $crate::json::Fields::new(v)?;
-                let d = <$ty as Default>::default();
-                Ok($ty { $($field: f.or($key, d.$field)?,)* })
+                let mut out = <$ty as Default>::default();
+                $(f.set($key, &mut out.$field)?;)*
+                Ok(out)
             }
         }
     };
-    ($ty:ident { $($field:ident : $key:literal $(= $default:expr)?),* $(,)? }) => {
+    ($ty:ident $(from ($blank:expr))? { $($field:ident : $key:literal $(= $default:ident)?),* $(,)? }) => {
         impl $crate::json::FromJson for $ty {
             fn from_json(v: serde_json::Value) -> $crate::json::DResult<Self> {
                 let mut f = $crate::json::Fields::new(v)?;
-                Ok($ty { $($field: $crate::json::json_struct!(@get f, $key $(, $default)?),)* })
+                let mut out = $crate::json::json_struct!(@blank $ty $(, $blank)?);
+                $($crate::json::json_struct!(@field f, out, $field, $key $(, $default)?);)*
+                Ok(out)
             }
         }
     };
-    (@get $f:ident, $key:literal) => { $f.req($key)? };
-    (@get $f:ident, $key:literal, $default:expr) => { $f.or($key, $default)? };
+    (@blank $ty:ident) => { <$ty as Default>::default() };
+    (@blank $ty:ident, $blank:expr) => { $blank };
+    (@field $f:ident, $out:ident, $field:ident, $key:literal) => {
+        $f.need($key, &mut $out.$field)?
+    };
+    (@field $f:ident, $out:ident, $field:ident, $key:literal, $default:ident) => {
+        $f.set($key, &mut $out.$field)?
+    };
 }
 pub(crate) use json_struct;
 

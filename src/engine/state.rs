@@ -39,6 +39,12 @@ string_enum! {
     }
 }
 
+impl Default for DivergeAction {
+    fn default() -> Self {
+        DivergeAction::None
+    }
+}
+
 string_enum! {
     /// Why a fold was made (journal `fold.reason`, report `fold.reason`). A journal line with
     /// a reason not listed here is refused like any unreadable line (replay stops there and
@@ -182,7 +188,7 @@ pub const MAX_TURN_WS: usize = 4;
 pub const HOUR_MS: f64 = 3_600_000.0;
 
 /// What the engine remembers about one host message (never the message itself).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct MsgRecord {
@@ -210,7 +216,7 @@ pub struct MsgRecord {
 }
 
 /// A tool call waiting for its result: name and bounded arguments.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct CallArg {
@@ -224,7 +230,7 @@ pub struct CallArg {
 
 /// One fold segment of the output: a synthetic record message followed by the protected host
 /// messages of the region, in host order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct Segment {
@@ -252,12 +258,12 @@ pub struct Segment {
 }
 
 /// Key of one output message: short content hash and weighted characters.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 pub struct OutKey(pub String, pub u64);
 
 /// Usage of one model call, with the engine's predicted cache hit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct CallRow {
@@ -353,7 +359,7 @@ pub struct TurnAcc {
 }
 
 /// A summary request handed to JS and not yet answered.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct PendingSummary {
@@ -368,7 +374,7 @@ pub struct PendingSummary {
 }
 
 /// A summary ready for the fold that covers exactly `[from, to)`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct ReadySummary {
@@ -383,7 +389,7 @@ pub struct ReadySummary {
 }
 
 /// A tool result the host-side middleware shrank to a preview plus an artifact.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactNote {
@@ -412,7 +418,7 @@ pub struct CalibGuard {
 }
 
 /// The last divergence seen, for stats.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct DivergenceNote {
@@ -540,7 +546,7 @@ json_struct!(MsgRecord {
     w: "w",
     shape: "shape",
     ts: "ts",
-    protected: "protected" = false,
+    protected: "protected" = default,
     digest: "digest",
     q: "q",
 });
@@ -561,7 +567,7 @@ json_struct!(Segment {
     w: "w",
     protected_w: "protectedW",
     covers: "covers",
-    summary: "summary" = false,
+    summary: "summary" = default,
 });
 
 impl FromJson for OutKey {
@@ -649,7 +655,7 @@ json_struct!(DivergenceNote {
     action: "action",
 });
 
-json_struct!(SessionState {
+json_struct!(SessionState from (SessionState::new("")) {
     v: "v",
     seq: "seq",
     session_id: "sessionId",
@@ -666,7 +672,7 @@ json_struct!(SessionState {
     req: "req",
     turn: "turn",
     calibration: "calibration",
-    calib_guard: "calibGuard" = CalibGuard::default(),
+    calib_guard: "calibGuard" = default,
     commit_keys: "commitKeys",
     rows: "rows",
     totals: "totals",
@@ -678,7 +684,7 @@ json_struct!(SessionState {
     artifacts: "artifacts",
     force_fold: "forceFold",
     last_divergence: "lastDivergence",
-    turn_ws: "turnWs" = VecDeque::new(),
+    turn_ws: "turnWs" = default,
     window: "window",
     budget: "budget",
 });
