@@ -29,19 +29,15 @@ use std::collections::{BTreeMap, VecDeque};
 string_enum! {
     /// What a divergence did to the recorded history (journal `diverge.action`, report
     /// `divergence.action`).
+    #[derive(Default)]
     pub enum DivergeAction {
         /// Records from the first differing index on were dropped (divergence in the live tail).
         Truncate = "truncate",
         /// Fresh structure over the incoming history (divergence inside the head or a fold).
         Repin = "repin",
         /// Nothing changed in the records.
+        #[default]
         None = "none",
-    }
-}
-
-impl Default for DivergeAction {
-    fn default() -> Self {
-        DivergeAction::None
     }
 }
 
