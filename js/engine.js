@@ -177,12 +177,9 @@ function warnOnce(ctx, sessionId, before, report) {
 }
 
 function indexed(messages, indices) {
-  const out = new Array(indices.length);
-  for (let k = 0; k < indices.length; k++) {
-    const i = indices[k];
-    out[k] = { index: i, json: messageJson(messages[i]) };
-  }
-  return out;
+  const jsons = new Array(indices.length);
+  for (let k = 0; k < indices.length; k++) jsons[k] = messageJson(messages[indices[k]]);
+  return { indices, jsons };
 }
 
 function allIndices(n) {
@@ -240,14 +237,17 @@ export class CachefoldEngine {
       const before = unserializable;
       const result = await withSession(this.ctx, sessionId, async (h) =>
         runPlan(h, messages, (list) =>
-          h.session.assemble({
-            count: messages.length,
-            messages: list,
-            model,
-            tokenBudget: params.tokenBudget ?? null,
-            nowMs: nowMs(),
-            contextWindow: windowOf(params),
-          }),
+          h.session.assemble(
+            JSON.stringify({
+              count: messages.length,
+              model,
+              tokenBudget: params.tokenBudget ?? null,
+              nowMs: nowMs(),
+              contextWindow: windowOf(params),
+            }),
+            list.indices,
+            list.jsons,
+          ),
         ),
       );
       const { plan, out } = result;
@@ -283,7 +283,7 @@ export class CachefoldEngine {
       const key = String(params.advancementKey ?? "");
       const msgs = Array.isArray(params.messages) ? params.messages : [];
       const outcome = await withSession(this.ctx, sessionId, async (h) =>
-        h.session.commitTurn({ advancementKey: key, messages: msgs.map(messageJson), nowMs: nowMs(), contextWindow: windowOf(params) }),
+        h.session.commitTurn(JSON.stringify({ advancementKey: key, nowMs: nowMs(), contextWindow: windowOf(params) }), msgs.map(messageJson)),
       { sync: true });
       this.ctx.log({ event: "commitTurn", sessionId, advancementKey: key, status: outcome.status, messages: msgs.length });
       return { status: outcome.status };
@@ -350,13 +350,13 @@ export class CachefoldEngine {
     try {
       if (!sessionId) throw Object.assign(new Error("compact without sessionId"), { code: "CACHEFOLD_INPUT" });
       answer = await withSession(this.ctx, sessionId, async (h) =>
-        h.session.compactRequest({
+        h.session.compactRequest(JSON.stringify({
           model: modelOf(params),
           tokenBudget: finiteOrNull(params.tokenBudget),
           currentTokenCount: finiteOrNull(params.currentTokenCount),
           contextWindow: windowOf(params) ?? (params.runtimeContext?.preflightCompactionTrigger ? finiteOrNull(params.tokenBudget) : null),
           nowMs: nowMs(),
-        }),
+        })),
       );
     } catch (err) {
       failure = err;
@@ -390,7 +390,7 @@ export class CachefoldEngine {
       const messages = params.messages;
       const { plan } = await withSession(this.ctx, sessionId, async (h) =>
         runPlan(h, messages, (list) =>
-          h.session.compact({ count: messages.length, messages: list, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }, params.force !== false),
+          h.session.compact(JSON.stringify({ count: messages.length, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }), list.indices, list.jsons, params.force !== false),
         ),
       );
       this.ctx.log({ event: "compact", sessionId, report: plan.report ?? null });
@@ -513,7 +513,7 @@ export async function foldText(ctx, sessionId, foldId) {
  * (compactRequest), emitted by the session's next assemble. Returns the core's answer.
  */
 export async function requestFold(ctx, sessionId, { model = null } = {}) {
-  const answer = await withSession(ctx, sessionId, async (h) => h.session.compactRequest({ model, tokenBudget: null, currentTokenCount: null, contextWindow: null, nowMs: nowMs() }));
+  const answer = await withSession(ctx, sessionId, async (h) => h.session.compactRequest(JSON.stringify({ model, tokenBudget: null, currentTokenCount: null, contextWindow: null, nowMs: nowMs() })));
   ctx.log({ event: "compact", sessionId, trigger: "command", answer });
   return answer;
 }

@@ -8,11 +8,16 @@
 //! the two equal.
 
 use crate::error::{Error, Result};
-use serde::{Deserialize, Deserializer, Serialize};
+use crate::json::{DResult, DecodeError, Fields, FromJson};
+use serde::Serialize;
+#[cfg(test)]
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// When the engine manages context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Manage context for models matching `targetModels`; pass everything else through.
@@ -25,7 +30,8 @@ pub enum Mode {
 }
 
 /// Full plugin configuration. Field docs double as the README's config reference.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Config {
     /// `auto` | `always` | `off`.
@@ -35,26 +41,26 @@ pub struct Config {
     pub target_models: Vec<String>,
     /// Messages at the start of the history pinned for the session (extended so an
     /// assistant tool call is never separated from its results).
-    #[serde(deserialize_with = "de_u32")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u32"))]
     pub prefix_lock_count: u32,
     /// Fold at once, whatever the price, when the estimate exceeds this share of the token budget.
-    #[serde(deserialize_with = "de_f64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_f64"))]
     pub compact_ratio: f64,
     /// Overrides the host's token budget (0 = use the host's).
-    #[serde(deserialize_with = "de_u64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub token_budget: u64,
     /// Estimated tokens of live history kept verbatim after a fold.
-    #[serde(deserialize_with = "de_u64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub tail_tokens: u64,
     /// Smallest region (estimated tokens) a priced fold may cover.
-    #[serde(deserialize_with = "de_u64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub min_fold_tokens: u64,
     /// When all fold records together pass this many estimated tokens, condense them into one.
-    #[serde(deserialize_with = "de_u64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub fold_record_budget: u64,
     /// Expected remaining model calls used by the fold cost model (0 = estimate from the
     /// session so far: as many calls again as already made, clamped to 4..200).
-    #[serde(deserialize_with = "de_u64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub expected_remaining_calls: u64,
     /// Price table key (`auto` picks from the model id), e.g. `deepseek-flash-peak`.
     pub price: String,
@@ -85,21 +91,22 @@ pub struct Config {
 }
 
 /// Workspace lessons: captured conventions injected once per session on code-gen requests.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct LessonsConfig {
     /// Master switch (capture, injection and staleness checks).
     pub enabled: bool,
     /// Token cap of the injected block.
-    #[serde(deserialize_with = "de_u32")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u32"))]
     pub max_inject_tokens: u32,
     /// Promote a candidate after this long without rejection (0 = only explicit promotion).
-    #[serde(deserialize_with = "de_u64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub auto_promote_after_ms: u64,
     /// Let one cheap host-LLM call propose candidates (only when `summary.useLlm` is on too).
     pub use_llm: bool,
     /// At most one capture per session per this many milliseconds.
-    #[serde(deserialize_with = "de_u64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub capture_interval_ms: u64,
 }
 
@@ -116,39 +123,42 @@ impl Default for LessonsConfig {
 }
 
 /// One price row, USD per 1M tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PriceRow {
     /// Cached input token.
-    #[serde(deserialize_with = "de_f64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_f64"))]
     pub hit: f64,
     /// Uncached input token.
-    #[serde(deserialize_with = "de_f64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_f64"))]
     pub miss: f64,
     /// Output token.
-    #[serde(deserialize_with = "de_f64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_f64"))]
     pub output: f64,
 }
 
 /// Summaries made with `runtimeContext.llm.complete`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct SummaryConfig {
     /// Use the host's LLM for fold summaries (the extractive summary is always the fallback).
     pub use_llm: bool,
     /// At most this many summary calls per session per hour.
-    #[serde(deserialize_with = "de_u32")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u32"))]
     pub max_calls_per_hour: u32,
     /// Give up on one summary call after this long.
-    #[serde(deserialize_with = "de_u64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub timeout_ms: u64,
     /// Output cap of one summary call.
-    #[serde(deserialize_with = "de_u32")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u32"))]
     pub max_tokens: u32,
 }
 
 /// Tool-result shrinking.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct PersistConfig {
     /// Master switch.
@@ -156,10 +166,10 @@ pub struct PersistConfig {
     /// Threshold in characters per tool name.
     pub thresholds: BTreeMap<String, u64>,
     /// Threshold for tools not listed.
-    #[serde(deserialize_with = "de_u64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub default_threshold: u64,
     /// Preview size in characters (about 70 % head, 30 % tail, cut at line boundaries).
-    #[serde(deserialize_with = "de_u64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub preview_chars: u64,
     /// Also shrink through OpenClaw's agent tool-result middleware, before the model first
     /// sees a result, so the bytes it sees never change (no cache break on the next turn).
@@ -167,11 +177,12 @@ pub struct PersistConfig {
 }
 
 /// Artifact store.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct ArtifactsConfig {
     /// Size budget in bytes; least recently referenced unreferenced artifacts are evicted above it.
-    #[serde(deserialize_with = "de_u64")]
+    #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub max_bytes: u64,
 }
 
@@ -272,8 +283,8 @@ impl Config {
         if !v.is_object() {
             return Err(Error::config("", "plugin config must be an object"));
         }
-        let cfg: Config =
-            serde_json::from_value(v.clone()).map_err(|e| Error::config("", e.to_string()))?;
+        let cfg = <Config as FromJson>::from_json(v.clone())
+            .map_err(|e| Error::config(e.path(), e.message()))?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -356,8 +367,160 @@ impl Config {
     }
 }
 
-// ---- lenient number parsing: numbers or numeric strings -------------------------------------
+// ---- decoding (crate::json): unknown keys rejected, numbers also as numeric strings -----------
 
+/// A number, or a string holding one (what `openclaw config set` stores).
+fn lenient_f64(v: Value) -> DResult<f64> {
+    let x = match &v {
+        Value::Number(n) => n.as_f64().ok_or_else(|| DecodeError::new("not a number"))?,
+        Value::String(s) => s
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| DecodeError::new(format!("expected a number, got {s:?}")))?,
+        _ => return Err(DecodeError::expected("a number", &v)),
+    };
+    if !x.is_finite() {
+        return Err(DecodeError::new("expected a finite number"));
+    }
+    Ok(x)
+}
+
+fn lenient_u64(v: Value) -> DResult<u64> {
+    let x = lenient_f64(v)?;
+    if !(x >= 0.0 && x.fract() == 0.0 && x < 9.0e15) {
+        return Err(DecodeError::new(format!(
+            "expected a non-negative integer, got {x}"
+        )));
+    }
+    Ok(x as u64)
+}
+
+fn lenient_u32(v: Value) -> DResult<u32> {
+    u32::try_from(lenient_u64(v)?).map_err(|_| DecodeError::new("integer too large"))
+}
+
+impl FromJson for Mode {
+    fn from_json(v: Value) -> DResult<Self> {
+        match String::from_json(v)?.as_str() {
+            "auto" => Ok(Mode::Auto),
+            "always" => Ok(Mode::Always),
+            "off" => Ok(Mode::Off),
+            s => Err(DecodeError::new(format!(
+                "unknown mode `{s}`, expected one of: auto, always, off"
+            ))),
+        }
+    }
+}
+
+impl FromJson for Config {
+    fn from_json(v: Value) -> DResult<Self> {
+        let mut f = Fields::new(v)?;
+        let mut c = Config::default();
+        f.set("mode", &mut c.mode)?;
+        f.set("targetModels", &mut c.target_models)?;
+        f.set_with("prefixLockCount", &mut c.prefix_lock_count, lenient_u32)?;
+        f.set_with("compactRatio", &mut c.compact_ratio, lenient_f64)?;
+        f.set_with("tokenBudget", &mut c.token_budget, lenient_u64)?;
+        f.set_with("tailTokens", &mut c.tail_tokens, lenient_u64)?;
+        f.set_with("minFoldTokens", &mut c.min_fold_tokens, lenient_u64)?;
+        f.set_with("foldRecordBudget", &mut c.fold_record_budget, lenient_u64)?;
+        f.set_with(
+            "expectedRemainingCalls",
+            &mut c.expected_remaining_calls,
+            lenient_u64,
+        )?;
+        f.set("price", &mut c.price)?;
+        f.set("prices", &mut c.prices)?;
+        f.set("summary", &mut c.summary)?;
+        f.set("protectedReads", &mut c.protected_reads)?;
+        f.set("toolDefaults", &mut c.tool_defaults)?;
+        f.set("persist", &mut c.persist)?;
+        f.set("artifacts", &mut c.artifacts)?;
+        f.set("stateDir", &mut c.state_dir)?;
+        f.set("logFile", &mut c.log_file)?;
+        f.set("ownsCompaction", &mut c.owns_compaction)?;
+        f.set("lessons", &mut c.lessons)?;
+        f.set("profile", &mut c.profile)?;
+        f.deny_unknown()?;
+        Ok(c)
+    }
+}
+
+impl FromJson for LessonsConfig {
+    fn from_json(v: Value) -> DResult<Self> {
+        let mut f = Fields::new(v)?;
+        let mut c = LessonsConfig::default();
+        f.set("enabled", &mut c.enabled)?;
+        f.set_with("maxInjectTokens", &mut c.max_inject_tokens, lenient_u32)?;
+        f.set_with(
+            "autoPromoteAfterMs",
+            &mut c.auto_promote_after_ms,
+            lenient_u64,
+        )?;
+        f.set("useLlm", &mut c.use_llm)?;
+        f.set_with("captureIntervalMs", &mut c.capture_interval_ms, lenient_u64)?;
+        f.deny_unknown()?;
+        Ok(c)
+    }
+}
+
+impl FromJson for PriceRow {
+    fn from_json(v: Value) -> DResult<Self> {
+        let mut f = Fields::new(v)?;
+        let mut req = |key: &str| match f.take(key) {
+            Some(v) => lenient_f64(v).map_err(|e| e.at(key)),
+            None => Err(DecodeError::new(format!("missing field `{key}`"))),
+        };
+        let c = PriceRow {
+            hit: req("hit")?,
+            miss: req("miss")?,
+            output: req("output")?,
+        };
+        f.deny_unknown()?;
+        Ok(c)
+    }
+}
+
+impl FromJson for SummaryConfig {
+    fn from_json(v: Value) -> DResult<Self> {
+        let mut f = Fields::new(v)?;
+        let mut c = SummaryConfig::default();
+        f.set("useLlm", &mut c.use_llm)?;
+        f.set_with("maxCallsPerHour", &mut c.max_calls_per_hour, lenient_u32)?;
+        f.set_with("timeoutMs", &mut c.timeout_ms, lenient_u64)?;
+        f.set_with("maxTokens", &mut c.max_tokens, lenient_u32)?;
+        f.deny_unknown()?;
+        Ok(c)
+    }
+}
+
+impl FromJson for PersistConfig {
+    fn from_json(v: Value) -> DResult<Self> {
+        let mut f = Fields::new(v)?;
+        let mut c = PersistConfig::default();
+        f.set("enabled", &mut c.enabled)?;
+        f.set("thresholds", &mut c.thresholds)?;
+        f.set_with("defaultThreshold", &mut c.default_threshold, lenient_u64)?;
+        f.set_with("previewChars", &mut c.preview_chars, lenient_u64)?;
+        f.set("middleware", &mut c.middleware)?;
+        f.deny_unknown()?;
+        Ok(c)
+    }
+}
+
+impl FromJson for ArtifactsConfig {
+    fn from_json(v: Value) -> DResult<Self> {
+        let mut f = Fields::new(v)?;
+        let mut c = ArtifactsConfig::default();
+        f.set_with("maxBytes", &mut c.max_bytes, lenient_u64)?;
+        f.deny_unknown()?;
+        Ok(c)
+    }
+}
+
+// The derived decoders these replace; the tests keep them as the oracle.
+
+#[cfg(test)]
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum NumOrStr {
@@ -365,6 +528,7 @@ enum NumOrStr {
     S(String),
 }
 
+#[cfg(test)]
 fn num<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
     match NumOrStr::deserialize(d)? {
         NumOrStr::N(n) => n
@@ -377,6 +541,7 @@ fn num<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
     }
 }
 
+#[cfg(test)]
 fn de_f64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
     let v = num(d)?;
     if !v.is_finite() {
@@ -385,6 +550,7 @@ fn de_f64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error>
     Ok(v)
 }
 
+#[cfg(test)]
 fn de_u64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u64, D::Error> {
     let v = num(d)?;
     if !(v >= 0.0 && v.fract() == 0.0 && v < 9.0e15) {
@@ -395,6 +561,7 @@ fn de_u64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u64, D::Error>
     Ok(v as u64)
 }
 
+#[cfg(test)]
 fn de_u32<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
     let v = de_u64(d)?;
     u32::try_from(v).map_err(|_| serde::de::Error::custom("integer too large"))
@@ -411,6 +578,42 @@ mod tests {
             Config::from_value(&serde_json::Value::Null).unwrap(),
             Config::default()
         );
+    }
+
+    /// The hand-written decoder against the derived one it replaced (the oracle).
+    #[test]
+    fn decodes_as_the_derived_decoder() {
+        for text in [
+            "{}",
+            r#"{"mode":"always","targetModels":["a*"],"prefixLockCount":"3","compactRatio":"0.5"}"#,
+            r#"{"prices":{"x":{"hit":"0.1","miss":1,"output":2}},"persist":{"thresholds":{"read":9000},"previewChars":"300"}}"#,
+            r#"{"toolDefaults":{"read":{"limit":5,"x":[1,{"y":null}]}},"summary":{"useLlm":false,"maxTokens":"100"}}"#,
+            r#"{"lessons":{"enabled":false,"maxInjectTokens":"50","autoPromoteAfterMs":0},"artifacts":{"maxBytes":2097152}}"#,
+            r#"{"stateDir":"/s","logFile":"l","ownsCompaction":false,"profile":"recall","price":"p","protectedReads":[]}"#,
+            r#"{"nope":1}"#,
+            r#"{"summary":{"nope":1}}"#,
+            r#"{"prices":{"x":{"hit":1,"miss":1}}}"#,
+            r#"{"prices":{"x":{"hit":1,"miss":1,"output":1,"z":1}}}"#,
+            r#"{"mode":"sometimes"}"#,
+            r#"{"tailTokens":-5}"#,
+            r#"{"tailTokens":1.5}"#,
+            r#"{"tailTokens":null}"#,
+            r#"{"tailTokens":true}"#,
+            r#"{"compactRatio":"NaN"}"#,
+            r#"{"prefixLockCount":4294967296}"#,
+            r#"{"persist":{"thresholds":{"read":"9000"}}}"#,
+            r#"{"persist":null}"#,
+            r#"{"targetModels":"x"}"#,
+        ] {
+            let v: Value = serde_json::from_str(text).unwrap();
+            let old = serde_json::from_value::<Config>(v.clone());
+            let new = <Config as FromJson>::from_json(v);
+            match (old, new) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+                (Err(_), Err(_)) => {}
+                (a, b) => panic!("decoders disagree on {text}: serde {a:?}, json {b:?}"),
+            }
+        }
     }
 
     #[test]

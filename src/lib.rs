@@ -46,6 +46,7 @@
 //! | module | job |
 //! |---|---|
 //! | [`config`], [`error`] | every key and default with validation; the one error enum with stable codes |
+//! | [`json`] | the one decoding path for structured input: JSON value → typed struct |
 //! | [`message`] | lossless mirror of OpenClaw's `AgentMessage` with typed views |
 //! | [`text`] | whitespace folding and word-safe cuts |
 //! | [`cost`], [`tokens`] | price table, DeepSeek block arithmetic, the fold cost model; token estimates |
@@ -62,6 +63,8 @@
 
 pub mod config;
 pub mod error;
+mod inputs;
+pub mod json;
 pub mod message;
 
 #[cfg(target_arch = "wasm32")]

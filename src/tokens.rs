@@ -90,6 +90,17 @@ pub struct Calibration {
     recent: VecDeque<(u64, u64)>,
 }
 
+crate::json::json_struct!(Calibration default {
+    n: "n",
+    mean_x: "meanX",
+    mean_y: "meanY",
+    m2x: "m2x",
+    cxy: "cxy",
+    a: "a",
+    b: "b",
+    recent: "recent",
+});
+
 impl Calibration {
     /// Points kept for [`Calibration::mean_abs_error_pct`].
     pub const MAX_POINTS: usize = 64;

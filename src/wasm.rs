@@ -1,7 +1,18 @@
 //! wasm-bindgen exports: convert types, call the core, convert back. No logic lives here.
 //!
-//! Strings cross as `&str`/`String`; structured inputs cross through serde-wasm-bindgen and
-//! structured results as JSON text (see [`to_js`]), so JS gets plain objects.
+//! One crossing convention, both ways:
+//! * **Structured input is JSON text** (`&str`), parsed once into a `serde_json::Value` and
+//!   decoded by [`crate::json`] (the config, the engine calls' headers, lesson and search
+//!   inputs). Host message JSON is never nested inside it: messages cross as their own strings,
+//!   a `Vec<String>` (with a parallel `Vec<u32>` of host indices where the call needs them)
+//!   beside the small header, so no message is escaped twice.
+//! * **Structured results are JSON text** written by `serde_json` and turned into plain JS
+//!   objects by `JSON.parse` inside [`to_js`] (host numbers keep their exact text through
+//!   `arbitrary_precision`). Bulky plain text (an artifact) is set as a JS string beside it.
+//! * Plain strings, numbers and booleans cross as themselves.
+//!
+//! serde-wasm-bindgen is not used: it needed a third decoder per input type (beside the JSON
+//! text ones) and could not carry `arbitrary_precision` numbers anyway.
 //! Errors become JS `Error`s whose `code` property is [`crate::Error::code`].
 
 use crate::config::Config;
@@ -10,8 +21,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 // Results go out as JSON text parsed by the engine's own JSON.parse: `serde_json` is built with
-// `arbitrary_precision` (so host numbers round-trip byte-exact), and serde-wasm-bindgen would
-// expose that representation's private wrapper objects instead of numbers.
+// `arbitrary_precision` (so host numbers round-trip byte-exact), which only JSON text carries.
 fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
     let text = serde_json::to_string(v).map_err(|e| err(&Error::Internal(e.to_string())))?;
     js_sys::JSON::parse(&text)
@@ -115,22 +125,40 @@ impl Session {
         self.inner.need(count)
     }
 
-    /// Plan the messages to send.
-    pub fn assemble(&mut self, input: JsValue) -> Result<JsValue, JsValue> {
-        let input: crate::engine::AssembleInput = from_js(input)?;
+    /// Plan the messages to send. `header_json`: the `AssembleInput` fields but `messages`;
+    /// `indices[k]` is the host index of the message whose JSON text is `messages[k]`.
+    pub fn assemble(
+        &mut self,
+        header_json: &str,
+        indices: Vec<u32>,
+        messages: Vec<String>,
+    ) -> Result<JsValue, JsValue> {
+        let input = assemble_input(header_json, indices, messages)?;
         to_js(&self.inner.assemble(&input).map_err(|e| err(&e))?)
     }
 
-    /// Host `compact()`: fold now.
-    pub fn compact(&mut self, input: JsValue, force: bool) -> Result<JsValue, JsValue> {
-        let input: crate::engine::AssembleInput = from_js(input)?;
+    /// Host `compact()`: fold now (arguments as [`Session::assemble`]).
+    pub fn compact(
+        &mut self,
+        header_json: &str,
+        indices: Vec<u32>,
+        messages: Vec<String>,
+        force: bool,
+    ) -> Result<JsValue, JsValue> {
+        let input = assemble_input(header_json, indices, messages)?;
         to_js(&self.inner.compact(&input, force).map_err(|e| err(&e))?)
     }
 
-    /// Record a finished turn (idempotent by advancement key).
+    /// Record a finished turn (idempotent by advancement key). `header_json`: the
+    /// `CommitInput` fields but `messages`, the turn's message JSON texts.
     #[wasm_bindgen(js_name = commitTurn)]
-    pub fn commit_turn(&mut self, input: JsValue) -> Result<JsValue, JsValue> {
-        let input: crate::engine::CommitInput = from_js(input)?;
+    pub fn commit_turn(
+        &mut self,
+        header_json: &str,
+        messages: Vec<String>,
+    ) -> Result<JsValue, JsValue> {
+        let input = crate::engine::CommitInput::from_parts(header_json, messages)
+            .map_err(|e| err(&e.into()))?;
         to_js(&self.inner.commit_turn(&input).map_err(|e| err(&e))?)
     }
 
@@ -160,8 +188,8 @@ impl Session {
     /// Host `compact()` without a message list: record a fold for the next assemble and
     /// project its result.
     #[wasm_bindgen(js_name = compactRequest)]
-    pub fn compact_request(&mut self, input: JsValue) -> Result<JsValue, JsValue> {
-        let input: crate::engine::CompactInput = from_js(input)?;
+    pub fn compact_request(&mut self, input_json: &str) -> Result<JsValue, JsValue> {
+        let input: crate::engine::CompactInput = json_arg(input_json)?;
         to_js(&self.inner.compact_request(&input).map_err(|e| err(&e))?)
     }
 
@@ -204,7 +232,7 @@ impl Session {
     /// Deterministic lesson candidates from this session's digests.
     #[wasm_bindgen(js_name = captureLessons)]
     pub fn capture_lessons(&self, input_json: &str) -> Result<JsValue, JsValue> {
-        let input: crate::lessons::capture::CaptureInput = lessons_arg(input_json)?;
+        let input: crate::lessons::capture::CaptureInput = json_arg(input_json)?;
         let digests = self.inner.state().records.iter().map(|r| &r.digest);
         to_js(&crate::lessons::capture::extract(digests, &input))
     }
@@ -212,7 +240,7 @@ impl Session {
     /// `{system, prompt}` of the optional LLM capture pass over this session's digests.
     #[wasm_bindgen(js_name = lessonLlmPrompt)]
     pub fn lesson_llm_prompt(&self, existing_json: &str) -> Result<JsValue, JsValue> {
-        let existing: Vec<String> = lessons_arg(existing_json)?;
+        let existing: Vec<String> = json_arg(existing_json)?;
         let digests = self.inner.state().records.iter().map(|r| &r.digest);
         let (system, prompt) = crate::lessons::capture::llm_prompt(digests, &existing);
         to_js(
@@ -221,14 +249,22 @@ impl Session {
     }
 }
 
-fn from_js<T: serde::de::DeserializeOwned>(v: JsValue) -> Result<T, JsValue> {
-    serde_wasm_bindgen::from_value(v).map_err(|e| err(&Error::Input(e.to_string())))
+fn assemble_input(
+    header_json: &str,
+    indices: Vec<u32>,
+    messages: Vec<String>,
+) -> Result<crate::engine::AssembleInput, JsValue> {
+    crate::engine::AssembleInput::from_parts(header_json, indices, messages)
+        .map_err(|e| err(&e.into()))
+}
+
+/// A structured input: JSON text decoded by [`crate::json`].
+fn json_arg<T: crate::json::FromJson>(s: &str) -> Result<T, JsValue> {
+    crate::json::from_str(s).map_err(|e| err(&e.into()))
 }
 
 // ---- tool-output bindings (tools helper) ----
 // Tool-output safety: shrink/compact tool results, before_tool_call defaults, recover, search.
-// Values that hold JSON numbers cross as JSON text (serde_json's arbitrary_precision numbers do
-// not survive serde-wasm-bindgen).
 
 /// A tool name from the host: a JS string, else a `CACHEFOLD_INPUT` error. Declared as a
 /// `JsValue` because wasm-bindgen's `&str` glue does not check its argument: a number or an
@@ -334,8 +370,7 @@ pub fn search_answer_js(
     regex: bool,
     max_hits: u32,
 ) -> Result<JsValue, JsValue> {
-    let docs: Vec<crate::tools::search::OwnedDoc> =
-        serde_json::from_str(docs_json).map_err(|e| err(&Error::from(e)))?;
+    let docs: Vec<crate::tools::search::OwnedDoc> = json_arg(docs_json)?;
     to_js(
         &crate::tools::search::answer(&docs, query, regex, max_hits as usize)
             .map_err(|e| err(&e))?,
@@ -350,10 +385,6 @@ pub fn compact_details_js(details_json: &str) -> Result<String, JsValue> {
 
 // ---- lessons bindings (js/lessons.js) ----
 
-fn lessons_arg<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, JsValue> {
-    serde_json::from_str(s).map_err(|e| err(&Error::from(e)))
-}
-
 /// Parse and validate a lesson file; throws `CACHEFOLD_INPUT` with the reason.
 #[wasm_bindgen(js_name = lessonParse)]
 pub fn lesson_parse_js(text: &str) -> Result<JsValue, JsValue> {
@@ -363,7 +394,7 @@ pub fn lesson_parse_js(text: &str) -> Result<JsValue, JsValue> {
 /// Validate a lesson (JSON) and render its file text (secrets redacted).
 #[wasm_bindgen(js_name = lessonRender)]
 pub fn lesson_render_js(lesson_json: &str) -> Result<String, JsValue> {
-    let l: crate::lessons::Lesson = lessons_arg(lesson_json)?;
+    let l: crate::lessons::Lesson = json_arg(lesson_json)?;
     l.validate().map_err(|e| err(&e))?;
     Ok(l.render())
 }
@@ -372,7 +403,7 @@ pub fn lesson_render_js(lesson_json: &str) -> Result<String, JsValue> {
 #[wasm_bindgen(js_name = lessonStamp)]
 pub fn lesson_stamp_js(text: &str, inputs_json: &str) -> Result<String, JsValue> {
     let mut l = crate::lessons::Lesson::parse(text).map_err(|e| err(&e))?;
-    let inputs: Vec<crate::lessons::FpInput> = lessons_arg(inputs_json)?;
+    let inputs: Vec<crate::lessons::FpInput> = json_arg(inputs_json)?;
     l.stamp(&inputs);
     Ok(l.render())
 }
@@ -381,7 +412,7 @@ pub fn lesson_stamp_js(text: &str, inputs_json: &str) -> Result<String, JsValue>
 #[wasm_bindgen(js_name = lessonStaleness)]
 pub fn lesson_staleness_js(text: &str, inputs_json: &str) -> Result<JsValue, JsValue> {
     let l = crate::lessons::Lesson::parse(text).map_err(|e| err(&e))?;
-    let inputs: Vec<crate::lessons::FpInput> = lessons_arg(inputs_json)?;
+    let inputs: Vec<crate::lessons::FpInput> = json_arg(inputs_json)?;
     to_js(&l.staleness(&inputs))
 }
 
@@ -394,14 +425,14 @@ pub fn lessons_classify_js(request: &str) -> Result<JsValue, JsValue> {
 /// The session's lessons decision for `input_json` ([`crate::lessons::select::DecideInput`]).
 #[wasm_bindgen(js_name = lessonsDecide)]
 pub fn lessons_decide_js(input_json: &str) -> Result<JsValue, JsValue> {
-    let input: crate::lessons::select::DecideInput = lessons_arg(input_json)?;
+    let input: crate::lessons::select::DecideInput = json_arg(input_json)?;
     to_js(&crate::lessons::select::decide(&input))
 }
 
 /// Candidates from the LLM capture answer.
 #[wasm_bindgen(js_name = lessonsParseLlm)]
 pub fn lessons_parse_llm_js(answer: &str, input_json: &str) -> Result<JsValue, JsValue> {
-    let input: crate::lessons::capture::CaptureInput = lessons_arg(input_json)?;
+    let input: crate::lessons::capture::CaptureInput = json_arg(input_json)?;
     to_js(&crate::lessons::capture::parse_llm(answer, &input))
 }
 

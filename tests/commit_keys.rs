@@ -21,7 +21,7 @@ fn commit(s: &mut Session, i: usize) -> String {
         now_ms: (T0 + i as u64) as f64,
         context_window: None,
     };
-    s.commit_turn(&c).unwrap().status
+    s.commit_turn(&c).unwrap().status.to_string()
 }
 
 #[test]

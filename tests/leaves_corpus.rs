@@ -75,7 +75,7 @@ fn corpus_pairing_and_digests() {
         }
         let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
         for v in &before {
-            *kinds.entry(v.kind.clone()).or_default() += 1;
+            *kinds.entry(v.kind.to_string()).or_default() += 1;
         }
         eprintln!(
             "{rel}: {} messages, violations before repair: {kinds:?}",

@@ -2,9 +2,13 @@
 
 #[allow(unused_imports)]
 use super::*;
+pub use crate::engine::state::{CommitStatus, DivergeAction, FoldReason};
+use crate::json::{json_struct, DResult};
+pub use crate::pairing::RepairKind;
 
 /// One supplied host message.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct IndexedJson {
     /// Host index.
@@ -14,7 +18,8 @@ pub struct IndexedJson {
 }
 
 /// Input of [`Session::assemble`] and [`Session::compact`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct AssembleInput {
     /// Host history length.
@@ -34,7 +39,8 @@ pub struct AssembleInput {
 }
 
 /// Input of [`Session::compact_request`]: the host's `compact()`, which carries no messages.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CompactInput {
     /// Model id (`provider/model` or bare).
@@ -108,7 +114,7 @@ pub struct DivergenceReport {
     /// Cause code.
     pub cause: String,
     /// `truncate` | `repin`.
-    pub action: String,
+    pub action: DivergeAction,
 }
 
 /// One fold made by this call.
@@ -122,7 +128,7 @@ pub struct FoldReport {
     /// One past the last.
     pub to: u32,
     /// `priced` | `emergency` | `compact`.
-    pub reason: String,
+    pub reason: FoldReason,
     /// Host indices kept verbatim after the record.
     pub protected: u32,
     /// Estimated tokens of the record.
@@ -170,7 +176,7 @@ pub struct CondenseReport {
 #[serde(rename_all = "camelCase")]
 pub struct RepairReport {
     /// `missing_result` | `orphan_result` | `moved_result` | `duplicate_result`.
-    pub kind: String,
+    pub kind: RepairKind,
     /// Call id.
     pub call_id: String,
     /// Output layout position concerned.
@@ -250,7 +256,8 @@ pub struct QuarantineReport {
 }
 
 /// Input of [`Session::commit_turn`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CommitInput {
     /// Host idempotency key.
@@ -268,7 +275,7 @@ pub struct CommitInput {
 #[serde(rename_all = "camelCase")]
 pub struct CommitOutcome {
     /// `committed` | `duplicate`.
-    pub status: String,
+    pub status: CommitStatus,
 }
 
 /// An LLM summary for JS to run in `maintain`.
@@ -289,4 +296,67 @@ pub struct SummaryRequest {
     pub max_tokens: u32,
     /// Give up after.
     pub timeout_ms: u64,
+}
+
+// ---- decoding of the inputs (crate::json; the wasm binding reads them from JSON text) -------
+
+json_struct!(IndexedJson {
+    index: "index",
+    json: "json",
+});
+
+json_struct!(AssembleInput default {
+    count: "count",
+    messages: "messages",
+    model: "model",
+    token_budget: "tokenBudget",
+    now_ms: "nowMs",
+    system_prompt_addition: "systemPromptAddition",
+    context_window: "contextWindow",
+});
+
+json_struct!(CompactInput default {
+    model: "model",
+    token_budget: "tokenBudget",
+    current_token_count: "currentTokenCount",
+    context_window: "contextWindow",
+    now_ms: "nowMs",
+});
+
+json_struct!(CommitInput default {
+    advancement_key: "advancementKey",
+    messages: "messages",
+    now_ms: "nowMs",
+    context_window: "contextWindow",
+});
+
+impl AssembleInput {
+    /// The input from its JSON header (every field but `messages`) and the supplied messages
+    /// as parallel lists of host indices and message JSON texts.
+    pub fn from_parts(header: &str, indices: Vec<u32>, jsons: Vec<String>) -> DResult<Self> {
+        let mut input: AssembleInput = crate::json::from_str(header)?;
+        if indices.len() != jsons.len() {
+            return Err(crate::json::DecodeError::new(format!(
+                "{} indices for {} messages",
+                indices.len(),
+                jsons.len()
+            )));
+        }
+        input.messages = indices
+            .into_iter()
+            .zip(jsons)
+            .map(|(index, json)| IndexedJson { index, json })
+            .collect();
+        Ok(input)
+    }
+}
+
+impl CommitInput {
+    /// The input from its JSON header (every field but `messages`) and the turn's message
+    /// JSON texts.
+    pub fn from_parts(header: &str, messages: Vec<String>) -> DResult<Self> {
+        let mut input: CommitInput = crate::json::from_str(header)?;
+        input.messages = messages;
+        Ok(input)
+    }
 }

@@ -12,9 +12,9 @@
 //!   incoming history is reported at its own length when everything before agrees.
 //! * [`classify`] is total: every combination yields a cause, `unknown` as the fallback.
 
+use crate::engine::by_index::ByIndex;
 use crate::fingerprint_hex;
 use crate::pairing::{Shape, ShapeRole};
-use std::collections::BTreeMap;
 
 /// SHA-1 (lowercase hex, 40 chars) of one message's JSON text.
 pub fn message_hash(json: &str) -> String {
@@ -74,13 +74,9 @@ impl Cause {
 /// First index `< min(count, recorded.len())` whose supplied hash differs from the recorded
 /// one; when none differs but `count < recorded.len()`, `Some(count)` (the history shrank).
 /// Indices not in `incoming` are not compared.
-pub fn first_divergence(
-    recorded: &[&str],
-    incoming: &BTreeMap<u32, String>,
-    count: u32,
-) -> Option<u32> {
+pub fn first_divergence(recorded: &[&str], incoming: &ByIndex<String>, count: u32) -> Option<u32> {
     let upto = (count as usize).min(recorded.len());
-    for (&i, h) in incoming.range(..upto as u32) {
+    for (&i, h) in incoming.below(upto as u32) {
         if recorded.get(i as usize).is_some_and(|r| *r != h) {
             return Some(i);
         }
@@ -151,17 +147,17 @@ mod tests {
     #[test]
     fn divergence_points() {
         let rec = ["a", "b", "c"];
-        let mut inc = BTreeMap::new();
+        let mut inc = ByIndex::new();
         inc.insert(0, "a".to_string());
         inc.insert(2, "c".to_string());
         inc.insert(3, "d".to_string());
         assert_eq!(first_divergence(&rec, &inc, 4), None);
         inc.insert(1, "B".to_string());
         assert_eq!(first_divergence(&rec, &inc, 4), Some(1));
-        let mut short = BTreeMap::new();
+        let mut short = ByIndex::new();
         short.insert(0, "a".to_string());
         assert_eq!(first_divergence(&rec, &short, 1), Some(1));
-        assert_eq!(first_divergence(&rec, &BTreeMap::new(), 0), Some(0));
+        assert_eq!(first_divergence(&rec, &ByIndex::new(), 0), Some(0));
     }
 
     #[test]

@@ -41,7 +41,7 @@ impl Session {
             self.emit(Event::Diverge {
                 at: 0,
                 cause: c.code().to_string(),
-                action: "none".into(),
+                action: DivergeAction::None,
             })?;
         }
         Ok(())
@@ -51,14 +51,14 @@ impl Session {
         &mut self,
         d: u32,
         count: u32,
-        given: &BTreeMap<u32, &str>,
+        given: &ByIndex<&str>,
         report: &mut AssembleReport,
     ) -> Result<()> {
         let rc = self.st.host_recorded();
         let base = self.st.base;
         let mut roles: Vec<String> = Vec::new();
         let mut incoming_shape: Option<Shape> = None;
-        for (&i, json) in given.range(d..) {
+        for (&i, json) in given.from(d) {
             let host = crate::message::parse_host(json);
             let m = host.message();
             roles.push(m.map_or("", Message::role_str).to_string());
@@ -82,16 +82,20 @@ impl Session {
         );
         let dr = d + base;
         let in_tail = !self.st.pinned || (dr >= self.st.head_len && dr >= self.st.live_from);
-        let action = if in_tail { "truncate" } else { "repin" };
+        let action = if in_tail {
+            DivergeAction::Truncate
+        } else {
+            DivergeAction::Repin
+        };
         report.divergence = Some(DivergenceReport {
             at: d,
             cause: cause.code().into(),
-            action: action.into(),
+            action,
         });
         self.emit(Event::Diverge {
             at: dr,
             cause: cause.code().into(),
-            action: action.into(),
+            action,
         })
     }
 
@@ -156,7 +160,7 @@ impl Session {
         Ok(q)
     }
 
-    pub(super) fn try_pin(&mut self, given: &BTreeMap<u32, &str>) -> Result<()> {
+    pub(super) fn try_pin(&mut self, given: &ByIndex<&str>) -> Result<()> {
         let p = self.cfg.prefix_lock_count;
         let Some(h) = fold::boundaries(&self.st.records)
             .into_iter()
@@ -189,7 +193,7 @@ impl Session {
     /// this is not an eviction the session can absorb; the caller then re-pins as before.
     pub(super) fn try_evict(
         &mut self,
-        hashes: &BTreeMap<u32, String>,
+        hashes: &ByIndex<String>,
         count: u32,
         input: &AssembleInput,
         model: Option<&str>,
@@ -232,18 +236,18 @@ impl Session {
             let d =
                 cost::fold_decision(&self.candidate_price(rcount, &p, before), &price, expected);
             self.apply_fold(
-                rcount, p, "evicted", d, &price, expected, before, report, writes,
+                rcount, p, FoldReason::Evicted, d, &price, expected, before, report, writes,
             )?;
         }
         report.divergence = Some(DivergenceReport {
             at: 0,
             cause: "host_evicted".into(),
-            action: "evict".into(),
+            action: DivergeAction::Evict,
         });
         self.emit(Event::Diverge {
             at: self.st.base,
             cause: "host_evicted".into(),
-            action: "evict".into(),
+            action: DivergeAction::Evict,
         })?;
         self.emit(Event::Evict { len: ev.len })?;
         Ok(true)

@@ -18,17 +18,21 @@
 //! keys appended to the output; nothing re-serialises history.
 
 use crate::engine::state::{
-    ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState,
+    ArtifactNote, CallArg, CallRow, DivergeAction, FoldReason, MsgRecord, OutKey, Segment,
+    SessionState,
 };
 use crate::error::{Error, Result};
 use crate::fingerprint_hex;
+use crate::json::{DResult, DecodeError, Fields, FromJson};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Journal line format version.
 pub const JOURNAL_VERSION: u32 = 1;
 
 /// One state change. Every value the change needs is inside (nothing is recomputed on replay).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 // Externally tagged (`{"commit":{…}}`): an internally tagged enum buffers its content, which
 // breaks `serde_json`'s `arbitrary_precision` numbers (f64 fields fail to parse back).
 #[serde(rename_all = "camelCase")]
@@ -47,7 +51,7 @@ pub enum Event {
         /// Cause code ([`crate::engine::fingerprint::Cause::code`]).
         cause: String,
         /// `truncate` (drop records from `at`), `repin` (fresh structure) or `none`.
-        action: String,
+        action: DivergeAction,
     },
     /// A new host message.
     Ingest {
@@ -79,7 +83,7 @@ pub enum Event {
         /// The segment.
         seg: Box<Segment>,
         /// `priced` | `emergency` | `compact`.
-        reason: String,
+        reason: FoldReason,
         /// Weighted chars removed from the prompt.
         #[serde(rename = "foldedW")]
         folded_w: u64,
@@ -169,6 +173,93 @@ pub enum Event {
     },
 }
 
+impl FromJson for Event {
+    fn from_json(v: Value) -> DResult<Self> {
+        let m = crate::json::object(v)?;
+        if m.len() != 1 {
+            return Err(DecodeError::new(format!(
+                "expected one event kind, got {} keys",
+                m.len()
+            )));
+        }
+        let Some((kind, body)) = m.into_iter().next() else {
+            return Err(DecodeError::new("expected one event kind"));
+        };
+        Event::decode(&kind, body).map_err(|e| e.at(&kind))
+    }
+}
+
+impl Event {
+    fn decode(kind: &str, body: Value) -> DResult<Event> {
+        let mut f = Fields::new(body)?;
+        Ok(match kind {
+            "env" => Event::Env {
+                model: f.req("model")?,
+                spa: f.req("spa")?,
+            },
+            "diverge" => Event::Diverge {
+                at: f.req("at")?,
+                cause: f.req("cause")?,
+                action: f.req("action")?,
+            },
+            "ingest" => Event::Ingest {
+                i: f.req("i")?,
+                rec: f.req("rec")?,
+                calls: f.or("calls", Vec::new())?,
+            },
+            "pin" => Event::Pin {
+                len: f.req("len")?,
+                fp: f.req("fp")?,
+                json: f.or("json", Vec::new())?,
+            },
+            "evict" => Event::Evict { len: f.req("len")? },
+            "fold" => Event::Fold {
+                seg: f.req("seg")?,
+                reason: f.req("reason")?,
+                folded_w: f.req("foldedW")?,
+                folded_tokens: f.req("foldedTokens")?,
+                low: f.req("low")?,
+            },
+            "condense" => Event::Condense { seg: f.req("seg")? },
+            "out" => Event::Out {
+                keep: f.req("keep")?,
+                add: f.req("add")?,
+                shared: f.req("shared")?,
+                repairs: f.req("repairs")?,
+            },
+            "commit" => Event::Commit {
+                key: f.req("key")?,
+                rows: f.req("rows")?,
+                calib: f.req("calib")?,
+                req_add: f.or("reqAdd", Vec::new())?,
+                cost_usd: f.or("costUsd", 0.0)?,
+                uncached_usd: f.or("uncachedUsd", 0.0)?,
+                turn_w: f.or("turnW", 0)?,
+            },
+            "summaryReq" => Event::SummaryReq {
+                id: f.req("id")?,
+                from: f.req("from")?,
+                to: f.req("to")?,
+                at: f.req("at")?,
+            },
+            "summaryDone" => Event::SummaryDone {
+                id: f.req("id")?,
+                ok: f.req("ok")?,
+                text: f.req("text")?,
+            },
+            "artifact" => Event::Artifact {
+                note: f.req("note")?,
+            },
+            "limits" => Event::Limits {
+                window: f.req("window")?,
+                budget: f.req("budget")?,
+            },
+            "forceFold" => Event::ForceFold { on: f.req("on")? },
+            other => return Err(DecodeError::new(format!("unknown event kind `{other}`"))),
+        })
+    }
+}
+
 /// Outcome of [`replay`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -224,7 +315,7 @@ pub fn decode_line(line: &str) -> std::result::Result<(u64, Event), &'static str
     if crc(body) != sum {
         return Err("checksum");
     }
-    let e: Event = serde_json::from_str(body).map_err(|_| "parse")?;
+    let e: Event = crate::json::from_str(body).map_err(|_| "parse")?;
     Ok((seq, e))
 }
 

@@ -56,13 +56,13 @@ use crate::fold;
 use crate::message::Message;
 use crate::pairing::{self, Shape, ShapeRole, Slot};
 use crate::tokens;
+use by_index::ByIndex;
 use fingerprint::Cause;
 use journal::{Event, ReplayReport};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState, HOUR_MS};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// Share of the room between the fixed prefix (static + head + records) and the emergency
 /// threshold that an emergency fold leaves free (hysteresis, see `emergency_step`).
@@ -80,6 +80,7 @@ const MAX_SUMMARY_CHARS: usize = 24_000;
 const SUMMARY_GRACE_MS: f64 = 60_000.0;
 
 mod api;
+pub mod by_index;
 mod drive;
 pub mod evict;
 mod gate;
@@ -141,7 +142,9 @@ pub struct Session {
     /// Records rendered during the current call, by (fold id, from, to, summary hash): the fold
     /// rules run to a fixpoint and would otherwise render the same record repeatedly. Cleared
     /// at the start of every assemble (records of a range never change within one call).
-    prepared: RefCell<BTreeMap<PreparedKey, Prepared>>,
+    /// A handful of entries per call: a vector searched linearly (a map type here cost
+    /// kilobytes of wasm for no speed).
+    prepared: RefCell<Vec<(PreparedKey, Prepared)>>,
 }
 
 type PreparedKey = (String, u32, u32, Option<String>);
@@ -167,7 +170,7 @@ impl Session {
         journal: &str,
     ) -> Result<(Session, ReplayReport)> {
         let mut st = match snapshot.map(str::trim).filter(|s| !s.is_empty()) {
-            Some(s) => serde_json::from_str::<SessionState>(s)
+            Some(s) => SessionState::from_snapshot(s)
                 .map_err(|e| Error::State(format!("snapshot: {e}")))?,
             None => SessionState::new(session_id),
         };
@@ -276,15 +279,17 @@ impl Session {
             return (0..count).collect();
         }
         let head = self.st.head_len.saturating_sub(self.st.base).min(rc);
-        let mut set: BTreeSet<u32> = (0..head).collect();
-        set.insert(rc - 1);
+        let mut set: Vec<u32> = (0..head).collect();
+        set.push(rc - 1);
         set.extend(rc..count);
         set.extend(
             self.spot_checks(head, count)
                 .into_iter()
                 .filter(|i| *i < rc),
         );
-        set.into_iter().collect()
+        set.sort_unstable();
+        set.dedup();
+        set
     }
 
     /// Up to [`SPOT_CHECKS`] indices in `[head, count)`.
@@ -341,7 +346,7 @@ impl Session {
     fn run(&mut self, input: &AssembleInput, op: Op) -> Result<AssemblePlan> {
         self.prepared.borrow_mut().clear();
         let count = input.count;
-        let mut given: BTreeMap<u32, &str> = BTreeMap::new();
+        let mut given: ByIndex<&str> = ByIndex::new();
         for m in &input.messages {
             if m.index >= count {
                 return Err(Error::Input(format!(
@@ -370,7 +375,7 @@ impl Session {
         if !missing.is_empty() {
             return Ok(self.need_full_plan(count, missing, managed));
         }
-        let hashes: BTreeMap<u32, String> = given
+        let hashes: ByIndex<String> = given
             .iter()
             .map(|(i, j)| (*i, fingerprint::message_hash(j)))
             .collect();
@@ -522,8 +527,8 @@ impl Session {
     fn echo_plan(
         &self,
         count: u32,
-        hashes: &BTreeMap<u32, String>,
-        given: &BTreeMap<u32, &str>,
+        hashes: &ByIndex<String>,
+        given: &ByIndex<&str>,
     ) -> Option<AssemblePlan> {
         let out = &self.st.out;
         if out.is_empty() || (count as usize) < out.len() {

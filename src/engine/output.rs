@@ -46,7 +46,7 @@ impl Session {
                 .repairs
                 .iter()
                 .map(|x| RepairReport {
-                    kind: x.kind.clone(),
+                    kind: x.kind,
                     call_id: x.call_id.clone(),
                     position: x.position as u32,
                 })
@@ -193,7 +193,7 @@ impl Session {
 /// the list already pairs.
 pub(super) fn echo_repair(
     count: u32,
-    given: &BTreeMap<u32, &str>,
+    given: &ByIndex<&str>,
     report: &mut AssembleReport,
 ) -> (Vec<i64>, Vec<String>, u64) {
     let mut shapes = Vec::with_capacity(count as usize);
@@ -212,7 +212,7 @@ pub(super) fn echo_repair(
         .repairs
         .iter()
         .map(|x| RepairReport {
-            kind: x.kind.clone(),
+            kind: x.kind,
             call_id: x.call_id.clone(),
             position: x.position as u32,
         })

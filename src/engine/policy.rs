@@ -141,11 +141,11 @@ impl Session {
             to,
             summary.map(fingerprint::message_hash),
         );
-        if let Some(p) = self.prepared.borrow().get(&key) {
+        if let Some((_, p)) = self.prepared.borrow().iter().find(|(k, _)| *k == key) {
             return p.clone();
         }
         let p = self.prepare_uncached(id, from, to, summary);
-        self.prepared.borrow_mut().insert(key, p.clone());
+        self.prepared.borrow_mut().push((key, p.clone()));
         p
     }
 
@@ -328,12 +328,26 @@ impl Session {
                                             expected,
                                         );
                                         self.apply_fold(
-                                            count, ps, "priced", ds, &price, expected, before,
-                                            report, writes,
+                                            count,
+                                            ps,
+                                            FoldReason::Priced,
+                                            ds,
+                                            &price,
+                                            expected,
+                                            before,
+                                            report,
+                                            writes,
                                         )?;
                                     }
                                     None => self.apply_fold(
-                                        count, p, "priced", d, &price, expected, before, report,
+                                        count,
+                                        p,
+                                        FoldReason::Priced,
+                                        d,
+                                        &price,
+                                        expected,
+                                        before,
+                                        report,
                                         writes,
                                     )?,
                                 }
@@ -416,7 +430,11 @@ impl Session {
                         &price,
                         expected,
                     );
-                    let reason = if forced { "compact" } else { "emergency" };
+                    let reason = if forced {
+                        FoldReason::Compact
+                    } else {
+                        FoldReason::Emergency
+                    };
                     self.apply_fold(count, p, reason, d, &price, expected, est, report, writes)?;
                 }
             } else if forced && self.st.force_fold {
@@ -470,7 +488,7 @@ impl Session {
         &mut self,
         count: u32,
         p: Prepared,
-        reason: &str,
+        reason: FoldReason,
         decision: cost::FoldDecision,
         price: &cost::Price,
         expected: f64,
@@ -488,7 +506,7 @@ impl Session {
             id: p.seg.id.clone(),
             from: p.seg.from,
             to: p.seg.to,
-            reason: reason.to_string(),
+            reason,
             protected: p.seg.protected.len() as u32,
             record_tokens: self.tokens(p.seg.w),
             folded_tokens,
@@ -507,7 +525,7 @@ impl Session {
         });
         self.emit(Event::Fold {
             seg: Box::new(p.seg),
-            reason: reason.to_string(),
+            reason,
             folded_w,
             folded_tokens,
             low,

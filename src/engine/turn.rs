@@ -117,7 +117,7 @@ impl Session {
     pub fn commit_turn(&mut self, input: &CommitInput) -> Result<CommitOutcome> {
         if self.st.commit_keys.contains(&input.advancement_key) {
             return Ok(CommitOutcome {
-                status: "duplicate".into(),
+                status: CommitStatus::Duplicate,
             });
         }
         // A message the core cannot read (quarantined at assemble) is not an assistant call.
@@ -204,7 +204,7 @@ impl Session {
             turn_w: ws.iter().sum(),
         })?;
         Ok(CommitOutcome {
-            status: "committed".into(),
+            status: CommitStatus::Committed,
         })
     }
 

@@ -14,11 +14,14 @@ use super::redact::redact;
 use super::{slug, Lesson};
 use crate::digest::Digest;
 use crate::text::clip;
-use serde::{Deserialize, Serialize};
+#[cfg(test)]
+use serde::Deserialize;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Input of [`extract`].
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CaptureInput {
     /// Host session id (provenance).
@@ -334,17 +337,21 @@ Answer with JSON only: an array (at most 3) of {\"name\": kebab-case, \"descript
     (system, prompt)
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
+#[cfg_attr(test, derive(Deserialize), serde(default))]
 struct Proposal {
-    #[serde(default)]
     name: String,
-    #[serde(default)]
     description: String,
-    #[serde(default)]
     fingerprint: Vec<String>,
-    #[serde(default)]
     body: Vec<String>,
 }
+
+crate::json::json_struct!(Proposal default {
+    name: "name",
+    description: "description",
+    fingerprint: "fingerprint",
+    body: "body",
+});
 
 /// Candidates from the LLM's JSON answer (fenced or bare); invalid proposals are dropped.
 pub fn parse_llm(answer: &str, input: &CaptureInput) -> Vec<Lesson> {
@@ -356,7 +363,7 @@ pub fn parse_llm(answer: &str, input: &CaptureInput) -> Vec<Lesson> {
     if e < s {
         return Vec::new();
     }
-    let Ok(list) = serde_json::from_str::<Vec<Proposal>>(&answer[s..=e]) else {
+    let Ok(list) = crate::json::from_str::<Vec<Proposal>>(&answer[s..=e]) else {
         return Vec::new();
     };
     let mut out = Vec::new();

@@ -38,7 +38,8 @@ pub const MAX_DESCRIPTION_CHARS: usize = 200;
 pub const MAX_FINGERPRINT: usize = 16;
 
 /// One lesson (a file's frontmatter and body).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Lesson {
     /// `[a-z0-9][a-z0-9._-]{0,63}`; also the file name (`<name>.md`).
@@ -403,7 +404,8 @@ impl Lesson {
 /// One gathered fingerprint input: `content` is `None` when the file, directory or JSON field
 /// does not exist. The shim makes the content: a file's bytes (latin-1 mapped, so every byte
 /// counts), a directory's sorted entry names one per line, a JSON field's canonical JSON.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct FpInput {
     /// The fingerprint entry as written in the lesson.

@@ -14,7 +14,8 @@ pub const HEADER: &str =
     "## Workspace lessons (learned earlier, checked against the current files; follow unless told otherwise)";
 
 /// One lesson file as the shim read it.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct LessonFile {
     /// `project` or `global`.
@@ -26,7 +27,8 @@ pub struct LessonFile {
 }
 
 /// Input of [`decide`].
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct DecideInput {
     /// The session's first user request (`assemble`'s `prompt`).

@@ -192,12 +192,26 @@ pub enum Slot {
     },
 }
 
+crate::json::string_enum! {
+    /// The kind of one pairing problem (reports and logs spell it as the string).
+    pub enum RepairKind {
+        /// An assistant tool call without its result: a synthetic error result is added.
+        MissingResult = "missing_result",
+        /// A result whose call is nowhere in the sequence: a synthetic call is placed before it.
+        OrphanResult = "orphan_result",
+        /// A result separated from its call's group: moved back into it.
+        MovedResult = "moved_result",
+        /// A second result for a call that already has one.
+        DuplicateResult = "duplicate_result",
+    }
+}
+
 /// One pairing problem, found by [`violations`] or fixed by [`repair`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Repair {
-    /// `missing_result` | `orphan_result` | `moved_result` | `duplicate_result`.
-    pub kind: String,
+    /// What was wrong.
+    pub kind: RepairKind,
     /// The call id concerned.
     pub call_id: String,
     /// Input position: the assistant message for `missing_result`, the tool result otherwise.
@@ -245,9 +259,9 @@ impl Repaired {
     }
 }
 
-fn rep(kind: &str, call_id: &str, position: usize) -> Repair {
+fn rep(kind: RepairKind, call_id: &str, position: usize) -> Repair {
     Repair {
-        kind: kind.to_string(),
+        kind,
         call_id: call_id.to_string(),
         position,
     }
@@ -275,7 +289,7 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
     let close = |open: &mut Option<(usize, Vec<&str>, &[String])>, out: &mut Vec<Repair>| {
         if let Some((p, pending, _)) = open.take() {
             for id in pending {
-                out.push(rep("missing_result", id, p));
+                out.push(rep(RepairKind::MissingResult, id, p));
             }
         }
     };
@@ -298,11 +312,11 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
                         .as_ref()
                         .is_some_and(|(_, _, all)| all.iter().any(|c| c == id));
                     let kind = if in_group {
-                        "duplicate_result"
+                        RepairKind::DuplicateResult
                     } else if called.get_or_insert_with(|| called_ids(seq)).contains(id) {
-                        "moved_result"
+                        RepairKind::MovedResult
                     } else {
-                        "orphan_result"
+                        RepairKind::OrphanResult
                     };
                     out.push(rep(kind, id, i));
                 }
@@ -406,7 +420,7 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
             Some((p, k)) => {
                 answered[p][k] = true;
                 assigned[r] = Some((p, k));
-                repairs.push(rep("moved_result", id, r));
+                repairs.push(rep(RepairKind::MovedResult, id, r));
             }
             None => unmatched.push(r),
         }
@@ -416,9 +430,9 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
         let id = seq[r].rid();
         repairs.push(rep(
             if called.contains(id) {
-                "duplicate_result"
+                RepairKind::DuplicateResult
             } else {
-                "orphan_result"
+                RepairKind::OrphanResult
             },
             id,
             r,
@@ -478,7 +492,7 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
                         call_id: id.clone(),
                         tool_name: s.call_name(k),
                     });
-                    missing.push(rep("missing_result", id, a));
+                    missing.push(rep(RepairKind::MissingResult, id, a));
                 }
             }
         }

@@ -24,7 +24,7 @@ pub fn violations_with_quadratic(seq: &[Shape], leave_trailing_open: bool) -> Ve
     let close = |open: &mut Option<(usize, Vec<&str>, &[String])>, out: &mut Vec<Repair>| {
         if let Some((p, pending, _)) = open.take() {
             for id in pending {
-                out.push(rep("missing_result", id, p));
+                out.push(rep(RepairKind::MissingResult, id, p));
             }
         }
     };
@@ -47,14 +47,14 @@ pub fn violations_with_quadratic(seq: &[Shape], leave_trailing_open: bool) -> Ve
                         .as_ref()
                         .is_some_and(|(_, _, all)| all.iter().any(|c| c == id));
                     let kind = if in_group {
-                        "duplicate_result"
+                        RepairKind::DuplicateResult
                     } else if seq
                         .iter()
                         .any(|x| x.has_calls() && x.call_ids.iter().any(|c| c == id))
                     {
-                        "moved_result"
+                        RepairKind::MovedResult
                     } else {
-                        "orphan_result"
+                        RepairKind::OrphanResult
                     };
                     out.push(rep(kind, id, i));
                 }
@@ -140,7 +140,7 @@ pub fn repair_quadratic(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
             Some((p, k)) => {
                 answered[p][k] = true;
                 assigned[r] = Some((p, k));
-                repairs.push(rep("moved_result", id, r));
+                repairs.push(rep(RepairKind::MovedResult, id, r));
             }
             None => unmatched.push(r),
         }
@@ -152,9 +152,9 @@ pub fn repair_quadratic(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
             .any(|x| x.has_calls() && x.call_ids.iter().any(|c| c == id));
         repairs.push(rep(
             if called {
-                "duplicate_result"
+                RepairKind::DuplicateResult
             } else {
-                "orphan_result"
+                RepairKind::OrphanResult
             },
             id,
             r,
@@ -211,7 +211,7 @@ pub fn repair_quadratic(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
                         call_id: id.clone(),
                         tool_name: s.call_name(k),
                     });
-                    missing.push(rep("missing_result", id, a));
+                    missing.push(rep(RepairKind::MissingResult, id, a));
                 }
             }
         }

@@ -90,7 +90,8 @@ pub fn search(docs: &[Doc], query: &str, regex: bool, max_hits: usize) -> Result
 }
 
 /// A searchable document owned by the caller (the binding's wire form).
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 pub struct OwnedDoc {
     /// Artifact id or fold id.
     pub id: String,

@@ -103,7 +103,8 @@ for (const n of SIZES) {
   const sFull = new core.Session(cfgJson, `${sessionId}-full`);
   const pick = (m, idx) => Array.from(idx, (i) => ({ index: i, json: JSON.stringify(m[i]) }));
   const all = (m) => m.map((x, i) => ({ index: i, json: JSON.stringify(x) }));
-  const run = (sess, m, list) => sess.assemble({ count: m.length, messages: list, model: MODEL, tokenBudget: BUDGET, nowMs: Date.now() });
+  const run = (sess, m, list) =>
+    sess.assemble(JSON.stringify({ count: m.length, model: MODEL, tokenBudget: BUDGET, nowMs: Date.now() }), list.map((x) => x.index), list.map((x) => x.json));
   run(sDelta, msgs, all(msgs));
   run(sFull, msgs, all(msgs));
   const delta = [];
