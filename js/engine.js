@@ -176,20 +176,10 @@ function warnOnce(ctx, sessionId, before, report) {
   ctx.log({ event: "quarantine", sessionId, unserializable: fallbacks, quarantined: report?.quarantined ?? [] });
 }
 
-function indexed(messages, indices) {
-  const jsons = new Array(indices.length);
-  for (let k = 0; k < indices.length; k++) jsons[k] = messageJson(messages[indices[k]]);
-  return { indices, jsons };
-}
-
-function allIndices(n) {
-  return Uint32Array.from({ length: n }, (_, i) => i);
-}
-
-function runPlan(h, messages, build) {
-  const count = messages.length;
-  let plan = build(indexed(messages, h.session.need(count)));
-  if (plan.needFull) plan = build(indexed(messages, allIndices(count)));
+// The core's one plan driver (need → plan → needFull → plan with everything) pulls the JSON text
+// of the messages it asks for through `jsonOf`.
+function runPlan(h, messages, header, { compact = false, force = false } = {}) {
+  const plan = h.session.plan(JSON.stringify(header), compact, force, (i) => messageJson(messages[i]));
   for (const w of plan.foldWrites ?? []) {
     const text = messages.slice(w.from, w.to).map(messageJson).join("\n") + "\n";
     store.writeFold(h.paths, w.foldId, text);
@@ -236,19 +226,7 @@ export class CachefoldEngine {
       const model = modelOf(params);
       const before = unserializable;
       const result = await withSession(this.ctx, sessionId, async (h) =>
-        runPlan(h, messages, (list) =>
-          h.session.assemble(
-            JSON.stringify({
-              count: messages.length,
-              model,
-              tokenBudget: params.tokenBudget ?? null,
-              nowMs: nowMs(),
-              contextWindow: windowOf(params),
-            }),
-            list.indices,
-            list.jsons,
-          ),
-        ),
+        runPlan(h, messages, { count: messages.length, model, tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }),
       );
       const { plan, out } = result;
       warnOnce(this.ctx, sessionId, before, plan.report);
@@ -389,9 +367,7 @@ export class CachefoldEngine {
     try {
       const messages = params.messages;
       const { plan } = await withSession(this.ctx, sessionId, async (h) =>
-        runPlan(h, messages, (list) =>
-          h.session.compact(JSON.stringify({ count: messages.length, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }), list.indices, list.jsons, params.force !== false),
-        ),
+        runPlan(h, messages, { count: messages.length, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }, { compact: true, force: params.force !== false }),
       );
       this.ctx.log({ event: "compact", sessionId, report: plan.report ?? null });
       const fold = plan.report?.fold;

@@ -482,11 +482,8 @@ export async function hostTranscript(db, sessionId) {
 function digestedSession(core, ctx, sessionId, messages) {
   const session = new core.Session(ctx.configJson, sessionId);
   try {
-    const input = (list) => ({ count: messages.length, messages: list, model: null, tokenBudget: null, nowMs: Date.now(), contextWindow: null });
-    const all = () => messages.map((m, index) => ({ index, json: JSON.stringify(m) }));
-    const need = session.need(messages.length);
-    const plan = session.assemble(input([...need].map((index) => ({ index, json: JSON.stringify(messages[index]) }))));
-    if (plan?.needFull) session.assemble(input(all()));
+    const header = { count: messages.length, model: null, tokenBudget: null, nowMs: Date.now(), contextWindow: null };
+    session.plan(JSON.stringify(header), false, false, (i) => JSON.stringify(messages[i]) ?? "null");
     return session;
   } catch (err) {
     session.free?.();

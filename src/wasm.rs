@@ -125,6 +125,32 @@ impl Session {
         self.inner.need(count)
     }
 
+    /// The one plan driver ([`crate::engine::Session::try_drive`]): `need` → assemble (or
+    /// compact) → on `needFull`, again with every index. `json_of(i)` returns the JSON text of
+    /// host message `i`; it is called only for the indices the engine asks for.
+    pub fn plan(
+        &mut self,
+        header_json: &str,
+        compact: bool,
+        force: bool,
+        json_of: &js_sys::Function,
+    ) -> Result<JsValue, JsValue> {
+        let head = assemble_input(header_json, Vec::new(), Vec::new())?;
+        let what = if compact {
+            crate::engine::Drive::Compact { force }
+        } else {
+            crate::engine::Drive::Assemble
+        };
+        let driven = self.inner.try_drive(head, what, |i| {
+            json_of
+                .call1(&JsValue::NULL, &JsValue::from(i))
+                .ok()
+                .and_then(|v| v.as_string())
+                .ok_or_else(|| Error::Input(format!("message {i}: the source gave no JSON text")))
+        });
+        to_js(&driven.map_err(|e| err(&e))?.plan)
+    }
+
     /// Plan the messages to send. `header_json`: the `AssembleInput` fields but `messages`;
     /// `indices[k]` is the host index of the message whose JSON text is `messages[k]`.
     pub fn assemble(

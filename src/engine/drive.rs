@@ -34,19 +34,28 @@ impl Session {
     /// messages. A `needFull` answer with every index supplied is an internal error.
     pub fn drive(
         &mut self,
-        mut head: AssembleInput,
+        head: AssembleInput,
         what: Drive,
         mut json_of: impl FnMut(u32) -> String,
+    ) -> Result<Driven> {
+        self.try_drive(head, what, |i| Ok(json_of(i)))
+    }
+
+    /// [`Session::drive`] with a source that can fail (the shim's callback). Each round's
+    /// messages are all fetched before the engine sees them, and a `needFull` answer changes
+    /// nothing, so a failing source leaves the session untouched.
+    pub fn try_drive(
+        &mut self,
+        mut head: AssembleInput,
+        what: Drive,
+        mut json_of: impl FnMut(u32) -> Result<String>,
     ) -> Result<Driven> {
         let count = head.count;
         head.messages = self
             .need(count)
             .into_iter()
-            .map(|index| IndexedJson {
-                index,
-                json: json_of(index),
-            })
-            .collect();
+            .map(|index| json_of(index).map(|json| IndexedJson { index, json }))
+            .collect::<Result<_>>()?;
         let plan = self.drive_once(&head, what)?;
         if !plan.need_full {
             return Ok(Driven {
@@ -56,11 +65,8 @@ impl Session {
             });
         }
         head.messages = (0..count)
-            .map(|index| IndexedJson {
-                index,
-                json: json_of(index),
-            })
-            .collect();
+            .map(|index| json_of(index).map(|json| IndexedJson { index, json }))
+            .collect::<Result<_>>()?;
         let plan = self.drive_once(&head, what)?;
         if plan.need_full {
             return Err(Error::Internal("needFull with every index supplied".into()));

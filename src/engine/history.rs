@@ -236,7 +236,15 @@ impl Session {
             let d =
                 cost::fold_decision(&self.candidate_price(rcount, &p, before), &price, expected);
             self.apply_fold(
-                rcount, p, FoldReason::Evicted, d, &price, expected, before, report, writes,
+                rcount,
+                p,
+                FoldReason::Evicted,
+                d,
+                &price,
+                expected,
+                before,
+                report,
+                writes,
             )?;
         }
         report.divergence = Some(DivergenceReport {

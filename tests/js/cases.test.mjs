@@ -54,10 +54,9 @@ function pairingProblem(out) {
   return null;
 }
 
+// The core's own driver, as js/engine.js calls it.
 function plan(session, head, history) {
-  const indexed = (idx) => Array.from(idx, (i) => ({ index: i, json: history[i] }));
-  let p = session.assemble({ ...head, messages: indexed(session.need(head.count)) });
-  if (p.needFull) p = session.assemble({ ...head, messages: indexed(history.keys()) });
+  const p = session.plan(JSON.stringify(head), false, false, (i) => history[i]);
   assert.ok(!p.needFull, "needFull with every index");
   return p;
 }
@@ -97,7 +96,7 @@ for (const file of files) {
         if (e.divergence !== undefined) assert.equal(p.report.divergence?.action, e.divergence, at("divergence"));
         if (e.repairsAtLeast !== undefined) assert.ok(p.report.repairs.length >= e.repairsAtLeast, at("repairs"));
         if (e.maxTokensAfter !== undefined) assert.ok(p.report.tokensAfter <= e.maxTokensAfter, at("tokensAfter"));
-        session.commitTurn({ advancementKey: `turn-${t}`, messages: history.slice(before), nowMs: T0 + 1000 * history.length });
+        session.commitTurn(JSON.stringify({ advancementKey: `turn-${t}`, nowMs: T0 + 1000 * history.length }), history.slice(before));
         session.takeJournal();
         prev = { out, headLen: p.report.headLen };
       });

@@ -145,8 +145,8 @@ test("a wasm trap passes history through once, then a fresh instance serves the 
   assert.equal((await eng.commitTurn({ sessionId: "s-trap", advancementKey: "k1", messages: h })).status, "committed");
   const first = await core.loadCore();
   const proto = first.Session.prototype;
-  const orig = proto.assemble;
-  proto.assemble = function () {
+  const orig = proto.plan; // the engine plans through Session.plan (the core's driver)
+  proto.plan = function () {
     throw new WebAssembly.RuntimeError("unreachable executed");
   };
   try {
@@ -155,7 +155,7 @@ test("a wasm trap passes history through once, then a fresh instance serves the 
     assert.equal(r.messages.length, h2.length);
     assert.ok(r.messages.every((m, i) => m === h2[i]), "history passed through unchanged");
   } finally {
-    proto.assemble = orig;
+    proto.plan = orig;
   }
   const second = await core.loadCore();
   assert.notEqual(second, first, "the trapped instance was replaced");
