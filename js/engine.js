@@ -1,10 +1,10 @@
 // OpenClaw context-engine adapter: lifecycle calls → core Session calls; state via store.js.
 //
-// Boundary design (measured, see README "How it works"): moving whole histories through
-// serde-wasm-bindgen costs ~25 µs per message, so the core keeps a compact per-message record
-// and asks (`need(count)`) only for the messages it has not seen plus a few checks; JS
-// stringifies just those. The core answers with a plan of host indices and synthetic messages;
-// the host's own objects are returned untouched, so their bytes cannot drift.
+// Boundary design (measured, see README "How it works"): converting whole histories into wasm
+// costs ~25 µs per message, so the core keeps a compact per-message record and asks (through
+// the source callback of `Session.plan`) only for the messages it has not seen plus a few
+// checks; JS stringifies just those. The core answers with a plan of host indices and synthetic
+// messages; the host's own objects are returned untouched, so their bytes cannot drift.
 //
 // Engine instances live one turn (docs/host-integration.md). Sessions are cached per
 // process (Gateway mode) and reloaded from disk when another process wrote their journal.

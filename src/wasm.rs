@@ -10,6 +10,9 @@
 //!   objects by `JSON.parse` inside [`to_js`] (host numbers keep their exact text through
 //!   `arbitrary_precision`). Bulky plain text (an artifact) is set as a JS string beside it.
 //! * Plain strings, numbers and booleans cross as themselves.
+//! * `Session.plan` takes a JS function as its message source: the core's one driver
+//!   ([`crate::engine::Session::try_drive`]) calls it with a host index and gets that message's
+//!   JSON text, only for the indices it needs.
 //!
 //! serde-wasm-bindgen is not used: it needed a third decoder per input type (beside the JSON
 //! text ones) and could not carry `arbitrary_precision` numbers anyway.

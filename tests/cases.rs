@@ -109,6 +109,9 @@ fn run_case(path: &Path) -> Result<(), String> {
         if let Some(n) = turn["evict"].as_u64() {
             history.drain(..n as usize);
         }
+        for (k, m) in turn["front"].as_array().into_iter().flatten().enumerate() {
+            history.insert(k, expand(m, k).to_string());
+        }
         let before = history.len();
         for m in turn["append"].as_array().into_iter().flatten() {
             history.push(expand(m, history.len()).to_string());

@@ -113,8 +113,12 @@ pub struct DivergenceReport {
     pub at: u32,
     /// Cause code.
     pub cause: String,
-    /// `truncate` | `repin`.
+    /// `truncate` | `repin` | `evict`.
     pub action: DivergeAction,
+    /// Where the incoming messages from `at` on were found among the recorded ones (the first
+    /// three, `null` for one not recorded): the shape of the change for logs and the doctor.
+    #[serde(default)]
+    pub found: Vec<Option<u32>>,
 }
 
 /// One fold made by this call.

@@ -7,44 +7,53 @@
 //! keeps its structure: everything the engine emits for the evicted part (the head, the fold
 //! records) is its own copy, so the output bytes do not change.
 
-/// `len` recorded messages from `at` on are gone; recorded `at + len..` is incoming `at..`.
+/// The host dropped the `len` oldest recorded messages it still sent and puts `prelude` messages
+/// of its own (seen: one, a transformed evicted message) in front of the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Eviction {
-    /// First evicted index (recorded `..at` and incoming `..at` are the same messages).
-    pub at: u32,
-    /// Messages evicted.
+    /// Recorded messages gone.
     pub len: u32,
+    /// Unrecorded host messages in front of the kept ones.
+    pub prelude: u32,
 }
 
-/// Candidate offsets tried when the first incoming message after `at` occurs more than once.
+/// Most unrecorded host messages accepted in front of the kept history.
+pub const MAX_PRELUDE: usize = 2;
+/// Fewest recorded messages the host must still send for a change to count as an eviction.
+pub const MIN_KEPT: usize = 4;
+/// Candidate offsets tried when the first kept message occurs more than once.
 const MAX_CANDIDATES: usize = 8;
 
-/// The eviction that explains `incoming` against `recorded` (message hashes in order), if any:
-/// the histories agree up to `at`, then incoming continues with recorded `at + len` and matches
-/// every recorded message after it (at least one), possibly followed by new messages.
+/// The eviction that explains `incoming` (the host's whole list) against `recorded` (the
+/// records the host was sending, in order), if any: after at most [`MAX_PRELUDE`] unrecorded
+/// messages, incoming continues with recorded `len..` and matches every recorded message from
+/// there on (at least [`MIN_KEPT`]), possibly followed by new messages. More messages must be gone than
+/// were put in front: `len <= prelude` is a rewrite in place (an edited first message looks
+/// like one message evicted and one put in front), not an eviction.
 pub fn detect(recorded: &[&str], incoming: &[&str]) -> Option<Eviction> {
-    let at = recorded
-        .iter()
-        .zip(incoming)
-        .position(|(r, i)| r != i)
-        .unwrap_or(recorded.len().min(incoming.len()));
-    let first = incoming.get(at)?;
-    let tail = &recorded[at.min(recorded.len())..];
-    tail.iter()
-        .enumerate()
-        .skip(1)
-        .filter(|(_, h)| *h == first)
-        .take(MAX_CANDIDATES)
-        .map(|(len, _)| len)
-        .find(|&len| {
-            let kept = &tail[len..];
-            incoming.len() >= at + kept.len()
-                && kept.iter().zip(&incoming[at..]).all(|(r, i)| r == i)
-        })
-        .map(|len| Eviction {
-            at: at as u32,
-            len: len as u32,
-        })
+    for p in 0..=MAX_PRELUDE.min(incoming.len()) {
+        let Some(first) = incoming.get(p) else { break };
+        let found = recorded
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| *h == first)
+            .take(MAX_CANDIDATES)
+            .map(|(len, _)| len)
+            .find(|&len| {
+                let kept = &recorded[len..];
+                len > p
+                    && kept.len() >= MIN_KEPT
+                    && incoming.len() >= p + kept.len()
+                    && kept.iter().zip(&incoming[p..]).all(|(r, i)| r == i)
+            });
+        if let Some(len) = found {
+            return Some(Eviction {
+                len: len as u32,
+                prelude: p as u32,
+            });
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -55,29 +64,61 @@ mod tests {
         s.split(' ').filter(|x| !x.is_empty()).collect()
     }
 
+    fn ev(len: u32, prelude: u32) -> Option<Eviction> {
+        Some(Eviction { len, prelude })
+    }
+
     #[test]
-    fn front_and_after_prelude() {
-        let rec = ids("a b c d e f");
+    fn front_evictions_with_and_without_a_prelude() {
+        let rec = ids("a b c d e f g h");
+        assert_eq!(detect(&rec, &ids("c d e f g h i")), ev(2, 0));
         assert_eq!(
-            detect(&rec, &ids("c d e f g")),
-            Some(Eviction { at: 0, len: 2 })
+            detect(&rec, &ids("x c d e f g h")),
+            ev(2, 1),
+            "a transformed message in front"
         );
-        assert_eq!(
-            detect(&rec, &ids("a d e f")),
-            Some(Eviction { at: 1, len: 2 })
-        );
-        assert_eq!(
-            detect(&rec, &ids("a b f g h")),
-            Some(Eviction { at: 2, len: 3 })
-        );
+        assert_eq!(detect(&rec, &ids("x y e f g h i j")), ev(4, 2));
     }
 
     #[test]
     fn rewrites_are_not_evictions() {
-        let rec = ids("a b c d e f");
-        assert_eq!(detect(&rec, &ids("a b c d e f g")), None, "plain append");
-        assert_eq!(detect(&rec, &ids("a x c d e f")), None, "edit");
-        assert_eq!(detect(&rec, &ids("c d x f")), None, "eviction plus an edit");
+        let rec = ids("a b c d e f g h");
+        assert_eq!(
+            detect(&rec, &ids("a b c d e f g h i")),
+            None,
+            "plain append"
+        );
+        assert_eq!(detect(&rec, &ids("a x c d e f g h")), None, "edit");
+        assert_eq!(
+            detect(&rec, &ids("x b c d e f g h")),
+            None,
+            "first message edited in place"
+        );
+        assert_eq!(
+            detect(&rec, &ids("x y c d e f g h")),
+            None,
+            "two messages edited in place"
+        );
+        assert_eq!(
+            detect(&rec, &ids("x a b c d e f g h")),
+            None,
+            "a message put in front"
+        );
+        assert_eq!(
+            detect(&rec, &ids("c d x f g h")),
+            None,
+            "eviction plus an edit"
+        );
+        assert_eq!(
+            detect(&rec, &ids("x y z g h")),
+            None,
+            "too little kept to tell"
+        );
+        assert_eq!(
+            detect(&rec, &ids("p q r e f g h")),
+            None,
+            "prelude longer than allowed"
+        );
         assert_eq!(detect(&rec, &ids("a b c")), None, "truncation");
         assert_eq!(detect(&rec, &ids("x y")), None, "another branch");
         assert_eq!(detect(&rec, &[]), None);
@@ -86,11 +127,8 @@ mod tests {
 
     #[test]
     fn repeated_hashes_try_every_candidate() {
-        // "b" occurs twice after the cut; only the second explains the incoming list.
-        let rec = ids("a b x b y z");
-        assert_eq!(
-            detect(&rec, &ids("b y z n")),
-            Some(Eviction { at: 0, len: 3 })
-        );
+        // "b" occurs twice; only the second explains the incoming list.
+        let rec = ids("a b x b y z w v");
+        assert_eq!(detect(&rec, &ids("b y z w v n")), ev(3, 0));
     }
 }

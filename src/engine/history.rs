@@ -55,7 +55,6 @@ impl Session {
         report: &mut AssembleReport,
     ) -> Result<()> {
         let rc = self.st.host_recorded();
-        let base = self.st.base;
         let mut roles: Vec<String> = Vec::new();
         let mut incoming_shape: Option<Shape> = None;
         for (&i, json) in given.from(d) {
@@ -69,8 +68,8 @@ impl Session {
         let role_refs: Vec<&str> = roles.iter().map(String::as_str).collect();
         let recorded_shape = self
             .st
-            .records
-            .get((d + base) as usize)
+            .rec_of(d)
+            .and_then(|r| self.st.records.get(r as usize))
             .map(|r| r.shape.clone());
         let cause = fingerprint::classify(
             d,
@@ -80,17 +79,32 @@ impl Session {
             recorded_shape.as_ref(),
             incoming_shape.as_ref(),
         );
-        let dr = d + base;
-        let in_tail = !self.st.pinned || (dr >= self.st.head_len && dr >= self.st.live_from);
+        // Inside the unrecorded prelude nothing can be kept: a fresh structure.
+        let dr = self.st.rec_of(d).unwrap_or(0);
+        let in_tail = !self.st.pinned
+            || (d >= self.st.skip && dr >= self.st.head_len && dr >= self.st.live_from);
         let action = if in_tail {
             DivergeAction::Truncate
         } else {
             DivergeAction::Repin
         };
+        let found = (d..count.min(d + 3))
+            .map(|i| {
+                let h = given.get(&i).map(|j| fingerprint::message_hash(j));
+                h.and_then(|h| {
+                    self.st
+                        .records
+                        .iter()
+                        .position(|r| r.h == h)
+                        .map(|k| k as u32)
+                })
+            })
+            .collect();
         report.divergence = Some(DivergenceReport {
             at: d,
             cause: cause.code().into(),
             action,
+            found,
         });
         self.emit(Event::Diverge {
             at: dr,
@@ -218,7 +232,10 @@ impl Session {
             return Ok(false);
         };
         let new_base = self.st.base + ev.len;
-        if ev.at != 0 || (self.st.head_len > self.st.base && self.st.head_json.is_empty()) {
+        if ev.len == 0 && ev.prelude == self.st.skip {
+            return Ok(false);
+        }
+        if ev.len > 0 && self.st.head_len > self.st.base && self.st.head_json.is_empty() {
             return Ok(false);
         }
         if self.st.live_from < new_base {
@@ -251,13 +268,17 @@ impl Session {
             at: 0,
             cause: "host_evicted".into(),
             action: DivergeAction::Evict,
+            found: vec![Some(new_base)],
         });
         self.emit(Event::Diverge {
             at: self.st.base,
             cause: "host_evicted".into(),
             action: DivergeAction::Evict,
         })?;
-        self.emit(Event::Evict { len: ev.len })?;
+        self.emit(Event::Evict {
+            len: ev.len,
+            skip: ev.prelude,
+        })?;
         Ok(true)
     }
 

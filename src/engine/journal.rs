@@ -73,10 +73,14 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         json: Vec<String>,
     },
-    /// The host stopped sending the `len` oldest messages it still sent (a front eviction).
+    /// The host stopped sending the `len` oldest messages it still sent (a front eviction),
+    /// and now puts `skip` messages of its own in front of the rest.
     Evict {
         /// Messages evicted.
         len: u32,
+        /// Leading host messages the engine neither records nor sends.
+        #[serde(default)]
+        skip: u32,
     },
     /// A fold appended a segment.
     Fold {
@@ -212,7 +216,10 @@ impl Event {
                 fp: f.req("fp")?,
                 json: f.or("json", Vec::new())?,
             },
-            "evict" => Event::Evict { len: f.req("len")? },
+            "evict" => Event::Evict {
+                len: f.req("len")?,
+                skip: f.or("skip", 0)?,
+            },
             "fold" => Event::Fold {
                 seg: f.req("seg")?,
                 reason: f.req("reason")?,

@@ -278,8 +278,10 @@ impl Session {
         if rc == 0 || count < rc || !self.st.pinned {
             return (0..count).collect();
         }
-        let head = self.st.head_len.saturating_sub(self.st.base).min(rc);
-        let mut set: Vec<u32> = (0..head).collect();
+        // The head's host indices (none once the host evicted it), after the prelude.
+        let skip = self.st.skip.min(rc);
+        let head = (skip + self.st.head_len.saturating_sub(self.st.base)).min(rc);
+        let mut set: Vec<u32> = (skip..head).collect();
         set.push(rc - 1);
         set.extend(rc..count);
         set.extend(
@@ -393,9 +395,14 @@ impl Session {
 
         // Divergence first: with partial input nothing may change before we know.
         let divergence = {
-            let rec: Vec<&str> = self.st.records[self.st.base as usize..]
-                .iter()
-                .map(|r| r.h.as_str())
+            // Host space: the unrecorded prelude matches whatever the host sends there.
+            let rec: Vec<&str> = (0..self.st.skip)
+                .map(|h| hashes.get(&h).map_or("", String::as_str))
+                .chain(
+                    self.st.records[self.st.base as usize..]
+                        .iter()
+                        .map(|r| r.h.as_str()),
+                )
                 .collect();
             fingerprint::first_divergence(&rec, &hashes, count)
         };
@@ -419,8 +426,7 @@ impl Session {
 
         let mut writes = Vec::new();
         if let Some(d) = divergence {
-            let evicted = d == 0
-                && managed
+            let evicted = managed
                 && self.try_evict(
                     &hashes,
                     count,
@@ -434,14 +440,18 @@ impl Session {
             }
         }
 
-        // Ingest new messages (host index i is record i + base).
+        // Ingest new messages (host index i is record i - skip + base).
         let start = self.st.host_recorded();
         for i in start..count {
             let json = given
                 .get(&i)
                 .copied()
                 .ok_or_else(|| Error::Internal(format!("index {i} not supplied")))?;
-            if let Some(reason) = self.ingest(i + self.st.base, json)? {
+            let r = self
+                .st
+                .rec_of(i)
+                .ok_or_else(|| Error::Internal(format!("index {i} in the prelude")))?;
+            if let Some(reason) = self.ingest(r, json)? {
                 report.quarantined.push(QuarantineReport {
                     index: i,
                     reason,
@@ -455,8 +465,8 @@ impl Session {
         }
 
         // From here on, record space: `rcount` records, the first `base` no longer sent.
-        let base = self.st.base;
-        let rcount = count + base;
+        let (base, skip) = (self.st.base, self.st.skip);
+        let rcount = self.st.recorded();
         if managed && self.st.pinned {
             self.fold_phase(
                 rcount,
@@ -469,8 +479,8 @@ impl Session {
         }
         // Fold regions for JS to store, in host indices (an evicted part is gone from the host).
         for w in &mut writes {
-            w.from = w.from.max(base) - base;
-            w.to = w.to.max(base) - base;
+            w.from = w.from.max(base) - base + skip;
+            w.to = w.to.max(base) - base + skip;
         }
         writes.retain(|w| w.to > w.from);
 

@@ -83,7 +83,7 @@ impl Session {
                                 b.synthetic.push(j.clone());
                                 b.order.push(-(b.synthetic.len() as i64));
                             } else {
-                                b.order.push(i64::from(*i - self.st.base));
+                                b.order.push(i64::from(*i - self.st.base + self.st.skip));
                             }
                             b.origin.push(p);
                             b.keys.push(OutKey(fingerprint::short_key(&r.h), r.w));

@@ -80,6 +80,7 @@ for (const file of files) {
         const at = (msg) => `${file} turn ${t}: ${msg}`;
         for (const [k, v] of Object.entries(turn.replace ?? {})) history[Number(k)] = JSON.stringify(expand(v, Number(k)));
         if (turn.evict !== undefined) history.splice(0, turn.evict);
+        (turn.front ?? []).forEach((m, k) => history.splice(k, 0, JSON.stringify(expand(m, k))));
         const before = history.length;
         for (const m of turn.append ?? []) history.push(JSON.stringify(expand(m, history.length)));
         const head = { count: history.length, model: c.model ?? null, tokenBudget: c.tokenBudget ?? null, nowMs: T0 + 1000 * history.length };
