@@ -3,9 +3,10 @@
 //
 // Budget (2 shared cores, measured): each engine run is ~40 s of setup (npm pack, plugins install,
 // one config set, Gateway start) plus ~3 s per turn (8 tool rounds each).
-//   repro-48k, 18 turns: legacy + cachefold ownsCompaction true + false   4.8 min measured (1.5+1.4+1.6)
-//   compact,   12 turns: legacy + cachefold (default config)              ~2.5 min
-// Total ~7.5 min (the run that fails fast takes about as long as a passing one). CACHEFOLD_E2E_MATRIX_CELLS=a,b picks other cells (same variants),
+//   repro-48k,   18 turns: legacy + cachefold ownsCompaction true + false   4.8 min measured (1.5+1.4+1.6)
+//   compact,     12 turns: legacy + cachefold (default config)              ~2.5 min
+//   window-128k, 12 turns: cachefold (the host evicts old messages)        ~1.2 min
+// Total ~8.5 min (the run that fails fast takes about as long as a passing one). CACHEFOLD_E2E_MATRIX_CELLS=a,b picks other cells (same variants),
 // CACHEFOLD_E2E_MATRIX_TURNS=N shortens every cell.
 
 import { describe, it, before } from "node:test";
@@ -24,6 +25,8 @@ const log = (s) => process.stderr.write(`${s}\n`);
 const DEFAULT_SUBSET = {
   "repro-48k": [VARIANTS, 18],
   compact: [[VARIANTS[0], { label: "cachefold (default config)", engine: "cachefold" }], 12],
+  // OpenClaw drops the oldest messages after ~240 at this window: the planted head fact must survive.
+  "window-128k": [[VARIANTS[1]], 12],
 };
 const SUBSET = process.env.CACHEFOLD_E2E_MATRIX_CELLS
   ? Object.fromEntries(process.env.CACHEFOLD_E2E_MATRIX_CELLS.split(",").map((c) => [c.trim(), [VARIANTS, undefined]]))
