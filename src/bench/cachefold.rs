@@ -24,7 +24,7 @@
 use super::store::M;
 use super::strategies::{Ctx, ExtraCall, Strategy};
 use crate::config::Config;
-use crate::engine::{AssembleInput, AssemblePlan, CommitInput, IndexedJson, Session};
+use crate::engine::{AssembleInput, AssemblePlan, CommitInput, Drive, Session};
 use crate::message::{Message, Role};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -70,18 +70,11 @@ impl Cachefold {
         }
     }
 
-    fn input(&self, hist: &[M], count: usize, indices: &[u32], ctx: &Ctx) -> AssembleInput {
+    /// Everything of an assemble but the messages (the driver pulls those).
+    fn head(&self, count: usize, ctx: &Ctx) -> AssembleInput {
         AssembleInput {
             count: count as u32,
-            messages: indices
-                .iter()
-                .filter_map(|&i| {
-                    hist.get(i as usize).map(|m| IndexedJson {
-                        index: i,
-                        json: m.msg.to_json(),
-                    })
-                })
-                .collect(),
+            messages: Vec::new(),
             model: Some(self.model.clone()),
             token_budget: Some(ctx.window),
             now_ms: ctx.now_ms,
@@ -91,27 +84,22 @@ impl Cachefold {
     }
 
     fn assemble_host(&mut self, ctx: &mut Ctx, hist: &[M], count: usize) -> Option<AssemblePlan> {
-        let need = self.session.need(count as u32);
-        let input = self.input(hist, count, &need, ctx);
-        let mut plan = match self.session.assemble(&input) {
-            Ok(p) => p,
+        // The engine's own driver (need → plan → needFull → plan with everything), as the shim.
+        let head = self.head(count, ctx);
+        let driven = self.session.drive(head, Drive::Assemble, |i| {
+            hist.get(i as usize)
+                .map_or_else(|| "null".into(), |m| m.msg.to_json())
+        });
+        let plan = match driven {
+            Ok(d) => {
+                self.need_full += u64::from(d.full);
+                d.plan
+            }
             Err(_) => {
                 self.errors += 1;
                 return None;
             }
         };
-        if plan.need_full {
-            self.need_full += 1;
-            let all: Vec<u32> = (0..count as u32).collect();
-            let input = self.input(hist, count, &all, ctx);
-            plan = match self.session.assemble(&input) {
-                Ok(p) => p,
-                Err(_) => {
-                    self.errors += 1;
-                    return None;
-                }
-            };
-        }
         let _ = self.session.take_journal();
         for w in &plan.fold_writes {
             self.folds.insert(w.fold_id.clone(), (w.from, w.to));
