@@ -134,7 +134,7 @@ for (const n of SIZES) {
     const dir = ${JSON.stringify(sdir)};
     const snap = fs.existsSync(dir + "/snapshot.json") ? fs.readFileSync(dir + "/snapshot.json", "utf8") : null;
     // Without the journal's generation header line (js/store.js).
-    const j = fs.readFileSync(dir + "/journal.jsonl", "utf8").replace(/^\{"cachefold":"journal"[^\n]*\n/, "");
+    const j = fs.readFileSync(dir + "/journal.jsonl", "utf8").replace(/^\\{"cachefold":"journal"[^\\n]*\\n/, "");
     const s = core.Session.restore(${JSON.stringify(JSON.stringify({ stateDir }))}, ${JSON.stringify(sessionId)}, snap, j);
     const t2 = performance.now();
     console.log(JSON.stringify({ instantiate: t1 - t0, restore: t2 - t1 }));`;
