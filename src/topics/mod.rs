@@ -756,6 +756,7 @@ impl Segmenter {
                 // The open topic is now this one turn: compare later turns with it alone.
                 if let Some(last) = self.recent.last().cloned() {
                     self.topic_vocab = last.iter().copied().collect();
+                    cap_weights(&mut self.topic_vocab, self.params.topic_terms.max(8));
                     self.recent = vec![last];
                 }
             }
