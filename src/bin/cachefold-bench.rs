@@ -383,6 +383,30 @@ fn progress_line(done: u64, total: u64, start: Instant) -> String {
     )
 }
 
+/// Until `finished`: a live bar on a terminal, one line per 10 % otherwise (logs, CI).
+/// `get` gives (calls done, calls in all).
+fn show_progress(get: impl Fn() -> (u64, u64), finished: &AtomicBool, start: Instant) {
+    let tty = std::io::stderr().is_terminal();
+    let mut last_decile = 0;
+    while !finished.load(Ordering::Relaxed) {
+        let (d, total) = get();
+        if tty {
+            eprint!("{}", progress_line(d, total, start));
+        } else if total > 0 && d * 10 / total > last_decile {
+            last_decile = d * 10 / total;
+            eprintln!(
+                "{}",
+                progress_line(d, total, start).trim_start_matches('\r')
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    if tty {
+        let (d, total) = get();
+        eprintln!("{}", progress_line(d, total, start));
+    }
+}
+
 fn write_file(p: &Path, body: &str) {
     if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
         let _ = std::fs::create_dir_all(dir);
@@ -430,31 +454,13 @@ fn run_pool(
     let results = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         if !a.quiet {
-            let done = done.clone();
-            let finished = finished.clone();
+            let (done, finished) = (done.clone(), finished.clone());
             scope.spawn(move || {
-                // A live bar on a terminal; one line per 10 % otherwise (logs, CI).
-                let tty = std::io::stderr().is_terminal();
-                let mut last_decile = 0;
-                while !finished.load(Ordering::Relaxed) {
-                    let d = done.load(Ordering::Relaxed);
-                    if tty {
-                        eprint!("{}", progress_line(d, total_calls, start));
-                    } else if total_calls > 0 && d * 10 / total_calls > last_decile {
-                        last_decile = d * 10 / total_calls;
-                        eprintln!(
-                            "{}",
-                            progress_line(d, total_calls, start).trim_start_matches('\r')
-                        );
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(250));
-                }
-                if tty {
-                    eprintln!(
-                        "{}",
-                        progress_line(done.load(Ordering::Relaxed), total_calls, start)
-                    );
-                }
+                show_progress(
+                    || (done.load(Ordering::Relaxed), total_calls),
+                    &finished,
+                    start,
+                )
             });
         }
         let mut workers = Vec::new();
@@ -665,28 +671,7 @@ fn main() {
     std::thread::scope(|scope| {
         if !a.quiet {
             let (progress, finished) = (&progress, &finished);
-            scope.spawn(move || {
-                // A live bar on a terminal; one line per 10 % otherwise (logs, CI).
-                let tty = std::io::stderr().is_terminal();
-                let mut last_decile = 0;
-                while !finished.load(Ordering::Relaxed) {
-                    let (d, total_calls) = progress.get();
-                    if tty {
-                        eprint!("{}", progress_line(d, total_calls, start));
-                    } else if total_calls > 0 && d * 10 / total_calls > last_decile {
-                        last_decile = d * 10 / total_calls;
-                        eprintln!(
-                            "{}",
-                            progress_line(d, total_calls, start).trim_start_matches('\r')
-                        );
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(250));
-                }
-                if tty {
-                    let (d, total_calls) = progress.get();
-                    eprintln!("{}", progress_line(d, total_calls, start));
-                }
-            });
+            scope.spawn(move || show_progress(|| progress.get(), finished, start));
         }
         let workers: Vec<_> = (0..a.jobs).map(|_| scope.spawn(|| d.work())).collect();
         for w in workers {
