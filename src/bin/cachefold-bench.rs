@@ -76,18 +76,17 @@ fn die(msg: &str) -> ! {
 }
 
 fn parse_args() -> Args {
+    // The replay settings start from the driver's defaults (the addon uses the same ones).
+    let d = driver::Settings::default();
     let mut a = Args {
         inputs: Vec::new(),
         demo: false,
         corpus: None,
-        strategies: bench::ALL_STRATEGIES
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        price: "deepseek-flash-peak".into(),
-        window: 1_000_000,
-        cache: cache::Params::ds_strict(),
-        profile: prefix::Profile::OpenClaw,
+        strategies: d.strategies,
+        price: d.price,
+        window: d.window,
+        cache: d.cache,
+        profile: d.profile,
         tokenizer: None,
         o200k: false,
         json: None,
@@ -98,8 +97,8 @@ fn parse_args() -> Args {
             .unwrap_or(2)
             .clamp(1, 8),
         quiet: false,
-        cold: false,
-        s3: cachefold::config::Config::default(),
+        cold: d.cold,
+        s3: d.s3,
         loso: false,
         loso_windows: vec![1_000_000, 200_000],
         loso_recall: vec![0.95, 0.90],
