@@ -203,7 +203,7 @@ export function registerCli(api) {
           .allowUnknownOption()
           .helpOption(false)
           .action(async (args) => {
-            process.exitCode = await dispatch([name, ...(args ?? [])], { pluginConfig: api.pluginConfig, hostConfig: config, workspace: workspaceDir, logger });
+            process.exitCode = await dispatch([name, ...(args ?? [])], { pluginConfig: api.pluginConfig, hostConfig: config, workspace: workspaceDir, logger, inHost: true });
           });
       }
     },

@@ -380,6 +380,64 @@ function gatewayLogHits() {
   return hits;
 }
 
+// ---- capability consent -------------------------------------------------------------------------
+
+/** The capability surface a manifest declares, grouped as OpenClaw's consent review groups it (the groups cachefold uses). */
+export function declaredSurface(manifest) {
+  const contracts = Object.entries(manifest?.contracts ?? {}).flatMap(([family, ids]) => (Array.isArray(ids) ? ids.map((id) => `${family}: ${id}`) : []));
+  return {
+    tools: [...new Set([...(manifest?.contracts?.tools ?? []), ...Object.keys(manifest?.toolMetadata ?? {})])].sort(),
+    contracts: [...new Set(contracts)].sort(),
+    hooks: [...(manifest?.hooks ?? [])].sort(),
+    cliCommands: (manifest?.cliCommands ?? []).map((c) => c.name).sort(),
+  };
+}
+
+const CONSENT_FIX = "openclaw plugins inspect cachefold (review), then openclaw plugins enable cachefold --accept-capabilities";
+
+/**
+ * The consent check from `openclaw plugins inspect cachefold --json` (`inspect`, or `{error}`) and
+ * the manifest on disk. OpenClaw 2026.9.6 does not stop a loaded plugin whose accepted surface is
+ * stale, but it refuses to enable, update or repair it without consent: after the next
+ * disable/enable or update the plugin stays disabled and every turn is served by legacy.
+ */
+export function consentCheck(inspect, manifest) {
+  if (!inspect || inspect.error) return { status: "warn", message: `could not read OpenClaw's view of the plugin (${inspect?.error ?? "no inspection"}): capability consent not checked`, fix: "openclaw plugins inspect cachefold --json" };
+  const host = (inspect.diagnostics ?? []).filter((d) => /capability consent/i.test(String(d?.message ?? "")));
+  const accepted = inspect.install?.acceptedSurface;
+  const declared = declaredSurface(manifest);
+  const missing = accepted ? Object.entries(declared).flatMap(([g, ids]) => ids.filter((id) => !(accepted[g] ?? []).includes(id)).map((id) => `${g}: ${id}`)) : [];
+  if (host.length || missing.length) {
+    const what = missing.length ? `declared but not accepted: ${missing.join(", ")}` : "the accepted surface is not current";
+    const mw = missing.some((m) => m.includes("agentToolResultMiddleware")) ? " (the tool-result middleware contract among them)" : "";
+    return {
+      status: "fail",
+      message: `capability consent missing: ${what}${mw}${host.length ? `\nOpenClaw: ${host[0].message}` : ""}\nOpenClaw keeps running the loaded copy but refuses to enable, update or repair cachefold without consent: after the next disable/enable or update the plugin stays disabled and every turn is served by legacy (engine degraded: "context engine \"cachefold\" is not registered")`,
+      fix: CONSENT_FIX,
+    };
+  }
+  if (!inspect.install) return { status: "warn", message: "no managed install record (loaded from plugins.load.paths or a workspace): OpenClaw cannot record capability consent for it", fix: "openclaw plugins install npm-pack:<cachefold.tgz> --force --accept-capabilities" };
+  if (!accepted) return { status: "warn", message: "OpenClaw has no accepted capability surface for cachefold (an install from before capability consent): disabling and re-enabling it will ask for consent", fix: CONSENT_FIX };
+  return { status: "ok", message: `capability consent current (accepted ${inspect.install.acceptedSurfaceAt ?? "at install"}: ${declared.contracts.join(", ")})` };
+}
+
+/** `openclaw plugins inspect cachefold --json` through the running OpenClaw CLI (doctor runs inside it). */
+export async function inspectThroughHost(argv = process.argv, execPath = process.execPath) {
+  const entry = argv[1];
+  if (!entry || !/openclaw(\.mjs)?$/.test(entry)) return { error: "not running inside the openclaw CLI" };
+  const { execFile } = await import("node:child_process");
+  return new Promise((done) => {
+    execFile(execPath, [entry, "plugins", "inspect", "cachefold", "--json"], { timeout: 90_000, maxBuffer: 32 << 20, env: process.env }, (err, stdout, stderr) => {
+      const text = String(stdout ?? "");
+      try {
+        done(JSON.parse(text.slice(Math.max(0, text.indexOf("{")))));
+      } catch {
+        done({ error: `openclaw plugins inspect cachefold --json: ${err?.code ?? "exit 0"}, ${String(stderr || text).trim().split("\n").pop()?.slice(0, 200) ?? "no output"}` });
+      }
+    });
+  });
+}
+
 /** All doctor checks: [{id, status: ok|warn|fail, message, fix?}]. */
 export async function doctorChecks(ctx, io = {}) {
   const checks = [];
@@ -409,6 +467,26 @@ export async function doctorChecks(ctx, io = {}) {
   else if (ctx.config.persist?.middleware === false) add("middleware", "warn", "persist.middleware is false: results are shrunk at persist time, so the turn after a large result misses the cache once", "openclaw config set plugins.entries.cachefold.config.persist.middleware true --strict-json");
   else if (!mwContract) add("middleware", "fail", "the manifest lacks contracts.agentToolResultMiddleware [\"openclaw\"]: reinstall cachefold");
   else add("middleware", "ok", "tool results are shrunk before the model sees them (needs the entry enabled)");
+  // Capability consent, as OpenClaw itself sees it (only where an inspection can be had: inside
+  // the openclaw CLI, or given by the caller).
+  const inspector = io.inspectPlugin ?? (io.inHost ? inspectThroughHost : null);
+  if (inspector) {
+    let inspect;
+    try {
+      inspect = await inspector();
+    } catch (err) {
+      inspect = { error: err?.message ?? String(err) };
+    }
+    let diskManifest = manifest;
+    const root = inspect?.plugin?.rootDir;
+    if (root) {
+      try {
+        diskManifest = JSON.parse(readFileSync(join(root, "openclaw.plugin.json"), "utf8"));
+      } catch {}
+    }
+    const c = consentCheck(inspect, diskManifest);
+    add("consent", c.status, c.message, c.fix);
+  }
   // Plugin config problems (unknown keys, bad values).
   const problems = ctx.configProblems ?? [];
   if (problems.length) add("plugin-config", "warn", problems.map((p) => p.message).join("\n"));

@@ -22,7 +22,8 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 export const USAGE = `usage: openclaw cachefold replay [--session ID | --all] [--since WHEN] [--json]
        [--state-dir DIR] [--agent ID] [--db FILE.sqlite] [--out FILE.svg]
-       [--tokenizer FILE | --o200k] [--strategy S0,S1a,...] [--price KEY] [--window N] [--cold] [--jobs N] [--quiet]
+       [--tokens deepseek|o200k|bytes4] [--tokenizer FILE] [--prefix-tokens N]
+       [--strategy S0,S1a,...] [--price KEY] [--window N] [--cold] [--jobs N] [--quiet]
   Replays your OpenClaw sessions through every context strategy of the bench (OpenClaw legacy,
   the peer plugins, cachefold) with the DeepSeek-V4 tokenizer and a prefix-cache simulator.
   --session ID   one session (id or unique prefix); --all every session; default: the most recent
@@ -30,12 +31,19 @@ export const USAGE = `usage: openclaw cachefold replay [--session ID | --all] [-
   --state-dir    OpenClaw's state dir (default $OPENCLAW_STATE_DIR, else ~/.openclaw)
   --db FILE      a store file instead of <state-dir>/agents/*/agent/openclaw-agent.sqlite
   --out FILE     where the chart goes (default <cachefold state>/reports/replay.svg)
+  --tokens       how tokens are counted: deepseek (default; the exact DeepSeek-V4 tokenizer),
+                 o200k (the bundled approximation; --o200k is the same), or bytes4 (UTF-8 bytes / 4,
+                 rounded up: how the e2e suite's fake provider counts)
   --tokenizer    DeepSeek-V4 tokenizer.json (default $CACHEFOLD_TOKENIZER, else the checkout's
                  .cache/tokenizer/deepseek-v4/tokenizer.json); without one: o200k, said so
+  --prefix-tokens N
+                 your static prefix (system prompt + tool schemas, which a transcript does not
+                 hold) is N tokens; default: the bench's OpenClaw profile (11,660 DeepSeek tokens)
 exit codes: 0 ok (also the fallback without the addon), 1 nothing matches, 2 usage, 4 error`;
 
 const BOOL = new Set(["all", "json", "cold", "o200k", "quiet", "help"]);
-const VALUE = new Set(["session", "since", "stateDir", "agent", "db", "out", "tokenizer", "strategy", "price", "window", "jobs"]);
+const VALUE = new Set(["session", "since", "stateDir", "agent", "db", "out", "tokenizer", "tokens", "prefixTokens", "strategy", "price", "window", "jobs"]);
+export const TOKEN_COUNTS = ["deepseek", "o200k", "bytes4"];
 
 /** `--name value`, `--name=value`, `--flag`; unknown names are a usage error. */
 export function parseReplayArgs(argv) {
@@ -59,6 +67,17 @@ export function parseReplayArgs(argv) {
     } else return { error: `unknown option --${k}` };
   }
   if (opts.session && opts.all) return { error: "--session and --all exclude each other" };
+  if (opts.o200k) {
+    if (opts.tokens !== undefined && opts.tokens !== "o200k") return { error: `--o200k and --tokens ${opts.tokens} exclude each other` };
+    opts.tokens = "o200k";
+  }
+  if (opts.tokens !== undefined && !TOKEN_COUNTS.includes(opts.tokens)) return { error: `--tokens: ${opts.tokens} is not one of ${TOKEN_COUNTS.join(", ")}` };
+  if (opts.tokenizer !== undefined && opts.tokens !== undefined && opts.tokens !== "deepseek") return { error: `--tokenizer is the DeepSeek tokenizer's file; it does not go with --tokens ${opts.tokens}` };
+  if (opts.prefixTokens !== undefined) {
+    const n = Number(String(opts.prefixTokens).replace(/_/g, ""));
+    if (!Number.isInteger(n) || n < 0 || n > 10_000_000) return { error: `--prefix-tokens: not a token count (0 to 10,000,000): ${opts.prefixTokens}` };
+    opts.prefixTokens = n;
+  }
   return { opts };
 }
 
@@ -155,7 +174,8 @@ async function runNative(addon, addonPath, picked, opts, io, meta) {
   let tokenizer = null;
   let tokenizerPath = null;
   let tokenizerNote = null;
-  const looked = opts.o200k ? [] : tokenizerCandidates(opts, io.env ?? process.env);
+  const tokens = opts.tokens ?? "deepseek";
+  const looked = tokens !== "deepseek" ? [] : tokenizerCandidates(opts, io.env ?? process.env);
   for (const p of looked) {
     try {
       tokenizer = readFileSync(p);
@@ -165,7 +185,8 @@ async function runNative(addon, addonPath, picked, opts, io, meta) {
       /* next candidate */
     }
   }
-  if (opts.o200k) tokenizerNote = "o200k (--o200k): counts within ~3-7 % of DeepSeek's, block positions differ";
+  if (tokens === "o200k") tokenizerNote = "o200k (--tokens o200k): counts within ~3-7 % of DeepSeek's, block positions differ";
+  else if (tokens === "bytes4") tokenizerNote = "bytes4 (--tokens bytes4): UTF-8 bytes / 4, rounded up, as the e2e suite's fake provider counts; not a real tokenizer";
   else if (!tokenizer) {
     tokenizerNote = `DeepSeek-V4 tokenizer not found (looked at ${looked.join(", ")}; fetch it with \`bash .ci/setup tokenizer\` in a checkout or set CACHEFOLD_TOKENIZER); using the o200k fallback: counts within ~3-7 %, block positions differ`;
     o.err(`cachefold replay: ${tokenizerNote}`);
@@ -176,6 +197,8 @@ async function runNative(addon, addonPath, picked, opts, io, meta) {
     task = addon.startReplay({
       stores: [...byStore.values()],
       tokenizer: tokenizer ?? undefined,
+      tokens: tokens === "deepseek" && !tokenizer ? "o200k" : tokens,
+      prefixTokens: opts.prefixTokens,
       strategies: opts.strategy ? opts.strategy.split(",").map((s) => s.trim()).filter(Boolean) : undefined,
       price: opts.price,
       window: opts.window !== undefined ? Number(String(opts.window).replace(/_/g, "")) : undefined,
@@ -208,6 +231,7 @@ async function runNative(addon, addonPath, picked, opts, io, meta) {
     stateDir: meta.stateDir,
     stores: [...byStore.values()].map((s) => ({ path: s.path, sessions: s.sessions })),
     tokenizer: { name: report.header.tokenizer, path: tokenizerPath, note: tokenizerNote },
+    prefix: { profile: report.header.prefixProfile, tokens: report.header.prefixTokens },
     seconds,
     jobs: out.jobs,
     saving: save,

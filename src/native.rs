@@ -74,6 +74,13 @@ pub struct ReplayOptions {
     pub cold: Option<bool>,
     /// Worker threads (default: the cores, at most 8, as the binary).
     pub jobs: Option<u32>,
+    /// How tokens are counted: `deepseek` (needs `tokenizer`), `o200k`, or `bytes4` (UTF-8
+    /// bytes / 4, as the e2e suite's fake provider counts). Default: `deepseek` when
+    /// `tokenizer` is given, else `o200k`.
+    pub tokens: Option<String>,
+    /// A static prefix (system prompt + tool schemas) of this many tokens instead of the
+    /// bench's OpenClaw profile text.
+    pub prefix_tokens: Option<f64>,
 }
 
 /// Where a running replay is.
@@ -125,9 +132,16 @@ pub struct ReplayTask {
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
+/// Which tokenizer a replay counts with.
+enum Counting {
+    DeepSeek(Vec<u8>),
+    O200k,
+    Bytes4,
+}
+
 struct Plan {
     stores: Vec<(String, Option<Vec<String>>, String)>,
-    tokenizer: Option<Vec<u8>>,
+    tokenizer: Counting,
     settings: Settings,
     jobs: usize,
 }
@@ -157,8 +171,9 @@ fn run(plan: Plan, shared: &Shared) -> std::result::Result<ReplayOutput, String>
     let (sessions, warnings) = read_stores(&plan)?;
     shared.phase.store(1, Ordering::Relaxed);
     let tok = match &plan.tokenizer {
-        Some(bytes) => Tokenizer::deepseek_from_bytes(bytes),
-        None => Tokenizer::o200k(),
+        Counting::DeepSeek(bytes) => Tokenizer::deepseek_from_bytes(bytes),
+        Counting::O200k => Tokenizer::o200k(),
+        Counting::Bytes4 => Ok(Tokenizer::bytes4()),
     }
     .map_err(|e| e.to_string())?;
     let d = Driver::new(tok, &sessions, plan.settings, shared.progress.clone())
@@ -198,6 +213,29 @@ pub fn start_replay(opts: ReplayOptions) -> Result<ReplayTask> {
         settings.window = w as u64;
     }
     settings.cold = opts.cold.unwrap_or(false);
+    if let Some(n) = opts.prefix_tokens {
+        if !(n.is_finite() && (0.0..=10_000_000.0).contains(&n)) {
+            return Err(input_err(
+                "prefixTokens wants a token count between 0 and 10,000,000",
+            ));
+        }
+        settings.prefix_tokens = Some(n as u64);
+    }
+    let tokenizer = match (opts.tokens.as_deref(), opts.tokenizer) {
+        (None | Some("deepseek"), Some(b)) => Counting::DeepSeek(b.to_vec()),
+        (Some("deepseek"), None) => {
+            return Err(input_err(
+                "tokens \"deepseek\" needs the tokenizer.json bytes",
+            ))
+        }
+        (None | Some("o200k"), _) => Counting::O200k,
+        (Some("bytes4"), _) => Counting::Bytes4,
+        (Some(other), _) => {
+            return Err(input_err(format!(
+                "unknown tokens {other:?} (deepseek, o200k or bytes4)"
+            )))
+        }
+    };
     // Refused here, before any thread starts, so the caller gets a usage error.
     settings.validate().map_err(input_err)?;
     let jobs = match opts.jobs {
@@ -222,7 +260,7 @@ pub fn start_replay(opts: ReplayOptions) -> Result<ReplayTask> {
         .collect();
     let plan = Plan {
         stores,
-        tokenizer: opts.tokenizer.map(|b| b.to_vec()),
+        tokenizer,
         settings,
         jobs,
     };

@@ -33,6 +33,10 @@ pub struct Settings {
     pub cold: bool,
     /// Config of S3 (cachefold).
     pub s3: Config,
+    /// A static prefix of exactly this many tokens instead of the profile's text (the real
+    /// system prompt and tool schemas are not in a transcript; a user or a test that knows
+    /// their size says so here). `None`: the profile.
+    pub prefix_tokens: Option<u64>,
 }
 
 impl Default for Settings {
@@ -50,6 +54,7 @@ impl Default for Settings {
             profile: prefix::Profile::OpenClaw,
             cold: false,
             s3: Config::default(),
+            prefix_tokens: None,
         }
     }
 }
@@ -120,7 +125,10 @@ impl Driver {
     ) -> crate::error::Result<Driver> {
         settings.validate()?;
         let glue = Glue::new(&tok);
-        let sp = run::static_prefix(&tok, settings.profile);
+        let sp = match settings.prefix_tokens {
+            Some(n) => run::sized_prefix(n, settings.profile),
+            None => run::static_prefix(&tok, settings.profile),
+        };
         let opts = Options {
             window: settings.window,
             cache: settings.cache,

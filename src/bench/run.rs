@@ -812,6 +812,18 @@ impl Store {
     }
 }
 
+/// A static prefix of `n` opaque tokens (ids no tokenizer produces for ordinary text, so they
+/// never match a message's tokens), standing for a host prefix known only by its size.
+pub fn sized_prefix(n: u64, profile: super::prefix::Profile) -> StaticPrefix {
+    let tokens: Tokens = (0..n).map(|i| u32::MAX - (i as u32 % (1 << 20))).collect();
+    StaticPrefix {
+        chars: n.saturating_mul(4),
+        tokens,
+        text: String::new(),
+        profile: format!("{}-sized-{n}", profile.name()),
+    }
+}
+
 /// Tokens of the static prefix for a profile.
 pub fn static_prefix(tok: &Tokenizer, profile: super::prefix::Profile) -> StaticPrefix {
     let system = super::prefix::system_prompt(profile);

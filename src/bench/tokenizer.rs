@@ -26,6 +26,12 @@ pub enum Tokenizer {
     /// `o200k_base` (tiktoken-rs, bundled): within 3-7 % of DeepSeek on agent traffic
     /// (docs/cache-model.md). DeepSeek special tokens are counted as their ordinary text.
     O200k(Box<tiktoken_rs::CoreBPE>),
+    /// UTF-8 bytes / 4, rounded up: each 4-byte group of the text is one token (its bytes
+    /// packed into the id, so equal groups are equal tokens). This is how the e2e suite's
+    /// fake provider counts (`tests/e2e/lib/tokenize.mjs`), so a replay can be checked against
+    /// what that provider billed. Pieces are cut separately, so a piece whose length is not a
+    /// multiple of 4 counts up to one token more than the provider's whole-request cut.
+    Bytes4,
 }
 
 impl Tokenizer {
@@ -42,11 +48,17 @@ impl Tokenizer {
         Ok(Tokenizer::O200k(Box::new(t)))
     }
 
-    /// Short name for reports: `deepseek-v4` or `o200k`.
+    /// The bytes/4 counter (see [`Tokenizer::Bytes4`]).
+    pub fn bytes4() -> Tokenizer {
+        Tokenizer::Bytes4
+    }
+
+    /// Short name for reports: `deepseek-v4`, `o200k` or `bytes4`.
     pub fn name(&self) -> &'static str {
         match self {
             Tokenizer::DeepSeekV4(_) => "deepseek-v4",
             Tokenizer::O200k(_) => "o200k",
+            Tokenizer::Bytes4 => "bytes4",
         }
     }
 
@@ -59,6 +71,7 @@ impl Tokenizer {
                 .map(|e| e.get_ids().to_vec())
                 .unwrap_or_default(),
             Tokenizer::O200k(t) => t.encode_ordinary(text),
+            Tokenizer::Bytes4 => bytes4_ids(text),
         }
     }
 
@@ -73,6 +86,7 @@ impl Tokenizer {
                 }
             }
             Tokenizer::O200k(t) => texts.iter().map(|s| t.encode_ordinary(s)).collect(),
+            Tokenizer::Bytes4 => texts.iter().map(|s| bytes4_ids(s)).collect(),
         }
     }
 
@@ -80,6 +94,18 @@ impl Tokenizer {
     pub fn count(&self, text: &str) -> u64 {
         self.encode(text).len() as u64
     }
+}
+
+/// One id per 4-byte group of `text`'s UTF-8 bytes (the last group zero-padded).
+fn bytes4_ids(text: &str) -> Vec<u32> {
+    text.as_bytes()
+        .chunks(4)
+        .map(|c| {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            u32::from_le_bytes(w)
+        })
+        .collect()
 }
 
 /// 128-bit content hash (two independent 64-bit FNV-1a-style lanes with a final avalanche);
@@ -170,5 +196,25 @@ impl TokenCache {
     /// True when nothing is cached.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes4_counts_utf8_bytes_over_four_rounded_up() {
+        let t = Tokenizer::bytes4();
+        assert_eq!(t.name(), "bytes4");
+        assert_eq!(t.count(""), 0);
+        assert_eq!(t.count("abcd"), 1);
+        assert_eq!(t.count("abcde"), 2);
+        // "é" is 2 bytes, "｜" 3: 2 + 3 + 1 = 6 bytes.
+        assert_eq!(t.count("é｜a"), 2);
+        // A prefix of the text is a prefix of the tokens (what the cache model needs).
+        let whole = t.encode("0123456789abcdef");
+        assert_eq!(&whole[..2], &t.encode("01234567")[..]);
+        assert_ne!(whole[0], whole[1]);
     }
 }

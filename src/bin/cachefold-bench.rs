@@ -660,6 +660,7 @@ fn main() {
         profile: a.profile,
         cold: a.cold,
         s3: a.s3.clone(),
+        prefix_tokens: None,
     };
     let progress = Arc::new(driver::Progress::default());
     // Prepare sessions (tokenize originals once; parallel inside the tokenizer).

@@ -283,4 +283,19 @@ mod tests {
         assert_eq!(t.calls[0].output_tokens, 7);
         assert_eq!(t.compactions, vec![(3, "S".to_string())]);
     }
+
+    #[test]
+    fn pi_host_written_replies_are_not_calls() {
+        let lines = [
+            r#"{"type":"message","message":{"role":"user","content":"hi","timestamp":1}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"provider":"fake","model":"m","usage":{"input":5,"output":2,"cacheRead":0,"cacheWrite":0},"timestamp":2}}"#,
+            r#"{"type":"message","message":{"role":"user","content":"/cachefold","timestamp":3}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"cachefold: active"}],"provider":"openclaw","model":"gateway-injected","timestamp":4}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"sent"}],"openclawDeliveryMirror":{"kind":"channel-final"},"timestamp":5}}"#,
+        ];
+        let t = parse_pi_lines(lines).unwrap();
+        assert_eq!(t.calls.len(), 1);
+        assert_eq!(t.messages.len(), 3);
+        assert_eq!(t.skipped_lines, 0);
+    }
 }

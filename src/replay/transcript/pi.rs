@@ -44,6 +44,18 @@ pub fn parse_pi_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Tr
     Ok(t)
 }
 
+/// An assistant message OpenClaw authored itself: provider `openclaw` with model
+/// `gateway-injected` or `delivery-mirror`, or a message carrying a delivery-mirror marker.
+fn transcript_only(m: &Value) -> bool {
+    let s = |k: &str| m.get(k).and_then(Value::as_str);
+    (s("provider") == Some("openclaw")
+        && matches!(s("model"), Some("gateway-injected" | "delivery-mirror")))
+        || m.get("openclawDeliveryMirror")
+            .and_then(|v| v.get("kind"))
+            .and_then(Value::as_str)
+            .is_some()
+}
+
 /// Parse already-decoded pi entries.
 pub fn parse_pi_values(entries: Vec<Value>) -> Result<Transcript> {
     let mut t = Transcript::new("pi");
@@ -72,6 +84,10 @@ pub fn parse_pi_values(entries: Vec<Value>) -> Result<Transcript> {
                     .unwrap_or("")
                     .to_string();
                 match role.as_str() {
+                    // Replies OpenClaw writes itself (slash-command answers, `chat.inject`,
+                    // channel delivery mirrors) are transcript-only: no model call, and the host
+                    // never sends them to a provider (`isTranscriptOnlyOpenClawAssistantMessage`).
+                    "assistant" if transcript_only(&m) => {}
                     "assistant" => {
                         let usage = Message::from_value(m.clone())
                             .ok()
