@@ -1,52 +1,136 @@
 // `openclaw cachefold …` in a real OpenClaw 2026.9.6 (registered through api.registerCli and the
-// manifest's cliCommands): after a few scripted turns, `status --json` reports the prompt and hit
-// tokens the fake provider billed, `doctor` passes on the good setup and names each planted fault
-// (slot unset, model not matched, contextPruning cache-ttl, cacheRetention none),
-// and `lessons list` answers. Skipped unless CACHEFOLD_E2E=1. About 1.5 min.
+// manifest's cliCommands): after a few scripted turns (one reads a workspace file),
+//  - `status --json` reports the prompt and hit tokens the fake provider billed;
+//  - `/cachefold` sent through the Gateway's chat surface (`chat.send`, what WebChat and the
+//    channels use; `openclaw agent --message` never runs slash commands) answers the status line
+//    without a model request;
+//  - `replay --session <id> --tokens bytes4` of the Gateway's own SQLite store (native addon)
+//    reproduces the run's request count and, counting tokens as the fake provider does, its
+//    prompt tokens within 5 %;
+//  - `doctor` passes on the good setup and names each planted fault (slot unset, model not
+//    matched, contextPruning cache-ttl, cacheRetention none, missing capability consent, which
+//    then degrades the engine to legacy), and passes again once each is undone;
+//  - `lessons list` answers.
+// Skipped unless CACHEFOLD_E2E=1. About 4 min.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import path from "node:path";
 import { Harness } from "./lib/harness.mjs";
+import { scriptMarker } from "./lib/script.mjs";
+import { makeTextFile } from "./lib/scenarios.mjs";
+import { countTokens, serializeRequest } from "./lib/tokenize.mjs";
 
 const SKIP = process.env.CACHEFOLD_E2E === "1" ? false : "set CACHEFOLD_E2E=1 to run the real-OpenClaw e2e suite";
 const log = (s) => process.stderr.write(`${s}\n`);
+const KEY = "agent:main:cli";
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function json(r, what) {
   try {
-    return JSON.parse(String(r.stdout));
+    const text = String(r.stdout);
+    return JSON.parse(text.slice(Math.max(0, text.indexOf("{"))));
   } catch {
     assert.fail(`${what}: not JSON (exit ${r.code}): ${String(r.stdout).slice(0, 400)} ${String(r.stderr).slice(0, 400)}`);
   }
 }
 
-test("openclaw cachefold status / doctor / lessons in the real CLI", { skip: SKIP, timeout: 10 * 60_000 }, async () => {
-  const h = await Harness.create({ engine: "cachefold", log, keep: process.env.CACHEFOLD_E2E_KEEP === "1" });
+/** The fake provider's successful requests of this test's session. */
+function sessionRequests(h) {
+  return fs
+    .readFileSync(h.requestsPath, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l))
+    .filter((r) => r.status === 200 && r.usage && r.session === KEY);
+}
+
+/** The newest assistant text after the user message `text` in `chat.history`, or null. */
+function replyAfter(history, text) {
+  const msgs = history?.messages ?? [];
+  const at = msgs.findLastIndex((m) => m.role === "user" && (typeof m.content === "string" ? m.content : JSON.stringify(m.content)).trim() === text);
+  if (at < 0) return null;
+  const a = msgs.slice(at + 1).find((m) => m.role === "assistant");
+  if (!a) return null;
+  return { message: a, text: typeof a.content === "string" ? a.content : (a.content ?? []).map((p) => p.text ?? "").join("") };
+}
+
+test("openclaw cachefold status / chat / replay / doctor / lessons in the real CLI", { skip: SKIP, timeout: 20 * 60_000 }, async () => {
+  const h = await Harness.create({ engine: "cachefold", log, keep: process.env.CACHEFOLD_E2E_KEEP === "1", files: { "notes.md": makeTextFile(13, 10_000) } });
   try {
     await h.startGateway();
-    for (let k = 0; k < 3; k++) await h.turn("cli", `turn ${k}: hello there, number ${k}`);
+    const msgs = [
+      "turn 0: hello there, number 0",
+      `turn 1: read the notes, number 1\n\n${scriptMarker({ steps: [{ read: "notes.md" }], reply: "I read the notes." })}`,
+      "turn 2: hello there, number 2",
+    ];
+    for (const m of msgs) {
+      const t = await h.turn("cli", m);
+      assert.ok(t.ok, t.error);
+    }
+    const sessionId = h.turns[0].sessionId;
+    assert.ok(sessionId, "the turn result names the session id");
 
+    // ---- status: the provider's own counts ----
     const status = json(await h.oc(["cachefold", "status", "--json"]), "status");
     assert.equal(status.sessions.length, 1, JSON.stringify(status));
     const s = status.sessions[0];
     assert.equal(s.engine, "active");
     assert.equal(s.turns, 3);
-    // The provider's own counts for this session's requests.
-    const reqs = fs
-      .readFileSync(h.requestsPath, "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l))
-      .filter((r) => r.status === 200 && r.usage && String(r.session ?? "").includes("cli"));
+    const reqs = sessionRequests(h);
     const prompt = reqs.reduce((a, r) => a + (r.usage.prompt_tokens ?? 0), 0);
     const hit = reqs.reduce((a, r) => a + (r.usage.prompt_cache_hit_tokens ?? r.usage.prompt_tokens_details?.cached_tokens ?? 0), 0);
+    assert.ok(reqs.length >= 4, `the read turn makes two requests: ${reqs.length}`);
     assert.equal(s.calls, reqs.length, `calls ${s.calls} vs provider requests ${reqs.length}`);
     assert.ok(Math.abs(s.promptTokens - prompt) <= prompt * 0.01, `prompt ${s.promptTokens} vs provider ${prompt}`);
     assert.ok(Math.abs(s.hitTokens - hit) <= Math.max(1, hit * 0.01), `hit ${s.hitTokens} vs provider ${hit}`);
 
+    // ---- /cachefold in chat, through the Gateway's chat.send (no model request) ----
+    const before = h.provider.requests.length;
+    const sent = json(await h.oc(["gateway", "call", "chat.send", "--params", JSON.stringify({ sessionKey: KEY, message: "/cachefold", idempotencyKey: `cachefold-chat-${Date.now()}` }), "--json"]), "chat.send");
+    assert.ok(["started", "ok", "accepted"].includes(sent.status) || sent.runId, JSON.stringify(sent));
+    let reply = null;
+    for (let k = 0; k < 60 && !reply; k++) {
+      await sleep(500);
+      reply = replyAfter(json(await h.oc(["gateway", "call", "chat.history", "--params", JSON.stringify({ sessionKey: KEY }), "--json"]), "chat.history"), "/cachefold");
+    }
+    assert.ok(reply, "/cachefold got no answer in chat.history");
+    log(`/cachefold in chat: ${reply.text}`);
+    assert.match(reply.text, new RegExp(`^cachefold: active · 3 turns, ${s.calls} calls, ${s.folds} folds · hit ${s.hitPct.toFixed(1)}% \\(predicted [\\d.]+%\\) · spent \\$[\\d.]+ \\(legacy estimate \\$[\\d.]+, [\\d.]+×\\), saved \\$[\\d.]+ · (no cache break|last cache break: message \\d+ \\(.+\\))$`));
+    assert.equal(reply.message.model, "gateway-injected", "answered by the host's command path, not a model");
+    const during = h.provider.requests.slice(before);
+    assert.equal(during.filter((r) => JSON.stringify(r.body?.messages ?? []).includes("/cachefold")).length, 0, "the model never saw /cachefold");
+    assert.equal(during.filter((r) => r.session === KEY).length, 0, `no model request for the session: ${during.length}`);
+
+    // ---- replay of the Gateway's own SQLite store, tokens counted as the fake provider does ----
+    // The transcript holds the messages, not the system prompt and tool schemas the host sends in
+    // front of them; their size is what the provider saw in the session's first request.
+    const first = reqs[0].body;
+    const staticPart = { messages: first.messages.filter((m) => m.role === "system" || m.role === "developer"), tools: first.tools };
+    const prefixTokens = countTokens(serializeRequest(staticPart));
+    const rep = await h.oc(["cachefold", "replay", "--session", sessionId, "--json", "--tokens", "bytes4", "--prefix-tokens", String(prefixTokens), "--strategy", "S0,S1a,S3", "--cold", "--jobs", "1"], { timeoutMs: 5 * 60_000, allowFail: true });
+    const rj = json(rep, "replay");
+    assert.equal(rep.code, 0, rep.stderr);
+    assert.equal(rj.source, "native", `the addon ran: ${JSON.stringify(rj.addon ?? rj.source)}`);
+    assert.equal(rj.tokenizer.name, "bytes4");
+    assert.equal(rj.prefix.tokens, prefixTokens);
+    assert.deepEqual(rj.stores.map((x) => x.sessions), [[sessionId]]);
+    assert.equal(rj.report.header.sessions[0].calls, reqs.length, `replayed calls vs provider requests (the /cachefold reply is no call)`);
+    const s3 = rj.report.totals.find((t) => t.strategy === "S3").metrics;
+    const s0 = rj.report.totals.find((t) => t.strategy === "S0").metrics;
+    assert.equal(s3.calls, reqs.length);
+    const off = (s3.promptTokens - prompt) / prompt;
+    log(`replay: ${s3.calls} calls (provider ${reqs.length}); prompt S3 ${s3.promptTokens}, S0 ${s0.promptTokens} vs provider ${prompt} (${(100 * off).toFixed(2)} %); static prefix ${prefixTokens} tokens`);
+    assert.ok(Math.abs(off) <= 0.05, `replayed prompt ${s3.promptTokens} vs provider ${prompt}: ${(100 * off).toFixed(2)} %`);
+    // Without the static prefix the replay would be far off: the check is not met by the prefix alone.
+    assert.ok(prompt - reqs.length * prefixTokens > 0.05 * prompt, "the messages carry more than 5 % of the prompt");
+
+    // ---- doctor: good setup, then each planted fault ----
     const good = await h.oc(["cachefold", "doctor", "--json"], { allowFail: true });
     const dg = json(good, "doctor");
     assert.equal(dg.failed, 0, JSON.stringify(dg.checks.filter((c) => c.status !== "ok")));
     assert.equal(good.code ?? 0, 0);
+    assert.equal(dg.checks.find((c) => c.id === "consent")?.status, "ok", JSON.stringify(dg.checks));
 
     const lessons = json(await h.oc(["cachefold", "lessons", "list", "--json"]), "lessons list");
     assert.ok(Array.isArray(lessons.lessons));
@@ -77,7 +161,42 @@ test("openclaw cachefold status / doctor / lessons in the real CLI", { skip: SKI
       if (f.good === null) await h.oc(["config", "unset", f.key]);
       else await h.configSet(f.key, f.good);
     }
+
+    // Missing capability consent. The installed copy now declares a capability the user never
+    // accepted (what an in-place update of the package or of a linked checkout does). OpenClaw
+    // keeps running the loaded plugin; doctor names the missing consent and its fix.
+    const inspect = json(await h.oc(["plugins", "inspect", "cachefold", "--json"]), "plugins inspect");
+    const manifestPath = path.join(inspect.plugin.rootDir, "openclaw.plugin.json");
+    const manifest = JSON.parse(fs.readFileSync(manifestPath, "utf8"));
+    fs.writeFileSync(manifestPath, JSON.stringify({ ...manifest, contracts: { ...manifest.contracts, tools: [...manifest.contracts.tools, "cachefold_topics"] } }, null, 2));
+    const nc = await h.oc(["cachefold", "doctor", "--json"], { allowFail: true });
+    const dn = json(nc, "doctor (missing consent)");
+    const consent = dn.checks.find((c) => c.id === "consent");
+    assert.equal(nc.code, 5, `missing consent: exit ${nc.code} ${JSON.stringify(dn.checks)}`);
+    assert.equal(consent?.status, "fail", JSON.stringify(consent));
+    assert.match(consent.message, /declared but not accepted: tools: cachefold_topics/);
+    assert.match(consent.message, /requires capability consent/, "OpenClaw's own diagnostic is quoted");
+    assert.match(consent.fix, /openclaw plugins enable cachefold --accept-capabilities/);
+    log(`doctor names "missing capability consent": ${consent.message.split("\n")[0]} · fix: ${consent.fix}`);
+    // What the consent gate does to the engine: the next disable/enable is refused, the plugin
+    // stays disabled and the slot's engine is no longer registered: the turn runs on legacy.
+    await h.oc(["plugins", "disable", "cachefold"]);
+    const en = await h.oc(["plugins", "enable", "cachefold"], { allowFail: true });
+    assert.notEqual(en.code, 0, "enable without consent is refused");
+    assert.match(`${en.stdout}${en.stderr}`, /requires capability consent/);
+    const logBefore = h.allLogs().length;
+    const degradedTurn = await h.turn("cli", "turn 3: while cachefold is disabled");
+    assert.ok(degradedTurn.ok, degradedTurn.error);
+    const degraded = h.allLogs().slice(logBefore).match(/Context engine "cachefold" degraded to "legacy"[^\n]*/);
+    assert.ok(degraded, "the host logs the degraded turn");
+    log(`host: ${degraded[0].slice(0, 300)}`);
+    const gone = await h.oc(["cachefold", "doctor", "--json"], { allowFail: true });
+    assert.notEqual(gone.code, 0);
+    assert.match(`${gone.stdout}${gone.stderr}`, /`openclaw cachefold` command is unavailable because `plugins.entries.cachefold.enabled=false`/);
+    // The fix doctor named: accept the capabilities. Enabled again, consent current, doctor passes.
+    await h.oc(["plugins", "enable", "cachefold", "--accept-capabilities"]);
     const again = json(await h.oc(["cachefold", "doctor", "--json"], { allowFail: true }), "doctor (restored)");
+    assert.equal(again.checks.find((c) => c.id === "consent")?.status, "ok", JSON.stringify(again.checks));
     assert.equal(again.failed, 0, JSON.stringify(again.checks.filter((c) => c.status === "fail")));
   } finally {
     await h.close();

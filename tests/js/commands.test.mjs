@@ -153,6 +153,64 @@ test("doctor flags a session whose turns are committed without assemble (degrade
   assert.equal(st.json.sessions[0].engine, "degraded");
 });
 
+/** An `openclaw plugins inspect cachefold --json` answer as OpenClaw 2026.9.6 gives it (the fields doctor reads). */
+function inspectAnswer({ accepted = manifest, diagnostics = [], rootDir } = {}) {
+  const contracts = Object.entries(accepted.contracts).flatMap(([k, ids]) => ids.map((id) => `${k}: ${id}`)).sort();
+  return {
+    plugin: { id: "cachefold", status: "loaded", enabled: true, ...(rootDir ? { rootDir } : {}) },
+    diagnostics,
+    install: {
+      source: "npm",
+      acceptedSurface: { channels: [], providers: [], tools: [...accepted.contracts.tools].sort(), contracts, hooks: [], mcpServers: [], cliCommands: accepted.cliCommands.map((c) => c.name), cliBackends: [], skills: [], dangerousConfigFlags: [] },
+      acceptedSurfaceAt: "2026-11-23T18:24:30.111Z",
+    },
+  };
+}
+
+test("doctor checks capability consent as OpenClaw records it, and names the fix", { skip }, async () => {
+  const { config } = await driveSession("sess-consent", 1);
+  const good = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), inspectPlugin: async () => inspectAnswer() });
+  const ok = good.json.checks.find((c) => c.id === "consent");
+  assert.equal(ok.status, "ok", JSON.stringify(ok));
+  assert.match(ok.message, /agentToolResultMiddleware: openclaw/);
+  assert.equal(good.code, 0, good.out);
+
+  // The installed copy declares a tool and drops nothing; the accepted surface is the shipped one.
+  const dir = tempDir();
+  const wider = { ...manifest, contracts: { ...manifest.contracts, tools: [...manifest.contracts.tools, "cachefold_topics"] } };
+  writeFileSync(join(dir, "openclaw.plugin.json"), JSON.stringify(wider));
+  const hostSays = { level: "warn", pluginId: "cachefold", message: 'Plugin "cachefold" requires capability consent; disable and re-enable it or run `openclaw plugins enable cachefold --accept-capabilities`.' };
+  const stale = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), inspectPlugin: async () => inspectAnswer({ rootDir: dir, diagnostics: [hostSays] }) });
+  const c = stale.json.checks.find((x) => x.id === "consent");
+  assert.equal(c.status, "fail");
+  assert.match(c.message, /declared but not accepted: tools: cachefold_topics, contracts: tools: cachefold_topics/);
+  assert.match(c.message, /requires capability consent/);
+  assert.match(c.message, /every turn is served by legacy/);
+  assert.match(c.fix, /openclaw plugins enable cachefold --accept-capabilities/);
+  assert.equal(stale.code, 5);
+
+  // The middleware contract not accepted (an install from before it was declared).
+  const noMw = { ...manifest, contracts: { tools: manifest.contracts.tools } };
+  const mw = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), inspectPlugin: async () => inspectAnswer({ accepted: noMw }) });
+  assert.match(mw.json.checks.find((x) => x.id === "consent").message, /agentToolResultMiddleware: openclaw \(the tool-result middleware contract among them\)/);
+
+  // OpenClaw's diagnostic alone (a surface doctor does not model) is enough to fail.
+  const hostOnly = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), inspectPlugin: async () => inspectAnswer({ diagnostics: [hostSays] }) });
+  assert.equal(hostOnly.json.checks.find((x) => x.id === "consent").status, "fail");
+
+  // No inspection (the host's command failed): a warning that says so, not a crash.
+  const broken = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), inspectPlugin: async () => { throw new Error("spawn openclaw ENOENT"); } });
+  const w = broken.json.checks.find((x) => x.id === "consent");
+  assert.equal(w.status, "warn");
+  assert.match(w.message, /spawn openclaw ENOENT/);
+  assert.equal(broken.code, 0);
+  // Outside the openclaw CLI (no inspection to be had) the check is left out.
+  const outside = await run(["doctor", "--json"], config, { hostConfig: hostConfig() });
+  assert.equal(outside.json.checks.find((x) => x.id === "consent"), undefined);
+  const { inspectThroughHost } = await import("../../js/commands.js");
+  assert.match((await inspectThroughHost(["node", "/usr/bin/not-the-host"])).error, /not running inside the openclaw CLI/);
+});
+
 test("gc keeps live artifacts; gc --all needs --yes and then removes what cachefold stored", { skip }, async () => {
   const { config, stateDir } = await driveSession("sess-gc", 1);
   const { writeArtifact } = await import("../../js/artifacts.js");
@@ -297,12 +355,14 @@ test("cli-metadata registration stays light: CLI descriptors only", { skip }, as
   assert.ok(!existsSync(api.pluginConfig.stateDir));
 });
 
-test("README samples of status, report and doctor are the commands' current output", { skip }, async () => {
+test("README samples of status, report, doctor and /cachefold are the commands' current output", { skip }, async () => {
   const { default: plugin } = await import("../../js/index.js");
   const { dispatch } = await import("../../js/cli.js");
   const stateDir = tempDir();
   const logFile = `${stateDir}/decisions.jsonl`;
   const { api, reg } = fakeApi({ stateDir, logFile });
+  const commands = [];
+  api.registerCommand = (c) => commands.push(c);
   plugin.register(api);
   const hist = [user("read it")];
   for (let t = 0; t < 3; t++) {
@@ -315,14 +375,19 @@ test("README samples of status, report and doctor are the commands' current outp
   }
   const host = { plugins: { slots: { contextEngine: "legacy" }, entries: { cachefold: { enabled: true } } }, agents: { defaults: { model: "deepseek/deepseek-v4-flash", contextPruning: { mode: "cache-ttl" } } } };
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const sample = (name) => readme.match(new RegExp(`<!-- sample:${name} -->\\n\`\`\`text\\n([\\s\\S]*?)\`\`\``))?.[1];
   for (const argv of [["status"], ["report", "demo"], ["doctor"]]) {
     let text = "";
     const tty = { isTTY: true, write: (s) => (text += s) };
-    await dispatch(argv, { stdout: tty, stderr: tty, pluginConfig: { stateDir, logFile }, hostConfig: host });
-    const want = readme.match(new RegExp(`<!-- sample:${argv[0]} -->\\n\`\`\`text\\n([\\s\\S]*?)\`\`\``))?.[1];
+    // doctor inside the openclaw CLI also asks OpenClaw about capability consent (here: accepted).
+    await dispatch(argv, { stdout: tty, stderr: tty, pluginConfig: { stateDir, logFile }, hostConfig: host, inspectPlugin: async () => inspectAnswer() });
+    const want = sample(argv[0]);
     assert.ok(want, `README has no sample of ${argv[0]}`);
     assert.equal(text.split(stateDir).join("<stateDir>").trimEnd(), want.trimEnd(), `README sample of ${argv.join(" ")} is stale`);
   }
+  const chat = await commands.find((c) => c.name === "cachefold").handler({ args: "", sessionId: "demo", sessionKey: "agent:main:main", commandBody: "/cachefold", channel: "webchat", isAuthorizedSender: true });
+  assert.ok(sample("chat"), "README has no sample of /cachefold");
+  assert.equal(`/cachefold\n${chat.text}`, sample("chat").trimEnd(), "README sample of /cachefold is stale");
 });
 
 test("uninstall: a shrunk preview names the artifact file, and that file holds the original", { skip }, async () => {

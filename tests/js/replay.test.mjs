@@ -129,6 +129,66 @@ test("replay through the addon gives cachefold-bench's totals on the same store"
   assert.match(none.err, /no session matches nope/);
 });
 
+test("--tokens bytes4 counts UTF-8 bytes / 4 and --prefix-tokens sizes the static prefix", { skip: native.addon ? false : `addon not built: ${native.reason}` }, async (t) => {
+  const made = await makeStateDir();
+  if (!made.state) return t.skip(made.why);
+  const svg = join(made.state, "..", "replay.svg");
+  const replay = async (...args) => {
+    const r = await cli(["replay", "--session", "s-small", "--json", "--state-dir", made.state, "--out", svg, "--strategy", "S0,S3", "--cold", "--jobs", "1", ...args]);
+    assert.equal(r.code, 0, r.err);
+    const j = JSON.parse(r.out);
+    return { j, by: Object.fromEntries(j.report.totals.map((x) => [x.strategy, x.metrics])) };
+  };
+  const a = await replay("--tokens", "bytes4", "--prefix-tokens", "1000");
+  assert.equal(a.j.report.header.tokenizer, "bytes4");
+  assert.equal(a.j.tokenizer.name, "bytes4");
+  assert.match(a.j.tokenizer.note, /UTF-8 bytes \/ 4/);
+  assert.deepEqual(a.j.prefix, { profile: "openclaw-sized-1000", tokens: 1000 });
+  const b = await replay("--tokens", "bytes4", "--prefix-tokens", "1_250");
+  assert.equal(b.j.prefix.tokens, 1250);
+  // S0 sends the whole history on every call: 250 more prefix tokens on each of its calls.
+  const calls = a.by.S0.calls;
+  assert.ok(calls > 0);
+  assert.equal(b.by.S0.promptTokens - a.by.S0.promptTokens, 250 * calls);
+  const o = await replay("--tokens", "o200k", "--prefix-tokens", "1000");
+  assert.equal(o.j.report.header.tokenizer, "o200k");
+  assert.notEqual(o.by.S0.promptTokens, a.by.S0.promptTokens, "bytes4 is not o200k");
+  // --o200k is --tokens o200k.
+  const alias = await replay("--o200k", "--prefix-tokens", "1000");
+  assert.equal(alias.by.S0.promptTokens, o.by.S0.promptTokens);
+});
+
+test("README sample of replay is the command's current output", { skip: native.addon ? false : `addon not built: ${native.reason}` }, async (t) => {
+  const made = await makeStateDir();
+  if (!made.state) return t.skip(made.why);
+  const { dispatch } = await import("../../js/cli.js");
+  const cfState = join(made.state, "cachefold");
+  let text = "";
+  const tty = { isTTY: true, write: (s) => (text += s) };
+  const code = await dispatch(["replay", "--session", "s-small", "--state-dir", made.state, "--tokens", "bytes4", "--prefix-tokens", "14425", "--strategy", "S1a,S3", "--cold", "--jobs", "1", "--quiet"], { stdout: tty, stderr: tty, ctx: { stateDir: cfState } });
+  assert.equal(code, 0, text);
+  const got = text.split(cfState).join("<stateDir>").replace(/ · [\d.]+ s\n/, " · <seconds> s\n").trimEnd();
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const want = readme.match(/<!-- sample:replay -->\n```text\n([\s\S]*?)```/)?.[1];
+  assert.ok(want, "README has no sample of replay");
+  assert.equal(got, want.trimEnd(), "README sample of replay is stale");
+});
+
+test("--tokens and --prefix-tokens: bad values are usage errors", async () => {
+  for (const [args, msg] of [
+    [["--tokens", "words"], /--tokens: words is not one of deepseek, o200k, bytes4/],
+    [["--o200k", "--tokens", "bytes4"], /--o200k and --tokens bytes4 exclude each other/],
+    [["--tokens", "bytes4", "--tokenizer", "/x.json"], /--tokenizer is the DeepSeek tokenizer's file; it does not go with --tokens bytes4/],
+    [["--prefix-tokens", "-1"], /--prefix-tokens: not a token count/],
+    [["--prefix-tokens", "12k"], /--prefix-tokens: not a token count/],
+    [["--prefix-tokens"], /--prefix-tokens needs a value/],
+  ]) {
+    const r = await cli(["replay", ...args]);
+    assert.equal(r.code, 2, `${args.join(" ")}: ${r.err}`);
+    assert.match(r.err, msg);
+  }
+});
+
 test("replay usage errors and a missing store", async () => {
   const bad = await cli(["replay", "--frobnicate"]);
   assert.equal(bad.code, 2);
