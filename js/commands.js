@@ -412,7 +412,7 @@ export function consentCheck(inspect, manifest) {
     const mw = missing.some((m) => m.includes("agentToolResultMiddleware")) ? " (the tool-result middleware contract among them)" : "";
     return {
       status: "fail",
-      message: `capability consent missing: ${what}${mw}${host.length ? `\nOpenClaw: ${host[0].message}` : ""}\nOpenClaw keeps running the loaded copy but refuses to enable, update or repair cachefold without consent: after the next disable/enable or update the plugin stays disabled and every turn is served by legacy (engine degraded: "context engine \"cachefold\" is not registered")`,
+      message: `capability consent missing: ${what}${mw}${host.length ? `\nOpenClaw: ${host[0].message}` : ""}\nOpenClaw keeps running the loaded copy but refuses to enable, update or repair cachefold without consent: after the next disable/enable or update the plugin stays disabled and every turn is served by legacy, silently (OpenClaw resolves the slot of a disabled plugin to legacy)`,
       fix: CONSENT_FIX,
     };
   }
