@@ -6,7 +6,7 @@
 // Exit codes (with cli.js): 0 ok · 1 not found · 2 usage · 4 error · 5 doctor found a failing
 // check (warnings alone exit 0).
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { loadCore } from "./core.js";
 import * as store from "./store.js";
@@ -357,27 +357,65 @@ function agentScopes(host) {
   return out.filter(([, v]) => v && typeof v === "object");
 }
 
-/** Gateway log lines that say the engine was quarantined or replaced by legacy. */
-function gatewayLogHits() {
-  const dir = join(openclawStateDir(), "logs");
-  const hits = [];
-  let files = [];
-  try {
-    files = readdirSync(dir).filter((f) => /\.(log|jsonl)$/.test(f) && !f.startsWith("cache-trace"));
-  } catch {
-    return null;
+/** OpenClaw's log files: `logging.file`, else its rolling logs in /tmp/openclaw (and $TMPDIR/openclaw), and `<state>/logs`. */
+export function hostLogFiles(host, now = Date.now()) {
+  const files = new Set();
+  if (typeof host?.logging?.file === "string" && host.logging.file) files.add(resolve(host.logging.file.replace(/^~(?=$|\/)/, homedir())));
+  for (const dir of [...new Set([join(tmpdir(), "openclaw"), "/tmp/openclaw"])]) {
+    let names = [];
+    try {
+      names = readdirSync(dir);
+    } catch {}
+    // The rolling daily logs of the last two days.
+    for (const n of names) if (/^openclaw-.*\.log$/.test(n) && now - mtime(join(dir, n)) < 2 * 864e5) files.add(join(dir, n));
   }
+  const logs = join(openclawStateDir(), "logs");
+  try {
+    for (const n of readdirSync(logs)) if (/\.(log|jsonl)$/.test(n) && !n.startsWith("cache-trace")) files.add(join(logs, n));
+  } catch {}
+  return [...files];
+}
+
+// What OpenClaw 2026.9.6 logs when it does not run the configured engine: `Context engine "X"
+// degraded to "legacy" for this logical turn: <reason>` and `Context engine "X" failed during
+// <op>: <reason>; quarantining it for this process and falling back to default engine "legacy"`.
+const DEGRADE_RE = /context engine "?cachefold"?[^\n]*?(degraded to "?legacy"?|quarantin|falling back to (default engine )?"?legacy"?)/i;
+const ISO_RE = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)/;
+
+/**
+ * Host log lines saying cachefold was degraded to legacy or quarantined, newer than `since` (ms;
+ * the engine's last managed assemble: a turn it served since then shows it recovered). Lines
+ * without a time count. null when no log could be read.
+ */
+export function hostLogHits(files, since = 0) {
+  const hits = [];
+  let read = 0;
   for (const f of files) {
     let text;
     try {
-      text = readFileSync(join(dir, f), "utf8");
+      text = readFileSync(f, "utf8");
+      read += 1;
     } catch {
       continue;
     }
     if (text.length > LOG_TAIL) text = text.slice(-LOG_TAIL);
-    for (const line of text.split("\n")) if (/cachefold/i.test(line) && /quarantin|fall(?:ing|s)? back to legacy|degraded to legacy/i.test(line)) hits.push(`${f}: ${line.slice(0, 300)}`);
+    for (const line of text.split("\n")) {
+      // The JSON file log escapes the quotes of the message.
+      if (!DEGRADE_RE.test(line.replace(/\\"/g, '"'))) continue;
+      const at = Date.parse(ISO_RE.exec(line)?.[0] ?? "");
+      if (Number.isFinite(at) && at <= since) continue;
+      const msg = (() => {
+        try {
+          const j = JSON.parse(line);
+          return Object.keys(j).filter((k) => /^\d+$/.test(k)).map((k) => j[k]).filter((v) => typeof v === "string" && DEGRADE_RE.test(v)).join(" ") || line;
+        } catch {
+          return line;
+        }
+      })();
+      hits.push(`${f}: ${Number.isFinite(at) ? new Date(at).toISOString() + " " : ""}${msg.replace(/^\S*\s*\[context-engine\]\s*/, "").slice(0, 300)}`);
+    }
   }
-  return hits;
+  return read ? hits : null;
 }
 
 // ---- capability consent -------------------------------------------------------------------------
@@ -518,8 +556,9 @@ export async function doctorChecks(ctx, io = {}) {
   // Decision log / gateway log: degraded or quarantined.
   const events = readDecisionLog(ctx);
   const sessions = (await listSessions(ctx.stateDir)).slice(0, 10);
-  const gw = gatewayLogHits();
-  if (gw?.length) add("quarantine", "fail", `the gateway log reports cachefold quarantined or replaced by legacy:\n${gw.slice(-3).join("\n")}`, "openclaw logs; fix the cause, then restart the gateway (openclaw gateway restart)");
+  const lastAssemble = (events ?? []).reduce((t, e) => (e.event === "assemble" && !e.passthrough ? Math.max(t, Date.parse(e.at ?? "") || 0) : t), 0);
+  const gw = hostLogHits(io.hostLogFiles ?? hostLogFiles(host), lastAssemble);
+  if (gw?.length) add("quarantine", "fail", `OpenClaw's log says it ran legacy instead of cachefold (or quarantined it) after cachefold's last managed turn:\n${gw.slice(-3).join("\n")}`, "openclaw logs --follow while sending a message; fix the cause it names, then openclaw gateway restart");
   if (!events) add("decision-log", "warn", "no decision log: engine state per session is unknown", "openclaw config set plugins.entries.cachefold.config.logFile ~/.openclaw/cachefold/decisions.jsonl");
   else {
     const degraded = sessions.map((s) => ({ s, e: engineState(events, s.sessionId) })).filter((x) => x.e.state === "degraded");

@@ -49,7 +49,8 @@ async function run(argv, config, extraIo = {}) {
   const { dispatch } = await import("../../js/cli.js");
   const stdout = sink();
   const stderr = sink();
-  const code = await dispatch(argv, { stdout, stderr, pluginConfig: config, ...extraIo });
+  // No host log files unless a test gives some: this machine's /tmp/openclaw is not the test's.
+  const code = await dispatch(argv, { stdout, stderr, pluginConfig: config, hostLogFiles: [], ...extraIo });
   let json = null;
   try {
     json = JSON.parse(stdout.text);
@@ -209,6 +210,41 @@ test("doctor checks capability consent as OpenClaw records it, and names the fix
   assert.equal(outside.json.checks.find((x) => x.id === "consent"), undefined);
   const { inspectThroughHost } = await import("../../js/commands.js");
   assert.match((await inspectThroughHost(["node", "/usr/bin/not-the-host"])).error, /not running inside the openclaw CLI/);
+});
+
+test("doctor reads OpenClaw's log for turns it ran on legacy (or quarantined) after cachefold's last managed turn", { skip }, async () => {
+  const { config, logFile } = await driveSession("sess-hostlog", 1);
+  const lastAssemble = readFileSync(logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.event === "assemble").pop();
+  const t = Date.parse(lastAssemble.at);
+  const iso = (ms) => new Date(ms).toISOString();
+  const dir = tempDir();
+  // The host's text log and its JSON file log (OpenClaw 2026.9.6 formats).
+  const text = join(dir, "gateway.log");
+  const file = join(dir, "openclaw-file.log");
+  const degraded = (ms) => `${iso(ms)} [context-engine] Context engine "cachefold" degraded to "legacy" for this logical turn: context engine "cachefold" is not registered. The "legacy" engine will handle only this turn; configuration is unchanged, and "cachefold" will be retried next turn.`;
+  const quarantined = (ms) => JSON.stringify({ 0: '{"subsystem":"context-engine"}', 1: 'Context engine "cachefold" failed during assemble: boom; quarantining it for this process and falling back to default engine "legacy".', _meta: { date: iso(ms) } });
+  writeFileSync(text, `${degraded(t - 60_000)}\n${iso(t - 1000)} [memory] Vector recall degraded.\n`);
+  writeFileSync(file, `${quarantined(t - 30_000)}\n`);
+  // Both before cachefold's last managed turn: it recovered, nothing to report.
+  const old = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), hostLogFiles: [text, file] });
+  assert.equal(old.json.checks.find((c) => c.id === "quarantine"), undefined, JSON.stringify(old.json.checks));
+  assert.equal(old.code, 0, old.out);
+  // After it: named, with the host's reason, and a failing exit.
+  writeFileSync(text, `${degraded(t + 60_000)}\n`);
+  writeFileSync(file, `${quarantined(t + 30_000)}\n`);
+  const now = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), hostLogFiles: [text, file] });
+  const q = now.json.checks.find((c) => c.id === "quarantine");
+  assert.equal(q?.status, "fail", JSON.stringify(now.json.checks));
+  assert.match(q.message, /degraded to "legacy" for this logical turn: context engine "cachefold" is not registered/);
+  assert.match(q.message, /failed during assemble: boom; quarantining it/);
+  assert.match(q.fix, /openclaw logs/);
+  assert.equal(now.code, 5);
+  // Unreadable logs: no check, no crash.
+  const none = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), hostLogFiles: [join(dir, "missing.log")] });
+  assert.equal(none.json.checks.find((c) => c.id === "quarantine"), undefined);
+  // Where doctor looks by default: logging.file first.
+  const { hostLogFiles } = await import("../../js/commands.js");
+  assert.equal(hostLogFiles({ logging: { file: text } })[0], text);
 });
 
 test("gc keeps live artifacts; gc --all needs --yes and then removes what cachefold stored", { skip }, async () => {
@@ -380,7 +416,7 @@ test("README samples of status, report, doctor and /cachefold are the commands' 
     let text = "";
     const tty = { isTTY: true, write: (s) => (text += s) };
     // doctor inside the openclaw CLI also asks OpenClaw about capability consent (here: accepted).
-    await dispatch(argv, { stdout: tty, stderr: tty, pluginConfig: { stateDir, logFile }, hostConfig: host, inspectPlugin: async () => inspectAnswer() });
+    await dispatch(argv, { stdout: tty, stderr: tty, pluginConfig: { stateDir, logFile }, hostConfig: host, inspectPlugin: async () => inspectAnswer(), hostLogFiles: [] });
     const want = sample(argv[0]);
     assert.ok(want, `README has no sample of ${argv[0]}`);
     assert.equal(text.split(stateDir).join("<stateDir>").trimEnd(), want.trimEnd(), `README sample of ${argv.join(" ")} is stale`);
