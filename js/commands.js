@@ -476,6 +476,66 @@ export async function inspectThroughHost(argv = process.argv, execPath = process
   });
 }
 
+/** An assistant message OpenClaw wrote itself (command answers, chat.inject, delivery mirrors): no model call. */
+function hostWritten(m) {
+  return (m?.provider === "openclaw" && (m.model === "gateway-injected" || m.model === "delivery-mirror")) || typeof m?.openclawDeliveryMirror?.kind === "string";
+}
+
+/**
+ * Model calls OpenClaw recorded in its own transcript store for `sessions` after cachefold last
+ * wrote their state: turns another engine served (the slot's plugin disabled, e.g. by an enable
+ * refused for capability consent; slot changed; quarantine). `dbs`: the host's SQLite stores.
+ * Returns [{sessionId, calls, firstAt, lastAt}] for the sessions with such calls, or null when
+ * the stores cannot be read (no node:sqlite, none found).
+ */
+export async function callsCachefoldMissed(sessions, dbs) {
+  if (!dbs.length || !sessions.length) return null;
+  let sqlite;
+  let zlib;
+  try {
+    sqlite = await import("node:sqlite");
+    zlib = await import("node:zlib");
+  } catch {
+    return null;
+  }
+  const out = [];
+  let read = 0;
+  for (const db of dbs) {
+    let conn;
+    try {
+      conn = new sqlite.DatabaseSync(db, { readOnly: true });
+      const q = conn.prepare("SELECT event_json AS j, event_zstd AS z, created_at AS at FROM transcript_events WHERE session_id = ? AND created_at > ? ORDER BY seq");
+      read += 1;
+      for (const s of sessions) {
+        let calls = 0;
+        let firstAt = null;
+        let lastAt = null;
+        for (const r of q.all(s.sessionId, Math.floor(s.updatedAt))) {
+          let e;
+          try {
+            e = JSON.parse(r.j ?? zlib.zstdDecompressSync(Buffer.from(r.z)).toString("utf8"));
+          } catch {
+            continue;
+          }
+          const m = e?.type === "message" ? e.message : null;
+          if (m?.role !== "assistant" || hostWritten(m)) continue;
+          calls += 1;
+          firstAt ??= Number(r.at);
+          lastAt = Number(r.at);
+        }
+        if (calls) out.push({ sessionId: s.sessionId, db, calls, firstAt, lastAt });
+      }
+    } catch {
+      /* not an OpenClaw store, or locked: skip it */
+    } finally {
+      try {
+        conn?.close();
+      } catch {}
+    }
+  }
+  return read ? out : null;
+}
+
 /** All doctor checks: [{id, status: ok|warn|fail, message, fix?}]. */
 export async function doctorChecks(ctx, io = {}) {
   const checks = [];
@@ -567,6 +627,17 @@ export async function doctorChecks(ctx, io = {}) {
     else if (quarantined) add("decision-log", "warn", `${quarantined} sessions have messages the core could not read (kept as sent)`);
     else add("decision-log", "ok", "no degraded session in the decision log");
   }
+  // Turns OpenClaw served without cachefold (its own transcript has model calls cachefold never saw).
+  const missed = await callsCachefoldMissed(sessions, io.transcriptDbs ?? transcriptDbs());
+  if (missed?.length) {
+    add(
+      "engine",
+      "fail",
+      missed.map((m) => `session ${m.sessionId}: ${m.calls} model call(s) since ${new Date(m.firstAt).toISOString()} ran without cachefold (OpenClaw's transcript has them, cachefold's state does not): OpenClaw served these turns with another engine`).join("\n") +
+        "\n(the slot's plugin disabled, e.g. an enable refused for capability consent; the slot changed; or a quarantine: the other checks name the cause)",
+      "fix the cause named above; the next turn then runs on cachefold (openclaw cachefold status shows it active)",
+    );
+  } else if (missed) add("engine", "ok", sessions.length ? "every model call OpenClaw recorded for these sessions went through cachefold" : "no sessions yet");
   // Predicted vs reported hits.
   const off = [];
   for (const s of sessions) {

@@ -8,8 +8,9 @@
 //    reproduces the run's request count and, counting tokens as the fake provider does, its
 //    prompt tokens within 5 %;
 //  - `doctor` passes on the good setup and names each planted fault (slot unset, model not
-//    matched, contextPruning cache-ttl, cacheRetention none, missing capability consent, which
-//    then degrades the engine to legacy), and passes again once each is undone;
+//    matched, contextPruning cache-ttl, cacheRetention none, missing capability consent; after
+//    which a disable/enable is refused and a turn runs on legacy: doctor names that turn from
+//    OpenClaw's own transcript), and passes again once each is undone;
 //  - `lessons list` answers.
 // Skipped unless CACHEFOLD_E2E=1. About 4 min.
 import { test } from "node:test";
@@ -196,10 +197,24 @@ test("openclaw cachefold status / chat / replay / doctor / lessons in the real C
     const gone = await h.oc(["cachefold", "doctor", "--json"], { allowFail: true });
     assert.notEqual(gone.code, 0);
     assert.match(`${gone.stdout}${gone.stderr}`, /`openclaw cachefold` command is unavailable because `plugins.entries.cachefold.enabled=false`/);
-    // The fix doctor named: accept the capabilities. Enabled again, consent current, doctor passes.
+    // The fix doctor named: accept the capabilities. Enabled again, consent is current, and doctor
+    // names the degraded turn from OpenClaw's own transcript (a model call cachefold never saw).
     await h.oc(["plugins", "enable", "cachefold", "--accept-capabilities"]);
+    const after = await h.oc(["cachefold", "doctor", "--json"], { allowFail: true });
+    const da = json(after, "doctor (consent accepted)");
+    assert.equal(da.checks.find((c) => c.id === "consent")?.status, "ok", JSON.stringify(da.checks));
+    const eng = da.checks.find((c) => c.id === "engine");
+    assert.equal(eng?.status, "fail", JSON.stringify(da.checks));
+    assert.match(eng.message, new RegExp(`session ${sessionId}: ${degradedTurn.requests.filter((r) => r.session === KEY && r.status === 200).length} model call\\(s\\) since .* ran without cachefold`));
+    assert.equal(after.code, 5);
+    log(`doctor names the degraded engine: ${eng.message.split("\n")[0]}`);
+    // The next turn runs on cachefold again, and doctor passes.
+    const back = await h.turn("cli", "turn 4: cachefold is back");
+    assert.ok(back.ok, back.error);
+    assert.ok(h.decisionEvents().some((e) => e.event === "assemble" && e.sessionId === sessionId && Date.parse(e.at) >= back.startedAt), "cachefold assembled turn 4");
     const again = json(await h.oc(["cachefold", "doctor", "--json"], { allowFail: true }), "doctor (restored)");
     assert.equal(again.checks.find((c) => c.id === "consent")?.status, "ok", JSON.stringify(again.checks));
+    assert.equal(again.checks.find((c) => c.id === "engine")?.status, "ok", JSON.stringify(again.checks));
     assert.equal(again.failed, 0, JSON.stringify(again.checks.filter((c) => c.status === "fail")));
   } finally {
     await h.close();

@@ -50,7 +50,7 @@ async function run(argv, config, extraIo = {}) {
   const stdout = sink();
   const stderr = sink();
   // No host log files unless a test gives some: this machine's /tmp/openclaw is not the test's.
-  const code = await dispatch(argv, { stdout, stderr, pluginConfig: config, hostLogFiles: [], ...extraIo });
+  const code = await dispatch(argv, { stdout, stderr, pluginConfig: config, hostLogFiles: [], transcriptDbs: [], ...extraIo });
   let json = null;
   try {
     json = JSON.parse(stdout.text);
@@ -247,6 +247,44 @@ test("doctor reads OpenClaw's log for turns it ran on legacy (or quarantined) af
   assert.equal(hostLogFiles({ logging: { file: text } })[0], text);
 });
 
+test("doctor finds model calls in OpenClaw's transcript that cachefold never saw (turns served by another engine)", { skip }, async (t) => {
+  const NODE24 = process.env.CACHEFOLD_NODE24 ?? join(ROOT, ".cache/node24/node_modules/node/bin/node");
+  const inProcess = await import("node:sqlite").then(async () => typeof (await import("node:zlib")).zstdCompressSync === "function", () => false);
+  if (!inProcess && !existsSync(NODE24)) return t.skip("needs node:sqlite with zstd (Node >= 22.15) or Node 24 (.ci/setup node24)");
+  const { execFileSync } = await import("node:child_process");
+  const { config, stateDir } = await driveSession("sess-engine", 1);
+  const { listSessions } = await import("../../js/commands.js");
+  const [sess] = await listSessions(stateDir);
+  const dir = tempDir();
+  const msg = (role, text, extra = {}) => JSON.stringify({ type: "message", message: { role, content: [{ type: "text", text }], timestamp: 1, ...extra } });
+  // created_at = t0 + line index: two lines before cachefold's last write, four after it.
+  const t0 = Math.floor(sess.updatedAt) - 1;
+  const lines = [
+    msg("user", "read the big file"),
+    msg("assistant", "done 0", { provider: "deepseek", model: "deepseek-v4-flash" }),
+    msg("user", "/cachefold"),
+    msg("assistant", "cachefold: active", { provider: "openclaw", model: "gateway-injected" }),
+    msg("user", "next"),
+    msg("assistant", `served by legacy ${"x".repeat(400)}`, { provider: "deepseek", model: "deepseek-v4-flash" }),
+  ];
+  const jsonl = join(dir, "s.jsonl");
+  writeFileSync(jsonl, `${lines.join("\n")}\n`);
+  const db = join(dir, "openclaw-agent.sqlite");
+  const spec = [{ id: "sess-engine", file: jsonl, t0 }];
+  if (inProcess) await (await import("./sqlite-store.mjs")).writeStore(db, spec);
+  else execFileSync(NODE24, [join(ROOT, "tests/js/sqlite-store.mjs"), db, JSON.stringify(spec)]);
+  const check = `const c = await import(${JSON.stringify(join(ROOT, "js/commands.js"))}); process.stdout.write(JSON.stringify(await c.callsCachefoldMissed(${JSON.stringify([sess])}, ${JSON.stringify([db, join(dir, "missing.sqlite")])})));`;
+  const missed = inProcess ? await (await import("../../js/commands.js")).callsCachefoldMissed([sess], [db, join(dir, "missing.sqlite")]) : JSON.parse(execFileSync(NODE24, ["--input-type=module", "-e", check], { encoding: "utf8" }));
+  // The served turn and the host's own /cachefold answer are not counted; the last call is.
+  assert.deepEqual(missed, [{ sessionId: "sess-engine", db, calls: 1, firstAt: t0 + 5, lastAt: t0 + 5 }]);
+  if (!inProcess) return; // doctor itself needs node:sqlite in this process (OpenClaw's Node 24 has it)
+  const r = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), transcriptDbs: [db] });
+  const c = r.json.checks.find((x) => x.id === "engine");
+  assert.equal(c.status, "fail");
+  assert.match(c.message, /session sess-engine: 1 model call\(s\) since .* ran without cachefold/);
+  assert.equal(r.code, 5);
+});
+
 test("gc keeps live artifacts; gc --all needs --yes and then removes what cachefold stored", { skip }, async () => {
   const { config, stateDir } = await driveSession("sess-gc", 1);
   const { writeArtifact } = await import("../../js/artifacts.js");
@@ -416,7 +454,7 @@ test("README samples of status, report, doctor and /cachefold are the commands' 
     let text = "";
     const tty = { isTTY: true, write: (s) => (text += s) };
     // doctor inside the openclaw CLI also asks OpenClaw about capability consent (here: accepted).
-    await dispatch(argv, { stdout: tty, stderr: tty, pluginConfig: { stateDir, logFile }, hostConfig: host, inspectPlugin: async () => inspectAnswer(), hostLogFiles: [] });
+    await dispatch(argv, { stdout: tty, stderr: tty, pluginConfig: { stateDir, logFile }, hostConfig: host, inspectPlugin: async () => inspectAnswer(), hostLogFiles: [], transcriptDbs: [] });
     const want = sample(argv[0]);
     assert.ok(want, `README has no sample of ${argv[0]}`);
     assert.equal(text.split(stateDir).join("<stateDir>").trimEnd(), want.trimEnd(), `README sample of ${argv.join(" ")} is stale`);
