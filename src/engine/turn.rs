@@ -203,6 +203,7 @@ impl Session {
             uncached_usd,
             turn_w: ws.iter().sum(),
         })?;
+        self.push_topic_turn(input)?;
         Ok(CommitOutcome {
             status: CommitStatus::Committed,
         })

@@ -16,6 +16,7 @@
 
 use crate::digest::Digest;
 use crate::engine::journal::Event;
+pub use crate::engine::topics::TopicState;
 use crate::error::{Error, Result};
 use crate::json::{json_struct, string_enum, DResult, DecodeError, FromJson};
 use crate::pairing::{Shape, ShapeRole};
@@ -515,6 +516,10 @@ pub struct SessionState {
     /// the host evicted it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub head_json: Vec<String>,
+    /// Topics of the committed turns, their first records and the pinned turns (absent from
+    /// snapshots of sessions without topics).
+    #[serde(default, skip_serializing_if = "TopicState::is_empty")]
+    pub topics: TopicState,
 }
 
 impl SessionState {
@@ -555,6 +560,7 @@ impl SessionState {
             base: 0,
             skip: 0,
             head_json: Vec::new(),
+            topics: TopicState::default(),
         }
     }
 
@@ -663,6 +669,7 @@ impl SessionState {
                 };
                 self.drop_summaries_before(seg.to);
                 self.force_fold = false;
+                self.topics.freeze_before(seg.to);
                 self.segs.push((**seg).clone());
             }
             Event::Condense { seg } => {
@@ -761,6 +768,8 @@ impl SessionState {
                 }
             }
             Event::ForceFold { on } => self.force_fold = *on,
+            Event::Turn { from, at, terms } => self.topics.push(*from, *at, terms),
+            Event::PinTurn { turn } => self.topics.pin(*turn),
             Event::Limits { window, budget } => {
                 if window.is_some() {
                     self.window = *window;
@@ -823,6 +832,12 @@ impl SessionState {
                     || seg.to != self.live_from =>
             {
                 return bad("condense does not cover the folded region".into());
+            }
+            Event::Turn { from, .. } if *from as usize > self.records.len() => {
+                return bad(format!("turn from record {from} past the records"));
+            }
+            Event::PinTurn { turn } if *turn == 0 || *turn > self.topics.seg.turn_count() => {
+                return bad(format!("pin of unknown turn t{turn}"));
             }
             Event::Out { keep, .. } if *keep as usize > self.out.len() => {
                 return bad(format!("output keeps {keep} of {}", self.out.len()));
