@@ -52,6 +52,7 @@
 //!   last few turn bags, and per topic a few keywords and a clipped preview.
 //! * **Pure**: no clock (time arrives as `at_ms`), no I/O, deterministic.
 
+mod decode;
 pub mod llm;
 pub mod terms;
 #[cfg(test)]
@@ -259,14 +260,6 @@ pub struct Segmenter {
     last_user: String,
     /// Timestamp of the last turn, if given.
     last_at_ms: Option<f64>,
-}
-
-impl crate::json::FromJson for Segmenter {
-    /// The derived field names (the state is small and its decoder is serde's own; an
-    /// unreadable segmenter is a decode error like any other snapshot field).
-    fn from_json(v: serde_json::Value) -> crate::json::DResult<Self> {
-        serde_json::from_value(v).map_err(|e| crate::json::DecodeError::new(e.to_string()))
-    }
 }
 
 /// A completed turn as the segmenter reads it.
