@@ -75,7 +75,7 @@ impl TopicState {
     /// The turn record `r` belongs to (the last turn starting at or before it).
     pub fn turn_at(&self, r: u32) -> Option<TurnId> {
         let k = self.starts.partition_point(|s| *s <= r);
-        (k > 0).then(|| TurnId(k as u32))
+        (k > 0).then_some(TurnId(k as u32))
     }
 
     /// The topic record `r` belongs to.
@@ -197,7 +197,7 @@ impl Session {
                 continue;
             }
             let d = t.abs_diff(at_c);
-            if best.is_none_or(|(bd, _)| d < bd) {
+            if best.map_or(true, |(bd, _)| d < bd) {
                 best = Some((d, b));
             }
         }
