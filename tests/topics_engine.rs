@@ -358,3 +358,66 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_fold_over_many_topics_stays_bounded_and_names_the_rest() {
+    let cfg = Config {
+        tail_tokens: 1_000,
+        min_fold_tokens: 5_000,
+        fold_record_budget: 2_000,
+        expected_remaining_calls: 100,
+        ..Config::default()
+    };
+    let mut s = Session::new(cfg, "many");
+    let mut msgs: Vec<String> = Vec::new();
+    for k in 0..40usize {
+        let ts = T0 + k as u64 * 60_000;
+        let id = format!("call_{k}");
+        let path = format!("src/area_{k}/module_{k}.rs");
+        let t = vec![
+            user(
+                &format!("new task: rewrite {path}, helper_fn_{k} returns wrong_value_{k}"),
+                ts,
+            ),
+            calls(&[(&id, "read", &path)], ts + 1),
+            result(
+                &id,
+                "read",
+                &format!("fn helper_fn_{k}() {{}}\n").repeat(200),
+                ts + 2,
+            ),
+            assistant(&format!("rewrote {path}"), ts + 3),
+        ];
+        msgs.push(t[0].clone());
+        shim(&mut s, &msgs, DS, Some(200_000));
+
+        msgs.extend(t[1..].iter().cloned());
+        s.commit_turn(&CommitInput {
+            advancement_key: format!("k{k}"),
+            messages: t,
+            now_ms: ts as f64,
+            context_window: None,
+        })
+        .unwrap();
+    }
+    let st = s.state();
+    assert!(
+        st.topics.seg.topics().len() >= 20,
+        "{}",
+        st.topics.seg.topics().len()
+    );
+    let seg = st.segs.first().expect("a fold");
+    let text: serde_json::Value = serde_json::from_str(&seg.json).unwrap();
+    let text = text["content"][0]["text"].as_str().unwrap();
+    let listed = text.lines().filter(|l| l.starts_with("- T")).count();
+    assert!(text.contains("more closed topics"), "{text}");
+    assert!(
+        listed >= 2 && listed < 20,
+        "{listed} topics listed:\n{text}"
+    );
+    assert!(
+        text.chars().count() < 4 * 2_000,
+        "{} chars",
+        text.chars().count()
+    );
+}

@@ -160,11 +160,13 @@ impl Session {
         let recorded = self.st.recorded();
         // The turn's user message is recorded by the assemble before its first call; when it
         // is not (yet), the turn starts at the next record.
+        // Turn starts never decrease; when the host rewound its history below the last
+        // turn's start, this turn is not segmented (later turns are, once records pass it).
         let last_start = self.st.topics.starts.last().copied().unwrap_or(0);
-        let from = first
-            .filter(|f| *f >= last_start)
-            .unwrap_or(recorded)
-            .min(recorded);
+        let from = first.unwrap_or(recorded).max(last_start);
+        if from > recorded {
+            return Ok(());
+        }
         let at = crate::message::parse_host(&input.messages[0])
             .message()
             .and_then(Message::timestamp)
@@ -269,7 +271,21 @@ impl Session {
             "\nTopics folded here (turn ids and topic ids work with cachefold_recover):\n",
         );
         let (last, closed) = groups.split_last()?;
-        for (t, v) in closed {
+        // Closed topics take at most half the record; the rest are named as a range.
+        let closed_cap = cap / 2;
+        for (k, (t, v)) in closed.iter().enumerate() {
+            if out.chars().count() > closed_cap {
+                let (lt, lv) = closed.last()?;
+                let a = ts.turn_at(v[0]).unwrap_or(t.first);
+                let b = ts.turn_at(*lv.last()?).unwrap_or(lt.last);
+                out.push_str(&format!(
+                    "- {} more closed topics {}–{} (turns {a}–{b}; cachefold_topics lists them, recover by topic or turn id)\n",
+                    closed.len() - k,
+                    t.id,
+                    lt.id,
+                ));
+                break;
+            }
             let (ta, tb) = (
                 ts.turn_at(v[0]).unwrap_or(t.first),
                 ts.turn_at(*v.last()?).unwrap_or(t.first),
