@@ -418,3 +418,20 @@ fn a_fold_over_many_topics_stays_bounded_and_names_the_rest() {
         text.chars().count()
     );
 }
+
+#[test]
+fn a_pin_survives_a_restart_from_snapshot_plus_journal() {
+    let mut r = run(small_topics(), &[0, 0, 1, 1], 300);
+    let snap = r.s.snapshot();
+    r.s.pin_turn("t3").unwrap();
+    let tail = r.s.take_journal();
+    assert!(tail.contains("\"pinTurn\""), "{tail}");
+    let (back, rep) = Session::restore(small_topics(), "topics", Some(&snap), &tail).unwrap();
+    assert!(rep.stopped.is_none(), "{rep:?}");
+    assert_eq!(back.state().topics.pins, vec![3]);
+    assert_eq!(back.state(), r.s.state());
+    // A journal line pinning a turn the session never had is refused, not applied.
+    let (mut other, _) = Session::restore(small_topics(), "topics", Some(&snap), "").unwrap();
+    assert!(other.pin_turn("t5").is_err());
+    assert!(other.take_journal().is_empty());
+}
