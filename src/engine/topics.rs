@@ -56,10 +56,10 @@ impl TopicState {
         }
     }
 
-    /// A fold covered the records before `to`: the topics of the turns starting before it are
-    /// fixed from now on.
+    /// A fold covered the records before `to`: the topics of the turns starting before it, and
+    /// of the turn starting exactly there (the boundary the fold used), are fixed from now on.
     pub(crate) fn freeze_before(&mut self, to: u32) {
-        if let Some(k) = self.starts.iter().rposition(|s| *s < to) {
+        if let Some(k) = self.starts.iter().rposition(|s| *s <= to) {
             self.seg.freeze_through(TurnId(k as u32 + 1));
         }
     }
