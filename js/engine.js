@@ -473,6 +473,32 @@ export async function sessionStats(ctx, sessionId) {
   }
 }
 
+/**
+ * A read-only view of one session (`topicsView`, `preview`, `recoverPlan`): the core renders it
+ * from the stored state. Null when the session has no state yet.
+ */
+export async function sessionView(ctx, sessionId, method, ...args) {
+  const { core, paths } = await pathsFor(ctx, sessionId);
+  const { snapshot, journal } = store.readState(paths);
+  if (!snapshot && !journal) return null;
+  const s = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
+  try {
+    return s[method](...args);
+  } finally {
+    s.free?.();
+  }
+}
+
+/** `cachefold_pin`: journal a pin of turn `id` under the session lock; the core's answer. */
+export async function pinTurn(ctx, sessionId, id) {
+  const { paths } = await pathsFor(ctx, sessionId);
+  const { snapshot, journal } = store.readState(paths);
+  if (!snapshot && !journal) return null;
+  const answer = await withSession(ctx, sessionId, async (h) => h.session.pinTurn(id));
+  ctx.log?.({ event: "pin", sessionId, turn: id, pinned: answer?.details?.pinned ?? null });
+  return answer;
+}
+
 /** Folded regions of a session as searchable documents. */
 export async function foldedDocs(ctx, sessionId) {
   const { paths } = await pathsFor(ctx, sessionId);

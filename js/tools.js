@@ -1,4 +1,5 @@
-// Agent tools: cachefold_recover, cachefold_search, cachefold_stats.
+// Agent tools: cachefold_recover, cachefold_search, cachefold_stats, cachefold_topics,
+// cachefold_preview, cachefold_pin.
 //
 // Each is registered as a factory so it learns the calling session from OpenClaw's tool context
 // ({sessionId, sessionKey, ...}). Artifact references are keyed by sessionKey (falling back to
@@ -11,7 +12,7 @@
 import { loadCore } from "./core.js";
 import { readArtifact, readSessionArtifact, sessionArtifactIds, sessionShrinkStats, touchArtifact } from "./artifacts.js";
 
-export const TOOL_NAMES = ["cachefold_recover", "cachefold_search", "cachefold_stats"];
+export const TOOL_NAMES = ["cachefold_recover", "cachefold_search", "cachefold_stats", "cachefold_topics", "cachefold_preview", "cachefold_pin"];
 /** Search reads at most this many bytes of artifacts (newest first) per call. */
 export const SEARCH_MAX_BYTES = 32 * 1024 * 1024;
 /** ... and at most this many documents. */
@@ -53,12 +54,12 @@ export function recoverTool(ctx, toolCtx = {}) {
     name: "cachefold_recover",
     label: "cachefold recover",
     description:
-      "Read part of a stored tool output or folded history region. `id` is the artifact id (40 hex) from a '[cachefold] … → artifact <id>' header, a fold id like 'f3' or a condensed id like 'c1' (from a '[cachefold fold …]' record). Give `lines: [start, end]` (1-based, inclusive) or `chars: [start, end)` (0-based); the answer is capped (default 8,000 chars) and says which range to ask for next.",
+      "Read part of a stored tool output or folded history region. `id` is the artifact id (40 hex) from a '[cachefold] … → artifact <id>' header, a fold id like 'f3' or a condensed id like 'c1' (from a '[cachefold fold …]' record), a turn id like 't12' or a topic id like 'T3' (from a record or cachefold_topics): the exact original messages, one JSON message per line. Give `lines: [start, end]` (1-based, inclusive) or `chars: [start, end)` (0-based); the answer is capped (default 8,000 chars) and says which range to ask for next.",
     parameters: {
       type: "object",
       required: ["id"],
       properties: {
-        id: { type: "string", description: "Artifact id (40 lowercase hex), fold id (f1, f2, ...) or condensed id (c1, c2, ...)." },
+        id: { type: "string", description: "Artifact id (40 lowercase hex), fold id (f1, f2, ...), condensed id (c1, c2, ...), turn id (t1, t2, ...) or topic id (T1, T2, ...)." },
         lines: { ...RANGE, description: "[start, end], 1-based inclusive line numbers." },
         chars: { ...RANGE, description: "[start, end), 0-based char offsets; wins over lines." },
         maxChars: { type: "integer", minimum: 1, maximum: 32000, description: "Cap on returned chars (default 8000)." },
@@ -68,6 +69,7 @@ export function recoverTool(ctx, toolCtx = {}) {
       const c = await core(ctx);
       const { refKey, sessionId } = sessionOf(toolCtx);
       const target = call(c, "parseRecoverTarget", String(params?.id ?? "")); // throws CACHEFOLD_INVALID_ID
+      if (target.kind === "turn" || target.kind === "topic") return recoverTurns(c, ctx, sessionId, target, params);
       let text = null;
       if (target.kind === "artifact") {
         // Only this session's own artifacts: a foreign id answers like an unknown one.
@@ -90,6 +92,39 @@ export function recoverTool(ctx, toolCtx = {}) {
       return textResult(ans.text, { ...ans.details, kind: target.kind, found: true });
     },
   };
+}
+
+/**
+ * cachefold_recover by turn (t<k>) or topic (T<n>): the core names the stored fold lines that
+ * hold those messages (one JSON message per line); this reads them and the core bounds the answer.
+ */
+async function recoverTurns(c, ctx, sessionId, target, params) {
+  const engine = await engineView(ctx);
+  if (!sessionId || typeof engine.sessionView !== "function") {
+    return textResult(`[cachefold_recover] ${target.id}: no session state to look it up in.`, { id: target.id, found: false });
+  }
+  const plan = await engine.sessionView(ctx, sessionId, "recoverPlan", target.id); // throws CACHEFOLD_INVALID_ID for an unknown turn/topic
+  if (plan == null) return textResult(`[cachefold_recover] ${target.id}: this session has no recorded turns yet.`, { id: target.id, found: false });
+  const lines = [];
+  const missing = [];
+  for (const p of plan.parts ?? []) {
+    const text = typeof engine.foldText === "function" ? await engine.foldText(ctx, sessionId, p.fold) : null;
+    if (text == null) {
+      missing.push(p.fold);
+      continue;
+    }
+    const all = text.split("\n");
+    lines.push(...all.slice(p.lines[0] - 1, p.lines[1]));
+  }
+  let note = plan.note;
+  if (missing.length) note += ` Not stored here: ${missing.join(", ")}.`;
+  if (!lines.length) {
+    ctx.log?.({ event: "tool_recover", id: target.id, kind: target.kind, lines: 0 });
+    return textResult(note, { id: target.id, kind: target.kind, found: true, from: plan.from, to: plan.to, inContext: plan.inContext, missing });
+  }
+  const ans = call(c, "recoverAnswer", target.id, lines.join("\n"), JSON.stringify(params ?? {}));
+  ctx.log?.({ event: "tool_recover", id: target.id, kind: target.kind, ...ans.details });
+  return textResult(`${note}\n${ans.text}`, { ...ans.details, kind: target.kind, found: true, from: plan.from, to: plan.to, inContext: plan.inContext, missing });
 }
 
 /** Documents of one session for search: folded regions first, then artifacts newest first. */
@@ -211,7 +246,77 @@ export function statsTool(ctx, toolCtx = {}) {
   };
 }
 
-const FACTORIES = { cachefold_recover: recoverTool, cachefold_search: searchTool, cachefold_stats: statsTool };
+/** A tool answered by a read-only core view of the session (`{text, details}`). */
+function viewTool(ctx, toolCtx, { name, label, description, method }) {
+  return {
+    name,
+    label,
+    description,
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      const { sessionId } = sessionOf(toolCtx);
+      const engine = await engineView(ctx);
+      const ans = sessionId && typeof engine.sessionView === "function" ? await engine.sessionView(ctx, sessionId, method) : null;
+      if (ans == null) return textResult(`[${name}] No recorded turns for this session yet.`, { sessionId, found: false });
+      ctx.log?.({ event: `tool_${name.slice("cachefold_".length)}` });
+      return textResult(ans.text, ans.details);
+    },
+  };
+}
+
+/** cachefold_topics */
+export function topicsTool(ctx, toolCtx = {}) {
+  return viewTool(ctx, toolCtx, {
+    name: "cachefold_topics",
+    label: "cachefold topics",
+    method: "topicsView",
+    description:
+      "List this session's topics: id (T1, T2, ...), turn range (t<a>–t<b>), estimated tokens, folded or live, label. Pass a topic or turn id to cachefold_recover for the exact messages, or a turn id to cachefold_pin.",
+  });
+}
+
+/** cachefold_preview */
+export function previewTool(ctx, toolCtx = {}) {
+  return viewTool(ctx, toolCtx, {
+    name: "cachefold_preview",
+    label: "cachefold preview",
+    method: "preview",
+    description:
+      "Show what the model sees now: the pinned head, each fold record (with its recover id), the live tail kept verbatim, with estimated tokens for each part.",
+  });
+}
+
+/** cachefold_pin */
+export function pinTool(ctx, toolCtx = {}) {
+  return {
+    name: "cachefold_pin",
+    label: "cachefold pin",
+    description:
+      "Keep one turn (t<k>, from cachefold_topics) verbatim through later folds. Applies from the next fold on, so nothing already sent changes; a turn already folded stays folded (recover it instead).",
+    parameters: {
+      type: "object",
+      required: ["turn"],
+      properties: { turn: { type: "string", pattern: "^t[0-9]{1,9}$", description: "Turn id, e.g. t12." } },
+    },
+    async execute(_toolCallId, params) {
+      const { sessionId } = sessionOf(toolCtx);
+      const turn = String(params?.turn ?? "");
+      const engine = await engineView(ctx);
+      const ans = sessionId && typeof engine.pinTurn === "function" ? await engine.pinTurn(ctx, sessionId, turn) : null; // throws CACHEFOLD_INVALID_ID
+      if (ans == null) return textResult("[cachefold_pin] No recorded turns for this session yet.", { sessionId, found: false });
+      return textResult(ans.text, ans.details);
+    },
+  };
+}
+
+const FACTORIES = {
+  cachefold_recover: recoverTool,
+  cachefold_search: searchTool,
+  cachefold_stats: statsTool,
+  cachefold_topics: topicsTool,
+  cachefold_preview: previewTool,
+  cachefold_pin: pinTool,
+};
 
 /** Register the agent tools, one factory each (OpenClaw passes the session in the tool context). */
 export function registerTools(api, ctx) {

@@ -85,6 +85,8 @@ pub struct Config {
     pub owns_compaction: bool,
     /// Workspace lessons (`src/lessons/`).
     pub lessons: LessonsConfig,
+    /// Topic segmentation of committed turns, used by folds and the inspection tools.
+    pub topics: TopicsConfig,
     /// `savings` | `balanced` | `recall`: the shim fills the cost/recall knobs the user did not
     /// set from this profile (`js/index.js`, `PROFILES`); the core only checks the name.
     pub profile: String,
@@ -119,6 +121,33 @@ impl Default for LessonsConfig {
             use_llm: true,
             capture_interval_ms: 600_000,
         }
+    }
+}
+
+/// Topic segmentation (`src/topics/`): turn and topic ids, folds that cut at topic boundaries
+/// and render a closed topic as a line, recovery by `t<k>` / `T<n>`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct TopicsConfig {
+    /// Segment committed turns into topics and let folds follow them. Off: no turn is
+    /// segmented, folds cut and render as without topics.
+    pub enabled: bool,
+}
+
+impl Default for TopicsConfig {
+    fn default() -> Self {
+        TopicsConfig { enabled: true }
+    }
+}
+
+impl FromJson for TopicsConfig {
+    fn from_json(v: Value) -> DResult<Self> {
+        let mut f = Fields::new(v)?;
+        let mut c = TopicsConfig::default();
+        f.set("enabled", &mut c.enabled)?;
+        f.deny_unknown()?;
+        Ok(c)
     }
 }
 
@@ -220,6 +249,7 @@ impl Default for Config {
             log_file: String::new(),
             owns_compaction: true,
             lessons: LessonsConfig::default(),
+            topics: TopicsConfig::default(),
             profile: "balanced".to_string(),
         }
     }
@@ -440,6 +470,7 @@ impl FromJson for Config {
         f.set("logFile", &mut c.log_file)?;
         f.set("ownsCompaction", &mut c.owns_compaction)?;
         f.set("lessons", &mut c.lessons)?;
+        f.set("topics", &mut c.topics)?;
         f.set("profile", &mut c.profile)?;
         f.deny_unknown()?;
         Ok(c)

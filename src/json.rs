@@ -243,6 +243,12 @@ impl<T: FromJson> FromJson for Vec<T> {
     }
 }
 
+impl<T: FromJson + Ord> FromJson for std::collections::BTreeSet<T> {
+    fn from_json(v: Value) -> DResult<Self> {
+        Ok(Vec::<T>::from_json(v)?.into_iter().collect())
+    }
+}
+
 impl<T: FromJson> FromJson for VecDeque<T> {
     fn from_json(v: Value) -> DResult<Self> {
         Vec::<T>::from_json(v).map(VecDeque::from)

@@ -55,7 +55,7 @@
 //! | [`fold`] | cut boundaries, protected groups, fold records, the summary prompt |
 //! | [`engine`] | the session: API, gating, history/divergence, fold policy, output, turns, state, journal |
 //! | [`tools`] | tool-output safety and recovery: shrink, details, defaults, recover, search |
-//! | [`topics`] | incremental topic segmentation of completed turns: stable `t<k>` / `T<n>` ids, frozen boundaries, layer-2 prompt/parser |
+//! | [`topics`] | incremental topic segmentation of completed turns: stable `t<k>` / `T<n>` ids, frozen boundaries, layer-2 prompt/parser (used by the engine's folds, see `engine::topics`) |
 //! | [`lessons`] | workspace lessons: parse/render, classify the first request, select, stale, redact, capture |
 //! | `replay` (native only) | the plan driver over recorded sessions and the transcript readers |
 //! | `bench` (feature `bench`) | the replay bench: tokenizer, cache simulator, strategies |

@@ -252,6 +252,29 @@ impl Session {
         to_js(&self.inner.stats())
     }
 
+    /// `cachefold_topics`: `{text, details}` (`Session::topics_view`).
+    #[wasm_bindgen(js_name = topicsView)]
+    pub fn topics_view(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.topics_view())
+    }
+
+    /// `cachefold_preview`: `{text, details}` (`Session::preview`).
+    pub fn preview(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.preview())
+    }
+
+    /// Where the messages of turn `t<k>` / topic `T<n>` are stored (`Session::recover_plan`).
+    #[wasm_bindgen(js_name = recoverPlan)]
+    pub fn recover_plan(&self, id: &str) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.recover_plan(id).map_err(|e| err(&e))?)
+    }
+
+    /// `cachefold_pin`: `{text, details}`; journals the pin (`Session::pin_turn`).
+    #[wasm_bindgen(js_name = pinTurn)]
+    pub fn pin_turn(&mut self, id: &str) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.pin_turn(id).map_err(|e| err(&e))?)
+    }
+
     /// Recent per-call rows with prices (`Session::call_rows`).
     #[wasm_bindgen(js_name = callRows)]
     pub fn call_rows(&self) -> Result<JsValue, JsValue> {

@@ -67,12 +67,14 @@ fn same_report_whatever_the_worker_count() {
         .sum();
     let recorded: u64 = sessions().iter().map(|(_, t)| t.calls.len() as u64).sum();
     assert!(calls > 100 && calls <= recorded, "{calls} of {recorded}");
-    assert_eq!(p1, (7 * calls, 7 * calls));
+    // Eight strategies: S0, S1a, S1b, S2, S2c, S2f, S3 and S3o (S3 with topics off).
+    assert_eq!(cachefold::bench::ALL_STRATEGIES.len(), 8);
+    assert_eq!(p1, (8 * calls, 8 * calls));
     assert_eq!(p3, p1);
     let totals = v["totals"].as_array().unwrap();
-    assert_eq!(totals.len(), 7);
+    assert_eq!(totals.len(), 8);
     assert_eq!(v["header"]["tokenizer"], "o200k");
-    assert_eq!(v["jobs"].as_array().unwrap().len(), 21);
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 24);
     for t in totals {
         assert_eq!(t["metrics"]["calls"].as_u64(), Some(calls), "{t}");
         assert!(t["metrics"]["cost"]["headline"].as_f64().unwrap() > 0.0);

@@ -70,7 +70,7 @@ fn schema_accepts_unknown_keys_the_shim_reports() {
     let m = manifest();
     let schema = &m["configSchema"];
     assert_eq!(schema["additionalProperties"], true);
-    for k in ["summary", "persist", "artifacts", "lessons"] {
+    for k in ["summary", "persist", "artifacts", "lessons", "topics"] {
         assert_eq!(schema["properties"][k]["additionalProperties"], true, "{k}");
     }
     assert!(Config::from_json(r#"{"notAKey":1}"#).is_err());

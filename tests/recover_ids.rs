@@ -45,11 +45,24 @@ fn artifact_ids_are_told_apart_by_their_whole_shape() {
         parse_target("c12").unwrap(),
         RecoverTarget::Condensed("c12".into())
     );
+    assert_eq!(
+        parse_target("t1").unwrap(),
+        RecoverTarget::Turn("t1".into())
+    );
+    assert_eq!(
+        parse_target("T12").unwrap(),
+        RecoverTarget::Topic("T12".into())
+    );
     for bad in [
         "",
         "f",
         "c",
-        "t1",
+        "t",
+        "t0",
+        "T0",
+        "t1a",
+        "T-1",
+        "t1234567890",
         "f1a",
         "c1a",
         "fc1",
@@ -201,6 +214,13 @@ fn every_rendered_id_is_accepted_by_recover() {
                 let kind = match t {
                     RecoverTarget::Artifact(_) => "artifact",
                     RecoverTarget::Fold(_) | RecoverTarget::Condensed(_) => "fold",
+                    // Turn and topic ids are resolved by the session's own state.
+                    RecoverTarget::Turn(_) | RecoverTarget::Topic(_) => {
+                        if let Err(e) = s.recover_plan(id) {
+                            bad.push(format!("{id}: {e}"));
+                        }
+                        continue;
+                    }
                 };
                 if stored.get(id.as_str()) != Some(&kind) {
                     bad.push(format!(

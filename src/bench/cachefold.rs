@@ -170,10 +170,18 @@ impl Cachefold {
 
 impl Strategy for Cachefold {
     fn id(&self) -> &'static str {
-        "S3"
+        if self.cfg.topics.enabled {
+            "S3"
+        } else {
+            "S3o"
+        }
     }
     fn label(&self) -> &'static str {
-        "cachefold (engine + ingest shrink)"
+        if self.cfg.topics.enabled {
+            "cachefold (engine + ingest shrink)"
+        } else {
+            "cachefold, topics off"
+        }
     }
 
     fn ingest(&mut self, ctx: &mut Ctx, m: M, index: usize) -> M {

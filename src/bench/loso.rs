@@ -89,6 +89,7 @@ pub fn grid() -> Vec<(String, Config)> {
     one("persist=off", &|c| c.persist.enabled = false);
     one("remaining=20", &|c| c.expected_remaining_calls = 20);
     one("remaining=100", &|c| c.expected_remaining_calls = 100);
+    one("topics=off", &|c| c.topics.enabled = false);
     one("tail=16k,record=32k", &|c| {
         c.tail_tokens = 16_000;
         c.fold_record_budget = 32_000;

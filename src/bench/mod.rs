@@ -29,7 +29,7 @@
 //! See [`strategies`] for the exact model of each: S0 naive, S1a OpenClaw legacy (DeepSeek
 //! default: no pruning), S1b legacy + cache-ttl pruning, S2 ReasoniXlaw-like, S2c
 //! context-safe-like, S2f ContextFold-like, S3 cachefold ([`cachefold`]: the real engine and
-//! the real tool-output shrink). Every summarising strategy uses the same deterministic
+//! the real tool-output shrink; S3o the same with `topics.enabled` off). Every summarising strategy uses the same deterministic
 //! summariser ([`summarize`], the engine's extractive renderer) and pays for it as a model call.
 //!
 //! ## Usage
@@ -104,7 +104,7 @@ pub mod tokenizer;
 use strategies::Strategy;
 
 /// Every strategy id, in report order.
-pub const ALL_STRATEGIES: &[&str] = &["S0", "S1a", "S1b", "S2", "S2c", "S2f", "S3"];
+pub const ALL_STRATEGIES: &[&str] = &["S0", "S1a", "S1b", "S2", "S2c", "S2f", "S3", "S3o"];
 
 /// A fresh strategy by id (`None` for unknown ids); S3 runs the product defaults.
 pub fn strategy(id: &str) -> Option<Box<dyn Strategy>> {
@@ -121,6 +121,11 @@ pub fn strategy_with(id: &str, s3: &crate::config::Config) -> Option<Box<dyn Str
         "S2c" => Some(Box::new(strategies::ContextSafe::new())),
         "S2f" => Some(Box::new(strategies::ContextFold::new())),
         "S3" => Some(Box::new(cachefold::Cachefold::new(s3.clone()))),
+        // S3 with topic segmentation off (the "topics on/off" pair of rows).
+        "S3o" => Some(Box::new(cachefold::Cachefold::new(crate::config::Config {
+            topics: crate::config::TopicsConfig { enabled: false },
+            ..s3.clone()
+        }))),
         _ => None,
     }
 }

@@ -24,6 +24,7 @@ use crate::engine::state::{
 use crate::error::{Error, Result};
 use crate::fingerprint_hex;
 use crate::json::{DResult, DecodeError, Fields, FromJson};
+use crate::topics::terms::TurnTerms;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -175,6 +176,21 @@ pub enum Event {
         /// Set or cleared.
         on: bool,
     },
+    /// A committed turn entered topic segmentation (`topics.enabled`).
+    Turn {
+        /// Record index of the turn's first message.
+        from: u32,
+        /// Time of the turn (ms), for the idle-gap rule.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<f64>,
+        /// The turn's terms (bounded; the segmenter's whole input).
+        terms: Box<TurnTerms>,
+    },
+    /// A turn is kept verbatim by the folds that cover it from now on (`cachefold_pin`).
+    PinTurn {
+        /// Turn number (`t<k>`).
+        turn: u32,
+    },
 }
 
 impl FromJson for Event {
@@ -262,6 +278,14 @@ impl Event {
                 budget: f.req("budget")?,
             },
             "forceFold" => Event::ForceFold { on: f.req("on")? },
+            "turn" => Event::Turn {
+                from: f.req("from")?,
+                at: f.req("at")?,
+                terms: f.req("terms")?,
+            },
+            "pinTurn" => Event::PinTurn {
+                turn: f.req("turn")?,
+            },
             other => return Err(DecodeError::new(format!("unknown event kind `{other}`"))),
         })
     }

@@ -85,10 +85,12 @@ mod drive;
 pub mod evict;
 mod gate;
 mod history;
+mod inspect;
 mod output;
 mod policy;
 mod stats;
 mod summary;
+pub mod topics;
 mod turn;
 
 pub mod fingerprint;

@@ -117,7 +117,8 @@ impl Session {
         price: &cost::Price,
         expected: f64,
     ) -> Option<String> {
-        let protected_w: u64 = fold::protected_groups(&self.st.records, from, to)
+        let protected_w: u64 = self
+            .kept_verbatim(from, to)
             .iter()
             .filter_map(|i| self.st.records.get(*i as usize))
             .map(|r| r.w)
@@ -157,14 +158,18 @@ impl Session {
         summary: Option<&str>,
     ) -> Prepared {
         let recs = &self.st.records;
-        let protected = fold::protected_groups(recs, from, to);
+        let protected = self.kept_verbatim(from, to);
         let digests: Vec<&Digest> = (from..to)
             .filter(|i| protected.binary_search(i).is_err())
             .filter_map(|i| recs.get(i as usize).map(|r| &r.digest))
             .collect();
         let region_w = fold::span_w(recs, from, to);
         let cap = fold::cap_for_region(fold::fold_cap_chars(self.cfg.fold_record_budget), region_w);
-        let text = fold::fold_text(id, &digests, summary, cap);
+        let text = match summary {
+            None => self.topic_record(id, from, to, &protected, cap),
+            Some(_) => None,
+        }
+        .unwrap_or_else(|| fold::fold_text(id, &digests, summary, cap));
         let json = fold::record_json(&text, fold::record_ts(recs, from));
         let w = tokens::weighted_chars(&json);
         let protected_w = protected
@@ -287,6 +292,7 @@ impl Session {
                 match self.candidate(count, &cuts) {
                     Err(why) => report.skipped = Some(why.into()),
                     Ok(c) => {
+                        let c = self.topic_cut(count, &cuts, c);
                         let id = self.next_fold_id();
                         let live = self.st.live_from;
                         let region = self.tokens(fold::span_w(&self.st.records, live, c));
@@ -382,7 +388,10 @@ impl Session {
                 let id = self.next_fold_id();
                 let mut chosen: Option<Prepared> = None;
                 if forced && !emergency {
-                    let c = self.candidate(count, &cuts).unwrap_or(last);
+                    let c = match self.candidate(count, &cuts) {
+                        Ok(c) => self.topic_cut(count, &cuts, c),
+                        Err(_) => last,
+                    };
                     let summary = self.ready_summary_for(c, &cuts);
                     chosen = Some(match summary {
                         Some((to, text)) => self.prepare(&id, self.st.live_from, to, Some(&text)),

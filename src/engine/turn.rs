@@ -203,6 +203,9 @@ impl Session {
             uncached_usd,
             turn_w: ws.iter().sum(),
         })?;
+        // Topics are an optimisation: the turn is committed whatever happens to them (a
+        // refused `turn` event changes nothing, see `SessionState::apply`).
+        let _ = self.push_topic_turn(input);
         Ok(CommitOutcome {
             status: CommitStatus::Committed,
         })

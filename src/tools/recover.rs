@@ -67,20 +67,28 @@ pub enum RecoverTarget {
     Fold(String),
     /// A condensed range (every fold merged into one record), `c<k>`; stored like a fold.
     Condensed(String),
+    /// A committed turn, `t<k>`: its messages, read from the folds that hold them.
+    Turn(String),
+    /// A topic, `T<n>`: the messages of its turns, read from the folds that hold them.
+    Topic(String),
 }
 
 impl RecoverTarget {
     /// The id.
     pub fn id(&self) -> &str {
         match self {
-            RecoverTarget::Artifact(s) | RecoverTarget::Fold(s) | RecoverTarget::Condensed(s) => s,
+            RecoverTarget::Artifact(s)
+            | RecoverTarget::Fold(s)
+            | RecoverTarget::Condensed(s)
+            | RecoverTarget::Turn(s)
+            | RecoverTarget::Topic(s) => s,
         }
     }
 }
 
 /// Every id shape `cachefold_recover` accepts, for error messages.
 pub const ID_SHAPES: &str =
-    "an artifact id (40 lowercase hex digits), a fold id (`f` + 1-9 digits) or a condensed id (`c` + 1-9 digits)";
+    "an artifact id (40 lowercase hex digits), a fold id (`f` + 1-9 digits), a condensed id (`c` + 1-9 digits), a turn id (`t` + 1-9 digits) or a topic id (`T` + 1-9 digits)";
 
 /// `prefix` followed by 1-9 ASCII digits, exactly.
 fn numbered(id: &str, prefix: char) -> bool {
@@ -98,6 +106,12 @@ pub fn parse_target(id: &str) -> Result<RecoverTarget> {
     }
     if numbered(id, 'c') {
         return Ok(RecoverTarget::Condensed(id.to_string()));
+    }
+    if numbered(id, 't') && !id[1..].bytes().all(|b| b == b'0') {
+        return Ok(RecoverTarget::Turn(id.to_string()));
+    }
+    if numbered(id, 'T') && !id[1..].bytes().all(|b| b == b'0') {
+        return Ok(RecoverTarget::Topic(id.to_string()));
     }
     Err(Error::InvalidId(format!(
         "id must be {ID_SHAPES}, got {:?}",
@@ -575,6 +589,14 @@ mod tests {
         assert_eq!(
             parse_target(&id).unwrap(),
             RecoverTarget::Artifact(id.clone())
+        );
+        assert_eq!(
+            parse_target("t3").unwrap(),
+            RecoverTarget::Turn("t3".into())
+        );
+        assert_eq!(
+            serde_json::to_string(&parse_target("T2").unwrap()).unwrap(),
+            r#"{"kind":"topic","id":"T2"}"#
         );
         for bad in [
             "f",

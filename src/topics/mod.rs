@@ -52,6 +52,7 @@
 //!   last few turn bags, and per topic a few keywords and a clipped preview.
 //! * **Pure**: no clock (time arrives as `at_ms`), no I/O, deterministic.
 
+mod decode;
 pub mod llm;
 pub mod terms;
 #[cfg(test)]
@@ -657,10 +658,15 @@ impl Segmenter {
 
     /// Add the next completed turn; decides its topic from turns ≤ it only.
     pub fn push_turn(&mut self, input: TurnInput) -> Decision {
+        self.push_terms(&terms::turn_terms(input.digests), input.at_ms)
+    }
+
+    /// [`Segmenter::push_turn`] from the turn's terms ([`terms::turn_terms`] of its digests):
+    /// what the session journal carries, so a replay decides exactly as the live push did.
+    pub fn push_terms(&mut self, t: &TurnTerms, at_ms: Option<f64>) -> Decision {
         if self.next_topic == 0 {
             self.next_topic = 1;
         }
-        let t = terms::turn_terms(input.digests);
         self.turns += 1;
         let turn = TurnId(self.turns);
         let p = self.params.clone();
@@ -669,29 +675,29 @@ impl Segmenter {
             None => (true, 0.0),
             Some(_) if noise => (false, 0.0),
             Some(open) => {
-                let s = self.score(&t, input.at_ms);
+                let s = self.score(t, at_ms);
                 let strong = cue(&t.user_text) > 0.0;
                 let long_enough = open.turns() >= p.min_topic_turns.max(1);
                 (s >= p.threshold && (long_enough || strong), s)
             }
         };
-        self.count_doc(&t);
+        self.count_doc(t);
         if new_topic {
             let cause = if self.topics.is_empty() {
                 Cause::Start
             } else {
                 Cause::Local
             };
-            self.open_topic(turn, score, cause, &t);
+            self.open_topic(turn, score, cause, t);
         } else if let Some(open) = self.topics.last_mut() {
             open.last = turn;
         }
         if !noise || self.recent.is_empty() {
-            self.absorb(&t);
+            self.absorb(t);
         }
         self.last_user = crate::text::clip(&crate::text::one_line(&t.user_text), 300);
-        if input.at_ms.is_some() {
-            self.last_at_ms = input.at_ms;
+        if at_ms.is_some() {
+            self.last_at_ms = at_ms;
         }
         let topic = self.topics.last().map_or(TopicId(0), |t| t.id);
         Decision {

@@ -216,8 +216,11 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
-/// The bounded term bag of one completed turn plus the facts the cue rules need.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The bounded term bag of one completed turn plus the facts the cue rules need (the session
+/// journal's `turn` event carries it, so a replay pushes exactly what the live session did).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
+#[serde(rename_all = "camelCase", default)]
 pub struct TurnTerms {
     /// (term hash, weight), sorted by hash, at most [`MAX_TURN_TERMS`].
     pub bag: Vec<(u32, f64)>,
@@ -365,3 +368,11 @@ mod tests {
         assert!(t.keywords.len() <= MAX_KEYWORDS * 3);
     }
 }
+
+crate::json::json_struct!(TurnTerms default {
+    bag: "bag",
+    user_terms: "userTerms",
+    tools: "tools",
+    user_text: "userText",
+    keywords: "keywords",
+});

@@ -92,7 +92,7 @@ test("replay through the addon gives cachefold-bench's totals on the same store"
     got.report.header.sessions.map((s) => s.calls),
     want.header.sessions.map((s) => s.calls),
   );
-  assert.equal(got.report.totals.length, 7, "every strategy");
+  assert.equal(got.report.totals.length, 8, "every strategy (S3 and S3o: topics on and off)");
   assert.ok(got.report.totals.every((x) => x.metrics.calls > 0 && x.metrics.promptTokens > 0));
   // Identical figures, strategy by strategy (metrics: tokens, hits, costs, recall; derived ratios).
   assert.deepEqual(

@@ -28,7 +28,7 @@ function store(ctx, text, session = SESSION.sessionKey) {
 
 const numbered = (n) => Array.from({ length: n }, (_, i) => `row ${i + 1}`).join("\n");
 
-test("registerTools registers exactly the three tools, each as a session-aware factory", () => {
+test("registerTools registers exactly the manifest's tools, each as a session-aware factory", () => {
   const { api, reg } = fakeApi();
   registerTools(api, { stateDir: tempDir() });
   assert.deepEqual(toolNames(reg), [...TOOL_NAMES].sort());

@@ -188,6 +188,13 @@ json_struct!(SessionState from (SessionState::new("")) {
     base: "base" = default,
     skip: "skip" = default,
     head_json: "headJson" = default,
+    topics: "topics" = default,
+});
+
+json_struct!(TopicState default {
+    seg: "seg",
+    starts: "starts",
+    pins: "pins",
 });
 
 impl SessionState {

@@ -1,0 +1,250 @@
+//! The topic tools' answers, rendered here so the shim stays thin: `cachefold_topics` (topics
+//! with turn ranges, tokens, folded/live), `cachefold_preview` (what the model sees now, part
+//! by part), `cachefold_recover` by turn or topic id (which stored lines hold the turns), and
+//! `cachefold_pin` (keep a turn verbatim through later folds). Every answer is
+//! `{text, details}`; the text is bounded.
+
+#[allow(unused_imports)]
+use super::*;
+use crate::topics::{Topic, TopicId, TurnId};
+
+/// Topics listed by `cachefold_topics` at most (the most recent ones).
+pub const MAX_TOPICS_LISTED: usize = 60;
+
+/// Where a record is for the model right now.
+fn place(st: &SessionState, r: u32) -> &'static str {
+    if r < st.head_len {
+        "head"
+    } else if r < st.live_from {
+        "folded"
+    } else {
+        "live"
+    }
+}
+
+impl Session {
+    fn topic_state_word(&self, a: u32, b: u32) -> &'static str {
+        let (pa, pb) = (
+            place(&self.st, a),
+            place(&self.st, b.saturating_sub(1).max(a)),
+        );
+        if pa == pb {
+            pa
+        } else if pa == "folded" || pb == "folded" {
+            "partly folded"
+        } else {
+            "live"
+        }
+    }
+
+    /// `cachefold_topics`: every topic (the last [`MAX_TOPICS_LISTED`]) with its turn range,
+    /// estimated tokens and whether it is folded or live.
+    pub fn topics_view(&self) -> Value {
+        let ts = &self.st.topics;
+        let end = self.st.recorded();
+        let all = ts.seg.topics();
+        if all.is_empty() {
+            let why = if self.cfg.topics.enabled {
+                "no turn has been committed yet"
+            } else {
+                "topics are off (config topics.enabled)"
+            };
+            return json!({"text": format!("[cachefold_topics] No topics: {why}."), "details": {"topics": [], "turns": 0}});
+        }
+        let skip = all.len().saturating_sub(MAX_TOPICS_LISTED);
+        let mut lines = vec![format!(
+            "[cachefold_topics] {} topics over {} turns (turns ≤ t{} are frozen). Recover a topic or turn with cachefold_recover {{\"id\":\"T<n>\"}} / {{\"id\":\"t<k>\"}}.",
+            all.len(),
+            ts.seg.turn_count(),
+            ts.seg.frozen_through()
+        )];
+        if skip > 0 {
+            lines.push(format!("({skip} older topics not listed)"));
+        }
+        let mut details = Vec::new();
+        for t in &all[skip..] {
+            let (a, b) = ts.topic_range(t, end).unwrap_or((end, end));
+            let tokens = self.tokens(fold::span_w(&self.st.records, a, b));
+            let state = self.topic_state_word(a, b);
+            let pins: Vec<String> = ts
+                .pins
+                .iter()
+                .filter(|k| **k >= t.first.0 && **k <= t.last.0)
+                .map(|k| format!("t{k}"))
+                .collect();
+            lines.push(format!(
+                "{} {}–{} ({} turns, ~{} tokens, {}{}): {}",
+                t.id,
+                t.first,
+                t.last,
+                t.turns(),
+                tokens,
+                state,
+                if pins.is_empty() {
+                    String::new()
+                } else {
+                    format!(", pinned {}", pins.join(" "))
+                },
+                crate::text::clip(&t.display_label(), 100)
+            ));
+            details.push(json!({
+                "id": t.id.to_string(), "first": t.first.to_string(), "last": t.last.to_string(),
+                "turns": t.turns(), "tokens": tokens, "state": state, "label": t.display_label(),
+                "pinned": pins,
+            }));
+        }
+        json!({"text": lines.join("\n"), "details": {"topics": details, "turns": ts.seg.turn_count(), "frozenThrough": ts.seg.frozen_through()}})
+    }
+
+    /// `cachefold_preview`: what the model sees now (as of the last assemble): the pinned
+    /// head, each fold segment (record + messages kept verbatim), the live tail; estimated
+    /// tokens each.
+    pub fn preview(&self) -> Value {
+        let st = &self.st;
+        let recs = &st.records;
+        let end = st.recorded();
+        let stat = self.static_tokens();
+        let head = self.tokens(fold::span_w(recs, 0, st.head_len));
+        let live = self.tokens(fold::span_w(recs, st.live_from, end));
+        let turn_label = |r: u32| {
+            st.topics
+                .turn_at(r)
+                .map_or(String::new(), |t| format!(" from {t}"))
+        };
+        let mut lines = vec![format!(
+            "[cachefold_preview] ~{} tokens: static (system prompt, tools) ~{stat}, head ~{head}, {} fold segment(s), live tail ~{live}.",
+            stat + head + live + st.segs.iter().map(|s| self.tokens(s.w + s.protected_w)).sum::<u64>(),
+            st.segs.len()
+        )];
+        lines.push(format!(
+            "head: messages 0..{} (~{head} tokens, pinned)",
+            st.head_len
+        ));
+        let mut segs = Vec::new();
+        for s in &st.segs {
+            let (rt, kt) = (self.tokens(s.w), self.tokens(s.protected_w));
+            lines.push(format!(
+                "{}: record for messages {}..{}{} (~{rt} tokens{}; exact text: cachefold_recover {{\"id\":\"{}\"}})",
+                s.id,
+                s.from,
+                s.to,
+                turn_label(s.from),
+                if s.protected.is_empty() {
+                    String::new()
+                } else {
+                    format!(", + {} kept verbatim ~{kt}", s.protected.len())
+                },
+                s.id
+            ));
+            segs.push(json!({"id": s.id, "from": s.from, "to": s.to, "recordTokens": rt, "keptTokens": kt, "kept": s.protected.len(), "summary": s.summary}));
+        }
+        lines.push(format!(
+            "live tail: messages {}..{end}{} (~{live} tokens, verbatim)",
+            st.live_from,
+            turn_label(st.live_from)
+        ));
+        json!({"text": lines.join("\n"), "details": {
+            "staticTokens": stat,
+            "head": {"from": 0, "to": st.head_len, "tokens": head},
+            "segments": segs,
+            "live": {"from": st.live_from, "to": end, "tokens": live},
+        }})
+    }
+
+    /// Records `[a, b)` and a label for a turn id `t<k>` or a topic id `T<n>`.
+    fn topic_or_turn(&self, id: &str) -> Result<(u32, u32, String)> {
+        let ts = &self.st.topics;
+        let end = self.st.recorded();
+        let unknown = |what: String| Error::InvalidId(what);
+        if let Some(t) = TurnId::parse(id) {
+            let (a, b) = ts.turn_range(t.0, end).ok_or_else(|| {
+                unknown(format!(
+                    "{id} is not a turn of this session (turns t1..t{})",
+                    ts.seg.turn_count()
+                ))
+            })?;
+            let topic = ts.seg.topic_of(t).map(|x| x.id.to_string());
+            return Ok((
+                a,
+                b,
+                format!(
+                    "{id}{}",
+                    topic.map_or(String::new(), |x| format!(" (topic {x})"))
+                ),
+            ));
+        }
+        if let Some(n) = TopicId::parse(id) {
+            let t: &Topic = ts.seg.topic(n).ok_or_else(|| {
+                unknown(format!(
+                    "{id} is not a topic of this session (see cachefold_topics)"
+                ))
+            })?;
+            let (a, b) = ts.topic_range(t, end).unwrap_or((end, end));
+            return Ok((
+                a,
+                b,
+                format!(
+                    "{id} {}–{} \"{}\"",
+                    t.first,
+                    t.last,
+                    crate::text::clip(&t.display_label(), 80)
+                ),
+            ));
+        }
+        Err(unknown(format!(
+            "{id:?} is not a turn id (t<k>) or a topic id (T<n>)"
+        )))
+    }
+
+    /// Where the exact messages of turn `t<k>` or topic `T<n>` are: `parts` name stored fold
+    /// regions and their line ranges (one JSON message per line) for the shim to read, in
+    /// order; `inContext` counts the messages the model has verbatim now (head, kept, live).
+    pub fn recover_plan(&self, id: &str) -> Result<Value> {
+        let (a, b, label) = self.topic_or_turn(id)?;
+        let mut parts = Vec::new();
+        for s in &self.st.segs {
+            let (x, y) = (a.max(s.from), b.min(s.to));
+            if x < y {
+                parts.push(json!({"fold": s.id, "lines": [x - s.from + 1, y - s.from], "from": x, "to": y}));
+            }
+        }
+        let folded: u32 = parts
+            .iter()
+            .filter_map(|p| Some(p["to"].as_u64()? - p["from"].as_u64()?))
+            .sum::<u64>() as u32;
+        let in_context = (b - a).saturating_sub(folded);
+        let note = format!(
+            "[cachefold_recover] {label}: messages {a}..{b}; {folded} folded (exact text below), {in_context} still in your context verbatim."
+        );
+        Ok(
+            json!({"id": id, "from": a, "to": b, "parts": parts, "inContext": in_context, "note": note}),
+        )
+    }
+
+    /// `cachefold_pin`: keep turn `t<k>` verbatim through the folds made from now on (a turn
+    /// already folded stays as it is: its record was sent and cached).
+    pub fn pin_turn(&mut self, id: &str) -> Result<Value> {
+        let Some(t) = TurnId::parse(id) else {
+            return Err(Error::InvalidId(format!(
+                "{id:?} is not a turn id (t<k>, see cachefold_topics)"
+            )));
+        };
+        let end = self.st.recorded();
+        let Some((a, b)) = self.st.topics.turn_range(t.0, end) else {
+            return Err(Error::InvalidId(format!(
+                "{id} is not a turn of this session (turns t1..t{})",
+                self.st.topics.seg.turn_count()
+            )));
+        };
+        let text = if a < self.st.live_from {
+            format!("[cachefold_pin] {id} is already folded (messages {a}..{b}); its record stays as sent. Recover it with cachefold_recover {{\"id\":\"{id}\"}}.")
+        } else if self.st.topics.pins.binary_search(&t.0).is_ok() {
+            format!("[cachefold_pin] {id} is already pinned.")
+        } else {
+            self.emit(Event::PinTurn { turn: t.0 })?;
+            format!("[cachefold_pin] {id} pinned: later folds keep its {} messages verbatim (from the next fold on; nothing already sent changes).", b - a)
+        };
+        let pinned = self.st.topics.pins.binary_search(&t.0).is_ok();
+        Ok(json!({"text": text, "details": {"turn": id, "from": a, "to": b, "pinned": pinned}}))
+    }
+}

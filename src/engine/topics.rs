@@ -1,0 +1,363 @@
+//! Topics in the session (`topics.enabled`): every committed turn gets its id `t<k>` and a
+//! topic `T<n>` ([`crate::topics::Segmenter`], layer 1, from the turn's digests), journaled as
+//! a `turn` event so a replay restores the same topics. Folds use them three ways:
+//!
+//! * **Cuts follow topics**: a priced (or host-requested) fold whose cut lands near a topic
+//!   boundary moves to it, among the pairing-safe cuts whose live tail stays between half and
+//!   one and a half `tailTokens` ([`Session::topic_cut`]). Only the live tail is cut, so no
+//!   byte already sent moves.
+//! * **One section per topic**: the record of a region spanning several topics renders each
+//!   closed topic as a line or two (label, turn range, exact identifiers, recover ids) and the
+//!   last one with today's detailed record ([`Session::topic_record`]).
+//! * **Frozen boundaries**: a fold freezes the topics of every turn it covers
+//!   ([`TopicState::freeze_before`], applied with the fold event), so a boundary a fold used
+//!   never moves.
+//!
+//! A pinned turn (`cachefold_pin`) is kept verbatim, like a protected read, by the folds made
+//! after the pin: the output already sent never changes.
+
+#[allow(unused_imports)]
+use super::*;
+use crate::topics::terms::{self, TurnTerms};
+use crate::topics::{Segmenter, Topic, TurnId};
+
+/// Topics of a session's committed turns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopicState {
+    /// The segmenter (turns, topics, frozen prefix).
+    pub seg: Segmenter,
+    /// Record index of each turn's first message: turn `t<k>` starts at `starts[k-1]`.
+    pub starts: Vec<u32>,
+    /// Pinned turns (ascending): kept verbatim by later folds.
+    pub pins: Vec<u32>,
+}
+
+impl TopicState {
+    /// No turn segmented and nothing pinned (left out of the snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.seg.turn_count() == 0 && self.starts.is_empty() && self.pins.is_empty()
+    }
+
+    /// Apply a `turn` event.
+    pub(crate) fn push(&mut self, from: u32, at: Option<f64>, t: &TurnTerms) {
+        if self.seg.turn_count() == 0 && self.seg.topics().is_empty() {
+            self.seg = Segmenter::new(self.seg.params.clone());
+        }
+        self.seg.push_terms(t, at);
+        self.starts.push(from);
+    }
+
+    /// Apply a `pinTurn` event.
+    pub(crate) fn pin(&mut self, turn: u32) {
+        if let Err(at) = self.pins.binary_search(&turn) {
+            self.pins.insert(at, turn);
+        }
+    }
+
+    /// A fold covered the records before `to`: the topics of the turns starting before it, and
+    /// of the turn starting exactly there (the boundary the fold used), are fixed from now on.
+    pub(crate) fn freeze_before(&mut self, to: u32) {
+        if let Some(k) = self.starts.iter().rposition(|s| *s <= to) {
+            self.seg.freeze_through(TurnId(k as u32 + 1));
+        }
+    }
+
+    /// Records `[a, b)` of turn `k` (1-based); the last turn ends at `end`.
+    pub fn turn_range(&self, k: u32, end: u32) -> Option<(u32, u32)> {
+        let i = (k as usize).checked_sub(1)?;
+        let a = *self.starts.get(i)?;
+        let b = self.starts.get(i + 1).copied().unwrap_or(end).max(a);
+        Some((a, b))
+    }
+
+    /// The turn record `r` belongs to (the last turn starting at or before it).
+    pub fn turn_at(&self, r: u32) -> Option<TurnId> {
+        let k = self.starts.partition_point(|s| *s <= r);
+        (k > 0).then_some(TurnId(k as u32))
+    }
+
+    /// The topic record `r` belongs to.
+    pub fn topic_at(&self, r: u32) -> Option<&Topic> {
+        self.seg.topic_of(self.turn_at(r)?)
+    }
+
+    /// Records `[a, b)` of a topic (its first turn's start to its last turn's end).
+    pub fn topic_range(&self, t: &Topic, end: u32) -> Option<(u32, u32)> {
+        let (a, _) = self.turn_range(t.first.0, end)?;
+        let (_, b) = self.turn_range(t.last.0, end)?;
+        Some((a, b))
+    }
+
+    /// First records of every topic after the first (where a cut follows a topic).
+    pub fn boundary_records(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .seg
+            .boundaries()
+            .iter()
+            .filter_map(|t| self.starts.get(t.0 as usize - 1).copied())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+/// Characters a closed topic's line may take in a record.
+const CLOSED_TOPIC_CHARS: usize = 420;
+
+impl Session {
+    /// The turn's digests as the engine keeps them: the recorded digest when the message is
+    /// recorded (matched by hash), else digested now (tool results get their call's name and
+    /// arguments from the turn's own assistant messages).
+    fn turn_digests(&self, messages: &[String]) -> (Vec<Digest>, Option<u32>) {
+        let mut out = Vec::with_capacity(messages.len());
+        let mut calls: Vec<(String, String, Value)> = Vec::new();
+        let mut first: Option<u32> = None;
+        let recs = &self.st.records;
+        let lo = recs.len().saturating_sub(4_096);
+        for (k, j) in messages.iter().enumerate() {
+            let h = fingerprint::message_hash(j);
+            let found = recs[lo..].iter().rposition(|r| r.h == h).map(|p| p + lo);
+            if k == 0 {
+                first = found.map(|p| p as u32);
+            }
+            let host = crate::message::parse_host(j);
+            let Some(m) = host.message() else {
+                out.push(Digest::default());
+                continue;
+            };
+            for c in m.tool_calls() {
+                calls.push((
+                    c.id.to_string(),
+                    c.name.to_string(),
+                    history::bound_args(c.arguments),
+                ));
+            }
+            if let Some(i) = found {
+                out.push(recs[i].digest.clone());
+                continue;
+            }
+            let call = m
+                .tool_call_id()
+                .and_then(|id| calls.iter().rev().find(|c| c.0 == id));
+            out.push(digest::digest(
+                m,
+                &self.cfg,
+                call.map(|c| (c.1.as_str(), &c.2)),
+            ));
+        }
+        (out, first)
+    }
+
+    /// Segment a committed turn (`topics.enabled`): journal its terms as a `turn` event.
+    pub(super) fn push_topic_turn(&mut self, input: &CommitInput) -> Result<()> {
+        if !self.cfg.topics.enabled || input.messages.is_empty() {
+            return Ok(());
+        }
+        let (digests, first) = self.turn_digests(&input.messages);
+        let recorded = self.st.recorded();
+        // The turn's user message is recorded by the assemble before its first call; when it
+        // is not (yet), the turn starts at the next record.
+        // Turn starts never decrease; when the host rewound its history below the last
+        // turn's start, this turn is not segmented (later turns are, once records pass it).
+        let last_start = self.st.topics.starts.last().copied().unwrap_or(0);
+        let from = first.unwrap_or(recorded).max(last_start);
+        if from > recorded {
+            return Ok(());
+        }
+        let at = crate::message::parse_host(&input.messages[0])
+            .message()
+            .and_then(Message::timestamp)
+            .filter(|t| t.is_finite());
+        self.emit(Event::Turn {
+            from,
+            at,
+            terms: Box::new(terms::turn_terms(&digests)),
+        })
+    }
+
+    /// The priced cut `c` moved to the nearest topic boundary among `cuts` whose live tail
+    /// stays within half to one and a half `tailTokens` (unchanged without topics or when no
+    /// boundary is that near).
+    pub(super) fn topic_cut(&self, count: u32, cuts: &[u32], c: u32) -> u32 {
+        if !self.cfg.topics.enabled || self.st.topics.seg.topics().len() < 2 {
+            return c;
+        }
+        let tail = self.cfg.tail_tokens;
+        let (lo, hi) = (tail / 2, tail.saturating_add(tail / 2));
+        let recs = &self.st.records;
+        let at_c = self.tokens(fold::span_w(recs, c, count));
+        let mut best: Option<(u64, u32)> = None;
+        for b in self.st.topics.boundary_records() {
+            if b <= self.st.live_from || b >= count || cuts.binary_search(&b).is_err() {
+                continue;
+            }
+            let t = self.tokens(fold::span_w(recs, b, count));
+            if t < lo || t > hi {
+                continue;
+            }
+            let d = t.abs_diff(at_c);
+            if best.map_or(true, |(bd, _)| d < bd) {
+                best = Some((d, b));
+            }
+        }
+        best.map_or(c, |(_, b)| b)
+    }
+
+    /// Record indices of pinned turns lying wholly inside `[from, to)`.
+    pub(super) fn pinned_records(&self, from: u32, to: u32) -> Vec<u32> {
+        let ts = &self.st.topics;
+        let mut out = Vec::new();
+        for &k in &ts.pins {
+            if let Some((a, b)) = ts.turn_range(k, self.st.recorded()) {
+                if a >= from && b <= to && a < b {
+                    out.extend(a..b);
+                }
+            }
+        }
+        out
+    }
+
+    /// Protected groups of `[from, to)` plus the pinned turns in it, ascending.
+    pub(super) fn kept_verbatim(&self, from: u32, to: u32) -> Vec<u32> {
+        let mut v = fold::protected_groups(&self.st.records, from, to);
+        if !self.st.topics.pins.is_empty() {
+            v.extend(self.pinned_records(from, to));
+            v.sort_unstable();
+            v.dedup();
+        }
+        v
+    }
+
+    /// Record text of a fold over `[from, to)` with one section per topic, or `None` when
+    /// topics are off or the region lies within one topic (the record is then today's).
+    pub(super) fn topic_record(
+        &self,
+        id: &str,
+        from: u32,
+        to: u32,
+        kept: &[u32],
+        cap: usize,
+    ) -> Option<String> {
+        if !self.cfg.topics.enabled {
+            return None;
+        }
+        let ts = &self.st.topics;
+        // Consecutive runs of records by topic (records before the first turn join the first).
+        let ids: Vec<Option<&Topic>> = (from..to).map(|r| ts.topic_at(r)).collect();
+        let first = ids.iter().flatten().next().copied()?;
+        let mut groups: Vec<(&Topic, Vec<u32>)> = Vec::new();
+        for (r, t) in (from..to).zip(ids) {
+            let t = t.unwrap_or(first);
+            match groups.last_mut() {
+                Some((g, v)) if g.id == t.id => v.push(r),
+                _ => groups.push((t, vec![r])),
+            }
+        }
+        if groups.len() < 2 {
+            return None;
+        }
+        let recs = &self.st.records;
+        let digests_of = |v: &[u32]| -> Vec<&Digest> {
+            v.iter()
+                .filter(|i| kept.binary_search(i).is_err())
+                .filter_map(|i| recs.get(*i as usize).map(|r| &r.digest))
+                .collect()
+        };
+        let mut out = fold::record::fold_header(id);
+        out.push_str(
+            "\nTopics folded here (turn ids and topic ids work with cachefold_recover):\n",
+        );
+        let (last, closed) = groups.split_last()?;
+        // Closed topics take at most half the record; the rest are named as a range.
+        let closed_cap = cap / 2;
+        for (k, (t, v)) in closed.iter().enumerate() {
+            if out.chars().count() > closed_cap {
+                let (lt, lv) = closed.last()?;
+                let a = ts.turn_at(v[0]).unwrap_or(t.first);
+                let b = ts.turn_at(*lv.last()?).unwrap_or(lt.last);
+                out.push_str(&format!(
+                    "- {} more closed topics {}–{} (turns {a}–{b}; cachefold_topics lists them, recover by topic or turn id)\n",
+                    closed.len() - k,
+                    t.id,
+                    lt.id,
+                ));
+                break;
+            }
+            let (ta, tb) = (
+                ts.turn_at(v[0]).unwrap_or(t.first),
+                ts.turn_at(*v.last()?).unwrap_or(t.first),
+            );
+            out.push_str(&closed_topic_line(t, ta, tb, &digests_of(v)));
+            out.push('\n');
+        }
+        let (t, v) = last;
+        let (ta, tb) = (
+            ts.turn_at(v[0]).unwrap_or(t.first),
+            ts.turn_at(*v.last()?).unwrap_or(t.first),
+        );
+        out.push_str(&format!(
+            "\n## {} {} ({}–{}), in detail:\n",
+            t.id,
+            crate::text::clip(&t.display_label(), 80),
+            ta,
+            tb
+        ));
+        let room = cap.saturating_sub(out.chars().count()).max(600);
+        let body = fold::record::render_extractive(id, &digests_of(v), room);
+        // The detailed body without its own header line (the record has one).
+        let body = body.split_once('\n').map_or("", |(_, b)| b);
+        out.push_str(body);
+        Some(out)
+    }
+}
+
+/// One closed topic in a record: label, turn range, recover ids, and its exact identifiers.
+fn closed_topic_line(t: &Topic, a: TurnId, b: TurnId, digests: &[&Digest]) -> String {
+    let mut line = format!(
+        "- {} {} ({}–{}; recover {{\"id\":\"{}\"}} or a turn id)",
+        t.id,
+        crate::text::clip(&t.display_label(), 80),
+        a,
+        b,
+        t.id
+    );
+    if !t.preview.is_empty() && t.label.is_none() {
+        line.push_str("\n  asked: ");
+        line.push_str(&crate::text::clip(&t.preview, 160));
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for d in digests {
+        for s in d
+            .files
+            .iter()
+            .chain(&d.identifiers)
+            .chain(&d.artifacts)
+            .chain(&d.errors)
+        {
+            if !seen.contains(&s.as_str()) && s.chars().count() <= 120 {
+                seen.push(s);
+            }
+        }
+    }
+    if !seen.is_empty() {
+        line.push_str("\n  ids: ");
+        let budget = CLOSED_TOPIC_CHARS;
+        let mut used = 0;
+        for (k, s) in seen.iter().enumerate() {
+            let n = s.chars().count() + 2;
+            if used + n > budget {
+                line.push_str(&format!(" … (+{} more)", seen.len() - k));
+                break;
+            }
+            if k > 0 {
+                line.push_str(", ");
+            }
+            line.push_str(s);
+            used += n;
+        }
+    }
+    line
+}

@@ -1,0 +1,136 @@
+//! Decoding of the segmenter state (see `crate::json`): field names exactly as the derived
+//! encoders write them, defaults as serde's (`Segmenter` and `Params` default every field; a
+//! `Topic` needs all but its label). Hand-written so the wasm carries no second decoder.
+
+use super::*;
+use crate::json::{json_struct, DResult, DecodeError, Fields, FromJson};
+use serde_json::Value;
+
+impl FromJson for TurnId {
+    fn from_json(v: Value) -> DResult<Self> {
+        u32::from_json(v).map(TurnId)
+    }
+}
+
+impl FromJson for TopicId {
+    fn from_json(v: Value) -> DResult<Self> {
+        u32::from_json(v).map(TopicId)
+    }
+}
+
+impl FromJson for Cause {
+    fn from_json(v: Value) -> DResult<Self> {
+        match String::from_json(v)?.as_str() {
+            "start" => Ok(Cause::Start),
+            "local" => Ok(Cause::Local),
+            "llm" => Ok(Cause::Llm),
+            s => Err(DecodeError::new(format!("unknown cause `{s}`"))),
+        }
+    }
+}
+
+json_struct!(Params default {
+    threshold: "threshold",
+    window: "window",
+    min_topic_turns: "minTopicTurns",
+    topic_terms: "topicTerms",
+    max_vocab: "maxVocab",
+    full_weight_terms: "fullWeightTerms",
+    lexical_weight: "lexicalWeight",
+    gap_bonus: "gapBonus",
+    tool_shift_bonus: "toolShiftBonus",
+});
+
+impl FromJson for Topic {
+    fn from_json(v: Value) -> DResult<Self> {
+        let mut f = Fields::new(v)?;
+        Ok(Topic {
+            id: f.req("id")?,
+            first: f.req("first")?,
+            last: f.req("last")?,
+            score: f.req("score")?,
+            cause: f.req("cause")?,
+            label: f.req("label")?,
+            keywords: f.req("keywords")?,
+            preview: f.req("preview")?,
+        })
+    }
+}
+
+/// A map with `u32` keys, written as a JSON object with decimal keys.
+fn u32_map<T: FromJson>(v: Value) -> DResult<BTreeMap<u32, T>> {
+    let mut out = BTreeMap::new();
+    for (k, x) in crate::json::object(v)? {
+        let key: u32 = k
+            .parse()
+            .ok()
+            .filter(|n: &u32| n.to_string() == k)
+            .ok_or_else(|| DecodeError::new(format!("key `{k}` is not a u32")))?;
+        out.insert(key, T::from_json(x).map_err(|e| e.at(&k))?);
+    }
+    Ok(out)
+}
+
+impl FromJson for Segmenter {
+    fn from_json(v: Value) -> DResult<Self> {
+        let mut f = Fields::new(v)?;
+        let mut s = Segmenter::default();
+        f.set("params", &mut s.params)?;
+        f.set("turns", &mut s.turns)?;
+        f.set("topics", &mut s.topics)?;
+        f.set("nextTopic", &mut s.next_topic)?;
+        f.set("frozen", &mut s.frozen)?;
+        f.set_with("df", &mut s.df, u32_map)?;
+        f.set("docs", &mut s.docs)?;
+        f.set_with("topicVocab", &mut s.topic_vocab, u32_map)?;
+        f.set("recent", &mut s.recent)?;
+        f.set("recentTools", &mut s.recent_tools)?;
+        f.set("lastUser", &mut s.last_user)?;
+        f.set("lastAtMs", &mut s.last_at_ms)?;
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hand decoder reads what the derived encoder writes, equal to serde's own reading.
+    #[test]
+    fn segmenter_round_trips_like_serde() {
+        let mut s = Segmenter::new(Params::default());
+        for (k, text) in [
+            "fix src/a.rs parse_error",
+            "new task: docs/b.md install",
+            "continue",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let d = crate::digest::Digest {
+                role: "user".into(),
+                user_text: Some(text.to_string()),
+                text: text.to_string(),
+                ..Default::default()
+            };
+            s.push_turn(TurnInput {
+                digests: &[d],
+                at_ms: Some(1.0e12 + k as f64 * 4.0e6),
+            });
+        }
+        s.freeze_through(TurnId(1));
+        let text = serde_json::to_string(&s).unwrap();
+        let ours: Segmenter = crate::json::from_str(&text).unwrap();
+        let theirs: Segmenter = serde_json::from_str(&text).unwrap();
+        assert_eq!(ours, s);
+        assert_eq!(theirs, s);
+        for bad in [
+            r#"{"df":{"x":1}}"#,
+            r#"{"df":{"01":1}}"#,
+            r#"{"topics":[{"id":1}]}"#,
+            r#"{"turns":-1}"#,
+        ] {
+            assert!(crate::json::from_str::<Segmenter>(bad).is_err(), "{bad}");
+        }
+    }
+}

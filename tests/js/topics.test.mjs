@@ -1,0 +1,122 @@
+// Topic tools through the plugin and the real wasm core: cachefold_topics, cachefold_preview,
+// cachefold_pin and cachefold_recover by turn (t<k>) and topic (T<n>) id.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { fakeApi, tempDir, user, assistantCall, assistantText, toolResult, sessionDir } from "./helpers.mjs";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const skip = existsSync(join(ROOT, "pkg/cachefold_bg.wasm")) ? false : "pkg/ not built (run `npm run build`)";
+
+const SUBJECTS = [
+  ["fix the parser in src/parse.rs, tokenizer_state breaks on quotes", "src/parse.rs"],
+  ["new task: add a billing export to billing/export.py with invoice_totals", "billing/export.py"],
+  ["moving on, tune deploy/nginx.conf worker_connections for the gateway", "deploy/nginx.conf"],
+];
+
+async function plugin(config) {
+  const { default: p } = await import("../../js/index.js");
+  const { api, reg } = fakeApi(config);
+  p.register(api);
+  const tool = (name, sessionId) => reg.tools.find((t) => t.opts?.name === name).tool({ sessionId, sessionKey: `agent:main:${sessionId}`, agentId: "main" });
+  return { reg, tool };
+}
+
+/** A session of 9 turns over 3 subjects with large reads, so early topics fold. */
+async function session(reg, sessionId) {
+  const hist = [];
+  const firsts = [];
+  for (let k = 0; k < 9; k++) {
+    const [ask, path] = SUBJECTS[Math.floor(k / 3)];
+    const prompt = k % 3 === 0 ? `${ask} (step ${k})` : `continue with ${path}, step ${k}`;
+    const turn = [user(prompt), assistantCall(`c${k}`, "read", { path }), toolResult(`c${k}`, "read", `${path} line ${k}\n`.repeat(150)), assistantText(`done with ${path} step ${k}`)];
+    firsts.push(turn[0]);
+    const eng = await reg.engines.cachefold({});
+    await eng.assemble({ sessionId, messages: [...hist, turn[0]], model: "deepseek-v4-flash", tokenBudget: 20000 });
+    hist.push(...turn);
+    await eng.commitTurn({ sessionId, advancementKey: `k${k}`, messages: turn });
+  }
+  const eng = await reg.engines.cachefold({});
+  const r = await eng.assemble({ sessionId, messages: hist, model: "deepseek-v4-flash", tokenBudget: 20000 });
+  return { hist, firsts, out: r.messages };
+}
+
+const CFG = (stateDir) => ({ stateDir, tailTokens: 1500, minFoldTokens: 500, foldRecordBudget: 4000, expectedRemainingCalls: 100, summary: { useLlm: false } });
+
+test("topics, preview and recover by turn and topic id answer from the session's state", { skip }, async () => {
+  const stateDir = tempDir();
+  const { reg, tool } = await plugin(CFG(stateDir));
+  const sid = "s-topics";
+  const { firsts, out } = await session(reg, sid);
+  assert.ok(out.some((m) => JSON.stringify(m).includes("[cachefold fold f1]")), "the session folded");
+
+  const topics = await tool("cachefold_topics", sid).execute("c1", {});
+  const list = topics.details.topics;
+  assert.ok(list.length >= 2, topics.content[0].text);
+  assert.equal(list[0].id, "T1");
+  assert.equal(list[0].first, "t1");
+  assert.ok(list.some((t) => t.state !== "live"), topics.content[0].text);
+  assert.match(topics.content[0].text, /^\[cachefold_topics\] \d+ topics over 9 turns/);
+
+  const preview = await tool("cachefold_preview", sid).execute("c2", {});
+  assert.ok(preview.details.segments.length >= 1);
+  assert.equal(preview.details.segments[0].id, "f1");
+  assert.ok(preview.details.live.tokens > 0);
+  assert.match(preview.content[0].text, /live tail: messages \d+\.\.\d+/);
+
+  // t2 is folded (t1 is mostly the pinned head): its exact messages come back from the fold.
+  const rec = await tool("cachefold_recover", sid).execute("c3", { id: "t2" });
+  assert.equal(rec.details.found, true);
+  assert.equal(rec.details.kind, "turn");
+  const lines = rec.content[0].text.split("\n");
+  assert.match(lines[0], /^\[cachefold_recover\] t2 \(topic T1\): messages 4\.\.8; 4 folded/);
+  assert.deepEqual(JSON.parse(lines[2]), firsts[1], "line 1 of the range is t2's user message, exactly");
+  assert.equal(JSON.parse(lines[5]).role, "assistant");
+  // Bounded: a small cap says what remains.
+  const capped = await tool("cachefold_recover", sid).execute("c4", { id: "T1", maxChars: 300 });
+  assert.ok(capped.details.remaining > 0, capped.content[0].text.slice(0, 300));
+  // The last turn is live: nothing to read, the answer says so.
+  const live = await tool("cachefold_recover", sid).execute("c5", { id: "t9" });
+  assert.match(live.content[0].text, /still in your context verbatim/);
+  await assert.rejects(tool("cachefold_recover", sid).execute("c6", { id: "t99" }), (e) => e.code === "CACHEFOLD_INVALID_ID");
+  await assert.rejects(tool("cachefold_recover", sid).execute("c7", { id: "t0" }), (e) => e.code === "CACHEFOLD_INVALID_ID");
+});
+
+test("pin journals a pin for a live turn, refuses bad ids, and a session without state answers plainly", { skip }, async () => {
+  const stateDir = tempDir();
+  const { reg, tool } = await plugin(CFG(stateDir));
+  const sid = "s-pin";
+  await session(reg, sid);
+  const r = await tool("cachefold_pin", sid).execute("c1", { turn: "t9" });
+  assert.equal(r.details.pinned, true, r.content[0].text);
+  assert.match(r.content[0].text, /t9 pinned/);
+  const dir = await sessionDir(stateDir, sid);
+  const journal = readdirSync(dir)
+    .filter((f) => f.startsWith("journal"))
+    .map((f) => readFileSync(join(dir, f), "utf8"))
+    .join("");
+  assert.match(journal, /"pinTurn":\{"turn":9\}/);
+  const again = await tool("cachefold_pin", sid).execute("c2", { turn: "t9" });
+  assert.match(again.content[0].text, /already pinned/);
+  const folded = await tool("cachefold_pin", sid).execute("c3", { turn: "t1" });
+  assert.match(folded.content[0].text, /already folded/);
+  assert.equal(folded.details.pinned, false);
+  await assert.rejects(tool("cachefold_pin", sid).execute("c4", { turn: "T1" }), (e) => e.code === "CACHEFOLD_INVALID_ID");
+  await assert.rejects(tool("cachefold_pin", sid).execute("c5", { turn: "t1000" }), (e) => e.code === "CACHEFOLD_INVALID_ID");
+  for (const name of ["cachefold_topics", "cachefold_preview", "cachefold_pin"]) {
+    const none = await tool(name, "s-never").execute("c", { turn: "t1" });
+    assert.match(none.content[0].text, /No recorded turns/, name);
+  }
+});
+
+test("with topics off the tools say so and recover by turn id finds nothing to read", { skip }, async () => {
+  const stateDir = tempDir();
+  const { reg, tool } = await plugin({ ...CFG(stateDir), topics: { enabled: false } });
+  const sid = "s-off";
+  await session(reg, sid);
+  const t = await tool("cachefold_topics", sid).execute("c1", {});
+  assert.match(t.content[0].text, /topics are off/);
+  await assert.rejects(tool("cachefold_recover", sid).execute("c2", { id: "t1" }), (e) => e.code === "CACHEFOLD_INVALID_ID");
+});

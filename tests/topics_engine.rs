@@ -1,0 +1,464 @@
+//! Topics used by the engine: turns segmented at commit and journaled (restart-safe), folds that
+//! freeze the boundaries they use, cut at topic boundaries and render one section per topic,
+//! recovery plans by turn and topic id, pins applied at the next fold, and the append-only
+//! invariant with topics on (property test).
+
+mod engine_support;
+
+use cachefold::config::Config;
+use cachefold::engine::{CommitInput, Session};
+use engine_support::*;
+use proptest::prelude::*;
+
+/// Subjects of distinct tasks (a cue word, a file, identifiers of their own).
+const SUBJECTS: [(&str, &str); 4] = [
+    (
+        "fix the parser in src/parse.rs, tokenizer_state breaks on quotes",
+        "src/parse.rs",
+    ),
+    (
+        "new task: add a billing export to billing/export.py with invoice_totals",
+        "billing/export.py",
+    ),
+    (
+        "moving on, tune the nginx config deploy/nginx.conf worker_connections",
+        "deploy/nginx.conf",
+    ),
+    (
+        "switch to the docs: rewrite docs/install.md install_steps section",
+        "docs/install.md",
+    ),
+];
+
+/// One turn about `subject`: user, a read with a result of `size` chars, a reply.
+fn topic_turn(k: usize, subject: usize, size: usize) -> Vec<String> {
+    let (text, path) = SUBJECTS[subject % SUBJECTS.len()];
+    let ts = T0 + k as u64 * 60_000;
+    let id = format!("call_{k}");
+    let body: String = format!("{path} line {k} ")
+        .repeat(size / 20 + 1)
+        .chars()
+        .take(size)
+        .collect();
+    let prompt = if k > 0 && k % 3 != 0 {
+        format!("continue with {path}, step {k}")
+    } else {
+        format!("{text} (step {k})")
+    };
+    vec![
+        user(&prompt, ts),
+        calls(&[(&id, "read", path)], ts + 1),
+        result(&id, "read", &body, ts + 2),
+        assistant(&format!("done with {path} step {k}"), ts + 3),
+    ]
+}
+
+struct Run {
+    s: Session,
+    msgs: Vec<String>,
+    journal: String,
+    outs: Vec<Vec<String>>,
+    declared: Vec<bool>,
+}
+
+fn run(cfg: Config, subjects: &[usize], size: usize) -> Run {
+    let mut r = Run {
+        s: Session::new(cfg, "topics"),
+        msgs: Vec::new(),
+        journal: String::new(),
+        outs: Vec::new(),
+        declared: Vec::new(),
+    };
+    for (k, &subj) in subjects.iter().enumerate() {
+        let t = topic_turn(k, subj, size);
+        r.msgs.push(t[0].clone());
+        let p = shim(&mut r.s, &r.msgs, DS, Some(20_000));
+        r.declared
+            .push(!p.report.folds.is_empty() || p.report.condensed.is_some());
+        r.outs.push(resolve(&p, &r.msgs));
+        r.msgs.extend(t[1..].iter().cloned());
+        r.s.commit_turn(&CommitInput {
+            advancement_key: format!("k{k}"),
+            messages: t,
+            now_ms: (T0 + k as u64 * 60_000) as f64,
+            context_window: None,
+        })
+        .unwrap();
+        r.journal.push_str(&r.s.take_journal());
+    }
+    r
+}
+
+fn small_topics() -> Config {
+    Config {
+        tail_tokens: 1_500,
+        ..small()
+    }
+}
+
+#[test]
+fn turns_get_ids_and_topics_and_survive_a_restart() {
+    let subjects = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3];
+    let r = run(small_topics(), &subjects, 600);
+    let ts = &r.s.state().topics;
+    assert_eq!(ts.seg.turn_count(), 12);
+    assert_eq!(ts.starts.len(), 12);
+    assert_eq!(ts.starts[0], 0, "t1 starts at the first message");
+    assert!(ts.starts.windows(2).all(|w| w[0] < w[1]), "{:?}", ts.starts);
+    assert_eq!(ts.starts[3], 12, "each turn has 4 messages");
+    assert!(ts.seg.topics().len() >= 3, "{:?}", ts.seg.topics());
+    // Journal only, and snapshot + empty journal: the same topics.
+    let (j, rep) = Session::restore(small_topics(), "topics", None, &r.journal).unwrap();
+    assert!(rep.stopped.is_none(), "{rep:?}");
+    assert_eq!(j.state().topics, *ts);
+    let snap = r.s.snapshot();
+    let (sn, _) = Session::restore(small_topics(), "topics", Some(&snap), "").unwrap();
+    assert_eq!(sn.state().topics, *ts);
+    assert_eq!(sn.snapshot(), snap);
+}
+
+#[test]
+fn topics_off_segments_nothing_and_keeps_snapshots_as_before() {
+    let mut cfg = small_topics();
+    cfg.topics.enabled = false;
+    let r = run(cfg, &[0, 0, 1, 1], 300);
+    assert_eq!(r.s.state().topics.seg.turn_count(), 0);
+    let snap = r.s.snapshot();
+    assert!(
+        !snap.contains("\"topics\":{"),
+        "{}",
+        &snap[snap.find("\"topics\":{").unwrap_or(0)..][..200]
+    );
+    assert!(!r.journal.contains("{\"turn\":"));
+    let v = r.s.topics_view();
+    assert!(
+        v["text"].as_str().unwrap().contains("topics are off"),
+        "{v}"
+    );
+}
+
+#[test]
+fn an_old_snapshot_without_topics_loads() {
+    let mut cfg = small_topics();
+    cfg.topics.enabled = false;
+    let r = run(cfg, &[0, 1], 300);
+    let snap = r.s.snapshot();
+    assert!(!snap.contains("\"topics\":{"));
+    let (s, _) = Session::restore(small_topics(), "topics", Some(&snap), "").unwrap();
+    assert!(s.state().topics.is_empty());
+}
+
+#[test]
+fn folds_freeze_their_boundaries_and_render_one_section_per_topic() {
+    let subjects = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0, 0, 0];
+    let r = run(small_topics(), &subjects, 5_000);
+    let st = r.s.state();
+    assert!(!st.segs.is_empty(), "the run folds");
+    let frozen = st.topics.seg.frozen_through();
+    assert!(frozen >= 1, "a fold froze the turns it covers");
+    // Every frozen turn starts at or before the end of the folded region, and the turn whose
+    // start the last fold used is frozen too.
+    assert!(st.topics.starts[frozen as usize - 1] <= st.live_from);
+    if let Some(k) = st.topics.starts.iter().position(|s| *s == st.live_from) {
+        assert!(frozen as usize > k, "the boundary at the cut is frozen");
+    }
+    let multi: Vec<&str> = st
+        .segs
+        .iter()
+        .map(|s| s.json.as_str())
+        .filter(|j| j.contains("Topics folded here"))
+        .collect();
+    assert!(
+        !multi.is_empty(),
+        "a record spans topics: {:?}",
+        st.segs.iter().map(|s| &s.json).collect::<Vec<_>>()
+    );
+    let rec = multi[0];
+    assert!(
+        rec.contains("T1 ") && rec.contains("recover {\\\"id\\\":\\\"T1\\\"}"),
+        "{rec}"
+    );
+    assert!(
+        rec.contains("src/parse.rs"),
+        "closed topic keeps its exact identifiers: {rec}"
+    );
+    assert!(rec.contains("in detail"), "{rec}");
+}
+
+#[test]
+fn cuts_prefer_topic_boundaries() {
+    let subjects = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0, 0, 0];
+    let on = run(small_topics(), &subjects, 5_000);
+    let st = on.s.state();
+    let bounds = st.topics.boundary_records();
+    let at_boundary = st.segs.iter().filter(|s| bounds.contains(&s.to)).count();
+    assert!(
+        at_boundary >= 1,
+        "segments {:?} boundaries {bounds:?}",
+        st.segs.iter().map(|s| (s.from, s.to)).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn recover_plans_name_fold_lines_for_turns_and_topics() {
+    let subjects = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0, 0, 0];
+    let r = run(small_topics(), &subjects, 5_000);
+    let s = &r.s;
+    let st = s.state();
+    let f1 = &st.segs[0];
+    let p = s.recover_plan("t2").unwrap();
+    let (a, b) = st.topics.turn_range(2, st.recorded()).unwrap();
+    assert_eq!(
+        (p["from"].as_u64().unwrap(), p["to"].as_u64().unwrap()),
+        (a as u64, b as u64)
+    );
+    if b <= f1.to {
+        assert_eq!(p["parts"][0]["fold"], f1.id.as_str());
+        assert_eq!(
+            p["parts"][0]["lines"][0].as_u64().unwrap(),
+            (a - f1.from + 1) as u64
+        );
+        assert_eq!(
+            p["parts"][0]["lines"][1].as_u64().unwrap(),
+            (b - f1.from) as u64
+        );
+    }
+    let t1 = s.recover_plan("T1").unwrap();
+    assert_eq!(t1["from"], 0);
+    assert!(t1["note"].as_str().unwrap().contains("T1 t1–"));
+    // The last turn is live: nothing to read from a fold.
+    let last = format!("t{}", st.topics.seg.turn_count());
+    let l = s.recover_plan(&last).unwrap();
+    assert_eq!(l["parts"].as_array().unwrap().len(), 0);
+    assert!(l["inContext"].as_u64().unwrap() >= 1, "{l}");
+    for bad in ["t0", "t999", "T999", "x1", "t-1", ""] {
+        let e = s.recover_plan(bad).unwrap_err();
+        assert_eq!(e.code(), "CACHEFOLD_INVALID_ID", "{bad}");
+    }
+}
+
+#[test]
+fn topics_and_preview_views_account_for_the_prompt() {
+    let subjects = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3];
+    let r = run(small_topics(), &subjects, 5_000);
+    let v = r.s.topics_view();
+    let topics = v["details"]["topics"].as_array().unwrap();
+    assert_eq!(topics.len(), r.s.state().topics.seg.topics().len());
+    assert_eq!(topics[0]["first"], "t1");
+    assert!(
+        topics
+            .iter()
+            .any(|t| t["state"] == "folded" || t["state"] == "partly folded"),
+        "{v}"
+    );
+    assert_eq!(topics.last().unwrap()["state"], "live");
+    let p = r.s.preview();
+    let segs = p["details"]["segments"].as_array().unwrap();
+    assert_eq!(segs.len(), r.s.state().segs.len());
+    assert_eq!(p["details"]["live"]["from"], r.s.state().live_from);
+    assert!(p["text"].as_str().unwrap().contains("live tail"));
+}
+
+#[test]
+fn a_pin_keeps_a_live_turn_verbatim_at_the_next_fold_only() {
+    let subjects = [0, 0, 0, 1, 1, 1];
+    let mut r = run(small_topics(), &subjects, 300);
+    assert!(r.s.state().segs.is_empty(), "nothing folded yet");
+    let before = r.s.take_journal();
+    assert!(before.is_empty());
+    let ans = r.s.pin_turn("t2").unwrap();
+    assert_eq!(ans["details"]["pinned"], true, "{ans}");
+    let j = r.s.take_journal();
+    assert!(j.contains("\"pinTurn\""), "{j}");
+    // The pin changes no output by itself: assembling the same messages sends the same bytes.
+    let same = shim(&mut r.s, &r.msgs, DS, Some(20_000));
+    let now = resolve(&same, &r.msgs);
+    let last = r.outs.last().unwrap();
+    assert!(same.report.folds.is_empty());
+    assert_eq!(
+        &now[..last.len()],
+        &last[..],
+        "the pin moved no byte already sent"
+    );
+    // Grow until a fold covers t2: its 4 messages are kept verbatim after the record.
+    let (a, b) =
+        r.s.state()
+            .topics
+            .turn_range(2, r.s.state().recorded())
+            .unwrap();
+    let mut k = subjects.len();
+    while r.s.state().live_from < b && k < 40 {
+        let t = topic_turn(k, 2, 5_000);
+        r.msgs.push(t[0].clone());
+        shim(&mut r.s, &r.msgs, DS, Some(20_000));
+        r.msgs.extend(t[1..].iter().cloned());
+        r.s.commit_turn(&CommitInput {
+            advancement_key: format!("k{k}"),
+            messages: t,
+            now_ms: (T0 + k as u64 * 60_000) as f64,
+            context_window: None,
+        })
+        .unwrap();
+        k += 1;
+    }
+    let st = r.s.state();
+    let seg = st
+        .segs
+        .iter()
+        .find(|s| s.from <= a && s.to >= b)
+        .expect("a fold covers t2");
+    for i in a..b {
+        assert!(
+            seg.protected.contains(&i),
+            "message {i} of t2 kept: {:?}",
+            seg.protected
+        );
+    }
+    // Pinning a folded turn changes nothing.
+    let again = r.s.pin_turn("t1").unwrap();
+    assert!(
+        again["text"].as_str().unwrap().contains("already folded"),
+        "{again}"
+    );
+    assert!(r.s.pin_turn("t0").is_err());
+    assert!(r.s.pin_turn("T1").is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 24,
+        failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::Direct(
+            "proptest-regressions/topics_engine.txt",
+        ))),
+        ..ProptestConfig::default()
+    })]
+
+    /// With topics on, every output is a prefix of the next unless a fold was declared, and a
+    /// turn's topic never changes once a fold froze it.
+    #[test]
+    fn append_only_and_frozen_topics_hold(subjects in prop::collection::vec(0usize..4, 4..18), size in 500usize..6_000) {
+        let cfg = small_topics();
+        let mut s = Session::new(cfg, "p");
+        let mut msgs: Vec<String> = Vec::new();
+        let mut prev: Option<Vec<String>> = None;
+        let mut frozen_topics: Vec<(u32, u32)> = Vec::new();
+        for (k, &subj) in subjects.iter().enumerate() {
+            let t = topic_turn(k, subj, size);
+            msgs.push(t[0].clone());
+            let p = shim(&mut s, &msgs, DS, Some(20_000));
+            let out = resolve(&p, &msgs);
+            let declared = !p.report.folds.is_empty() || p.report.condensed.is_some();
+            if let Some(prev) = &prev {
+                if !declared {
+                    prop_assert!(out.len() >= prev.len() && out[..prev.len()] == prev[..], "turn {k}: output is not an extension");
+                }
+            }
+            prev = Some(out);
+            msgs.extend(t[1..].iter().cloned());
+            s.commit_turn(&CommitInput { advancement_key: format!("k{k}"), messages: t, now_ms: (T0 + k as u64 * 60_000) as f64, context_window: None }).unwrap();
+            let seg = &s.state().topics.seg;
+            for &(turn, topic) in &frozen_topics {
+                prop_assert_eq!(seg.topic_of(cachefold::topics::TurnId(turn)).map(|t| t.id.0), Some(topic), "frozen turn t{} moved", turn);
+            }
+            // Whatever a layer-2 answer says about any turn, the boundaries the folds used (a
+            // topic starting at a segment's end) stay where they are.
+            let st = s.state();
+            let used: Vec<u32> = st.segs.iter().filter_map(|g| {
+                st.topics.starts.iter().position(|x| *x == g.to).map(|k| k as u32 + 1)
+            }).filter(|k| seg.boundaries().contains(&cachefold::topics::TurnId(*k))).collect();
+            let mut probe = seg.clone();
+            for t in 1..=probe.turn_count() {
+                let answer = cachefold::topics::llm::Answer { label: format!("probe {t}"), is_new_topic: t % 2 == 0 };
+                probe.apply_llm(cachefold::topics::TurnId(t), &answer);
+            }
+            for k in &used {
+                prop_assert!(probe.boundaries().contains(&cachefold::topics::TurnId(*k)), "boundary t{} used by a fold moved", k);
+            }
+            for turn in 1..=seg.frozen_through() {
+                prop_assert_eq!(probe.topic_of(cachefold::topics::TurnId(turn)).map(|t| t.id), seg.topic_of(cachefold::topics::TurnId(turn)).map(|t| t.id));
+            }
+            for turn in 1..=seg.frozen_through() {
+                if !frozen_topics.iter().any(|(t, _)| *t == turn) {
+                    frozen_topics.push((turn, seg.topic_of(cachefold::topics::TurnId(turn)).unwrap().id.0));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_fold_over_many_topics_stays_bounded_and_names_the_rest() {
+    let cfg = Config {
+        tail_tokens: 1_000,
+        min_fold_tokens: 5_000,
+        fold_record_budget: 2_000,
+        expected_remaining_calls: 100,
+        ..Config::default()
+    };
+    let mut s = Session::new(cfg, "many");
+    let mut msgs: Vec<String> = Vec::new();
+    for k in 0..40usize {
+        let ts = T0 + k as u64 * 60_000;
+        let id = format!("call_{k}");
+        let path = format!("src/area_{k}/module_{k}.rs");
+        let t = vec![
+            user(
+                &format!("new task: rewrite {path}, helper_fn_{k} returns wrong_value_{k}"),
+                ts,
+            ),
+            calls(&[(&id, "read", &path)], ts + 1),
+            result(
+                &id,
+                "read",
+                &format!("fn helper_fn_{k}() {{}}\n").repeat(200),
+                ts + 2,
+            ),
+            assistant(&format!("rewrote {path}"), ts + 3),
+        ];
+        msgs.push(t[0].clone());
+        shim(&mut s, &msgs, DS, Some(200_000));
+
+        msgs.extend(t[1..].iter().cloned());
+        s.commit_turn(&CommitInput {
+            advancement_key: format!("k{k}"),
+            messages: t,
+            now_ms: ts as f64,
+            context_window: None,
+        })
+        .unwrap();
+    }
+    let st = s.state();
+    assert!(
+        st.topics.seg.topics().len() >= 20,
+        "{}",
+        st.topics.seg.topics().len()
+    );
+    let seg = st.segs.first().expect("a fold");
+    let text: serde_json::Value = serde_json::from_str(&seg.json).unwrap();
+    let text = text["content"][0]["text"].as_str().unwrap();
+    let listed = text.lines().filter(|l| l.starts_with("- T")).count();
+    assert!(text.contains("more closed topics"), "{text}");
+    assert!((2..20).contains(&listed), "{listed} topics listed:\n{text}");
+    assert!(
+        text.chars().count() < 4 * 2_000,
+        "{} chars",
+        text.chars().count()
+    );
+}
+
+#[test]
+fn a_pin_survives_a_restart_from_snapshot_plus_journal() {
+    let mut r = run(small_topics(), &[0, 0, 1, 1], 300);
+    let snap = r.s.snapshot();
+    r.s.pin_turn("t3").unwrap();
+    let tail = r.s.take_journal();
+    assert!(tail.contains("\"pinTurn\""), "{tail}");
+    let (back, rep) = Session::restore(small_topics(), "topics", Some(&snap), &tail).unwrap();
+    assert!(rep.stopped.is_none(), "{rep:?}");
+    assert_eq!(back.state().topics.pins, vec![3]);
+    assert_eq!(back.state(), r.s.state());
+    // A journal line pinning a turn the session never had is refused, not applied.
+    let (mut other, _) = Session::restore(small_topics(), "topics", Some(&snap), "").unwrap();
+    assert!(other.pin_turn("t5").is_err());
+    assert!(other.take_journal().is_empty());
+}
