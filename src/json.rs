@@ -17,6 +17,8 @@
 //! * integers must fit their type exactly (no fraction, no sign for unsigned fields);
 //! * an error names where it happened: `records[3].shape.role: expected a string, got number`.
 
+pub mod out;
+
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -474,6 +476,12 @@ macro_rules! string_enum {
         impl PartialEq<&str> for $name {
             fn eq(&self, other: &&str) -> bool {
                 self.as_str() == *other
+            }
+        }
+
+        impl $crate::json::out::ToJson for $name {
+            fn write_json(&self, out: &mut String) {
+                $crate::json::out::string(out, self.as_str());
             }
         }
 

@@ -119,7 +119,7 @@ impl Message {
 
     /// Serialise back; byte-identical to the input for `JSON.stringify` output.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(&self.raw).unwrap_or_default()
+        crate::json::out::to_string(&self.raw)
     }
 
     /// The role (missing role → `Other("")`).
@@ -221,7 +221,17 @@ impl Message {
 }
 
 /// Token usage the host reports on an assistant message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    crate::json::out::ToJson,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Uncached input tokens.

@@ -72,7 +72,7 @@ pub const SLOPE_MAX: f64 = 2.0;
 /// Keeps centred running moments (Welford updates, so long sessions with large, nearly equal
 /// x values do not lose precision to cancellation) plus the last [`Calibration::MAX_POINTS`]
 /// observations for the error statistic.
-#[derive(Serialize, Deserialize, Clone, Default, Debug, PartialEq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Default, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Calibration {
     n: u64,

@@ -22,13 +22,16 @@
 //! the same id twice needs two results with that id, and two different assistant messages may
 //! reuse an id (each group is checked locally, which is what the provider does).
 
+use crate::json::out::object_of;
 use crate::message::{Message, Role};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 
 /// The pairing-relevant role of a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, crate::json::out::ToJson, Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum ShapeRole {
     /// `user`: opens a new turn; the only place a fold may cut.
@@ -44,7 +47,9 @@ pub enum ShapeRole {
 }
 
 /// Pairing skeleton of one message.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Default, Serialize, crate::json::out::ToJson, Deserialize,
+)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Shape {
     /// Role class.
@@ -170,7 +175,7 @@ pub fn failed_turn(m: &Message) -> bool {
 }
 
 /// One element of a repaired sequence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Slot {
     /// The input message at this position, unchanged.
@@ -207,7 +212,7 @@ crate::json::string_enum! {
 }
 
 /// One pairing problem, found by [`violations`] or fixed by [`repair`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Repair {
     /// What was wrong.
@@ -219,7 +224,9 @@ pub struct Repair {
 }
 
 /// Output of [`repair`].
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Default, Serialize, crate::json::out::ToJson, Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct Repaired {
     /// The repaired order: every input position exactly once, plus synthetic messages.
@@ -387,15 +394,16 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
 
     // Phase 2: stray results move to the nearest preceding, else following, unanswered call.
     // The unanswered call occurrences of each id, ordered by (assistant position, call index),
-    // so each stray result is placed in O(log n) instead of a scan of the whole sequence.
-    let mut free: HashMap<&str, BTreeSet<(usize, usize)>> = HashMap::new();
+    // so each stray result is placed in O(log n) instead of a scan of the whole sequence (a
+    // sorted vector per id: built in that order, searched by bisection).
+    let mut free: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
     for (p, s) in seq.iter().enumerate() {
         if !s.has_calls() {
             continue;
         }
         for (k, id) in s.call_ids.iter().enumerate() {
             if !answered[p][k] {
-                free.entry(id.as_str()).or_default().insert((p, k));
+                free.entry(id.as_str()).or_default().push((p, k));
             }
         }
     }
@@ -406,15 +414,14 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
         }
         let id = seq[r].rid();
         let found = free.get_mut(id).and_then(|set| {
-            let p = set
-                .range(..(r, 0))
-                .next_back()
-                .or_else(|| set.range((r + 1, 0)..).next())
-                .map(|&(p, _)| p)?;
+            let before = set.partition_point(|&x| x < (r, 0));
+            let p = match before {
+                0 => set.get(set.partition_point(|&x| x < (r + 1, 0)))?.0,
+                b => set[b - 1].0,
+            };
             // The first unanswered occurrence of `id` in that message.
-            let first = set.range((p, 0)..).next().copied()?;
-            set.remove(&first);
-            Some(first)
+            let first = set.partition_point(|&x| x < (p, 0));
+            Some(set.remove(first))
         });
         match found {
             Some((p, k)) => {
@@ -540,43 +547,74 @@ pub const SYNTHETIC_MODEL: &str = "cachefold-repair";
 /// writes `Date.now()`); non-finite becomes 0.
 fn ts_value(t: f64) -> Value {
     if !t.is_finite() {
-        return json!(0);
+        return Value::from(0);
     }
     if t.fract() == 0.0 && t.abs() < 9.0e15 {
-        return json!(t as i64);
+        return Value::from(t as i64);
     }
-    json!(t)
+    Value::from(t)
 }
 
 /// OpenClaw `toolResult` answering `call_id` with an error (`isError: true`).
 pub fn synthetic_result_json(call_id: &str, tool_name: &str, timestamp: f64) -> String {
-    let v = json!({
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": tool_name,
-        "content": [{"type": "text", "text": SYNTHETIC_RESULT_TEXT}],
-        "isError": true,
-        "timestamp": ts_value(timestamp),
-    });
-    v.to_string()
+    let v = object_of([
+        ("role", "toolResult".into()),
+        ("toolCallId", call_id.into()),
+        ("toolName", tool_name.into()),
+        (
+            "content",
+            Value::Array(vec![object_of([
+                ("type", "text".into()),
+                ("text", SYNTHETIC_RESULT_TEXT.into()),
+            ])]),
+        ),
+        ("isError", true.into()),
+        ("timestamp", ts_value(timestamp)),
+    ]);
+    crate::json::out::to_string(&v)
 }
 
 /// OpenClaw assistant message with one `toolCall` (empty arguments), for an orphan result.
 pub fn synthetic_call_json(call_id: &str, tool_name: &str, timestamp: f64) -> String {
-    let v = json!({
-        "role": "assistant",
-        "content": [{"type": "toolCall", "id": call_id, "name": tool_name, "arguments": {}}],
-        "stopReason": "toolUse",
-        "timestamp": ts_value(timestamp),
-        "api": "openai-completions",
-        "provider": "cachefold",
-        "model": SYNTHETIC_MODEL,
-        "usage": {
-            "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-        },
-    });
-    v.to_string()
+    let zero = || Value::from(0);
+    let v = object_of([
+        ("role", "assistant".into()),
+        (
+            "content",
+            Value::Array(vec![object_of([
+                ("type", "toolCall".into()),
+                ("id", call_id.into()),
+                ("name", tool_name.into()),
+                ("arguments", object_of([])),
+            ])]),
+        ),
+        ("stopReason", "toolUse".into()),
+        ("timestamp", ts_value(timestamp)),
+        ("api", "openai-completions".into()),
+        ("provider", "cachefold".into()),
+        ("model", SYNTHETIC_MODEL.into()),
+        (
+            "usage",
+            object_of([
+                ("input", zero()),
+                ("output", zero()),
+                ("cacheRead", zero()),
+                ("cacheWrite", zero()),
+                ("totalTokens", zero()),
+                (
+                    "cost",
+                    object_of([
+                        ("input", zero()),
+                        ("output", zero()),
+                        ("cacheRead", zero()),
+                        ("cacheWrite", zero()),
+                        ("total", zero()),
+                    ]),
+                ),
+            ]),
+        ),
+    ]);
+    crate::json::out::to_string(&v)
 }
 
 /// Positions where a fold may cut: index i such that seq[i] is a User message, or an Assistant

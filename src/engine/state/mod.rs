@@ -20,11 +20,12 @@ use crate::error::{Error, Result};
 use crate::json::{json_struct, string_enum, DResult, DecodeError, FromJson};
 use crate::pairing::{Shape, ShapeRole};
 use crate::tokens::Calibration;
+use crate::vecmap::VecMap;
 #[cfg(test)]
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 string_enum! {
     /// What a divergence did to the recorded history (journal `diverge.action`, report
@@ -108,6 +109,26 @@ impl CommitKeys {
     }
 }
 
+impl crate::json::out::ToJson for CommitKeys {
+    fn write_json(&self, out: &mut String) {
+        crate::json::out::string(out, &self.packed());
+    }
+}
+
+impl CommitKeys {
+    /// The packed form: 16 hex digits per key.
+    fn packed(&self) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(16 * self.0.len());
+        for h in &self.0 {
+            for i in (0..16).rev() {
+                out.push(HEX[((h >> (4 * i)) & 15) as usize] as char);
+            }
+        }
+        out
+    }
+}
+
 impl Serialize for CommitKeys {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
         let mut out = String::with_capacity(16 * self.0.len());
@@ -188,7 +209,7 @@ pub const MAX_TURN_WS: usize = 4;
 pub const HOUR_MS: f64 = 3_600_000.0;
 
 /// What the engine remembers about one host message (never the message itself).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct MsgRecord {
@@ -216,7 +237,7 @@ pub struct MsgRecord {
 }
 
 /// A tool call waiting for its result: name and bounded arguments.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct CallArg {
@@ -230,7 +251,7 @@ pub struct CallArg {
 
 /// One fold segment of the output: a synthetic record message followed by the protected host
 /// messages of the region, in host order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct Segment {
@@ -258,12 +279,12 @@ pub struct Segment {
 }
 
 /// Key of one output message: short content hash and weighted characters.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 pub struct OutKey(pub String, pub u64);
 
 /// Usage of one model call, with the engine's predicted cache hit.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct CallRow {
@@ -285,7 +306,7 @@ pub struct CallRow {
 }
 
 /// Running totals over every committed call.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Totals {
@@ -310,7 +331,7 @@ pub struct Totals {
 }
 
 /// Event counters for stats.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Counters {
@@ -333,7 +354,7 @@ pub struct Counters {
     /// Re-pins after a divergence inside the head or a folded region.
     pub repins: u64,
     /// Divergences by cause code.
-    pub divergences: BTreeMap<String, u64>,
+    pub divergences: VecMap<String, u64>,
     /// Artifacts noted.
     pub artifacts: u64,
     /// Summary requests issued.
@@ -347,7 +368,7 @@ pub struct Counters {
 }
 
 /// Accumulator for the turn in progress (reset by `commit_turn`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct TurnAcc {
@@ -359,7 +380,7 @@ pub struct TurnAcc {
 }
 
 /// A summary request handed to JS and not yet answered.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct PendingSummary {
@@ -374,7 +395,7 @@ pub struct PendingSummary {
 }
 
 /// A summary ready for the fold that covers exactly `[from, to)`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct ReadySummary {
@@ -389,7 +410,7 @@ pub struct ReadySummary {
 }
 
 /// A tool result the host-side middleware shrank to a preview plus an artifact.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactNote {
@@ -405,7 +426,7 @@ pub struct ArtifactNote {
 
 /// Range and last point of the calibration observations (the engine trusts the fit only once
 /// the observed sizes spread; see `Session::calibrated`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CalibGuard {
@@ -418,7 +439,7 @@ pub struct CalibGuard {
 }
 
 /// The last divergence seen, for stats.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct DivergenceNote {
@@ -431,7 +452,7 @@ pub struct DivergenceNote {
 }
 
 /// Whole session state; its JSON is the snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionState {
@@ -593,7 +614,10 @@ impl SessionState {
                 self.spa = spa.clone();
             }
             Event::Diverge { at, cause, action } => {
-                *self.counters.divergences.entry(cause.clone()).or_insert(0) += 1;
+                *self
+                    .counters
+                    .divergences
+                    .get_or_insert_with(cause.clone(), || 0) += 1;
                 self.last_divergence = Some(DivergenceNote {
                     at: *at,
                     cause: cause.clone(),
