@@ -66,6 +66,7 @@ pub mod error;
 mod inputs;
 pub mod json;
 pub mod message;
+pub mod sort;
 pub mod vecmap;
 
 #[cfg(target_arch = "wasm32")]

@@ -290,9 +290,10 @@ impl Session {
                 .into_iter()
                 .filter(|i| *i < rc),
         );
-        set.sort_unstable();
-        set.dedup();
-        set
+        // One shared integer sort (crate::sort) instead of another instantiation for u32.
+        let mut wide: Vec<u64> = set.into_iter().map(u64::from).collect();
+        crate::sort::sort_dedup_u64(&mut wide);
+        wide.into_iter().map(|i| i as u32).collect()
     }
 
     /// Up to [`SPOT_CHECKS`] indices in `[head, count)`.

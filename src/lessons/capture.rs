@@ -271,7 +271,7 @@ pub fn extract<'a>(
         }
     }
     let mut top: Vec<(&String, &usize)> = dirs.iter().filter(|(_, n)| **n >= 2).collect();
-    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    crate::sort::sort_by(&mut top, |a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     top.truncate(4);
     if top.len() >= 2 {
         let listed: Vec<String> = top
@@ -279,7 +279,7 @@ pub fn extract<'a>(
             .map(|(d, n)| format!("`{d}` ({n} reads)"))
             .collect();
         let mut fp: Vec<String> = top.iter().map(|(d, _)| (*d).clone()).collect();
-        fp.sort();
+        crate::sort::sort_by(&mut fp, String::cmp);
         let mut l = Lesson {
             name: "layout".into(),
             description: "Where the code of this workspace lives (directories read most)".into(),

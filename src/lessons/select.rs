@@ -126,8 +126,7 @@ pub fn terms(text: &str) -> Vec<String> {
         .filter(|w| w.len() >= 3 && !STOP.contains(w))
         .map(stem)
         .collect();
-    out.sort_unstable();
-    out.dedup();
+    crate::sort::sort_dedup(&mut out);
     out
 }
 
@@ -189,7 +188,7 @@ pub fn decide(input: &DecideInput) -> Decision {
     // Parse, dedupe by name (project wins over global), drop stale.
     let mut fresh: Vec<(Lesson, bool)> = Vec::new();
     let mut files: Vec<&LessonFile> = input.lessons.iter().collect();
-    files.sort_by_key(|f| (f.scope != "project", f.file.clone()));
+    crate::sort::sort_by_key(&mut files, |f| (f.scope != "project", f.file.clone()));
     for f in files {
         let l = match Lesson::parse(&f.text) {
             Ok(l) => l,
@@ -232,7 +231,7 @@ pub fn decide(input: &DecideInput) -> Decision {
         .map(|(l, p)| (relevance(&req, &l), p, l))
         .collect();
     // Most relevant first; project before global; then by name (deterministic).
-    ranked.sort_by(|a, b| {
+    crate::sort::sort_by(&mut ranked, |a, b| {
         b.0.cmp(&a.0)
             .then(b.1.cmp(&a.1))
             .then(a.2.name.cmp(&b.2.name))

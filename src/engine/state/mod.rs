@@ -149,8 +149,7 @@ impl CommitKeys {
         for k in 0..s.len() / 16 {
             v.push(u64::from_str_radix(&s[16 * k..16 * k + 16], 16).map_err(|e| e.to_string())?);
         }
-        v.sort_unstable();
-        v.dedup();
+        crate::sort::sort_dedup_u64(&mut v);
         Ok(CommitKeys(v))
     }
 }
