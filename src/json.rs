@@ -194,8 +194,7 @@ impl FromJson for i64 {
 impl FromJson for f64 {
     fn from_json(v: Value) -> DResult<Self> {
         match &v {
-            Value::Number(n) => n
-                .as_f64()
+            Value::Number(n) => crate::float::number(n)
                 .ok_or_else(|| DecodeError::new(format!("number {n} out of range"))),
             _ => Err(DecodeError::expected("a number", &v)),
         }

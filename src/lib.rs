@@ -63,6 +63,7 @@
 
 pub mod config;
 pub mod error;
+pub mod float;
 mod inputs;
 pub mod json;
 pub mod message;

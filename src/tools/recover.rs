@@ -259,7 +259,7 @@ pub fn spec_from_params(params: &Value) -> Result<RangeSpec> {
 }
 
 fn count(v: &Value) -> Option<u64> {
-    let f = v.as_f64()?;
+    let f = crate::float::value(v)?;
     // 9e15 < 2^53: every integer below it is exact in f64.
     (f >= 0.0 && f.fract() == 0.0 && f < 9.0e15).then_some(f as u64)
 }
