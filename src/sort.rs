@@ -32,6 +32,31 @@ pub fn sort_dedup_u64(v: &mut Vec<u64>) {
     v.dedup();
 }
 
+/// Drop repeated values, keeping each value's first occurrence where it stands.
+pub fn dedup_keep_first<T: Ord>(v: &mut Vec<T>) {
+    if v.len() < 2 {
+        return;
+    }
+    let order = sorted_indices(v.len(), &mut |a, b| v[a].cmp(&v[b]));
+    let mut keep = vec![true; v.len()];
+    for w in order.windows(2) {
+        // Equal values sort by position: every one after the first of a run is a repeat.
+        if v[w[0] as usize] == v[w[1] as usize] {
+            keep[w[1] as usize] = false;
+        }
+    }
+    let mut i = 0;
+    v.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
+/// True when the ascending, duplicate-free `set` holds `x`.
+pub fn contains<T: Ord>(set: &[T], x: &T) -> bool {
+    set.binary_search(x).is_ok()
+}
+
 /// `0..n` in the stable order of `cmp`.
 #[inline(never)]
 fn sorted_indices(n: usize, cmp: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<u32> {
@@ -58,6 +83,11 @@ mod tests {
             sort_by(&mut a, |x, y| y.cmp(x));
             b.sort_by(|x, y| y.cmp(x));
             prop_assert_eq!(&a, &b);
+            let mut firsts = a.clone();
+            dedup_keep_first(&mut firsts);
+            let mut seen = std::collections::HashSet::new();
+            let want: Vec<_> = a.iter().copied().filter(|x| seen.insert(*x)).collect();
+            prop_assert_eq!(firsts, want);
             sort_dedup(&mut a);
             b.sort_unstable();
             b.dedup();

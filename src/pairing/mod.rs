@@ -26,7 +26,6 @@ use crate::json::out::object_of;
 use crate::message::{Message, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
 
 /// The pairing-relevant role of a message.
 #[derive(
@@ -290,7 +289,7 @@ pub fn violations(seq: &[Shape]) -> Vec<Repair> {
 pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> {
     let mut out = Vec::new();
     // Every id called anywhere in `seq`, built at the first stray result.
-    let mut called: Option<HashSet<&str>> = None;
+    let mut called: Option<Vec<&str>> = None;
     // Open group: (assistant position, call ids still unanswered, all call ids of the group).
     let mut open: Option<(usize, Vec<&str>, &[String])> = None;
     let close = |open: &mut Option<(usize, Vec<&str>, &[String])>, out: &mut Vec<Repair>| {
@@ -320,7 +319,10 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
                         .is_some_and(|(_, _, all)| all.iter().any(|c| c == id));
                     let kind = if in_group {
                         RepairKind::DuplicateResult
-                    } else if called.get_or_insert_with(|| called_ids(seq)).contains(id) {
+                    } else if crate::sort::contains(
+                        called.get_or_insert_with(|| called_ids(seq)),
+                        &id,
+                    ) {
                         RepairKind::MovedResult
                     } else {
                         RepairKind::OrphanResult
@@ -396,14 +398,14 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     // The unanswered call occurrences of each id, ordered by (assistant position, call index),
     // so each stray result is placed in O(log n) instead of a scan of the whole sequence (a
     // sorted vector per id: built in that order, searched by bisection).
-    let mut free: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    let mut free: crate::vecmap::VecMap<&str, Vec<(usize, usize)>> = Default::default();
     for (p, s) in seq.iter().enumerate() {
         if !s.has_calls() {
             continue;
         }
         for (k, id) in s.call_ids.iter().enumerate() {
             if !answered[p][k] {
-                free.entry(id.as_str()).or_default().push((p, k));
+                free.get_or_insert_with(id.as_str(), Vec::new).push((p, k));
             }
         }
     }
@@ -413,7 +415,7 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
             continue;
         }
         let id = seq[r].rid();
-        let found = free.get_mut(id).and_then(|set| {
+        let found = free.get_mut(&id).and_then(|set| {
             let before = set.partition_point(|&x| x < (r, 0));
             let p = match before {
                 0 => set.get(set.partition_point(|&x| x < (r + 1, 0)))?.0,
@@ -436,7 +438,7 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     for &r in &unmatched {
         let id = seq[r].rid();
         repairs.push(rep(
-            if called.contains(id) {
+            if crate::sort::contains(&called, &id) {
                 RepairKind::DuplicateResult
             } else {
                 RepairKind::OrphanResult
@@ -517,12 +519,16 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     Repaired { slots, repairs }
 }
 
-/// Every call id of every assistant message in `seq`.
-fn called_ids(seq: &[Shape]) -> HashSet<&str> {
-    seq.iter()
+/// Every call id of every assistant message in `seq`, ascending (search with
+/// [`crate::sort::contains`]).
+fn called_ids(seq: &[Shape]) -> Vec<&str> {
+    let mut ids: Vec<&str> = seq
+        .iter()
         .filter(|x| x.has_calls())
         .flat_map(|x| x.call_ids.iter().map(String::as_str))
-        .collect()
+        .collect();
+    crate::sort::sort_dedup(&mut ids);
+    ids
 }
 
 /// First unanswered call of `s` with id `id`.

@@ -25,7 +25,6 @@ use crate::vecmap::VecMap;
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::VecDeque;
 
 string_enum! {
     /// What a divergence did to the recorded history (journal `diverge.action`, report
@@ -191,6 +190,16 @@ impl<'de> Deserialize<'de> for CommitKeys {
             }
         }
         Ok(keys)
+    }
+}
+
+/// Append `x`, then drop the oldest entries beyond `max` (a bounded queue in a plain `Vec`: the
+/// queues are short, and `VecDeque` cost ~2 KB of wasm per element type).
+pub(crate) fn push_bounded<T>(v: &mut Vec<T>, x: T, max: usize) {
+    v.push(x);
+    if v.len() > max {
+        let extra = v.len() - max;
+        v.drain(..extra);
     }
 }
 
@@ -479,7 +488,7 @@ pub struct SessionState {
     /// First host index of the live tail.
     pub live_from: u32,
     /// Calls waiting for results.
-    pub open_calls: VecDeque<CallArg>,
+    pub open_calls: Vec<CallArg>,
     /// Keys of the last assembled output.
     pub out: Vec<OutKey>,
     /// Keys of the last request as the engine predicts it was sent.
@@ -494,7 +503,7 @@ pub struct SessionState {
     /// Advancement keys already committed (every one of the session, as 8-byte hashes).
     pub commit_keys: CommitKeys,
     /// Recent per-call usage rows.
-    pub rows: VecDeque<CallRow>,
+    pub rows: Vec<CallRow>,
     /// Totals over all calls.
     pub totals: Totals,
     /// Counters.
@@ -508,14 +517,14 @@ pub struct SessionState {
     /// Issue times of summary requests within the last hour.
     pub summary_times: Vec<f64>,
     /// Recent artifact notes.
-    pub artifacts: VecDeque<ArtifactNote>,
+    pub artifacts: Vec<ArtifactNote>,
     /// The host asked for a fold (`compact` without messages): done at the next assemble.
     pub force_fold: bool,
     /// Last divergence.
     pub last_divergence: Option<DivergenceNote>,
     /// Weighted chars each of the last [`MAX_TURN_WS`] committed turns added.
     #[serde(default)]
-    pub turn_ws: VecDeque<u64>,
+    pub turn_ws: Vec<u64>,
     /// Model context window (tokens), as the host last reported it.
     #[serde(default)]
     pub window: Option<u64>,
@@ -552,24 +561,24 @@ impl SessionState {
             head_fp: String::new(),
             segs: Vec::new(),
             live_from: 0,
-            open_calls: VecDeque::new(),
+            open_calls: Vec::new(),
             out: Vec::new(),
             req: Vec::new(),
             turn: TurnAcc::default(),
             calibration: Calibration::default(),
             calib_guard: CalibGuard::default(),
             commit_keys: CommitKeys::default(),
-            rows: VecDeque::new(),
+            rows: Vec::new(),
             totals: Totals::default(),
             counters: Counters::default(),
             breaker_low: 0,
             pending_summary: None,
             ready_summary: None,
             summary_times: Vec::new(),
-            artifacts: VecDeque::new(),
+            artifacts: Vec::new(),
             force_fold: false,
             last_divergence: None,
-            turn_ws: VecDeque::new(),
+            turn_ws: Vec::new(),
             window: None,
             budget: None,
             base: 0,
@@ -632,9 +641,9 @@ impl SessionState {
                 match rec.shape.role {
                     ShapeRole::Assistant => {
                         for c in calls {
-                            self.open_calls.push_back(c.clone());
+                            self.open_calls.push(c.clone());
                             if self.open_calls.len() > MAX_OPEN_CALLS {
-                                self.open_calls.pop_front();
+                                self.open_calls.remove(0);
                             }
                         }
                     }
@@ -718,10 +727,7 @@ impl SessionState {
                 turn_w,
             } => {
                 if *turn_w > 0 {
-                    self.turn_ws.push_back(*turn_w);
-                    while self.turn_ws.len() > MAX_TURN_WS {
-                        self.turn_ws.pop_front();
-                    }
+                    push_bounded(&mut self.turn_ws, *turn_w, MAX_TURN_WS);
                 }
                 self.commit_keys.insert(key);
                 for r in rows {
@@ -733,10 +739,7 @@ impl SessionState {
                     t.output += r.output;
                     t.predicted += r.predicted;
                     t.predicted_abs_err += r.predicted.abs_diff(r.cache_read);
-                    self.rows.push_back(r.clone());
-                    while self.rows.len() > MAX_CALL_ROWS {
-                        self.rows.pop_front();
-                    }
+                    push_bounded(&mut self.rows, r.clone(), MAX_CALL_ROWS);
                 }
                 self.totals.cost_usd += cost_usd;
                 self.totals.uncached_usd += uncached_usd;
@@ -778,10 +781,7 @@ impl SessionState {
             }
             Event::Artifact { note } => {
                 self.counters.artifacts += 1;
-                self.artifacts.push_back(note.clone());
-                while self.artifacts.len() > MAX_ARTIFACTS {
-                    self.artifacts.pop_front();
-                }
+                push_bounded(&mut self.artifacts, note.clone(), MAX_ARTIFACTS);
             }
             Event::ForceFold { on } => self.force_fold = *on,
             Event::Limits { window, budget } => {
