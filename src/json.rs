@@ -18,6 +18,8 @@
 //! * an error names where it happened: `records[3].shape.role: expected a string, got number`.
 
 pub mod out;
+#[cfg(test)]
+mod out_oracle;
 
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, VecDeque};
