@@ -9,14 +9,14 @@
 
 use crate::error::{Error, Result};
 use crate::json::{DResult, DecodeError, Fields, FromJson};
+use crate::vecmap::VecMap;
 use serde::Serialize;
 #[cfg(test)]
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 /// When the engine manages context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, crate::json::out::ToJson, Default)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
@@ -30,7 +30,7 @@ pub enum Mode {
 }
 
 /// Full plugin configuration. Field docs double as the README's config reference.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Config {
@@ -65,13 +65,13 @@ pub struct Config {
     /// Price table key (`auto` picks from the model id), e.g. `deepseek-flash-peak`.
     pub price: String,
     /// Extra or overriding price rows, USD per 1M tokens.
-    pub prices: BTreeMap<String, PriceRow>,
+    pub prices: VecMap<String, PriceRow>,
     /// Summary generation with the host's LLM.
     pub summary: SummaryConfig,
     /// Basenames (case-insensitive) whose `read` results survive folds verbatim.
     pub protected_reads: Vec<String>,
     /// Default arguments added by `before_tool_call` when the model gave none, per tool.
-    pub tool_defaults: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+    pub tool_defaults: VecMap<String, serde_json::Map<String, serde_json::Value>>,
     /// Oversized tool results become previews plus artifacts.
     pub persist: PersistConfig,
     /// The artifact store.
@@ -93,7 +93,7 @@ pub struct Config {
 }
 
 /// Workspace lessons: captured conventions injected once per session on code-gen requests.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct LessonsConfig {
@@ -126,7 +126,7 @@ impl Default for LessonsConfig {
 
 /// Topic segmentation (`src/topics/`): turn and topic ids, folds that cut at topic boundaries
 /// and render a closed topic as a line, recovery by `t<k>` / `T<n>`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct TopicsConfig {
@@ -152,7 +152,7 @@ impl FromJson for TopicsConfig {
 }
 
 /// One price row, USD per 1M tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PriceRow {
@@ -168,7 +168,7 @@ pub struct PriceRow {
 }
 
 /// Summaries made with `runtimeContext.llm.complete`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct SummaryConfig {
@@ -186,14 +186,14 @@ pub struct SummaryConfig {
 }
 
 /// Tool-result shrinking.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct PersistConfig {
     /// Master switch.
     pub enabled: bool,
     /// Threshold in characters per tool name.
-    pub thresholds: BTreeMap<String, u64>,
+    pub thresholds: VecMap<String, u64>,
     /// Threshold for tools not listed.
     #[cfg_attr(test, serde(deserialize_with = "de_u64"))]
     pub default_threshold: u64,
@@ -206,7 +206,7 @@ pub struct PersistConfig {
 }
 
 /// Artifact store.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct ArtifactsConfig {
@@ -217,7 +217,7 @@ pub struct ArtifactsConfig {
 
 impl Default for Config {
     fn default() -> Self {
-        let mut tool_defaults = BTreeMap::new();
+        let mut tool_defaults = VecMap::new();
         let mut read = serde_json::Map::new();
         read.insert("offset".into(), 1.into());
         read.insert("limit".into(), 200.into());
@@ -236,7 +236,7 @@ impl Default for Config {
             fold_record_budget: 16_000,
             expected_remaining_calls: 0,
             price: "auto".to_string(),
-            prices: BTreeMap::new(),
+            prices: VecMap::new(),
             summary: SummaryConfig::default(),
             protected_reads: DEFAULT_PROTECTED_READS
                 .iter()
@@ -283,7 +283,7 @@ impl Default for SummaryConfig {
 
 impl Default for PersistConfig {
     fn default() -> Self {
-        let mut thresholds = BTreeMap::new();
+        let mut thresholds = VecMap::new();
         thresholds.insert("read".to_string(), 12_000);
         for t in ["exec", "bash", "web_fetch"] {
             thresholds.insert(t.to_string(), 4_000);
@@ -402,11 +402,11 @@ impl Config {
 /// A number, or a string holding one (what `openclaw config set` stores).
 fn lenient_f64(v: Value) -> DResult<f64> {
     let x = match &v {
-        Value::Number(n) => n.as_f64().ok_or_else(|| DecodeError::new("not a number"))?,
-        Value::String(s) => s
-            .trim()
-            .parse::<f64>()
-            .map_err(|_| DecodeError::new(format!("expected a number, got {s:?}")))?,
+        Value::Number(n) => {
+            crate::float::number(n).ok_or_else(|| DecodeError::new("not a number"))?
+        }
+        Value::String(s) => crate::float::parse(s.trim())
+            .ok_or_else(|| DecodeError::new(format!("expected a number, got {s:?}")))?,
         _ => return Err(DecodeError::expected("a number", &v)),
     };
     if !x.is_finite() {

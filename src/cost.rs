@@ -19,7 +19,7 @@ use crate::config::Config;
 use serde::{Deserialize, Serialize};
 
 /// One price row, USD per 1M tokens.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Price {
     /// Table key, e.g. `deepseek-flash-peak`.
@@ -160,7 +160,9 @@ pub fn cost_usd(p: &Price, hit: u64, miss: u64, output: u64) -> f64 {
 }
 
 /// Token counts of one possible fold. The engine fills these from its estimates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, crate::json::out::ToJson, Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct FoldCandidate {
     /// L: the whole prompt of the next call without folding (static prefix + all messages).
@@ -190,7 +192,7 @@ impl FoldCandidate {
 }
 
 /// Outcome of [`fold_decision`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FoldDecision {
     /// Fold now.

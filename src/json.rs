@@ -17,6 +17,10 @@
 //! * integers must fit their type exactly (no fraction, no sign for unsigned fields);
 //! * an error names where it happened: `records[3].shape.role: expected a string, got number`.
 
+pub mod out;
+#[cfg(test)]
+mod out_oracle;
+
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -192,8 +196,7 @@ impl FromJson for i64 {
 impl FromJson for f64 {
     fn from_json(v: Value) -> DResult<Self> {
         match &v {
-            Value::Number(n) => n
-                .as_f64()
+            Value::Number(n) => crate::float::number(n)
                 .ok_or_else(|| DecodeError::new(format!("number {n} out of range"))),
             _ => Err(DecodeError::expected("a number", &v)),
         }
@@ -480,6 +483,12 @@ macro_rules! string_enum {
         impl PartialEq<&str> for $name {
             fn eq(&self, other: &&str) -> bool {
                 self.as_str() == *other
+            }
+        }
+
+        impl $crate::json::out::ToJson for $name {
+            fn write_json(&self, out: &mut String) {
+                $crate::json::out::string(out, self.as_str());
             }
         }
 

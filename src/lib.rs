@@ -63,9 +63,12 @@
 
 pub mod config;
 pub mod error;
+pub mod float;
 mod inputs;
 pub mod json;
 pub mod message;
+pub mod sort;
+pub mod vecmap;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

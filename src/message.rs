@@ -119,7 +119,7 @@ impl Message {
 
     /// Serialise back; byte-identical to the input for `JSON.stringify` output.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(&self.raw).unwrap_or_default()
+        crate::json::out::to_string(&self.raw)
     }
 
     /// The role (missing role → `Other("")`).
@@ -134,7 +134,7 @@ impl Message {
 
     /// `timestamp` as milliseconds, when present and numeric.
     pub fn timestamp(&self) -> Option<f64> {
-        self.raw.get("timestamp").and_then(Value::as_f64)
+        self.raw.get("timestamp").and_then(crate::float::value)
     }
 
     /// Content parts. A string `content` is one text part; missing content is no parts.
@@ -210,7 +210,12 @@ impl Message {
     /// Usage of an assistant message: (input, cacheRead, cacheWrite, output), missing fields as 0.
     pub fn usage(&self) -> Option<Usage> {
         let u = self.raw.get("usage")?;
-        let g = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
+        let g = |k: &str| {
+            u.get(k)
+                .and_then(crate::float::value)
+                .unwrap_or(0.0)
+                .max(0.0) as u64
+        };
         Some(Usage {
             input: g("input"),
             cache_read: g("cacheRead"),
@@ -221,7 +226,17 @@ impl Message {
 }
 
 /// Token usage the host reports on an assistant message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    crate::json::out::ToJson,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Uncached input tokens.

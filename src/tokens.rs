@@ -14,7 +14,6 @@
 //! (running moments plus at most [`Calibration::MAX_POINTS`] recent points).
 
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// Weight of one character in tenths of an ASCII character.
 ///
@@ -72,7 +71,7 @@ pub const SLOPE_MAX: f64 = 2.0;
 /// Keeps centred running moments (Welford updates, so long sessions with large, nearly equal
 /// x values do not lose precision to cancellation) plus the last [`Calibration::MAX_POINTS`]
 /// observations for the error statistic.
-#[derive(Serialize, Deserialize, Clone, Default, Debug, PartialEq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Default, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Calibration {
     n: u64,
@@ -87,7 +86,7 @@ pub struct Calibration {
     /// Fitted slope (0 means "not fitted": use [`DEFAULT_SLOPE`]).
     b: f64,
     /// Last observations (x, y), oldest first.
-    recent: VecDeque<(u64, u64)>,
+    recent: Vec<(u64, u64)>,
 }
 
 crate::json::json_struct!(Calibration default {
@@ -118,10 +117,11 @@ impl Calibration {
         self.mean_y += dy / n;
         self.m2x += dx * (x - self.mean_x);
         self.cxy += dx * (y - self.mean_y);
-        self.recent.push_back((weighted_chars, prompt_tokens));
-        while self.recent.len() > Self::MAX_POINTS {
-            self.recent.pop_front();
-        }
+        crate::engine::state::push_bounded(
+            &mut self.recent,
+            (weighted_chars, prompt_tokens),
+            Self::MAX_POINTS,
+        );
         self.refit();
     }
 
@@ -350,7 +350,7 @@ mod tests {
             c.observe(1_000 + i, 500 + i / 3);
         }
         assert_eq!(c.recent.len(), Calibration::MAX_POINTS);
-        assert_eq!(c.recent.front(), Some(&(1_936, 500 + 936 / 3)));
+        assert_eq!(c.recent.first(), Some(&(1_936, 500 + 936 / 3)));
         let s = serde_json::to_string(&c).unwrap();
         let back: Calibration = serde_json::from_str(&s).unwrap();
         assert_eq!(back.tokens(50_000), c.tokens(50_000));

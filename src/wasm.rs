@@ -6,7 +6,7 @@
 //!   inputs). Host message JSON is never nested inside it: messages cross as their own strings,
 //!   a `Vec<String>` (with a parallel `Vec<u32>` of host indices where the call needs them)
 //!   beside the small header, so no message is escaped twice.
-//! * **Structured results are JSON text** written by `serde_json` and turned into plain JS
+//! * **Structured results are JSON text** written by [`crate::json::out`] and turned into plain JS
 //!   objects by `JSON.parse` inside [`to_js`] (host numbers keep their exact text through
 //!   `arbitrary_precision`). Bulky plain text (an artifact) is set as a JS string beside it.
 //! * Plain strings, numbers and booleans cross as themselves.
@@ -20,14 +20,12 @@
 
 use crate::config::Config;
 use crate::error::Error;
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 // Results go out as JSON text parsed by the engine's own JSON.parse: `serde_json` is built with
 // `arbitrary_precision` (so host numbers round-trip byte-exact), which only JSON text carries.
-fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
-    let text = serde_json::to_string(v).map_err(|e| err(&Error::Internal(e.to_string())))?;
-    js_sys::JSON::parse(&text)
+fn to_js<T: crate::json::out::ToJson>(v: &T) -> Result<JsValue, JsValue> {
+    js_sys::JSON::parse(&crate::json::out::to_string(v))
 }
 
 fn err(e: &Error) -> JsValue {
@@ -295,9 +293,11 @@ impl Session {
         let existing: Vec<String> = json_arg(existing_json)?;
         let digests = self.inner.state().records.iter().map(|r| &r.digest);
         let (system, prompt) = crate::lessons::capture::llm_prompt(digests, &existing);
-        to_js(
-            &serde_json::json!({ "system": system, "prompt": prompt, "maxTokens": crate::lessons::capture::LLM_MAX_TOKENS }),
-        )
+        to_js(&crate::json::out::object_of([
+            ("system", system.into()),
+            ("prompt", prompt.into()),
+            ("maxTokens", crate::lessons::capture::LLM_MAX_TOKENS.into()),
+        ]))
     }
 }
 
@@ -378,7 +378,7 @@ pub fn apply_tool_defaults_js(
     let params = tools_json_arg(params_json)?;
     Ok(
         crate::tools::defaults::apply_tool_defaults(&cfg, tool_name, &params)
-            .map(|v| v.to_string()),
+            .map(|v| crate::json::out::to_string(&v)),
     )
 }
 
@@ -432,7 +432,9 @@ pub fn search_answer_js(
 /// Bounded copy of a `details` value (JSON text in, JSON text out).
 #[wasm_bindgen(js_name = compactDetails)]
 pub fn compact_details_js(details_json: &str) -> Result<String, JsValue> {
-    Ok(crate::tools::details::compact_details(&tools_json_arg(details_json)?).to_string())
+    Ok(crate::json::out::to_string(
+        &crate::tools::details::compact_details(&tools_json_arg(details_json)?),
+    ))
 }
 
 // ---- lessons bindings (js/lessons.js) ----

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 /// Bounded per-message extract kept in session state (≤ 1,500 chars of text): the facts a fold
 /// record needs. Computed once when a message is first seen.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Digest {
     /// Raw role string (`user`, `assistant`, `toolResult`, …).

@@ -379,7 +379,7 @@ impl IdentCollector {
 
     pub(super) fn finish(mut self, max: usize) -> Vec<String> {
         // Stable: equal classes keep first-seen order.
-        self.seen.sort_by_key(|(c, _)| *c);
+        crate::sort::sort_by_key(&mut self.seen, |(c, _)| *c);
         self.seen.into_iter().take(max).map(|(_, s)| s).collect()
     }
 }

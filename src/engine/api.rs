@@ -7,7 +7,7 @@ use crate::json::{json_struct, DResult};
 pub use crate::pairing::RepairKind;
 
 /// One supplied host message.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct IndexedJson {
@@ -18,7 +18,7 @@ pub struct IndexedJson {
 }
 
 /// Input of [`Session::assemble`] and [`Session::compact`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct AssembleInput {
@@ -39,7 +39,7 @@ pub struct AssembleInput {
 }
 
 /// Input of [`Session::compact_request`]: the host's `compact()`, which carries no messages.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CompactInput {
@@ -56,7 +56,7 @@ pub struct CompactInput {
 }
 
 /// Answer of [`Session::compact_request`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactAnswer {
     /// A fold is recorded and the next assemble emits it.
@@ -74,7 +74,7 @@ pub struct CompactAnswer {
 }
 
 /// A range of host messages JS must store for recovery under `foldId`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FoldWrite {
     /// Fold id (`f<k>`, or `c<k>` for a condensation).
@@ -86,7 +86,7 @@ pub struct FoldWrite {
 }
 
 /// Output of [`Session::assemble`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssemblePlan {
     /// Output order: `i >= 0` is host index `i`, `i < 0` is `synthetic[-i-1]`.
@@ -106,7 +106,7 @@ pub struct AssemblePlan {
 }
 
 /// Divergence details.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DivergenceReport {
     /// First differing index.
@@ -122,7 +122,7 @@ pub struct DivergenceReport {
 }
 
 /// One fold made by this call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FoldReport {
     /// `f<k>`.
@@ -156,7 +156,7 @@ pub struct FoldReport {
 }
 
 /// A condensation made by this call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CondenseReport {
     /// `c<k>`.
@@ -176,7 +176,7 @@ pub struct CondenseReport {
 }
 
 /// One pairing repair in the output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RepairReport {
     /// `missing_result` | `orphan_result` | `moved_result` | `duplicate_result`.
@@ -188,7 +188,7 @@ pub struct RepairReport {
 }
 
 /// Everything an assemble decided, for logs, tests and the bench.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssembleReport {
     /// Model managed (not passthrough).
@@ -248,7 +248,7 @@ pub struct AssembleReport {
 
 /// A host message the core could not read exactly (see [`MsgRecord::q`]). It stays in the
 /// output as the host's own object; the core manages the rest of the session around it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuarantineReport {
     /// Host index.
@@ -260,7 +260,7 @@ pub struct QuarantineReport {
 }
 
 /// Input of [`Session::commit_turn`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CommitInput {
@@ -275,7 +275,7 @@ pub struct CommitInput {
 }
 
 /// Output of [`Session::commit_turn`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitOutcome {
     /// `committed` | `duplicate`.
@@ -283,7 +283,7 @@ pub struct CommitOutcome {
 }
 
 /// An LLM summary for JS to run in `maintain`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryRequest {
     /// Pass back to [`Session::accept_summary`].

@@ -6,6 +6,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::json::out::object_of;
 use crate::topics::{Topic, TopicId, TurnId};
 
 /// Topics listed by `cachefold_topics` at most (the most recent ones).
@@ -49,7 +50,19 @@ impl Session {
             } else {
                 "topics are off (config topics.enabled)"
             };
-            return json!({"text": format!("[cachefold_topics] No topics: {why}."), "details": {"topics": [], "turns": 0}});
+            return object_of([
+                (
+                    "text",
+                    Value::from(format!("[cachefold_topics] No topics: {why}.")),
+                ),
+                (
+                    "details",
+                    object_of([
+                        ("topics", Value::Array(Vec::new())),
+                        ("turns", Value::from(0)),
+                    ]),
+                ),
+            ]);
         }
         let skip = all.len().saturating_sub(MAX_TOPICS_LISTED);
         let mut lines = vec![format!(
@@ -87,13 +100,28 @@ impl Session {
                 },
                 crate::text::clip(&t.display_label(), 100)
             ));
-            details.push(json!({
-                "id": t.id.to_string(), "first": t.first.to_string(), "last": t.last.to_string(),
-                "turns": t.turns(), "tokens": tokens, "state": state, "label": t.display_label(),
-                "pinned": pins,
-            }));
+            details.push(object_of([
+                ("id", Value::from(t.id.to_string())),
+                ("first", Value::from(t.first.to_string())),
+                ("last", Value::from(t.last.to_string())),
+                ("turns", Value::from(t.turns())),
+                ("tokens", Value::from(tokens)),
+                ("state", Value::from(state)),
+                ("label", Value::from(t.display_label())),
+                ("pinned", Value::from(pins)),
+            ]));
         }
-        json!({"text": lines.join("\n"), "details": {"topics": details, "turns": ts.seg.turn_count(), "frozenThrough": ts.seg.frozen_through()}})
+        object_of([
+            ("text", Value::from(lines.join("\n"))),
+            (
+                "details",
+                object_of([
+                    ("topics", Value::Array(details)),
+                    ("turns", Value::from(ts.seg.turn_count())),
+                    ("frozenThrough", Value::from(ts.seg.frozen_through())),
+                ]),
+            ),
+        ])
     }
 
     /// `cachefold_preview`: what the model sees now (as of the last assemble): the pinned
@@ -136,19 +164,40 @@ impl Session {
                 },
                 s.id
             ));
-            segs.push(json!({"id": s.id, "from": s.from, "to": s.to, "recordTokens": rt, "keptTokens": kt, "kept": s.protected.len(), "summary": s.summary}));
+            segs.push(object_of([
+                ("id", Value::from(s.id.clone())),
+                ("from", Value::from(s.from)),
+                ("to", Value::from(s.to)),
+                ("recordTokens", Value::from(rt)),
+                ("keptTokens", Value::from(kt)),
+                ("kept", Value::from(s.protected.len())),
+                ("summary", Value::from(s.summary)),
+            ]));
         }
         lines.push(format!(
             "live tail: messages {}..{end}{} (~{live} tokens, verbatim)",
             st.live_from,
             turn_label(st.live_from)
         ));
-        json!({"text": lines.join("\n"), "details": {
-            "staticTokens": stat,
-            "head": {"from": 0, "to": st.head_len, "tokens": head},
-            "segments": segs,
-            "live": {"from": st.live_from, "to": end, "tokens": live},
-        }})
+        let span = |from: u32, to: u32, tokens: u64| {
+            object_of([
+                ("from", Value::from(from)),
+                ("to", Value::from(to)),
+                ("tokens", Value::from(tokens)),
+            ])
+        };
+        object_of([
+            ("text", Value::from(lines.join("\n"))),
+            (
+                "details",
+                object_of([
+                    ("staticTokens", Value::from(stat)),
+                    ("head", span(0, st.head_len, head)),
+                    ("segments", Value::Array(segs)),
+                    ("live", span(st.live_from, end, live)),
+                ]),
+            ),
+        ])
     }
 
     /// Records `[a, b)` and a label for a turn id `t<k>` or a topic id `T<n>`.
@@ -205,7 +254,12 @@ impl Session {
         for s in &self.st.segs {
             let (x, y) = (a.max(s.from), b.min(s.to));
             if x < y {
-                parts.push(json!({"fold": s.id, "lines": [x - s.from + 1, y - s.from], "from": x, "to": y}));
+                parts.push(object_of([
+                    ("fold", Value::from(s.id.clone())),
+                    ("lines", Value::from(vec![x - s.from + 1, y - s.from])),
+                    ("from", Value::from(x)),
+                    ("to", Value::from(y)),
+                ]));
             }
         }
         let folded: u32 = parts
@@ -216,9 +270,14 @@ impl Session {
         let note = format!(
             "[cachefold_recover] {label}: messages {a}..{b}; {folded} folded (exact text below), {in_context} still in your context verbatim."
         );
-        Ok(
-            json!({"id": id, "from": a, "to": b, "parts": parts, "inContext": in_context, "note": note}),
-        )
+        Ok(object_of([
+            ("id", Value::from(id)),
+            ("from", Value::from(a)),
+            ("to", Value::from(b)),
+            ("parts", Value::Array(parts)),
+            ("inContext", Value::from(in_context)),
+            ("note", Value::from(note)),
+        ]))
     }
 
     /// `cachefold_pin`: keep turn `t<k>` verbatim through the folds made from now on (a turn
@@ -245,6 +304,17 @@ impl Session {
             format!("[cachefold_pin] {id} pinned: later folds keep its {} messages verbatim (from the next fold on; nothing already sent changes).", b - a)
         };
         let pinned = self.st.topics.pins.binary_search(&t.0).is_ok();
-        Ok(json!({"text": text, "details": {"turn": id, "from": a, "to": b, "pinned": pinned}}))
+        Ok(object_of([
+            ("text", Value::from(text)),
+            (
+                "details",
+                object_of([
+                    ("turn", Value::from(id)),
+                    ("from", Value::from(a)),
+                    ("to", Value::from(b)),
+                    ("pinned", Value::from(pinned)),
+                ]),
+            ),
+        ]))
     }
 }

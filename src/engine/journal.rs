@@ -21,7 +21,7 @@ use crate::engine::state::{
     ArtifactNote, CallArg, CallRow, DivergeAction, FoldReason, MsgRecord, OutKey, Segment,
     SessionState,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fingerprint_hex;
 use crate::json::{DResult, DecodeError, Fields, FromJson};
 use crate::topics::terms::TurnTerms;
@@ -32,7 +32,7 @@ use serde_json::Value;
 pub const JOURNAL_VERSION: u32 = 1;
 
 /// One state change. Every value the change needs is inside (nothing is recomputed on replay).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 // Externally tagged (`{"commit":{…}}`): an internally tagged enum buffers its content, which
 // breaks `serde_json`'s `arbitrary_precision` numbers (f64 fields fail to parse back).
@@ -292,7 +292,7 @@ impl Event {
 }
 
 /// Outcome of [`replay`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplayReport {
     /// Events applied.
@@ -320,8 +320,7 @@ pub fn crc(event_json: &str) -> String {
 
 /// Serialise one event as a journal line (with trailing newline).
 pub fn encode_line(seq: u64, e: &Event) -> Result<String> {
-    let body = serde_json::to_string(e)
-        .map_err(|err| Error::Internal(format!("event serialisation: {err}")))?;
+    let body = crate::json::out::to_string(e);
     Ok(format!(
         "{PREFIX}{seq},\"crc\":\"{}\",\"e\":{body}}}\n",
         crc(&body)

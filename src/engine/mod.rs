@@ -60,7 +60,9 @@ use by_index::ByIndex;
 use fingerprint::Cause;
 use journal::{Event, ReplayReport};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+#[cfg(test)]
+use serde_json::json;
+use serde_json::Value;
 use state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState, HOUR_MS};
 use std::cell::RefCell;
 
@@ -201,8 +203,7 @@ impl Session {
 
     /// The snapshot, or an error (never an empty text that would replace the journal).
     pub fn try_snapshot(&self) -> Result<String> {
-        let text = serde_json::to_string(&self.st)
-            .map_err(|e| Error::Internal(format!("snapshot: {e}")))?;
+        let text = crate::json::out::to_string(&self.st);
         if text.is_empty() {
             return Err(Error::Internal("snapshot: empty".into()));
         }
@@ -291,9 +292,10 @@ impl Session {
                 .into_iter()
                 .filter(|i| *i < rc),
         );
-        set.sort_unstable();
-        set.dedup();
-        set
+        // One shared integer sort (crate::sort) instead of another instantiation for u32.
+        let mut wide: Vec<u64> = set.into_iter().map(u64::from).collect();
+        crate::sort::sort_dedup_u64(&mut wide);
+        wide.into_iter().map(|i| i as u32).collect()
     }
 
     /// Up to [`SPOT_CHECKS`] indices in `[head, count)`.

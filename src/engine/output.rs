@@ -72,7 +72,7 @@ impl Session {
                     match layout.get(p) {
                         Some(Src::Host(i)) => {
                             let r = rec(*i)?;
-                            if let Some(t) = r.ts.as_ref().and_then(Value::as_f64) {
+                            if let Some(t) = r.ts.as_ref().and_then(crate::float::value) {
                                 last_ts = t;
                             }
                             if *i < self.st.base {

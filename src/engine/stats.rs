@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::json::out::{object_of, to_value};
 
 impl Session {
     /// A tool result was shrunk to a preview plus an artifact (`tool_result_persist` or the
@@ -37,61 +38,85 @@ impl Session {
             }
         };
         let records_w: u64 = self.st.segs.iter().map(|s| s.w).sum();
-        json!({
-            "sessionId": self.st.session_id,
-            "seq": self.st.seq,
-            "model": self.st.model,
-            "managed": model_managed(&self.cfg, self.st.model.as_deref()),
-            "calls": t.calls,
-            "promptTokens": prompt,
-            "inputTokens": t.input,
-            "cacheRead": t.cache_read,
-            "cacheWrite": t.cache_write,
-            "outputTokens": t.output,
-            "predictedHits": t.predicted,
-            "hitPct": pct(t.cache_read, prompt),
-            "predictedHitPct": pct(t.predicted, prompt),
-            "predictionErrorPct": pct(t.predicted_abs_err, prompt),
-            "folds": {
-                "count": c.folds,
-                "priced": c.priced_folds,
-                "emergency": c.emergency_folds,
-                "compact": c.compact_folds,
-                "tokensFolded": c.folded_tokens,
-                "condensed": c.condenses,
-                "segments": self.st.segs.len(),
-                "recordTokens": self.tokens(records_w),
-            },
-            "repairs": c.repairs,
-            "divergences": c.divergences,
-            "lastDivergence": self.st.last_divergence,
-            "repins": c.repins,
-            "calibration": {
-                "samples": self.st.calibration.samples(),
-                "meanAbsErrorPct": round2(self.st.calibration.mean_abs_error_pct()),
-                "staticTokens": self.static_tokens(),
-                "trusted": self.calibrated(),
-                "tokensPerWeightedChar": self.st.calibration.slope_b(),
-            },
-            "costUsd": round6(t.cost_usd),
-            "uncachedUsd": round6(t.uncached_usd),
-            "savedUsd": round6(t.uncached_usd - t.cost_usd),
-            "artifacts": c.artifacts,
-            "summaries": {
-                "requested": c.summaries_requested,
-                "ok": c.summaries_ok,
-                "failed": c.summaries_failed,
-                "used": c.summaries_used,
-                "pending": self.st.pending_summary.is_some(),
-            },
-            "breaker": { "lowSavingStreak": self.st.breaker_low, "tripped": self.st.breaker_tripped() },
-            "pinned": self.st.pinned,
-            "headLen": self.st.head_len,
-            "liveFrom": self.st.live_from,
-            "recorded": self.st.records.len(),
-            "quarantined": self.st.records.iter().filter(|r| r.q.is_some()).count(),
-            "recentCalls": self.st.rows.len(),
-        })
+        object_of([
+            ("sessionId", v(self.st.session_id.clone())),
+            ("seq", v(self.st.seq)),
+            ("model", v(self.st.model.clone())),
+            (
+                "managed",
+                v(model_managed(&self.cfg, self.st.model.as_deref())),
+            ),
+            ("calls", v(t.calls)),
+            ("promptTokens", v(prompt)),
+            ("inputTokens", v(t.input)),
+            ("cacheRead", v(t.cache_read)),
+            ("cacheWrite", v(t.cache_write)),
+            ("outputTokens", v(t.output)),
+            ("predictedHits", v(t.predicted)),
+            ("hitPct", v(pct(t.cache_read, prompt))),
+            ("predictedHitPct", v(pct(t.predicted, prompt))),
+            ("predictionErrorPct", v(pct(t.predicted_abs_err, prompt))),
+            (
+                "folds",
+                object_of([
+                    ("count", v(c.folds)),
+                    ("priced", v(c.priced_folds)),
+                    ("emergency", v(c.emergency_folds)),
+                    ("compact", v(c.compact_folds)),
+                    ("tokensFolded", v(c.folded_tokens)),
+                    ("condensed", v(c.condenses)),
+                    ("segments", v(self.st.segs.len())),
+                    ("recordTokens", v(self.tokens(records_w))),
+                ]),
+            ),
+            ("repairs", v(c.repairs)),
+            ("divergences", to_value(&c.divergences)),
+            ("lastDivergence", to_value(&self.st.last_divergence)),
+            ("repins", v(c.repins)),
+            (
+                "calibration",
+                object_of([
+                    ("samples", v(self.st.calibration.samples())),
+                    (
+                        "meanAbsErrorPct",
+                        v(round2(self.st.calibration.mean_abs_error_pct())),
+                    ),
+                    ("staticTokens", v(self.static_tokens())),
+                    ("trusted", v(self.calibrated())),
+                    ("tokensPerWeightedChar", v(self.st.calibration.slope_b())),
+                ]),
+            ),
+            ("costUsd", v(round6(t.cost_usd))),
+            ("uncachedUsd", v(round6(t.uncached_usd))),
+            ("savedUsd", v(round6(t.uncached_usd - t.cost_usd))),
+            ("artifacts", v(c.artifacts)),
+            (
+                "summaries",
+                object_of([
+                    ("requested", v(c.summaries_requested)),
+                    ("ok", v(c.summaries_ok)),
+                    ("failed", v(c.summaries_failed)),
+                    ("used", v(c.summaries_used)),
+                    ("pending", v(self.st.pending_summary.is_some())),
+                ]),
+            ),
+            (
+                "breaker",
+                object_of([
+                    ("lowSavingStreak", v(self.st.breaker_low)),
+                    ("tripped", v(self.st.breaker_tripped())),
+                ]),
+            ),
+            ("pinned", v(self.st.pinned)),
+            ("headLen", v(self.st.head_len)),
+            ("liveFrom", v(self.st.live_from)),
+            ("recorded", v(self.st.records.len())),
+            (
+                "quarantined",
+                v(self.st.records.iter().filter(|r| r.q.is_some()).count()),
+            ),
+            ("recentCalls", v(self.st.rows.len())),
+        ])
     }
 
     /// The recent per-call rows (oldest first) with their price: prompt, reported hit and miss,
@@ -104,21 +129,36 @@ impl Session {
             .map(|r| {
                 let p = cost::price_for(&self.cfg, r.model.as_deref(), r.at);
                 let prompt = r.input + r.cache_read + r.cache_write;
-                json!({
-                    "at": r.at,
-                    "model": r.model,
-                    "prompt": prompt,
-                    "hit": r.cache_read,
-                    "miss": r.input + r.cache_write,
-                    "output": r.output,
-                    "predicted": r.predicted,
-                    "costUsd": round6(cost::cost_usd(&p, r.cache_read, r.input + r.cache_write, r.output)),
-                    "uncachedUsd": round6(cost::cost_usd(&p, 0, prompt, r.output)),
-                })
+                object_of([
+                    ("at", v(r.at)),
+                    ("model", v(r.model.clone())),
+                    ("prompt", v(prompt)),
+                    ("hit", v(r.cache_read)),
+                    ("miss", v(r.input + r.cache_write)),
+                    ("output", v(r.output)),
+                    ("predicted", v(r.predicted)),
+                    (
+                        "costUsd",
+                        v(round6(cost::cost_usd(
+                            &p,
+                            r.cache_read,
+                            r.input + r.cache_write,
+                            r.output,
+                        ))),
+                    ),
+                    (
+                        "uncachedUsd",
+                        v(round6(cost::cost_usd(&p, 0, prompt, r.output))),
+                    ),
+                ])
             })
             .collect();
         Value::Array(rows)
     }
+}
+
+fn v(x: impl Into<Value>) -> Value {
+    x.into()
 }
 
 pub(super) fn round2(x: f64) -> f64 {

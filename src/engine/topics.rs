@@ -22,7 +22,7 @@ use crate::topics::terms::{self, TurnTerms};
 use crate::topics::{Segmenter, Topic, TurnId};
 
 /// Topics of a session's committed turns.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct TopicState {

@@ -48,7 +48,7 @@ impl Session {
         let mut sim = self.clone();
         sim.pending.clear();
         let mut count = sim.st.recorded();
-        if let Some(&turn_w) = self.st.turn_ws.back() {
+        if let Some(&turn_w) = self.st.turn_ws.last() {
             sim.st.records.push(MsgRecord {
                 h: String::new(),
                 w: turn_w,

@@ -20,7 +20,9 @@ pub mod record;
 use crate::digest::Digest;
 use crate::engine::state::MsgRecord;
 use crate::pairing::{self, Shape, ShapeRole};
-use serde_json::{json, Map, Value};
+#[cfg(test)]
+use serde_json::json;
+use serde_json::{Map, Value};
 
 /// Cut boundaries of the recorded history: [`pairing::cut_points`] (user messages with no
 /// tool-call group open before them) plus `records.len()` itself when no group is open at the
@@ -190,10 +192,19 @@ pub fn condensed_text(
 /// (kept as the host wrote it; `0` when no message had one).
 pub fn record_json(text: &str, ts: Option<&Value>) -> String {
     let mut m = Map::new();
-    m.insert("role".into(), json!("user"));
-    m.insert("content".into(), json!([{"type": "text", "text": text}]));
-    m.insert("timestamp".into(), ts.cloned().unwrap_or_else(|| json!(0)));
-    Value::Object(m).to_string()
+    m.insert("role".into(), "user".into());
+    m.insert(
+        "content".into(),
+        Value::Array(vec![crate::json::out::object_of([
+            ("type", "text".into()),
+            ("text", text.into()),
+        ])]),
+    );
+    m.insert(
+        "timestamp".into(),
+        ts.cloned().unwrap_or_else(|| Value::from(0)),
+    );
+    crate::json::out::to_string(&Value::Object(m))
 }
 
 /// Timestamp for a record over `[from, ..)`: the first folded message's, else the nearest

@@ -4,7 +4,7 @@
 use crate::digest::{Digest, GIST_CHARS, ITEM_CHARS};
 use crate::text::{clip, head_tail, one_line};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::BinaryHeap;
 
 // ---- fold records ----------------------------------------------------------------------------
 
@@ -42,10 +42,9 @@ pub(crate) const S_IDENTS: usize = 8;
 /// order.
 pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     let mut s: Vec<Vec<String>> = vec![Vec::new(); SECTIONS.len()];
-    let mut seen: Vec<HashSet<String>> = vec![HashSet::new(); SECTIONS.len()];
+    // Repeats are dropped per section below, once every item is in.
     let mut push = |k: usize, x: String| {
-        if !x.is_empty() && !seen[k].contains(&x) {
-            seen[k].insert(x.clone());
+        if !x.is_empty() {
             s[k].push(x);
         }
     };
@@ -86,13 +85,14 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     }
     // Commands: a result's `$ cmd → outcome` replaces the call's bare `$ cmd`.
     let all: Vec<&String> = digests.iter().flat_map(|d| d.commands.iter()).collect();
-    let answered: HashSet<&str> = all
+    let mut answered: Vec<&str> = all
         .iter()
         .filter(|o| o.contains(" → "))
         .filter_map(|o| o.split(" → ").next())
         .collect();
+    crate::sort::sort_dedup(&mut answered);
     for c in &all {
-        if !c.contains(" → ") && answered.contains(c.as_str()) {
+        if !c.contains(" → ") && crate::sort::contains(&answered, &c.as_str()) {
             continue;
         }
         push(S_COMMANDS, (*c).clone());
@@ -120,6 +120,9 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
                 ),
             );
         }
+    }
+    for items in &mut s {
+        crate::sort::dedup_keep_first(items);
     }
     // A failing last command is an open thread too.
     let failed = s[S_COMMANDS]

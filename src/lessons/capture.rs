@@ -14,13 +14,13 @@ use super::redact::redact;
 use super::{slug, Lesson};
 use crate::digest::Digest;
 use crate::text::clip;
+use crate::vecmap::VecMap;
 #[cfg(test)]
 use serde::Deserialize;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// Input of [`extract`].
-#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Clone, Debug, PartialEq, Default)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CaptureInput {
@@ -196,8 +196,8 @@ pub fn extract<'a>(
     input: &CaptureInput,
 ) -> Vec<Lesson> {
     // Last passing command per kind (with its message index), and every failing one.
-    let mut passed: BTreeMap<u8, (String, usize)> = BTreeMap::new();
-    let mut dirs: BTreeMap<String, usize> = BTreeMap::new();
+    let mut passed: VecMap<u8, (String, usize)> = VecMap::new();
+    let mut dirs: VecMap<String, usize> = VecMap::new();
     let mut last_idx = 0;
     for (idx, d) in digests.into_iter().enumerate() {
         last_idx = idx;
@@ -224,7 +224,7 @@ pub fn extract<'a>(
                 if let Some(rel) = relative(f, &input.workspace) {
                     if let Some((top, _)) = rel.split_once('/') {
                         if !top.starts_with('.') && !top.is_empty() {
-                            *dirs.entry(format!("{top}/")).or_default() += 1;
+                            *dirs.get_or_insert_with(format!("{top}/"), || 0) += 1;
                         }
                     }
                 }
@@ -271,7 +271,7 @@ pub fn extract<'a>(
         }
     }
     let mut top: Vec<(&String, &usize)> = dirs.iter().filter(|(_, n)| **n >= 2).collect();
-    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    crate::sort::sort_by(&mut top, |a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     top.truncate(4);
     if top.len() >= 2 {
         let listed: Vec<String> = top
@@ -279,7 +279,7 @@ pub fn extract<'a>(
             .map(|(d, n)| format!("`{d}` ({n} reads)"))
             .collect();
         let mut fp: Vec<String> = top.iter().map(|(d, _)| (*d).clone()).collect();
-        fp.sort();
+        crate::sort::sort_by(&mut fp, String::cmp);
         let mut l = Lesson {
             name: "layout".into(),
             description: "Where the code of this workspace lives (directories read most)".into(),

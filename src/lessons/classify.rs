@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Request classes.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
     /// Writes or modifies code that must follow the repository's conventions.
@@ -46,7 +46,7 @@ impl Class {
 }
 
 /// Classifier output.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Classification {
     /// Best class.

@@ -38,7 +38,7 @@ pub const MAX_DESCRIPTION_CHARS: usize = 200;
 pub const MAX_FINGERPRINT: usize = 16;
 
 /// One lesson (a file's frontmatter and body).
-#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Clone, Debug, PartialEq, Default)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Lesson {
@@ -404,7 +404,7 @@ impl Lesson {
 /// One gathered fingerprint input: `content` is `None` when the file, directory or JSON field
 /// does not exist. The shim makes the content: a file's bytes (latin-1 mapped, so every byte
 /// counts), a directory's sorted entry names one per line, a JSON field's canonical JSON.
-#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Clone, Debug, PartialEq, Default)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct FpInput {
@@ -437,7 +437,7 @@ pub fn fingerprint_hash(entries: &[String], inputs: &[FpInput]) -> (String, Vec<
 }
 
 /// Whether a lesson's fingerprint still matches.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Staleness {
     /// The lesson must not be injected.
@@ -447,7 +447,7 @@ pub struct Staleness {
 }
 
 /// One changed fingerprint input.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Change {
     /// The entry (empty when unknown).

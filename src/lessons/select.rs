@@ -7,14 +7,13 @@ use super::classify::{classify, Class, Classification};
 use super::redact::redact;
 use super::{refresh_note, Change, FpInput, Lesson};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 
 /// Heading of the injected block.
 pub const HEADER: &str =
     "## Workspace lessons (learned earlier, checked against the current files; follow unless told otherwise)";
 
 /// One lesson file as the shim read it.
-#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Clone, Debug, PartialEq, Default)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct LessonFile {
@@ -27,7 +26,7 @@ pub struct LessonFile {
 }
 
 /// Input of [`decide`].
-#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Clone, Debug, PartialEq, Default)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct DecideInput {
@@ -44,7 +43,7 @@ pub struct DecideInput {
 }
 
 /// A lesson left out because its inputs changed.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct StaleLesson {
     /// Lesson name.
@@ -58,7 +57,7 @@ pub struct StaleLesson {
 }
 
 /// A file that could not be used.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Invalid {
     /// Scope.
@@ -70,7 +69,7 @@ pub struct Invalid {
 }
 
 /// The decision.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Decision {
     /// Classifier output.
@@ -119,26 +118,34 @@ fn stem(w: &str) -> String {
 }
 
 /// Content terms: lower-case words of 3+ characters, stop words out, light stemming; path and
-/// identifier parts count separately (`package.json` → `package`, `json`).
-pub fn terms(text: &str) -> BTreeSet<String> {
-    text.to_lowercase()
+/// identifier parts count separately (`package.json` → `package`, `json`). Sorted, each once.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = text
+        .to_lowercase()
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.len() >= 3 && !STOP.contains(w))
         .map(stem)
-        .collect()
+        .collect();
+    crate::sort::sort_dedup(&mut out);
+    out
 }
 
-fn relevance(req: &BTreeSet<String>, l: &Lesson) -> u32 {
+/// True when the sorted `set` holds `t`.
+fn has(set: &[String], t: &String) -> bool {
+    set.binary_search(t).is_ok()
+}
+
+fn relevance(req: &[String], l: &Lesson) -> u32 {
     let head = terms(&format!(
         "{} {}",
         l.name.replace(['-', '_', '.'], " "),
         l.description
     ));
     let body = terms(&l.body.join("\n"));
-    let h = req.intersection(&head).count() as u32;
+    let h = req.iter().filter(|t| has(&head, t)).count() as u32;
     let b = req
-        .intersection(&body)
-        .filter(|t| !head.contains(*t))
+        .iter()
+        .filter(|t| has(&body, t) && !has(&head, t))
         .count() as u32;
     2 * h + b
 }
@@ -181,7 +188,7 @@ pub fn decide(input: &DecideInput) -> Decision {
     // Parse, dedupe by name (project wins over global), drop stale.
     let mut fresh: Vec<(Lesson, bool)> = Vec::new();
     let mut files: Vec<&LessonFile> = input.lessons.iter().collect();
-    files.sort_by_key(|f| (f.scope != "project", f.file.clone()));
+    crate::sort::sort_by_key(&mut files, |f| (f.scope != "project", f.file.clone()));
     for f in files {
         let l = match Lesson::parse(&f.text) {
             Ok(l) => l,
@@ -224,7 +231,7 @@ pub fn decide(input: &DecideInput) -> Decision {
         .map(|(l, p)| (relevance(&req, &l), p, l))
         .collect();
     // Most relevant first; project before global; then by name (deterministic).
-    ranked.sort_by(|a, b| {
+    crate::sort::sort_by(&mut ranked, |a, b| {
         b.0.cmp(&a.0)
             .then(b.1.cmp(&a.1))
             .then(a.2.name.cmp(&b.2.name))

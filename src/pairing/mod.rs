@@ -22,13 +22,15 @@
 //! the same id twice needs two results with that id, and two different assistant messages may
 //! reuse an id (each group is checked locally, which is what the provider does).
 
+use crate::json::out::object_of;
 use crate::message::{Message, Role};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use serde_json::Value;
 
 /// The pairing-relevant role of a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, crate::json::out::ToJson, Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum ShapeRole {
     /// `user`: opens a new turn; the only place a fold may cut.
@@ -44,7 +46,9 @@ pub enum ShapeRole {
 }
 
 /// Pairing skeleton of one message.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Default, Serialize, crate::json::out::ToJson, Deserialize,
+)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Shape {
     /// Role class.
@@ -170,7 +174,7 @@ pub fn failed_turn(m: &Message) -> bool {
 }
 
 /// One element of a repaired sequence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Slot {
     /// The input message at this position, unchanged.
@@ -207,7 +211,7 @@ crate::json::string_enum! {
 }
 
 /// One pairing problem, found by [`violations`] or fixed by [`repair`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Repair {
     /// What was wrong.
@@ -219,7 +223,9 @@ pub struct Repair {
 }
 
 /// Output of [`repair`].
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Default, Serialize, crate::json::out::ToJson, Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct Repaired {
     /// The repaired order: every input position exactly once, plus synthetic messages.
@@ -283,7 +289,7 @@ pub fn violations(seq: &[Shape]) -> Vec<Repair> {
 pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> {
     let mut out = Vec::new();
     // Every id called anywhere in `seq`, built at the first stray result.
-    let mut called: Option<HashSet<&str>> = None;
+    let mut called: Option<Vec<&str>> = None;
     // Open group: (assistant position, call ids still unanswered, all call ids of the group).
     let mut open: Option<(usize, Vec<&str>, &[String])> = None;
     let close = |open: &mut Option<(usize, Vec<&str>, &[String])>, out: &mut Vec<Repair>| {
@@ -313,7 +319,10 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
                         .is_some_and(|(_, _, all)| all.iter().any(|c| c == id));
                     let kind = if in_group {
                         RepairKind::DuplicateResult
-                    } else if called.get_or_insert_with(|| called_ids(seq)).contains(id) {
+                    } else if crate::sort::contains(
+                        called.get_or_insert_with(|| called_ids(seq)),
+                        &id,
+                    ) {
                         RepairKind::MovedResult
                     } else {
                         RepairKind::OrphanResult
@@ -387,15 +396,16 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
 
     // Phase 2: stray results move to the nearest preceding, else following, unanswered call.
     // The unanswered call occurrences of each id, ordered by (assistant position, call index),
-    // so each stray result is placed in O(log n) instead of a scan of the whole sequence.
-    let mut free: HashMap<&str, BTreeSet<(usize, usize)>> = HashMap::new();
+    // so each stray result is placed in O(log n) instead of a scan of the whole sequence (a
+    // sorted vector per id: built in that order, searched by bisection).
+    let mut free: crate::vecmap::VecMap<&str, Vec<(usize, usize)>> = Default::default();
     for (p, s) in seq.iter().enumerate() {
         if !s.has_calls() {
             continue;
         }
         for (k, id) in s.call_ids.iter().enumerate() {
             if !answered[p][k] {
-                free.entry(id.as_str()).or_default().insert((p, k));
+                free.get_or_insert_with(id.as_str(), Vec::new).push((p, k));
             }
         }
     }
@@ -405,16 +415,15 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
             continue;
         }
         let id = seq[r].rid();
-        let found = free.get_mut(id).and_then(|set| {
-            let p = set
-                .range(..(r, 0))
-                .next_back()
-                .or_else(|| set.range((r + 1, 0)..).next())
-                .map(|&(p, _)| p)?;
+        let found = free.get_mut(&id).and_then(|set| {
+            let before = set.partition_point(|&x| x < (r, 0));
+            let p = match before {
+                0 => set.get(set.partition_point(|&x| x < (r + 1, 0)))?.0,
+                b => set[b - 1].0,
+            };
             // The first unanswered occurrence of `id` in that message.
-            let first = set.range((p, 0)..).next().copied()?;
-            set.remove(&first);
-            Some(first)
+            let first = set.partition_point(|&x| x < (p, 0));
+            Some(set.remove(first))
         });
         match found {
             Some((p, k)) => {
@@ -429,7 +438,7 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     for &r in &unmatched {
         let id = seq[r].rid();
         repairs.push(rep(
-            if called.contains(id) {
+            if crate::sort::contains(&called, &id) {
                 RepairKind::DuplicateResult
             } else {
                 RepairKind::OrphanResult
@@ -510,12 +519,16 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     Repaired { slots, repairs }
 }
 
-/// Every call id of every assistant message in `seq`.
-fn called_ids(seq: &[Shape]) -> HashSet<&str> {
-    seq.iter()
+/// Every call id of every assistant message in `seq`, ascending (search with
+/// [`crate::sort::contains`]).
+fn called_ids(seq: &[Shape]) -> Vec<&str> {
+    let mut ids: Vec<&str> = seq
+        .iter()
         .filter(|x| x.has_calls())
         .flat_map(|x| x.call_ids.iter().map(String::as_str))
-        .collect()
+        .collect();
+    crate::sort::sort_dedup(&mut ids);
+    ids
 }
 
 /// First unanswered call of `s` with id `id`.
@@ -540,43 +553,74 @@ pub const SYNTHETIC_MODEL: &str = "cachefold-repair";
 /// writes `Date.now()`); non-finite becomes 0.
 fn ts_value(t: f64) -> Value {
     if !t.is_finite() {
-        return json!(0);
+        return Value::from(0);
     }
     if t.fract() == 0.0 && t.abs() < 9.0e15 {
-        return json!(t as i64);
+        return Value::from(t as i64);
     }
-    json!(t)
+    Value::from(t)
 }
 
 /// OpenClaw `toolResult` answering `call_id` with an error (`isError: true`).
 pub fn synthetic_result_json(call_id: &str, tool_name: &str, timestamp: f64) -> String {
-    let v = json!({
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": tool_name,
-        "content": [{"type": "text", "text": SYNTHETIC_RESULT_TEXT}],
-        "isError": true,
-        "timestamp": ts_value(timestamp),
-    });
-    v.to_string()
+    let v = object_of([
+        ("role", "toolResult".into()),
+        ("toolCallId", call_id.into()),
+        ("toolName", tool_name.into()),
+        (
+            "content",
+            Value::Array(vec![object_of([
+                ("type", "text".into()),
+                ("text", SYNTHETIC_RESULT_TEXT.into()),
+            ])]),
+        ),
+        ("isError", true.into()),
+        ("timestamp", ts_value(timestamp)),
+    ]);
+    crate::json::out::to_string(&v)
 }
 
 /// OpenClaw assistant message with one `toolCall` (empty arguments), for an orphan result.
 pub fn synthetic_call_json(call_id: &str, tool_name: &str, timestamp: f64) -> String {
-    let v = json!({
-        "role": "assistant",
-        "content": [{"type": "toolCall", "id": call_id, "name": tool_name, "arguments": {}}],
-        "stopReason": "toolUse",
-        "timestamp": ts_value(timestamp),
-        "api": "openai-completions",
-        "provider": "cachefold",
-        "model": SYNTHETIC_MODEL,
-        "usage": {
-            "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-        },
-    });
-    v.to_string()
+    let zero = || Value::from(0);
+    let v = object_of([
+        ("role", "assistant".into()),
+        (
+            "content",
+            Value::Array(vec![object_of([
+                ("type", "toolCall".into()),
+                ("id", call_id.into()),
+                ("name", tool_name.into()),
+                ("arguments", object_of([])),
+            ])]),
+        ),
+        ("stopReason", "toolUse".into()),
+        ("timestamp", ts_value(timestamp)),
+        ("api", "openai-completions".into()),
+        ("provider", "cachefold".into()),
+        ("model", SYNTHETIC_MODEL.into()),
+        (
+            "usage",
+            object_of([
+                ("input", zero()),
+                ("output", zero()),
+                ("cacheRead", zero()),
+                ("cacheWrite", zero()),
+                ("totalTokens", zero()),
+                (
+                    "cost",
+                    object_of([
+                        ("input", zero()),
+                        ("output", zero()),
+                        ("cacheRead", zero()),
+                        ("cacheWrite", zero()),
+                        ("total", zero()),
+                    ]),
+                ),
+            ]),
+        ),
+    ]);
+    crate::json::out::to_string(&v)
 }
 
 /// Positions where a fold may cut: index i such that seq[i] is a User message, or an Assistant

@@ -173,38 +173,57 @@ fn cut_string(s: &str, max: usize) -> String {
 }
 
 fn json_chars(v: &Value) -> u64 {
-    let mut w = CountingWriter {
-        chars: 0,
-        limit: usize::MAX,
-    };
-    let _ = serde_json::to_writer(&mut w, v);
-    w.chars as u64
+    let mut n = 0;
+    count_chars(v, usize::MAX, &mut n);
+    n as u64
 }
 
 fn json_chars_exceed(v: &Value, limit: usize) -> bool {
-    let mut w = CountingWriter { chars: 0, limit };
-    serde_json::to_writer(&mut w, v).is_err() || w.chars > limit
+    let mut n = 0;
+    !count_chars(v, limit, &mut n) || n > limit
 }
 
-/// Counts chars of UTF-8 output and fails once past `limit` (so serialisation stops early).
-struct CountingWriter {
-    chars: usize,
-    limit: usize,
-}
-
-impl std::io::Write for CountingWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        // Count chars as UTF-8 lead bytes; serde_json writes whole chars per call sequence, and
-        // continuation bytes never start a char.
-        self.chars += buf.iter().filter(|b| (**b & 0xC0) != 0x80).count();
-        if self.chars > self.limit {
-            return Err(std::io::Error::other("limit"));
+/// Adds the chars of `v`'s compact JSON text (as [`crate::json::out`] writes it) to `n`;
+/// false as soon as `n` passes `limit` (so a huge value is not walked to the end).
+fn count_chars(v: &Value, limit: usize, n: &mut usize) -> bool {
+    *n += match v {
+        Value::Null | Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(x) => x.as_str().len(),
+        Value::String(s) => string_chars(s),
+        Value::Array(a) => {
+            *n += 1 + a.len().saturating_sub(1);
+            for x in a {
+                if !count_chars(x, limit, n) {
+                    return false;
+                }
+            }
+            1
         }
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+        Value::Object(m) => {
+            *n += 1 + m.len().saturating_sub(1);
+            for (k, x) in m {
+                *n += string_chars(k) + 1;
+                if !count_chars(x, limit, n) {
+                    return false;
+                }
+            }
+            1
+        }
+    };
+    *n <= limit
+}
+
+/// Chars of a JSON string literal: quotes, two-char escapes, `\u00XX` for other controls.
+fn string_chars(s: &str) -> usize {
+    2 + s
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '\u{8}' | '\t' | '\n' | '\u{c}' | '\r' => 2,
+            '\0'..='\u{1f}' => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
 }
 
 #[cfg(test)]
@@ -315,6 +334,17 @@ mod tests {
         assert_eq!(cut_string("short", 10), "short");
         for max in [1, 5, 12, 13, 40] {
             assert!(cut_string(&s, max).chars().count() <= max, "max {max}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn char_count_is_that_of_the_text(s in ".{0,40}", n in proptest::num::i64::ANY, x in proptest::num::f64::NORMAL) {
+            let v = json!({"s": s, "a": [n, x, null, true, false, [], {}], "k\u{1}\"": {"e": ""}});
+            let chars = serde_json::to_string(&v).unwrap().chars().count();
+            proptest::prop_assert_eq!(json_chars(&v), chars as u64);
+            proptest::prop_assert!(!json_chars_exceed(&v, chars));
+            proptest::prop_assert!(json_chars_exceed(&v, chars - 1));
         }
     }
 

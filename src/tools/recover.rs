@@ -35,7 +35,7 @@ pub struct RangeSpec {
 }
 
 /// One recovered range.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
 #[serde(rename_all = "camelCase")]
 pub struct Recovered {
     /// The exact text of the range.
@@ -58,7 +58,7 @@ pub struct Recovered {
 /// content-addressed artifact id is a hex digest and starts with `f` or `c` one time in eight.
 /// The shapes are disjoint (a digest is 40 chars, the others at most 10), so a new kind (turn
 /// ids `t<k>`, topic ids) only needs a new shape in [`ID_SHAPES`] that no other shape matches.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
 #[serde(tag = "kind", content = "id", rename_all = "lowercase")]
 pub enum RecoverTarget {
     /// A content-addressed artifact (40 lowercase hex).
@@ -273,13 +273,13 @@ pub fn spec_from_params(params: &Value) -> Result<RangeSpec> {
 }
 
 fn count(v: &Value) -> Option<u64> {
-    let f = v.as_f64()?;
+    let f = crate::float::value(v)?;
     // 9e15 < 2^53: every integer below it is exact in f64.
     (f >= 0.0 && f.fract() == 0.0 && f < 9.0e15).then_some(f as u64)
 }
 
 /// Details of a recover answer (small; for `details` of the tool result).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
 #[serde(rename_all = "camelCase")]
 pub struct AnswerDetails {
     /// The id asked for.
@@ -297,7 +297,7 @@ pub struct AnswerDetails {
 }
 
 /// The whole tool answer: rendered text plus small details.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
 pub struct Answer {
     /// Tool result text (header line + range).
     pub text: String,

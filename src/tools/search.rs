@@ -39,7 +39,7 @@ pub struct Doc<'a> {
 }
 
 /// One matching line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
 #[serde(rename_all = "camelCase")]
 pub struct Hit {
     /// Document id (pass it to `cachefold_recover`).
@@ -102,7 +102,7 @@ pub struct OwnedDoc {
 }
 
 /// The whole tool answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
 pub struct Answer {
     /// Rendered text for the model.
     pub text: String,

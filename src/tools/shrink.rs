@@ -49,7 +49,7 @@ const HINT_CHARS: u64 = 8_000;
 const OWN_TOOL_SCAN: usize = 2_048;
 
 /// A tool result rewritten to header + preview, and the artifact that holds the full text.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
 #[serde(rename_all = "camelCase")]
 pub struct ShrinkOutcome {
     /// The rewritten message (same keys as the input; only `content` changed).
@@ -67,7 +67,7 @@ pub struct ShrinkOutcome {
 }
 
 /// Everything [`process_tool_result`] did to one result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
 #[serde(rename_all = "camelCase")]
 pub struct Processed {
     /// `"none"`, `"details"` (only details compacted) or `"shrink"` (content shrunk; details
@@ -77,6 +77,7 @@ pub struct Processed {
     /// `messageJson` (`serde_json` numbers with `arbitrary_precision` do not survive
     /// serde-wasm-bindgen, and JSON text keeps every byte as the core wrote it).
     #[serde(rename = "messageJson", serialize_with = "json_text")]
+    #[to_json(with = "json_text_out")]
     pub message: Option<Value>,
     /// Artifact id when shrunk.
     pub artifact_id: Option<String>,
@@ -94,6 +95,13 @@ pub struct Processed {
     pub tool_name: String,
     /// Artifact id of an already-shrunk result (the middleware ran before the persist hook).
     pub already_shrunk: Option<String>,
+}
+
+fn json_text_out(v: &Option<Value>, out: &mut String) {
+    match v {
+        Some(v) => crate::json::out::string(out, &crate::json::out::to_string(v)),
+        None => out.push_str("null"),
+    }
 }
 
 fn json_text<S: serde::Serializer>(

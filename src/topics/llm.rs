@@ -23,7 +23,7 @@ one JSON object and nothing else: {\"label\": \"<3-8 word label of the newest tu
 false if it continues it>}.";
 
 /// What the check is asked about one turn.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Query {
     /// The turn checked (the newest).
@@ -90,7 +90,7 @@ pub fn prompt(q: &Query) -> (String, String) {
 }
 
 /// A parsed reply.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
     /// Topic label (cleaned, ≤ [`LABEL_CHARS`]).
@@ -156,7 +156,7 @@ pub fn parse_answer(text: &str) -> Option<Answer> {
 }
 
 /// Calls made in the last hour, for the per-hour cap (the same rule as fold summaries).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RateLimit {
     /// Start times (ms) of recent calls, oldest first, at most the cap.

@@ -64,7 +64,7 @@ use std::collections::BTreeMap;
 use terms::TurnTerms;
 
 /// Tuning knobs of layer 1 (serialised with the state so a resumed session keeps its rules).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Params {
     /// A boundary when the score reaches this.
@@ -104,11 +104,35 @@ impl Default for Params {
 }
 
 /// Stable id of a completed turn: `t<k>`, k ≥ 1 in arrival order.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize,
+    crate::json::out::ToJson,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+)]
 pub struct TurnId(pub u32);
 
 /// Stable id of a topic: `T<n>`, n ≥ 1 in creation order, never reused.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize,
+    crate::json::out::ToJson,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+)]
 pub struct TopicId(pub u32);
 
 impl std::fmt::Display for TurnId {
@@ -146,7 +170,7 @@ impl TopicId {
 }
 
 /// Why a topic starts where it does.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum Cause {
     /// The session's first turn.
@@ -158,7 +182,7 @@ pub enum Cause {
 }
 
 /// One topic: a contiguous run of turns.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Topic {
     /// Stable id.
@@ -200,7 +224,7 @@ impl Topic {
 pub const PREVIEW_CHARS: usize = 120;
 
 /// The outcome of one [`Segmenter::push_turn`].
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Decision {
     /// The new turn's id.
@@ -217,7 +241,7 @@ pub struct Decision {
 }
 
 /// What [`Segmenter::apply_llm`] did.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum Applied {
     /// Label set, boundaries unchanged.
@@ -233,7 +257,7 @@ pub enum Applied {
 }
 
 /// Incremental segmenter state: small, serialisable, resumable.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Segmenter {
     /// Rules in force.

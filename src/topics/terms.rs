@@ -218,7 +218,7 @@ pub fn words(text: &str) -> Vec<String> {
 
 /// The bounded term bag of one completed turn plus the facts the cue rules need (the session
 /// journal's `turn` event carries it, so a replay pushes exactly what the live session did).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(serde::Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct TurnTerms {

@@ -45,6 +45,26 @@ impl CommitKeys {
     }
 }
 
+impl crate::json::out::ToJson for CommitKeys {
+    fn write_json(&self, out: &mut String) {
+        crate::json::out::string(out, &self.packed());
+    }
+}
+
+impl CommitKeys {
+    /// The packed form: 16 hex digits per key.
+    fn packed(&self) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(16 * self.0.len());
+        for h in &self.0 {
+            for i in (0..16).rev() {
+                out.push(HEX[((h >> (4 * i)) & 15) as usize] as char);
+            }
+        }
+        out
+    }
+}
+
 impl Serialize for CommitKeys {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
         let mut out = String::with_capacity(16 * self.0.len());
@@ -65,8 +85,7 @@ impl CommitKeys {
         for k in 0..s.len() / 16 {
             v.push(u64::from_str_radix(&s[16 * k..16 * k + 16], 16).map_err(|e| e.to_string())?);
         }
-        v.sort_unstable();
-        v.dedup();
+        crate::sort::sort_dedup_u64(&mut v);
         Ok(CommitKeys(v))
     }
 }

@@ -21,11 +21,11 @@ use crate::error::{Error, Result};
 use crate::json::{json_struct, string_enum, DResult, DecodeError, FromJson};
 use crate::pairing::{Shape, ShapeRole};
 use crate::tokens::Calibration;
+use crate::vecmap::VecMap;
 #[cfg(test)]
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::{BTreeMap, VecDeque};
 
 string_enum! {
     /// What a divergence did to the recorded history (journal `diverge.action`, report
@@ -70,6 +70,15 @@ string_enum! {
     }
 }
 
+/// Append `x`, then drop the oldest entries beyond `max` (a bounded queue in a plain `Vec`: the
+/// queues are short, and `VecDeque` cost ~2 KB of wasm per element type).
+pub(crate) fn push_bounded<T>(v: &mut Vec<T>, x: T, max: usize) {
+    v.push(x);
+    if v.len() > max {
+        let extra = v.len() - max;
+        v.drain(..extra);
+    }
+}
 /// Version of the snapshot format.
 pub const STATE_VERSION: u32 = 1;
 /// Per-call usage rows kept (older calls only count in the running totals).
@@ -84,7 +93,7 @@ pub const MAX_TURN_WS: usize = 4;
 pub const HOUR_MS: f64 = 3_600_000.0;
 
 /// What the engine remembers about one host message (never the message itself).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct MsgRecord {
@@ -112,7 +121,7 @@ pub struct MsgRecord {
 }
 
 /// A tool call waiting for its result: name and bounded arguments.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct CallArg {
@@ -126,7 +135,7 @@ pub struct CallArg {
 
 /// One fold segment of the output: a synthetic record message followed by the protected host
 /// messages of the region, in host order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct Segment {
@@ -154,12 +163,12 @@ pub struct Segment {
 }
 
 /// Key of one output message: short content hash and weighted characters.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 pub struct OutKey(pub String, pub u64);
 
 /// Usage of one model call, with the engine's predicted cache hit.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct CallRow {
@@ -181,7 +190,7 @@ pub struct CallRow {
 }
 
 /// Running totals over every committed call.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Totals {
@@ -206,7 +215,7 @@ pub struct Totals {
 }
 
 /// Event counters for stats.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Counters {
@@ -229,7 +238,7 @@ pub struct Counters {
     /// Re-pins after a divergence inside the head or a folded region.
     pub repins: u64,
     /// Divergences by cause code.
-    pub divergences: BTreeMap<String, u64>,
+    pub divergences: VecMap<String, u64>,
     /// Artifacts noted.
     pub artifacts: u64,
     /// Summary requests issued.
@@ -243,7 +252,7 @@ pub struct Counters {
 }
 
 /// Accumulator for the turn in progress (reset by `commit_turn`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct TurnAcc {
@@ -255,7 +264,7 @@ pub struct TurnAcc {
 }
 
 /// A summary request handed to JS and not yet answered.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct PendingSummary {
@@ -270,7 +279,7 @@ pub struct PendingSummary {
 }
 
 /// A summary ready for the fold that covers exactly `[from, to)`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct ReadySummary {
@@ -285,7 +294,7 @@ pub struct ReadySummary {
 }
 
 /// A tool result the host-side middleware shrank to a preview plus an artifact.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactNote {
@@ -301,7 +310,7 @@ pub struct ArtifactNote {
 
 /// Range and last point of the calibration observations (the engine trusts the fit only once
 /// the observed sizes spread; see `Session::calibrated`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CalibGuard {
@@ -314,7 +323,7 @@ pub struct CalibGuard {
 }
 
 /// The last divergence seen, for stats.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct DivergenceNote {
@@ -327,7 +336,7 @@ pub struct DivergenceNote {
 }
 
 /// Whole session state; its JSON is the snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionState {
@@ -355,7 +364,7 @@ pub struct SessionState {
     /// First host index of the live tail.
     pub live_from: u32,
     /// Calls waiting for results.
-    pub open_calls: VecDeque<CallArg>,
+    pub open_calls: Vec<CallArg>,
     /// Keys of the last assembled output.
     pub out: Vec<OutKey>,
     /// Keys of the last request as the engine predicts it was sent.
@@ -370,7 +379,7 @@ pub struct SessionState {
     /// Advancement keys already committed (every one of the session, as 8-byte hashes).
     pub commit_keys: CommitKeys,
     /// Recent per-call usage rows.
-    pub rows: VecDeque<CallRow>,
+    pub rows: Vec<CallRow>,
     /// Totals over all calls.
     pub totals: Totals,
     /// Counters.
@@ -384,14 +393,14 @@ pub struct SessionState {
     /// Issue times of summary requests within the last hour.
     pub summary_times: Vec<f64>,
     /// Recent artifact notes.
-    pub artifacts: VecDeque<ArtifactNote>,
+    pub artifacts: Vec<ArtifactNote>,
     /// The host asked for a fold (`compact` without messages): done at the next assemble.
     pub force_fold: bool,
     /// Last divergence.
     pub last_divergence: Option<DivergenceNote>,
     /// Weighted chars each of the last [`MAX_TURN_WS`] committed turns added.
     #[serde(default)]
-    pub turn_ws: VecDeque<u64>,
+    pub turn_ws: Vec<u64>,
     /// Model context window (tokens), as the host last reported it.
     #[serde(default)]
     pub window: Option<u64>,
@@ -432,24 +441,24 @@ impl SessionState {
             head_fp: String::new(),
             segs: Vec::new(),
             live_from: 0,
-            open_calls: VecDeque::new(),
+            open_calls: Vec::new(),
             out: Vec::new(),
             req: Vec::new(),
             turn: TurnAcc::default(),
             calibration: Calibration::default(),
             calib_guard: CalibGuard::default(),
             commit_keys: CommitKeys::default(),
-            rows: VecDeque::new(),
+            rows: Vec::new(),
             totals: Totals::default(),
             counters: Counters::default(),
             breaker_low: 0,
             pending_summary: None,
             ready_summary: None,
             summary_times: Vec::new(),
-            artifacts: VecDeque::new(),
+            artifacts: Vec::new(),
             force_fold: false,
             last_divergence: None,
-            turn_ws: VecDeque::new(),
+            turn_ws: Vec::new(),
             window: None,
             budget: None,
             base: 0,
@@ -494,7 +503,10 @@ impl SessionState {
                 self.spa = spa.clone();
             }
             Event::Diverge { at, cause, action } => {
-                *self.counters.divergences.entry(cause.clone()).or_insert(0) += 1;
+                *self
+                    .counters
+                    .divergences
+                    .get_or_insert_with(cause.clone(), || 0) += 1;
                 self.last_divergence = Some(DivergenceNote {
                     at: *at,
                     cause: cause.clone(),
@@ -510,9 +522,9 @@ impl SessionState {
                 match rec.shape.role {
                     ShapeRole::Assistant => {
                         for c in calls {
-                            self.open_calls.push_back(c.clone());
+                            self.open_calls.push(c.clone());
                             if self.open_calls.len() > MAX_OPEN_CALLS {
-                                self.open_calls.pop_front();
+                                self.open_calls.remove(0);
                             }
                         }
                     }
@@ -597,10 +609,7 @@ impl SessionState {
                 turn_w,
             } => {
                 if *turn_w > 0 {
-                    self.turn_ws.push_back(*turn_w);
-                    while self.turn_ws.len() > MAX_TURN_WS {
-                        self.turn_ws.pop_front();
-                    }
+                    push_bounded(&mut self.turn_ws, *turn_w, MAX_TURN_WS);
                 }
                 self.commit_keys.insert(key);
                 for r in rows {
@@ -612,10 +621,7 @@ impl SessionState {
                     t.output += r.output;
                     t.predicted += r.predicted;
                     t.predicted_abs_err += r.predicted.abs_diff(r.cache_read);
-                    self.rows.push_back(r.clone());
-                    while self.rows.len() > MAX_CALL_ROWS {
-                        self.rows.pop_front();
-                    }
+                    push_bounded(&mut self.rows, r.clone(), MAX_CALL_ROWS);
                 }
                 self.totals.cost_usd += cost_usd;
                 self.totals.uncached_usd += uncached_usd;
@@ -657,10 +663,7 @@ impl SessionState {
             }
             Event::Artifact { note } => {
                 self.counters.artifacts += 1;
-                self.artifacts.push_back(note.clone());
-                while self.artifacts.len() > MAX_ARTIFACTS {
-                    self.artifacts.pop_front();
-                }
+                push_bounded(&mut self.artifacts, note.clone(), MAX_ARTIFACTS);
             }
             Event::ForceFold { on } => self.force_fold = *on,
             Event::Turn { from, at, terms } => self.topics.push(*from, *at, terms),

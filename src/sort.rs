@@ -1,0 +1,97 @@
+//! The core's sorts, through two shared instantiations of the standard library's sorts: a
+//! stable sort of indices under a `dyn` comparison for every element type, and an unstable
+//! sort of `u64`. Each `sort_by` of a new element or closure type instantiated the whole
+//! driftsort / ipnsort machinery again (~3 KB of wasm each).
+
+use std::cmp::Ordering;
+
+/// Stable sort of `v` by `cmp` (the same order as `slice::sort_by`).
+pub fn sort_by<T>(v: &mut Vec<T>, mut cmp: impl FnMut(&T, &T) -> Ordering) {
+    if v.len() < 2 {
+        return;
+    }
+    let order = sorted_indices(v.len(), &mut |a, b| cmp(&v[a], &v[b]));
+    let mut old: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
+    v.extend(order.iter().filter_map(|&i| old[i as usize].take()));
+}
+
+/// Stable sort of `v` by `key` (the same order as `slice::sort_by_key`).
+pub fn sort_by_key<T, K: Ord>(v: &mut Vec<T>, mut key: impl FnMut(&T) -> K) {
+    sort_by(v, |a, b| key(a).cmp(&key(b)));
+}
+
+/// Ascending sort with duplicates removed.
+pub fn sort_dedup<T: Ord>(v: &mut Vec<T>) {
+    sort_by(v, T::cmp);
+    v.dedup();
+}
+
+/// Ascending sort of integers with duplicates removed.
+pub fn sort_dedup_u64(v: &mut Vec<u64>) {
+    v.sort_unstable();
+    v.dedup();
+}
+
+/// Drop repeated values, keeping each value's first occurrence where it stands.
+pub fn dedup_keep_first<T: Ord>(v: &mut Vec<T>) {
+    if v.len() < 2 {
+        return;
+    }
+    let order = sorted_indices(v.len(), &mut |a, b| v[a].cmp(&v[b]));
+    let mut keep = vec![true; v.len()];
+    for w in order.windows(2) {
+        // Equal values sort by position: every one after the first of a run is a repeat.
+        if v[w[0] as usize] == v[w[1] as usize] {
+            keep[w[1] as usize] = false;
+        }
+    }
+    let mut i = 0;
+    v.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
+/// True when the ascending, duplicate-free `set` holds `x`.
+pub fn contains<T: Ord>(set: &[T], x: &T) -> bool {
+    set.binary_search(x).is_ok()
+}
+
+/// `0..n` in the stable order of `cmp`.
+#[inline(never)]
+fn sorted_indices(n: usize, cmp: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<u32> {
+    let mut idx: Vec<u32> = (0..n as u32).collect();
+    idx.sort_by(|&a, &b| cmp(a as usize, b as usize));
+    idx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn same_order_as_std(v in proptest::collection::vec((0u8..6, any::<u16>()), 0..80)) {
+            let mut a = v.clone();
+            let mut b = v.clone();
+            sort_by_key(&mut a, |x| x.0);
+            b.sort_by_key(|x| x.0);
+            prop_assert_eq!(&a, &b);
+            let mut a = v.clone();
+            let mut b = v;
+            sort_by(&mut a, |x, y| y.cmp(x));
+            b.sort_by(|x, y| y.cmp(x));
+            prop_assert_eq!(&a, &b);
+            let mut firsts = a.clone();
+            dedup_keep_first(&mut firsts);
+            let mut seen = std::collections::HashSet::new();
+            let want: Vec<_> = a.iter().copied().filter(|x| seen.insert(*x)).collect();
+            prop_assert_eq!(firsts, want);
+            sort_dedup(&mut a);
+            b.sort_unstable();
+            b.dedup();
+            prop_assert_eq!(a, b);
+        }
+    }
+}
