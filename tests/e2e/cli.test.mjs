@@ -169,13 +169,13 @@ test("openclaw cachefold status / chat / replay / doctor / lessons in the real C
     const inspect = json(await h.oc(["plugins", "inspect", "cachefold", "--json"]), "plugins inspect");
     const manifestPath = path.join(inspect.plugin.rootDir, "openclaw.plugin.json");
     const manifest = JSON.parse(fs.readFileSync(manifestPath, "utf8"));
-    fs.writeFileSync(manifestPath, JSON.stringify({ ...manifest, contracts: { ...manifest.contracts, tools: [...manifest.contracts.tools, "cachefold_topics"] } }, null, 2));
+    fs.writeFileSync(manifestPath, JSON.stringify({ ...manifest, contracts: { ...manifest.contracts, tools: [...manifest.contracts.tools, "cachefold_extra"] } }, null, 2));
     const nc = await h.oc(["cachefold", "doctor", "--json"], { allowFail: true });
     const dn = json(nc, "doctor (missing consent)");
     const consent = dn.checks.find((c) => c.id === "consent");
     assert.equal(nc.code, 5, `missing consent: exit ${nc.code} ${JSON.stringify(dn.checks)}`);
     assert.equal(consent?.status, "fail", JSON.stringify(consent));
-    assert.match(consent.message, /declared but not accepted: tools: cachefold_topics/);
+    assert.match(consent.message, /declared but not accepted: tools: cachefold_extra/);
     assert.match(consent.message, /requires capability consent/, "OpenClaw's own diagnostic is quoted");
     assert.match(consent.fix, /openclaw plugins enable cachefold --accept-capabilities/);
     log(`doctor names "missing capability consent": ${consent.message.split("\n")[0]} · fix: ${consent.fix}`);

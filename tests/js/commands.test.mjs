@@ -178,13 +178,13 @@ test("doctor checks capability consent as OpenClaw records it, and names the fix
 
   // The installed copy declares a tool and drops nothing; the accepted surface is the shipped one.
   const dir = tempDir();
-  const wider = { ...manifest, contracts: { ...manifest.contracts, tools: [...manifest.contracts.tools, "cachefold_topics"] } };
+  const wider = { ...manifest, contracts: { ...manifest.contracts, tools: [...manifest.contracts.tools, "cachefold_extra"] } };
   writeFileSync(join(dir, "openclaw.plugin.json"), JSON.stringify(wider));
   const hostSays = { level: "warn", pluginId: "cachefold", message: 'Plugin "cachefold" requires capability consent; disable and re-enable it or run `openclaw plugins enable cachefold --accept-capabilities`.' };
   const stale = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), inspectPlugin: async () => inspectAnswer({ rootDir: dir, diagnostics: [hostSays] }) });
   const c = stale.json.checks.find((x) => x.id === "consent");
   assert.equal(c.status, "fail");
-  assert.match(c.message, /declared but not accepted: tools: cachefold_topics, contracts: tools: cachefold_topics/);
+  assert.match(c.message, /declared but not accepted: tools: cachefold_extra, contracts: tools: cachefold_extra/);
   assert.match(c.message, /requires capability consent/);
   assert.match(c.message, /every turn is served by legacy/);
   assert.match(c.fix, /openclaw plugins enable cachefold --accept-capabilities/);
