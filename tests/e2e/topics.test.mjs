@@ -27,7 +27,9 @@
 // turn ids → recover its first turn unless the fact is still in context; no such line → the
 // generic `check … recoverFold` step (recover the oldest fold by its fold id).
 //
-// Env: CACHEFOLD_E2E_TOPICS_WINDOW (context window, default 48000),
+// Env: CACHEFOLD_E2E_TOPICS_WINDOWS (context windows, default "48000,96000": at 48K the
+// system prompt leaves room for about one turn, so every turn folds a small region; at 96K a
+// fold covers several turns and topics),
 // CACHEFOLD_E2E_TOPICS_SEED (file sizes and content, default 11), CACHEFOLD_E2E_KEEP=1.
 
 import { describe, it, before } from "node:test";
@@ -43,7 +45,6 @@ const ENABLED = process.env.CACHEFOLD_E2E === "1";
 const SKIP = ENABLED ? false : "set CACHEFOLD_E2E=1 to run the real-OpenClaw topics e2e";
 const KEEP = process.env.CACHEFOLD_E2E_KEEP === "1";
 const PLUGIN_DIR = process.env.CACHEFOLD_E2E_PLUGIN_DIR || REPO_ROOT;
-const WINDOW = Number(process.env.CACHEFOLD_E2E_TOPICS_WINDOW ?? 48_000);
 const SEED = Number(process.env.CACHEFOLD_E2E_TOPICS_SEED ?? 11);
 /** DeepSeek's tokenizer vs bytes/4 on agent traffic (as the matrix cells). */
 const TOKEN_SCALE = 1.14;
@@ -91,8 +92,8 @@ const TOPICS = [
   {
     key: "migration",
     asks: [
-      `We are starting the orders table partition migration (0042). Remember this: ${FACT}; I will ask for it later. Read {file} and run the migration dry run.`,
-      "Continue the orders partition migration: read {file} and run the migration dry run again; watch the lock_timeout on the index builds.",
+      "We are starting the orders table partition migration (0042). Read {file} and run the migration dry run.",
+      `Continue the orders partition migration. Remember this: ${FACT}; I will ask for it later. Read {file} and run the migration dry run again; watch the lock_timeout on the index builds.`,
       "Next batch of the database migration: read {file}, run the dry run, and tell me whether any ALTER TABLE needs a full table rewrite.",
       "Last migration batch: read {file} and run the dry run; confirm the CREATE INDEX CONCURRENTLY statements and the backfill order.",
     ],
@@ -155,19 +156,21 @@ export function buildTopicsSession({ seed = SEED, readKB = [6, 15], execKB = [2,
       files[file] = topic.content(seed * 1000 + ti * 10 + k, between(r, readKB) * 1024);
       const rows = Math.max(1, Math.round((between(r, execKB) * 1024) / topic.rowBytes));
       turns.push({
-        kind: k === 0 && ti === 0 ? "plant" : "work",
+        kind: k === 1 && ti === 0 ? "plant" : "work",
         topic: topic.key,
         message: `${ask.replace("{file}", file)}\n\n${scriptMarker({ steps: [{ read: file }, { exec: topic.command(rows) }], reply: `${topic.key} step ${k + 1} done: ${file} read, ${rows} report rows, nothing blocking.` })}`,
       });
     });
   });
-  turns.push({
-    kind: "topics",
-    topic: "meta",
-    message: `Before the last question: list the topics of this session so far.\n\n${scriptMarker({ steps: [{ plugin: "cachefold_topics", args: {} }], reply: "Those are the topics so far." })}`,
-  });
   return { files, turns };
 }
+
+/** The inspection turn after the fact check: the model calls cachefold_topics. */
+export const TOPICS_TURN = {
+  kind: "topics",
+  topic: "meta",
+  message: `Last thing: list the topics of this session.\n\n${scriptMarker({ steps: [{ plugin: "cachefold_topics", args: {} }], reply: "Those are the topics." })}`,
+};
 
 /** Closed-topic lines and detailed sections with turn ids, in a text (a fold record). */
 export function topicEntries(text) {
@@ -182,9 +185,10 @@ export function topicEntries(text) {
   return out;
 }
 
-/** Every fold record text in a request (messages holding a "[cachefold fold <id>]" header). */
+/** Every fold record text in a request (messages holding a "[cachefold fold <id>]" header; a
+ * record may quote a user ask with its script marker, so those are not excluded). */
 function foldRecords(body) {
-  return (body?.messages ?? []).map((m) => contentText(m.content)).filter((t) => /\[cachefold fold [^\]\s]+\]/.test(t) && !t.includes("[[cf "));
+  return (body?.messages ?? []).filter((m) => m.role !== "tool").map((m) => contentText(m.content)).filter((t) => /\[cachefold fold [^\]\s]+\]/.test(t));
 }
 
 function foldIds(body) {
@@ -194,15 +198,18 @@ function foldIds(body) {
 }
 
 /**
- * The last turn's script from what the model sees when the turn starts (the previous request):
- * the record entry whose text names the migration topic gives the turn id to recover.
+ * The fact turn's script from what the model sees when the turn starts (the previous request):
+ * the record entry whose text names the migration topic gives the id to recover, the topic id
+ * the line names (`recover {"id":"T<n>"}`): the fact sits in one of the topic's turns, and the
+ * line's turn range is that of the topic's part in this fold, so no single turn id is known to
+ * hold it.
  */
 export function planCheckTurn(prevBody) {
   const entries = foldRecords(prevBody).flatMap(topicEntries);
   const migration = entries.find((e) => e.kind !== "range" && /migrat|0042|orders_partition/i.test(e.text)) ?? entries.find((e) => e.kind === "range" && e.topic === "T1");
   const ask = "Back to the database migration from the start of the session: which port does the staging replica listen on?";
   const steps = migration
-    ? [{ unlessKnown: NEEDLE, steps: [{ plugin: "cachefold_recover", args: { id: migration.first, maxChars: 32000 } }] }, { check: NEEDLE }]
+    ? [{ unlessKnown: NEEDLE, steps: [{ plugin: "cachefold_recover", args: { id: migration.recoverId ?? migration.topic, maxChars: 32000 } }] }, { check: NEEDLE }]
     : [{ check: NEEDLE, recoverFold: true }];
   return { kind: "check", topic: "migration", entry: migration ?? null, message: `${ask}\n\n${scriptMarker({ steps })}` };
 }
@@ -247,14 +254,14 @@ function declaredFolds(events) {
   return ids;
 }
 
-async function runSession(topicsEnabled, session) {
+async function runSession(topicsEnabled, session, window) {
   const t0 = Date.now();
   const label = `topics ${topicsEnabled ? "on" : "off"}`;
   const h = await Harness.create({
     engine: "cachefold",
     pluginDir: PLUGIN_DIR,
     pluginConfig: { logFile: "<auto>", topics: { enabled: topicsEnabled } },
-    contextWindow: WINDOW,
+    contextWindow: window,
     files: session.files,
     tokenScale: TOKEN_SCALE,
     keep: KEEP,
@@ -274,31 +281,43 @@ async function runSession(topicsEnabled, session) {
     const r = await h.turn(key, check.message);
     r.kind = check.kind;
     r.topic = check.topic;
+    await waitQuiet(h, 1500, 5_000);
+    const compared = h.provider.requests.length; // (a) compares the session up to here
+    const rt = await h.turn(key, TOPICS_TURN.message);
+    rt.kind = TOPICS_TURN.kind;
+    rt.topic = TOPICS_TURN.topic;
     await waitQuiet(h, 1500, 15_000);
     const events = h.decisionEvents();
     const requests = h.provider.requests;
     const summary = summarizeRun({ requests, turns: h.turns, scenario: { needle: NEEDLE } });
+    const upToCheck = summarizeRun({ requests: requests.slice(0, compared), turns: h.turns.filter((t) => t.kind !== "topics"), scenario: { needle: NEEDLE } });
     const main = requests.filter((x) => x.status === 200 && x.session != null && requestKind(x) === "main");
     const seenFolds = new Set(main.flatMap((x) => [...foldIds(x.body)]));
-    return { label, topicsEnabled, dir: h.dir, totalMs: Date.now() - t0, turns: h.turns, requests, main, events, logs: h.allLogs(), summary, check, seenFolds, declared: declaredFolds(events) };
+    return { label, topicsEnabled, window, dir: h.dir, totalMs: Date.now() - t0, turns: h.turns, requests, main, events, logs: h.allLogs(), summary, upToCheck, check, seenFolds, declared: declaredFolds(events) };
   } finally {
     await h.close({ keep: KEEP });
   }
 }
 
+const checkTurn = (run) => run.turns.find((t) => t.kind === "check");
+
 function table(runs) {
   const fmt = (n) => n.toLocaleString("en-US");
   const rows = runs.map((r) => {
-    const s = r.summary;
-    return `| ${r.topicsEnabled ? "on" : "off"} | ${s.requests} | ${fmt(s.promptTokens)} | ${fmt(s.hitTokens)} | ${fmt(s.missTokens)} | $${s.inputCostUsd.toFixed(4)} | ${r.seenFolds.size} | ${factPath(r)} | ${(r.totalMs / 1000).toFixed(0)} s |`;
+    const s = r.upToCheck;
+    return `| ${fmt(r.window)} | ${r.topicsEnabled ? "on" : "off"} | ${s.requests} | ${fmt(s.promptTokens)} | ${fmt(s.hitTokens)} | ${fmt(s.missTokens)} | $${s.inputCostUsd.toFixed(5)} | $${r.summary.inputCostUsd.toFixed(5)} | ${r.seenFolds.size} | ${factPath(r)} | ${(r.totalMs / 1000).toFixed(0)} s |`;
   });
-  return [`window ${WINDOW}, seed ${SEED}, flash peak (hit $0.006/M, miss $0.30/M), token scale ${TOKEN_SCALE}`, "| topics | requests | prompt | hit | miss | $ input | folds | fact | run |", "|---|---:|---:|---:|---:|---:|---:|---|---:|", ...rows].join("\n");
+  return [
+    `seed ${SEED}, flash peak (hit $0.006/M, miss $0.30/M), provider token scale ${TOKEN_SCALE}; requests..$ input: the session through the fact turn (what (a) compares); "$ with topics turn": the whole run`,
+    "| window | topics | requests | prompt | hit | miss | $ input | $ with topics turn | folds | fact | run |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+    ...rows,
+  ].join("\n");
 }
 
-/** How the last turn could answer: "verbatim", "recovered t<k>" / "recovered f<k>", or "no". */
+/** How the fact turn could answer: "verbatim", "recovered <id>", or "no". */
 function factPath(run) {
-  const last = run.turns.at(-1);
-  const reqs = (last?.requests ?? []).filter((r) => r.status === 200 && requestKind(r) === "main");
+  const reqs = (checkTurn(run)?.requests ?? []).filter((r) => r.status === 200 && requestKind(r) === "main");
   if (reqs[0] && requestContains(reqs[0].body, NEEDLE)) return "verbatim";
   for (const r of reqs) {
     const hit = toolResults(r.body, "cachefold_recover").find((x) => x.text.includes(NEEDLE));
@@ -307,99 +326,107 @@ function factPath(run) {
   return "no";
 }
 
-describe("topics on vs off in a real OpenClaw Gateway (issue 11)", { skip: SKIP, timeout: 30 * 60_000 }, () => {
-  const session = buildTopicsSession();
-  const runs = {};
-  before(async () => {
-    locateToolchain();
-    // One OpenClaw at a time (2 shared cores); "on" first so a broken engine fails early.
-    runs.on = await runSession(true, session);
-    runs.off = await runSession(false, session);
-    for (const r of [runs.on, runs.off]) if (KEEP) log(`kept: ${r.dir}`);
-    log(table([runs.on, runs.off]));
-    for (const r of [runs.on, runs.off]) {
-      log(`${r.label}: folds seen ${[...r.seenFolds].join(",") || "-"}, declared ${[...r.declared].join(",") || "-"}; check turn plan: ${r.check.entry ? `${r.check.entry.kind} ${r.check.entry.topic} ${r.check.entry.first}–${r.check.entry.last}` : "no topic entry (recoverFold)"}; last reply: ${r.turns.at(-1).text.slice(0, 120)}`);
-    }
-  });
+const WINDOWS = (process.env.CACHEFOLD_E2E_TOPICS_WINDOWS ?? "48000,96000").split(",").map(Number);
 
-  it("every turn completed on both runs, no HTTP 400, no degradation", () => {
-    for (const r of [runs.on, runs.off]) {
-      const bad = r.turns.filter((t) => !t.ok).map((t) => `turn ${t.index} (${t.kind}): ${String(t.error).slice(0, 300)}`);
-      assert.deepEqual(bad, [], `${r.label}: failed turns`);
-      assert.equal(r.summary.http400, 0, `${r.label}: HTTP 400s`);
-      assert.doesNotMatch(r.logs, /degraded to "legacy"|quarantin/i, `${r.label}: engine degraded or quarantined`);
-    }
-  });
-
-  it("the plugin received topics.enabled as set (config event)", () => {
-    for (const r of [runs.on, runs.off]) {
-      const cfg = r.events.filter((e) => e.event === "config").at(-1);
-      assert.ok(cfg, `${r.label}: no config event in the decision log (${r.dir})`);
-      assert.equal(cfg.error ?? null, null, `${r.label}: config error ${cfg.error}`);
-      assert.equal(cfg.config?.topics?.enabled, r.topicsEnabled, `${r.label}: config event ${JSON.stringify(cfg.config?.topics)}`);
-    }
-  });
-
-  it("(a) topics on costs no more than topics off (input cost from the provider's hit/miss counts)", () => {
-    const on = runs.on.summary.inputCostUsd;
-    const off = runs.off.summary.inputCostUsd;
-    assert.ok(on <= off, `topics on $${on.toFixed(5)} > off $${off.toFixed(5)} (hit ${runs.on.summary.hitTokens} vs ${runs.off.summary.hitTokens}, miss ${runs.on.summary.missTokens} vs ${runs.off.summary.missTokens})`);
-  });
-
-  it("(b) topics on: at least one fold, and a record the provider saw has closed topics as lines with T<n> and t<k> ids", () => {
-    const r = runs.on;
-    assert.ok(r.seenFolds.size >= 1, `no fold record in any request (declared: ${[...r.declared].join(",") || "none"})`);
-    const entries = r.main.flatMap((x) => foldRecords(x.body).flatMap(topicEntries));
-    const closed = entries.filter((e) => e.kind === "closed");
-    assert.ok(closed.length >= 1, `no closed-topic line in any fold record; records:\n${[...new Set(r.main.flatMap((x) => foldRecords(x.body)))].map((t) => t.slice(0, 600)).join("\n---\n")}`);
-    for (const e of closed) {
-      assert.match(e.first, /^t\d+$/);
-      assert.match(e.last, /^t\d+$/);
-      assert.equal(e.recoverId, e.topic, `recover id of ${e.text}`);
-      assert.ok(Number(e.first.slice(1)) <= Number(e.last.slice(1)), `turn range ${e.first}–${e.last}`);
-    }
-  });
-
-  it("(c) topics on: the planted fact is answerable at the last turn (verbatim, or recovered by the record's turn id)", () => {
-    const r = runs.on;
-    const how = factPath(r);
-    assert.notEqual(how, "no", `fact ${NEEDLE} neither in the last turn's request nor in a cachefold_recover result; plan ${JSON.stringify(r.check.entry)}; reply ${r.turns.at(-1).text.slice(0, 200)}`);
-    if (how.startsWith("recovered")) {
-      // Recovered with the id the record gave (a turn id), not some other route.
-      assert.equal(how, `recovered ${r.check.entry?.first}`, `recovered through ${how}, record entry ${JSON.stringify(r.check.entry)}`);
-    }
-    assert.match(r.turns.at(-1).text, new RegExp(`CHECK ${NEEDLE}: (present|recovered)`), `last reply: ${r.turns.at(-1).text.slice(0, 200)}`);
-  });
-
-  it("(d) append-only on every request of both runs, except where a declared fold appears", () => {
-    for (const r of [runs.on, runs.off]) {
-      const bySeq = new Map(r.main.map((x) => [x.seq, x]));
-      const breaks = prefixBreaks(r.main);
-      const unexplained = [];
-      for (const b of breaks) {
-        const before = foldIds(bySeq.get(b.prevSeq)?.body);
-        const fresh = [...foldIds(bySeq.get(b.seq)?.body)].filter((id) => !before.has(id));
-        const declared = fresh.filter((id) => r.declared.has(id));
-        if (declared.length === 0) unexplained.push({ ...b, freshFolds: fresh });
+for (const window of WINDOWS) {
+  describe(`topics on vs off in a real OpenClaw Gateway, ${window}-token window (issue 11)`, { skip: SKIP, timeout: 30 * 60_000 }, () => {
+    const session = buildTopicsSession();
+    const runs = {};
+    before(async () => {
+      locateToolchain();
+      // One OpenClaw at a time (2 shared cores); "on" first so a broken engine fails early.
+      runs.on = await runSession(true, session, window);
+      runs.off = await runSession(false, session, window);
+      for (const r of [runs.on, runs.off]) if (KEEP) log(`kept: ${r.dir}`);
+      log(table([runs.on, runs.off]));
+      for (const r of [runs.on, runs.off]) {
+        log(`${r.label} @${window}: folds seen ${[...r.seenFolds].join(",") || "-"}, declared ${[...r.declared].join(",") || "-"}; fact turn plan: ${r.check.entry ? `${r.check.entry.kind} ${r.check.entry.topic} ${r.check.entry.first}–${r.check.entry.last}` : "no topic entry (recoverFold)"}; reply: ${checkTurn(r).text.slice(0, 120)}`);
       }
-      assert.deepEqual(unexplained, [], `${r.label}: prefix breaks without a declared fold (of ${breaks.length} breaks)`);
-      log(`${r.label}: ${r.main.length} requests, ${breaks.length} prefix breaks, all at a declared fold`);
-    }
-  });
+    });
 
-  it("(e) cachefold_topics through the model lists topics with turn ranges", () => {
-    const turn = runs.on.turns.find((t) => t.kind === "topics");
-    const result = turn.requests.flatMap((x) => (x.status === 200 ? toolResults(x.body, "cachefold_topics") : [])).at(-1);
-    assert.ok(result, `no cachefold_topics result in the topics turn (reply ${turn.text.slice(0, 200)})`);
-    const lines = [...result.text.matchAll(/^(T\d+) (t\d+)–(t\d+) \((\d+) turns?, ~\d+ tokens, (\w+)[^)]*\)/gm)];
-    assert.ok(lines.length >= 2, `expected >= 2 topics with turn ranges for three different tasks:\n${result.text.slice(0, 1500)}`);
-    // The ranges partition the turns in order: each starts after the previous one ends.
-    for (let i = 1; i < lines.length; i++) assert.ok(Number(lines[i][2].slice(1)) > Number(lines[i - 1][3].slice(1)), `ranges overlap: ${lines[i - 1][0]} / ${lines[i][0]}`);
-    log(`cachefold_topics (topics on):\n${result.text}`);
-    // With topics off the tool says so rather than inventing topics.
-    const offTurn = runs.off.turns.find((t) => t.kind === "topics");
-    const off = offTurn.requests.flatMap((x) => (x.status === 200 ? toolResults(x.body, "cachefold_topics") : [])).at(-1);
-    assert.ok(off, "no cachefold_topics result with topics off");
-    assert.doesNotMatch(off.text, /^T\d+ t\d+–t\d+/m, `topics off listed topics:\n${off.text.slice(0, 500)}`);
+    it("every turn completed on both runs, no HTTP 400, no degradation", () => {
+      for (const r of [runs.on, runs.off]) {
+        const bad = r.turns.filter((t) => !t.ok).map((t) => `turn ${t.index} (${t.kind}): ${String(t.error).slice(0, 300)}`);
+        assert.deepEqual(bad, [], `${r.label}: failed turns`);
+        assert.equal(r.summary.http400, 0, `${r.label}: HTTP 400s`);
+        assert.doesNotMatch(r.logs, /degraded to "legacy"|quarantin/i, `${r.label}: engine degraded or quarantined`);
+      }
+    });
+
+    it("the plugin received topics.enabled as set (config event)", () => {
+      for (const r of [runs.on, runs.off]) {
+        const cfg = r.events.filter((e) => e.event === "config").at(-1);
+        assert.ok(cfg, `${r.label}: no config event in the decision log (${r.dir})`);
+        assert.equal(cfg.error ?? null, null, `${r.label}: config error ${cfg.error}`);
+        assert.equal(cfg.config?.topics?.enabled, r.topicsEnabled, `${r.label}: config event ${JSON.stringify(cfg.config?.topics)}`);
+      }
+    });
+
+    it("(a) topics on costs no more than topics off (input cost from the provider's hit/miss counts)", () => {
+      const on = runs.on.upToCheck.inputCostUsd;
+      const off = runs.off.upToCheck.inputCostUsd;
+      assert.ok(on <= off, `topics on $${on.toFixed(5)} > off $${off.toFixed(5)} (hit ${runs.on.upToCheck.hitTokens} vs ${runs.off.upToCheck.hitTokens}, miss ${runs.on.upToCheck.missTokens} vs ${runs.off.upToCheck.missTokens})`);
+    });
+
+    it("(b) topics on: at least one fold, and a record the provider saw has closed topics as lines with T<n> and t<k> ids", () => {
+      const r = runs.on;
+      assert.ok(r.seenFolds.size >= 1, `no fold record in any request (declared: ${[...r.declared].join(",") || "none"})`);
+      const entries = r.main.flatMap((x) => foldRecords(x.body).flatMap(topicEntries));
+      const closed = entries.filter((e) => e.kind === "closed");
+      assert.ok(closed.length >= 1, `no closed-topic line in any fold record; records:\n${[...new Set(r.main.flatMap((x) => foldRecords(x.body)))].map((t) => t.slice(0, 600)).join("\n---\n")}`);
+      for (const e of closed) {
+        assert.match(e.first, /^t\d+$/);
+        assert.match(e.last, /^t\d+$/);
+        assert.equal(e.recoverId, e.topic, `recover id of ${e.text}`);
+        assert.ok(Number(e.first.slice(1)) <= Number(e.last.slice(1)), `turn range ${e.first}–${e.last}`);
+      }
+      // With topics off no record has topic lines.
+      const offEntries = runs.off.main.flatMap((x) => foldRecords(x.body).flatMap(topicEntries));
+      assert.deepEqual(offEntries.map((e) => e.text), [], "topics off rendered topic lines");
+    });
+
+    it("(c) topics on: the planted fact is answerable at the fact turn (verbatim, or recovered by the id the record gives)", () => {
+      const r = runs.on;
+      const how = factPath(r);
+      const turn = checkTurn(r);
+      assert.notEqual(how, "no", `fact ${NEEDLE} neither in the fact turn's request nor in a cachefold_recover result; plan ${JSON.stringify(r.check.entry)}; reply ${turn.text.slice(0, 200)}`);
+      if (how.startsWith("recovered")) {
+        const id = how.split(" ")[1];
+        assert.ok(r.check.entry && [r.check.entry.recoverId, r.check.entry.topic, r.check.entry.first].includes(id), `recovered through ${id}, not an id of the record entry ${JSON.stringify(r.check.entry)}`);
+      }
+      assert.match(turn.text, new RegExp(`CHECK ${NEEDLE}: (present|recovered)`), `reply: ${turn.text.slice(0, 200)}`);
+    });
+
+    it("(d) append-only on every request of both runs, except where a declared fold appears", () => {
+      for (const r of [runs.on, runs.off]) {
+        const bySeq = new Map(r.main.map((x) => [x.seq, x]));
+        const breaks = prefixBreaks(r.main);
+        const unexplained = [];
+        for (const b of breaks) {
+          const before = foldIds(bySeq.get(b.prevSeq)?.body);
+          const fresh = [...foldIds(bySeq.get(b.seq)?.body)].filter((id) => !before.has(id));
+          const declared = fresh.filter((id) => r.declared.has(id));
+          if (declared.length === 0) unexplained.push({ ...b, freshFolds: fresh });
+        }
+        assert.deepEqual(unexplained, [], `${r.label}: prefix breaks without a declared fold (of ${breaks.length} breaks)`);
+        log(`${r.label} @${window}: ${r.main.length} requests, ${breaks.length} prefix breaks, each at a new declared fold record`);
+      }
+    });
+
+    it("(e) cachefold_topics through the model lists topics with turn ranges", () => {
+      const turn = runs.on.turns.find((t) => t.kind === "topics");
+      const result = turn.requests.flatMap((x) => (x.status === 200 ? toolResults(x.body, "cachefold_topics") : [])).at(-1);
+      assert.ok(result, `no cachefold_topics result in the topics turn (reply ${turn.text.slice(0, 200)})`);
+      const lines = [...result.text.matchAll(/^(T\d+) (t\d+)–(t\d+) \((\d+) turns?, ~\d+ tokens, ([\w ]+?)[,)]/gm)];
+      assert.ok(lines.length >= 2, `expected >= 2 topics with turn ranges for three different tasks:\n${result.text.slice(0, 1500)}`);
+      // The ranges follow each other: each starts after the previous one ends.
+      for (let i = 1; i < lines.length; i++) assert.ok(Number(lines[i][2].slice(1)) > Number(lines[i - 1][3].slice(1)), `ranges overlap: ${lines[i - 1][0]} / ${lines[i][0]}`);
+      log(`cachefold_topics (topics on, ${window}):\n${result.text}`);
+      // With topics off the tool says so rather than listing topics.
+      const offTurn = runs.off.turns.find((t) => t.kind === "topics");
+      const off = offTurn.requests.flatMap((x) => (x.status === 200 ? toolResults(x.body, "cachefold_topics") : [])).at(-1);
+      assert.ok(off, "no cachefold_topics result with topics off");
+      assert.doesNotMatch(off.text, /^T\d+ t\d+–t\d+/m, `topics off listed topics:\n${off.text.slice(0, 500)}`);
+    });
   });
-});
+}
