@@ -327,10 +327,14 @@ function table(runs) {
   ].join("\n");
 }
 
-/** How the fact turn could answer: "verbatim", "recovered <id>", or "no". */
+/** How the fact turn could answer: "in record <fold id>" (a fold record holds it), "verbatim"
+ * (a live message does), "recovered <id>" (a cachefold_recover result does), or "no". */
 function factPath(run) {
   const reqs = (checkTurn(run)?.requests ?? []).filter((r) => r.status === 200 && requestKind(r) === "main");
-  if (reqs[0] && requestContains(reqs[0].body, NEEDLE)) return "verbatim";
+  if (reqs[0] && requestContains(reqs[0].body, NEEDLE)) {
+    const rec = foldRecords(reqs[0].body).find((t) => t.includes(NEEDLE));
+    return rec ? `in record ${/\[cachefold fold ([^\]\s]+)\]/.exec(rec)[1]}` : "verbatim";
+  }
   for (const r of reqs) {
     const hit = toolResults(r.body, "cachefold_recover").find((x) => x.text.includes(NEEDLE));
     if (hit) return `recovered ${hit.args.id}`;
