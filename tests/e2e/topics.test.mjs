@@ -1,31 +1,34 @@
 // Topics on vs off in a real OpenClaw 2026.9.6 Gateway (issue 11's e2e): one scripted session
 // over three clearly different topics (a database migration, a CSS layout bug, a CI pipeline),
 // each turn reading a file and running a command with a few KB of output, in a window small
-// enough that folds happen. A fact (a port number) is planted in the first turn of the first
-// topic. The session runs twice, `topics.enabled` true and false (set with `openclaw config set
+// enough that folds happen. A fact (a port number) is planted in the second turn of the first
+// topic (the first turn's prompt sits in the pinned head, which never folds). The session runs twice, `topics.enabled` true and false (set with `openclaw config set
 // plugins.entries.cachefold.config.topics.enabled <bool>`), everything else equal. Skipped
 // unless CACHEFOLD_E2E=1 (`.ci/e2e test tests/e2e/topics.test.mjs`).
 //
 // Asserted from what the fake provider saw and counted:
 //   (a) topics on costs no more than off (input cost at DeepSeek flash peak prices, hit/miss
-//       tokens as the provider's cache simulation counts them), within COST_TOLERANCE (below);
+//       tokens as the provider's cache simulation counts them, through the fact turn: the
+//       cachefold_topics turn after it answers a list with topics on and one line with them off),
+//       within COST_TOLERANCE (below);
 //   (b) with topics on at least one fold happened, and a fold record the provider saw has closed
 //       topics as lines with topic and turn ids (`- T<n> label (t<a>–t<b>; recover {"id":"T<n>"} …`);
-//   (c) the planted fact is answerable at the last turn: verbatim in the request, or recovered by
-//       `cachefold_recover` with the turn id the record gives for the migration topic (the tool
-//       result, in the next request, holds the fact);
+//   (c) the planted fact is answerable at the fact turn: in the request (a fold record or a live
+//       message), or recovered by `cachefold_recover` with the id the record gives for the
+//       migration topic (the tool result, in the next request, holds the fact);
 //   (d) append-only on every request of both runs: each request begins with the previous one's
 //       bytes (up to OpenClaw's transient internal-context tail), except where a new fold record
 //       appears that the engine declared in its decision log;
 //   (e) `cachefold_topics`, called through the scripted model, lists topics with turn ranges.
 // A table (topics on/off: requests, prompt, hit, miss, $ input, folds) goes to stderr.
 //
-// The turn id of (c): lib/script.mjs has no placeholder for "the turn id of the record line about
-// X", so the last turn's script is written when that turn starts, from the fold record in the
-// previous request the provider received (the bytes the model sees at the start of that turn:
-// append-only). The rule is the same for both runs: a record line naming the migration topic with
-// turn ids → recover its first turn unless the fact is still in context; no such line → the
-// generic `check … recoverFold` step (recover the oldest fold by its fold id).
+// The id of (c): lib/script.mjs has no placeholder for "the id of the record line about X", so
+// the fact turn's script is written when that turn starts, from the fold records in the previous
+// request the provider received (the bytes the model sees at the start of that turn:
+// append-only). The rule is the same for both runs: a record line naming the migration topic
+// (`- T<n> … (t<a>–t<b>; recover {"id":"T<n>"} …)`) → recover that topic unless the fact is
+// still in context; no such line → the generic `check … recoverFold` step (recover the oldest
+// fold by its fold id).
 //
 // Env: CACHEFOLD_E2E_TOPICS_WINDOWS (context windows, default "48000,96000": at 48K the
 // system prompt leaves room for about one turn, so every turn folds a small region; at 96K a
@@ -55,8 +58,9 @@ const log = (s) => process.stderr.write(`${s}\n`);
  * transient message; whether that unit falls inside the next request's common prefix depends on
  * where the 128-token boundaries land. A record a few bytes longer shifts them: in the first
  * 48K run, the topics-on record was 200 chars longer (its topic lines), and the next two requests
- * hit 2,176 tokens less purely from that shift: +2.3 % input cost, while a block-granular
- * re-simulation of the same requests (every 128-token boundary persisted) differed by 0.1 %.
+ * hit 2,176 tokens less purely from that shift: +2.3 % input cost (the same in four runs: the
+ * script is deterministic), while a block-granular re-simulation of the same requests (every
+ * 128-token boundary persisted) differed by 0.1-0.4 %.
  * The table prints that re-simulation beside the provider's figures.
  */
 const COST_TOLERANCE = 0.03;
