@@ -462,3 +462,38 @@ fn a_pin_survives_a_restart_from_snapshot_plus_journal() {
     assert!(other.pin_turn("t5").is_err());
     assert!(other.take_journal().is_empty());
 }
+
+/// Moving a priced cut to a topic boundary never turns a fold that pays into a skipped one:
+/// with topics on, the first fold comes no later than with topics off, whatever the region's
+/// size against `minFoldTokens` (a boundary just past the live start left too little to fold,
+/// and the fold waited a turn, then took an LLM summary instead: seen in the real-OpenClaw e2e).
+#[test]
+fn a_topic_boundary_never_delays_a_fold() {
+    let subjects = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0, 0, 0, 1, 1, 1];
+    // Without the check, 17 of these 96 settings folded a turn later or never.
+    for tail in [1_000, 1_500, 3_000] {
+        for size in [2_500, 3_500, 5_000, 8_000] {
+            for min_fold in (1_000..5_000).step_by(500) {
+                let cfg = |on: bool| {
+                    let mut c = Config {
+                        min_fold_tokens: min_fold,
+                        tail_tokens: tail,
+                        ..small()
+                    };
+                    c.topics.enabled = on;
+                    c
+                };
+                let first = |r: &Run| r.declared.iter().position(|d| *d);
+                let off = run(cfg(false), &subjects, size);
+                let on = run(cfg(true), &subjects, size);
+                if let Some(f_off) = first(&off) {
+                    let f_on = first(&on);
+                    assert!(
+                        f_on.is_some_and(|f| f <= f_off),
+                        "tail {tail} size {size} minFold {min_fold}: first fold at turn {f_on:?} with topics, {f_off} without"
+                    );
+                }
+            }
+        }
+    }
+}

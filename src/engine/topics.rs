@@ -179,8 +179,8 @@ impl Session {
     }
 
     /// The priced cut `c` moved to the nearest topic boundary among `cuts` whose live tail
-    /// stays within half to one and a half `tailTokens` (unchanged without topics or when no
-    /// boundary is that near).
+    /// stays within half to one and a half `tailTokens` and whose folded region still reaches
+    /// `minFoldTokens` (unchanged without topics or when no boundary is that near).
     pub(super) fn topic_cut(&self, count: u32, cuts: &[u32], c: u32) -> u32 {
         if !self.cfg.topics.enabled || self.st.topics.seg.topics().len() < 2 {
             return c;
@@ -196,6 +196,11 @@ impl Session {
             }
             let t = self.tokens(fold::span_w(recs, b, count));
             if t < lo || t > hi {
+                continue;
+            }
+            // A boundary that leaves less than `minFoldTokens` to fold would turn a fold that
+            // pays into a skipped one (the policy checks the size at the moved cut).
+            if self.tokens(fold::span_w(recs, self.st.live_from, b)) < self.cfg.min_fold_tokens {
                 continue;
             }
             let d = t.abs_diff(at_c);
