@@ -497,3 +497,57 @@ fn a_topic_boundary_never_delays_a_fold() {
         }
     }
 }
+
+/// A closed-topic line names the topic's whole turn range, also when its first turns were
+/// folded by an earlier record: a turn id read off the line reaches every turn of the topic.
+#[test]
+fn closed_topic_lines_name_the_whole_topic() {
+    let subjects = [
+        0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3,
+    ];
+    let mut checked = 0;
+    for (size, tail) in [
+        (2_500, 1_000),
+        (5_000, 1_000),
+        (8_000, 1_000),
+        (5_000, 3_000),
+    ] {
+        let cfg = Config {
+            tail_tokens: tail,
+            ..small()
+        };
+        let r = run(cfg, &subjects, size);
+        let st = r.s.state();
+        for seg in &st.segs {
+            let text: String = serde_json::from_str::<serde_json::Value>(&seg.json)
+                .ok()
+                .and_then(|v| {
+                    v["content"]
+                        .as_str()
+                        .map(str::to_string)
+                        .or_else(|| v["content"][0]["text"].as_str().map(str::to_string))
+                })
+                .unwrap_or_default();
+            for line in text.lines().filter(|l| l.starts_with("- T")) {
+                let Some(id) = line[2..].split(' ').next() else {
+                    continue;
+                };
+                let Some(n) = cachefold::topics::TopicId::parse(id) else {
+                    continue;
+                };
+                let t = st
+                    .topics
+                    .seg
+                    .topic(n)
+                    .expect("a topic the record names exists");
+                let whole = format!("{}–{}", t.first, t.last);
+                assert!(
+                    line.contains(&whole),
+                    "size {size}: {line:?} misses {whole}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 2, "closed-topic lines were rendered ({checked})");
+}

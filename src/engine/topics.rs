@@ -321,12 +321,17 @@ impl Session {
 
 /// One closed topic in a record: label, turn range, recover ids, and its exact identifiers.
 fn closed_topic_line(t: &Topic, a: TurnId, b: TurnId, digests: &[&Digest]) -> String {
+    // Turns of the topic folded earlier are named too, so a turn id read off this line
+    // reaches the whole topic (its "asked" preview is the topic's first turn).
+    let range = if (a, b) == (t.first, t.last) {
+        format!("{a}–{b}")
+    } else {
+        format!("{a}–{b} here, topic {}–{}", t.first, t.last)
+    };
     let mut line = format!(
-        "- {} {} ({}–{}; recover {{\"id\":\"{}\"}} or a turn id)",
+        "- {} {} ({range}; recover {{\"id\":\"{}\"}} or a turn id)",
         t.id,
         crate::text::clip(&t.display_label(), 80),
-        a,
-        b,
         t.id
     );
     if !t.preview.is_empty() && t.label.is_none() {
