@@ -190,9 +190,10 @@ export const TOPICS_TURN = {
 /** Closed-topic lines and detailed sections with turn ids, in a text (a fold record). */
 export function topicEntries(text) {
   const out = [];
-  // "- T1 label (t0–t3; recover {"id":"T1"} or a turn id)" plus its indented "asked:"/"ids:" lines.
-  const line = /^- (T\d+) (.*)\((t\d+)–(t\d+); recover \{"id":"(T\d+)"\}[^\n]*((?:\n {2}[^\n]*)*)/gm;
-  for (const m of text.matchAll(line)) out.push({ kind: "closed", topic: m[1], first: m[3], last: m[4], recoverId: m[5], text: m[0] });
+  // "- T1 label (t1–t3; recover {"id":"T1"} or a turn id)", or "(t5–t6 here, topic t1–t6; …)"
+  // when the topic's first turns were folded before, plus its indented "asked:"/"ids:" lines.
+  const line = /^- (T\d+) (.*)\((t\d+)–(t\d+)(?: here, topic (t\d+)–(t\d+))?; recover \{"id":"(T\d+)"\}[^\n]*((?:\n {2}[^\n]*)*)/gm;
+  for (const m of text.matchAll(line)) out.push({ kind: "closed", topic: m[1], first: m[5] ?? m[3], last: m[6] ?? m[4], here: [m[3], m[4]], recoverId: m[7], text: m[0] });
   const detail = /^## (T\d+) ([^\n]*)\((t\d+)–(t\d+)\), in detail:/gm;
   for (const m of text.matchAll(detail)) out.push({ kind: "detail", topic: m[1], first: m[3], last: m[4], text: m[0] });
   const more = /^- (\d+) more closed topics (T\d+)–(T\d+) \(turns (t\d+)–(t\d+);/gm;
