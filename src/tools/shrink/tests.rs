@@ -1,0 +1,415 @@
+//! Tests of the tool-output shrink: previews, artifacts, mentions, byte stability.
+
+use super::*;
+use serde_json::json;
+
+fn numbered(n: usize, width: usize) -> String {
+    (1..=n)
+        .map(|i| format!("line {i:05} {}\n", "x".repeat(width)))
+        .collect()
+}
+
+fn result(tool: &str, text: &str) -> Value {
+    json!({"role": "toolResult", "toolCallId": "c1", "toolName": tool, "content": [{"type": "text", "text": text}], "isError": false, "timestamp": 1})
+}
+
+fn text0(m: &Value) -> &str {
+    m["content"][0]["text"].as_str().unwrap()
+}
+
+#[test]
+fn thresholds_per_tool_and_default() {
+    let cfg = Config::default();
+    assert_eq!(threshold_for(&cfg, "read"), 12_000);
+    assert_eq!(threshold_for(&cfg, "exec"), 4_000);
+    assert_eq!(threshold_for(&cfg, "bash"), 4_000);
+    assert_eq!(threshold_for(&cfg, "web_fetch"), 4_000);
+    assert_eq!(threshold_for(&cfg, "grep"), 8_000);
+    for (tool, limit) in [
+        ("read", 12_000usize),
+        ("exec", 4_000),
+        ("web_fetch", 4_000),
+        ("grep", 8_000),
+    ] {
+        let at = "a".repeat(limit);
+        assert!(
+            shrink_tool_result(&cfg, tool, &result(tool, &at))
+                .unwrap()
+                .is_none(),
+            "{tool} at threshold"
+        );
+        let over = "a".repeat(limit + 1);
+        let o = shrink_tool_result(&cfg, tool, &result(tool, &over))
+            .unwrap()
+            .expect(tool);
+        assert_eq!(o.original_chars, limit as u64 + 1);
+        assert_eq!(o.artifact_text, over);
+    }
+    let c = Config::from_json(
+        r#"{"persist":{"thresholds":{"grep":500},"defaultThreshold":9000,"previewChars":400}}"#,
+    )
+    .unwrap();
+    assert!(
+        shrink_tool_result(&c, "grep", &result("grep", &"g".repeat(501)))
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        shrink_tool_result(&c, "read", &result("read", &"g".repeat(9000)))
+            .unwrap()
+            .is_none()
+    );
+    let off = Config::from_json(r#"{"persist":{"enabled":false}}"#).unwrap();
+    assert!(
+        shrink_tool_result(&off, "exec", &result("exec", &"g".repeat(90_000)))
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn header_preview_and_marker() {
+    let cfg = Config::default();
+    let text = numbered(1_000, 40);
+    let o = shrink_tool_result(&cfg, "read", &result("read", &text))
+        .unwrap()
+        .unwrap();
+    let t = text0(&o.message);
+    let id = artifact_id(&text);
+    assert_eq!(o.artifact_id, id);
+    let first = t.lines().next().unwrap();
+    assert!(
+        first.starts_with("[cachefold] read output 52,000 chars, 1,000 lines → artifact "),
+        "{first}"
+    );
+    assert!(
+        first.contains(&format!(
+            r#"cachefold_recover {{"id":"{id}","lines":[54,253]}}"#
+        )),
+        "{first}"
+    );
+    assert!(
+        first.contains("Shown: lines 1-53 and 978-1,000."),
+        "{first}"
+    );
+    // 52-char lines. Head: 53 lines (2,756 ≤ 2,800 chars); tail: 23 lines (1,196 ≤ 1,200), 978..=1000.
+    let body: Vec<&str> = t.lines().skip(1).collect();
+    assert_eq!(body[0], text.lines().next().unwrap());
+    assert_eq!(body[52], text.lines().nth(52).unwrap());
+    assert!(
+        body[53].starts_with(
+            "[cachefold] … 924 lines omitted (lines 54-977, 48,048 chars) … Mentions: 00054, "
+        ),
+        "{}",
+        body[53]
+    );
+    assert!(
+        body[53].chars().count() < 80 + MENTIONS_CHARS,
+        "mentions are bounded"
+    );
+    assert_eq!(body[54], text.lines().nth(977).unwrap());
+    assert_eq!(*body.last().unwrap(), text.lines().last().unwrap());
+    assert!(t.ends_with('\n'));
+    // Line-snapped: every preview body line is a whole original line or our marker.
+    for l in &body {
+        assert!(
+            l.starts_with("[cachefold] …") || text.lines().any(|x| x == *l),
+            "{l}"
+        );
+    }
+    assert_eq!(is_shrunk(t), Some(id));
+    assert!(t.chars().count() < 4_500 + MENTIONS_CHARS);
+}
+
+#[test]
+fn mentions_list_exact_names_of_the_omitted_part() {
+    let mut text = String::from("start\n");
+    for i in 0..400 {
+        text.push_str(&format!(
+            "line {i}: nothing to see here, just filler text for the preview\n"
+        ));
+    }
+    text.push_str(
+        "error[E0308]: mismatched types in src/engine/fold_rules.rs at fn apply_fold_step\n",
+    );
+    text.push_str("commit 9fceb02d0ae598e95dc970b74767f19372d61af8 by deploy_bot\n");
+    for i in 0..400 {
+        text.push_str(&format!(
+            "tail filler {i} more padding to exceed the threshold comfortably ok\n"
+        ));
+    }
+    let m = result("exec", &text);
+    let out = shrink_tool_result(&Config::default(), "exec", &m)
+        .unwrap()
+        .unwrap();
+    let t = text0(&out.message);
+    let marker = t.lines().find(|l| l.contains(" omitted (lines ")).unwrap();
+    for name in [
+        "src/engine/fold_rules.rs",
+        "apply_fold_step",
+        "9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "deploy_bot",
+    ] {
+        assert!(marker.contains(name), "{name} missing from {marker}");
+    }
+}
+
+#[test]
+fn deterministic_bytes() {
+    let cfg = Config::default();
+    let text = numbered(3_000, 17) + "no trailing newline";
+    let m = result("exec", &text);
+    let a = serde_json::to_string(
+        &shrink_tool_result(&cfg, "exec", &m)
+            .unwrap()
+            .unwrap()
+            .message,
+    )
+    .unwrap();
+    let b = serde_json::to_string(
+        &shrink_tool_result(&cfg, "exec", &m)
+            .unwrap()
+            .unwrap()
+            .message,
+    )
+    .unwrap();
+    assert_eq!(a, b);
+    // Bare middleware result {content, details} gives the same text.
+    let bare = json!({"content": [{"type": "text", "text": text}], "details": {"exitCode": 0}});
+    let c = shrink_tool_result(&cfg, "exec", &bare).unwrap().unwrap();
+    let persisted: Value = serde_json::from_str(&a).unwrap();
+    assert_eq!(text0(&c.message), text0(&persisted));
+    assert_eq!(c.message["details"], json!({"exitCode": 0}));
+}
+
+#[test]
+fn already_shrunk_is_left_alone() {
+    let cfg = Config::default();
+    let text = numbered(500, 30);
+    let o = shrink_tool_result(&cfg, "exec", &result("exec", &text))
+        .unwrap()
+        .unwrap();
+    assert!(shrink_tool_result(&cfg, "exec", &o.message)
+        .unwrap()
+        .is_none());
+    let p = process_tool_result(&cfg, "exec", o.message.clone(), true).unwrap();
+    assert_eq!(p.action, "none");
+    assert_eq!(p.already_shrunk, Some(o.artifact_id));
+}
+
+#[test]
+fn single_huge_line_uses_char_cuts() {
+    let cfg = Config::default();
+    let text = "y".repeat(50_000);
+    let o = shrink_tool_result(&cfg, "exec", &result("exec", &text))
+        .unwrap()
+        .unwrap();
+    let t = text0(&o.message);
+    let first = t.lines().next().unwrap();
+    assert!(first.contains(r#""chars":[2800,10800]"#), "{first}");
+    let body: Vec<&str> = t.lines().skip(1).collect();
+    assert_eq!(body[0].len(), 2_800);
+    assert_eq!(body[1], "[cachefold] … 46,000 chars omitted …");
+    assert_eq!(body[2].len(), 1_200);
+}
+
+#[test]
+fn images_and_unknown_parts_kept_and_not_counted() {
+    let cfg = Config::default();
+    let img = json!({"type": "image", "data": "A".repeat(100_000), "mimeType": "image/png"});
+    let m = json!({"role": "toolResult", "toolName": "read", "content": [img.clone(), {"type": "text", "text": "small"}]});
+    assert!(shrink_tool_result(&cfg, "read", &m).unwrap().is_none());
+    let big = numbered(400, 40);
+    let m = json!({"role": "toolResult", "toolName": "read", "content": [
+        {"type": "text", "text": big}, img.clone(), {"type": "hologram", "x": 1}, {"type": "text", "text": "part two"}]});
+    let o = shrink_tool_result(&cfg, "read", &m).unwrap().unwrap();
+    assert_eq!(o.artifact_text, format!("{big}\npart two"));
+    let parts = o.message["content"].as_array().unwrap();
+    assert_eq!(parts.len(), 3);
+    assert_eq!(parts[1], img);
+    assert_eq!(parts[2], json!({"type": "hologram", "x": 1}));
+    assert!(parts[0]["text"].as_str().unwrap().ends_with("part two"));
+}
+
+#[test]
+fn string_content_and_odd_shapes() {
+    let cfg = Config::default();
+    let big = numbered(300, 40);
+    let m = json!({"role": "toolResult", "toolName": "exec", "content": big});
+    let o = shrink_tool_result(&cfg, "", &m).unwrap().unwrap();
+    assert_eq!(o.tool_name, "exec");
+    assert!(o.message["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("[cachefold] exec output"));
+    for odd in [
+        json!({"role": "assistant", "content": big}),
+        json!({"role": "toolResult", "content": {"weird": big}}),
+        json!({"role": "toolResult", "content": [{"type": "text", "text": 5}]}),
+        json!({"role": "toolResult"}),
+    ] {
+        assert!(
+            shrink_tool_result(&cfg, "exec", &odd).unwrap().is_none(),
+            "{odd}"
+        );
+    }
+    assert_eq!(
+        shrink_tool_result(&cfg, "exec", &json!([1]))
+            .unwrap_err()
+            .code(),
+        "CACHEFOLD_INPUT"
+    );
+}
+
+#[test]
+fn multibyte_text_counts_chars_not_bytes() {
+    let cfg = Config::default();
+    // 3,000 chars, 9,000 bytes: under exec's 4,000-char threshold.
+    let m = result("exec", &"語".repeat(3_000));
+    assert!(shrink_tool_result(&cfg, "exec", &m).unwrap().is_none());
+    // Same with two parts: the message must come back unchanged.
+    let m2 = json!({"role": "toolResult", "content": [{"type": "text", "text": "語\n語".repeat(700)}, {"type": "text", "text": "é".repeat(1_000)}]});
+    let p = process_tool_result(&cfg, "exec", m2.clone(), true).unwrap();
+    assert_eq!(p.action, "none");
+    assert!(p.message.is_none());
+    let o = shrink_tool_result(&cfg, "exec", &result("exec", &"語\n".repeat(2_500)))
+        .unwrap()
+        .unwrap();
+    assert_eq!(o.original_chars, 5_000);
+    assert!(text0(&o.message).is_char_boundary(0));
+}
+
+#[test]
+fn own_tools_never_shrunk() {
+    let cfg = Config::default();
+    let big = format!(
+        "[cachefold_recover] artifact x lines 1-900\n{}",
+        numbered(900, 20)
+    );
+    assert!(shrink_tool_result(
+        &cfg,
+        "cachefold_recover",
+        &result("cachefold_recover", &big)
+    )
+    .unwrap()
+    .is_none());
+    let wrapped = format!(
+        r#"{{"tool":{{"id":"openclaw:cachefold:cachefold_recover"}},"result":{{"content":[{{"type":"text","text":{}}}]}}}}"#,
+        serde_json::to_string(&big).unwrap()
+    );
+    assert!(
+        shrink_tool_result(&cfg, "tool_call", &result("tool_call", &wrapped))
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn details_compacted_only_when_oversized() {
+    let cfg = Config::default();
+    let m = json!({"role": "toolResult", "toolName": "exec", "content": [{"type": "text", "text": "ok"}], "details": {"aggregated": "z".repeat(20_000), "exitCode": 0}});
+    let p = process_tool_result(&cfg, "exec", m.clone(), true).unwrap();
+    assert_eq!(p.action, "details");
+    let d = &p.message.as_ref().unwrap()["details"];
+    assert_eq!(d["exitCode"], 0);
+    assert!(serde_json::to_string(d).unwrap().len() <= 4_096);
+    let p = process_tool_result(&cfg, "exec", m, false).unwrap();
+    assert_eq!(p.action, "none");
+}
+
+#[test]
+fn id_validation() {
+    assert!(validate_artifact_id(&artifact_id("x")).is_ok());
+    for bad in [
+        "../x",
+        "/etc/passwd",
+        "A9993E364706816ABA3E25717850C26C9CD0D89D",
+        "a9993e364706816aba3e25717850c26c9cd0d89",
+        "a9993e364706816aba3e25717850c26c9cd0d89d0",
+        "a9993e364706816aba3e25717850c26c9cd0d8/d",
+        "a9993e364706816aba3e25717850c26c9cd0d8éd",
+        "a9993e364706816aba3e25717850c26c9cd0d8\0d",
+        "",
+        "..",
+    ] {
+        assert_eq!(
+            validate_artifact_id(bad).unwrap_err().code(),
+            "CACHEFOLD_INVALID_ID",
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        artifact_id("abc"),
+        "a9993e364706816aba3e25717850c26c9cd0d89d"
+    );
+}
+
+#[test]
+fn grouping() {
+    assert_eq!(group(0), "0");
+    assert_eq!(group(999), "999");
+    assert_eq!(group(1_000), "1,000");
+    assert_eq!(group(48_213), "48,213");
+    assert_eq!(group(104_857_600), "104,857,600");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+    /// Preview = exact head prefix + marker + exact tail suffix, both line-snapped unless a
+    /// single line is longer than its budget; omitted counts add up; same input, same bytes.
+    #[test]
+    fn preview_reassembles(lines in proptest::collection::vec("[a-zé語 ]{0,120}", 1..300), trailing_nl: bool, preview in 200u64..2_000) {
+        let mut text = lines.join("\n");
+        if trailing_nl { text.push('\n'); }
+        let threshold = preview;
+        let cfg = Config::from_json(&format!(r#"{{"persist":{{"defaultThreshold":{threshold},"previewChars":{preview},"thresholds":{{}}}}}}"#)).unwrap();
+        let m = result("x", &text);
+        let out = shrink_tool_result(&cfg, "x", &m).unwrap();
+        let chars = text.chars().count() as u64;
+        proptest::prop_assert_eq!(out.is_some(), chars > threshold);
+        let Some(o) = out else { return Ok(()) };
+        proptest::prop_assert_eq!(&o.artifact_text, &text);
+        let again = shrink_tool_result(&cfg, "x", &m).unwrap().unwrap();
+        proptest::prop_assert_eq!(serde_json::to_string(&again.message).unwrap(), serde_json::to_string(&o.message).unwrap());
+        let t = text0(&o.message).to_string();
+        proptest::prop_assert_eq!(is_shrunk(&t), Some(artifact_id(&text)));
+        let body = &t[t.find('\n').unwrap() + 1..];
+        let mpos = body.find("\n[cachefold] … ").map(|p| p + 1).or_else(|| body.starts_with("[cachefold] … ").then_some(0)).unwrap();
+        let head = &body[..mpos];
+        let after = &body[mpos..];
+        let tail = &after[after.find('\n').unwrap() + 1..];
+        // The renderer adds one '\n' after a head that was cut mid-line.
+        let head_text = if text.starts_with(head) { head } else { head.strip_suffix('\n').unwrap() };
+        proptest::prop_assert!(text.starts_with(head_text));
+        proptest::prop_assert!(text.ends_with(tail));
+        proptest::prop_assert!(head_text.chars().count() as u64 <= preview * 7 / 10);
+        proptest::prop_assert!(tail.chars().count() as u64 <= preview - preview * 7 / 10);
+        let omitted = chars - head_text.chars().count() as u64 - tail.chars().count() as u64;
+        let marker = after.split('\n').next().unwrap();
+        proptest::prop_assert!(marker.contains(&format!("{} chars", group(omitted))), "{} vs {}", marker, omitted);
+        // Line-snapped whenever the text has a line break inside each budget.
+        let head_budget_text: String = text.chars().take((preview * 7 / 10) as usize).collect();
+        if head_budget_text.contains('\n') { proptest::prop_assert!(head_text.ends_with('\n')); }
+        let tail_budget = (preview - preview * 7 / 10) as usize;
+        let rev: String = text.chars().rev().take(tail_budget + 1).collect();
+        if rev.chars().skip(1).any(|c| c == '\n') && !tail.is_empty() {
+            let start = text.len() - tail.len();
+            proptest::prop_assert!(start == 0 || text.as_bytes()[start - 1] == b'\n');
+        }
+    }
+}
+
+#[test]
+fn tail_and_head_boundaries() {
+    let s = "ab\ncd\nef\n";
+    assert_eq!(head_end(s, 4), 3);
+    assert_eq!(head_end(s, 100), s.len());
+    assert_eq!(head_end("abcdef", 3), 3);
+    assert_eq!(tail_start(s, 4), 6); // "ef\n"
+    assert_eq!(tail_start("abcdef", 2), 4);
+    assert_eq!(tail_start(s, 100), 0);
+    assert_eq!(count_lines(""), 0);
+    assert_eq!(count_lines("a"), 1);
+    assert_eq!(count_lines("a\n"), 1);
+    assert_eq!(count_lines("a\nb"), 2);
+}
