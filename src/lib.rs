@@ -46,7 +46,8 @@
 //! | module | job |
 //! |---|---|
 //! | [`config`], [`error`] | every key and default with validation; the one error enum with stable codes |
-//! | [`json`] | the one decoding path for structured input: JSON value → typed struct |
+//! | [`json`] | the one decoding path for structured input (JSON value → typed struct) and, in `json::out`, the one JSON writer (`#[derive(ToJson)]` from `src/derive/`, byte-identical to `serde_json`) |
+//! | [`vecmap`], [`sort`], [`float`] | lean building blocks for the wasm: a sorted-vector map, one shared sort, an exact decimal → `f64` parser |
 //! | [`message`] | lossless mirror of OpenClaw's `AgentMessage` with typed views |
 //! | [`text`] | whitespace folding and word-safe cuts |
 //! | [`cost`], [`tokens`] | price table, DeepSeek block arithmetic, the fold cost model; token estimates |
