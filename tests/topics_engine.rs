@@ -551,3 +551,180 @@ fn closed_topic_lines_name_the_whole_topic() {
     }
     assert!(checked >= 2, "closed-topic lines were rendered ({checked})");
 }
+
+// ---- layer 2: the optional host-LLM topic check in `maintain` ---------------------------------
+
+fn llm_cfg(max: u32) -> Config {
+    let mut c = small_topics();
+    c.topics.use_llm = true;
+    c.topics.max_calls_per_hour = max;
+    c
+}
+
+/// What `maintain` does after each commit: ask, then answer with `script(turn)` (`None`: the
+/// call failed). Returns the turns asked about and the statuses.
+struct L2 {
+    r: Run,
+    asked: Vec<(u32, String)>,
+}
+
+fn run_l2(cfg: Config, subjects: &[usize], size: usize, script: impl Fn(u32) -> Option<String>) -> L2 {
+    let mut r = Run {
+        s: Session::new(cfg, "topics"),
+        msgs: Vec::new(),
+        journal: String::new(),
+        outs: Vec::new(),
+        declared: Vec::new(),
+    };
+    let mut asked = Vec::new();
+    for (k, &subj) in subjects.iter().enumerate() {
+        let t = topic_turn(k, subj, size);
+        r.msgs.push(t[0].clone());
+        let p = shim(&mut r.s, &r.msgs, DS, Some(20_000));
+        r.outs.push(resolve(&p, &r.msgs));
+        r.msgs.extend(t[1..].iter().cloned());
+        let now = (T0 + k as u64 * 60_000) as f64;
+        r.s.commit_turn(&CommitInput {
+            advancement_key: format!("k{k}"),
+            messages: t,
+            now_ms: now,
+            context_window: None,
+        })
+        .unwrap();
+        if let Some(q) = r.s.topic_request(now + 10.0) {
+            let turn: u32 = q.turn[1..].parse().unwrap();
+            assert_eq!(q.max_tokens, 60);
+            assert!(q.prompt.contains(&format!("Newest turn {}", q.turn)), "{}", q.prompt);
+            // A second ask while one is pending gets nothing.
+            assert!(r.s.topic_request(now + 11.0).is_none());
+            let ans = script(turn);
+            let status = r.s.accept_topic(
+                &q.id,
+                ans.as_deref().unwrap_or(""),
+                ans.is_some(),
+                now + 20.0,
+            );
+            asked.push((turn, status));
+        }
+        r.journal.push_str(&r.s.take_journal());
+    }
+    L2 { r, asked }
+}
+
+fn answer(label: &str, new_topic: bool) -> Option<String> {
+    Some(format!(
+        "```json\n{{\"label\": \"{label}\", \"isNewTopic\": {new_topic}}}\n```"
+    ))
+}
+
+#[test]
+fn layer2_is_off_by_default() {
+    assert!(!Config::default().topics.use_llm);
+    let l = run_l2(small_topics(), &[0, 0, 1], 300, |_| answer("x", true));
+    assert!(l.asked.is_empty());
+    assert!(!l.r.journal.contains("topicReq"));
+}
+
+#[test]
+fn layer2_labels_a_topic_and_adds_a_boundary_and_a_restart_gives_the_same_topics() {
+    // t1 opens T1: a malformed answer leaves it unlabelled, so t2 (same topic by layer 1) is
+    // checked too; the answer there says it is a new topic: a boundary at t2.
+    let l = run_l2(llm_cfg(6), &[0, 0, 0, 1, 1], 300, |turn| match turn {
+        1 => Some("I think it is about parsing.".into()),
+        2 => answer("Quote handling in the lexer", true),
+        _ => answer("Billing export", false),
+    });
+    let st = l.r.s.state();
+    let ts = &st.topics;
+    assert_eq!(l.asked[0], (1, "malformed".to_string()), "{:?}", l.asked);
+    assert_eq!(l.asked[1], (2, "applied".to_string()), "{:?}", l.asked);
+    assert_eq!(ts.llm_malformed, 1);
+    assert!(ts.llm_ok >= 1);
+    let t2 = ts.seg.topic_of(cachefold::topics::TurnId(2)).unwrap();
+    assert_eq!(t2.first.0, 2, "{:?}", ts.seg.topics());
+    assert_eq!(t2.label.as_deref(), Some("Quote handling in the lexer"));
+    assert_eq!(t2.cause, cachefold::topics::Cause::Llm);
+    assert!(ts.seg.topic_of(cachefold::topics::TurnId(1)).unwrap().label.is_none());
+    // The billing turn (t4) opens a topic by layer 1; the check labels it.
+    if l.asked.iter().any(|(t, _)| *t == 4) {
+        let t4 = ts.seg.topic_of(cachefold::topics::TurnId(4)).unwrap();
+        assert_eq!(t4.label.as_deref(), Some("Billing export"));
+    }
+    assert!(l.r.journal.contains("\"topicReq\":{"));
+    assert!(l.r.journal.contains("\"topicDone\":{"));
+    // Journal only, and snapshot + empty journal: the same topics, labels included.
+    let (j, rep) = Session::restore(llm_cfg(6), "topics", None, &l.r.journal).unwrap();
+    assert!(rep.stopped.is_none(), "{rep:?}");
+    assert_eq!(j.state().topics, *ts);
+    let snap = l.r.s.snapshot();
+    let (sn, _) = Session::restore(llm_cfg(6), "topics", Some(&snap), "").unwrap();
+    assert_eq!(sn.state().topics, *ts);
+    assert_eq!(sn.snapshot(), snap);
+    // A journal written without layer 2 (no topic events) still loads, with layer-1 topics.
+    let old: String = l
+        .r
+        .journal
+        .lines()
+        .filter(|l| !l.contains("\"topicReq\"") && !l.contains("\"topicDone\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (o, rep) = Session::restore(llm_cfg(6), "topics", None, &old).unwrap();
+    assert_eq!(o.state().topics.seg.turn_count(), 5);
+    assert!(rep.stopped.is_some(), "sequence numbers skip where the events were: {rep:?}");
+}
+
+#[test]
+fn layer2_honours_the_hourly_cap_and_failures_change_nothing() {
+    // Every answer fails: no topic gets a label, so every turn is worth a check.
+    let l = run_l2(llm_cfg(2), &[0, 0, 0, 0, 0], 300, |_| None);
+    let st = l.r.s.state();
+    assert_eq!(l.asked.len(), 2, "{:?}", l.asked);
+    assert!(l.asked.iter().all(|(_, s)| s == "failed"));
+    assert_eq!(st.topics.llm_failed, 2);
+    assert_eq!(st.topics.llm_times.len(), 2);
+    let base = run(small_topics(), &[0, 0, 0, 0, 0], 300);
+    assert_eq!(st.topics.seg, base.s.state().topics.seg, "failed checks change no topic");
+    // An hour later the cap allows one more (about the newest turn only).
+    let mut s = l.r.s;
+    let later = (T0 + 5 * 60_000) as f64 + 3_700_000.0;
+    let q = s.topic_request(later).expect("the hour passed");
+    assert_eq!(q.turn, "t5");
+    // A stale or unknown id is ignored.
+    assert_eq!(s.accept_topic("t1#1", &answer("x", true).unwrap(), true, later), "ignored");
+    assert!(s.topic_request(later + 1.0).is_none(), "one pending at a time");
+    // A lost call frees the slot after its timeout, counted as failed; the turn is not asked again.
+    assert!(s.topic_request(later + 200_000.0).is_none());
+    assert_eq!(s.state().topics.llm_failed, 3);
+    assert!(s.state().topics.llm_pending.is_none());
+}
+
+#[test]
+fn layer2_never_moves_a_frozen_boundary() {
+    // Large turns fold; checks keep coming; every answer says "new topic" with a label.
+    let subjects = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3];
+    let l = run_l2(llm_cfg(60), &subjects, 5_000, |t| answer(&format!("L{t}"), t % 2 == 0));
+    let st = l.r.s.state();
+    assert!(!st.segs.is_empty(), "the run folds");
+    assert!(!l.asked.is_empty());
+    // Replaying the journal event by event: once a turn is frozen, its topic id, and the
+    // first turn of that topic, never change afterwards.
+    let mut seen: Vec<(u32, u32, u32)> = Vec::new(); // (turn, topic id, topic first)
+    let mut text = String::new();
+    for line in l.r.journal.lines() {
+        text.push_str(line);
+        text.push('\n');
+        let (s, _) = Session::restore(llm_cfg(60), "topics", None, &text).unwrap();
+        let ts = &s.state().topics;
+        for (turn, id, first) in &seen {
+            let t = ts.seg.topic_of(cachefold::topics::TurnId(*turn)).unwrap();
+            assert_eq!((t.id.0, t.first.0), (*id, *first), "frozen t{turn} moved");
+        }
+        for k in 1..=ts.seg.frozen_through() {
+            if !seen.iter().any(|(t, _, _)| *t == k) {
+                let t = ts.seg.topic_of(cachefold::topics::TurnId(k)).unwrap();
+                seen.push((k, t.id.0, t.first.0));
+            }
+        }
+    }
+    assert!(!seen.is_empty(), "some turns froze");
+}

@@ -144,3 +144,99 @@ impl Session {
         status.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topics::terms;
+
+    fn digest(role: &str, text: &str) -> Digest {
+        Digest {
+            role: role.into(),
+            text: text.into(),
+            ..Digest::default()
+        }
+    }
+
+    /// A session with `users.len()` segmented turns (no records needed) and layer 2 on.
+    fn session(users: &[&str]) -> Session {
+        let mut cfg = Config::default();
+        cfg.topics.use_llm = true;
+        let mut s = Session::new(cfg, "l2");
+        s.st.model = Some("deepseek/deepseek-v4-flash".into());
+        for u in users {
+            let d = [digest("user", u), digest("assistant", "ok, done")];
+            s.emit(Event::Turn {
+                from: 0,
+                at: None,
+                terms: Box::new(terms::turn_terms(&d)),
+            })
+            .unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn an_answer_arriving_after_a_fold_froze_its_turn_moves_no_boundary() {
+        let mut s = session(&[
+            "fix the parser tokenizer_state quotes",
+            "continue",
+            "continue with the parser",
+        ]);
+        let q = s.topic_request(1_000.0).expect("t1's topic has no label");
+        assert_eq!(q.turn, "t3");
+        // A fold uses the boundary at t3 before the answer comes back.
+        s.st.topics.seg.freeze_through(TurnId(3));
+        let before = s.st.topics.seg.boundaries();
+        let status = s.accept_topic(
+            &q.id,
+            r#"{"label":"Lexer","isNewTopic":true}"#,
+            true,
+            2_000.0,
+        );
+        assert_eq!(status, "applied");
+        assert_eq!(s.st.topics.seg.boundaries(), before, "frozen: no boundary added");
+        // Only an unset label was filled in.
+        assert_eq!(
+            s.st.topics.seg.topic_of(TurnId(3)).unwrap().label.as_deref(),
+            Some("Lexer")
+        );
+        // And a frozen newest turn is not asked about.
+        let mut s2 = session(&["a b c", "continue"]);
+        s2.st.topics.seg.freeze_through(TurnId(2));
+        assert!(s2.topic_request(1_000.0).is_none());
+    }
+
+    #[test]
+    fn off_unmanaged_or_without_turns_nothing_is_asked() {
+        let mut s = session(&[]);
+        assert!(s.topic_request(1_000.0).is_none());
+        let mut s = session(&["fix the parser"]);
+        s.st.model = Some("openai/gpt-5".into());
+        assert!(s.topic_request(1_000.0).is_none(), "model not managed");
+        let mut s = session(&["fix the parser"]);
+        s.cfg.topics.use_llm = false;
+        assert!(s.topic_request(1_000.0).is_none());
+        let mut s = session(&["fix the parser"]);
+        assert!(s.topic_request(f64::NAN).is_none());
+        assert!(!s.pending.contains("topicReq"));
+    }
+
+    #[test]
+    fn a_malformed_or_failed_answer_is_counted_and_changes_nothing() {
+        let mut s = session(&["fix the parser tokenizer_state quotes"]);
+        let before = s.st.topics.seg.clone();
+        let q = s.topic_request(1_000.0).unwrap();
+        assert_eq!(s.accept_topic(&q.id, "no JSON here {oops", true, 2_000.0), "malformed");
+        assert_eq!(s.st.topics.seg, before);
+        assert_eq!((s.st.topics.llm_malformed, s.st.topics.llm_ok), (1, 0));
+        assert!(s.st.topics.llm_pending.is_none());
+        // The same turn is not asked again.
+        assert!(s.topic_request(3_000.0).is_none());
+        let mut s = session(&["fix the parser tokenizer_state quotes"]);
+        let q = s.topic_request(1_000.0).unwrap();
+        assert_eq!(s.accept_topic(&q.id, "", false, 2_000.0), "failed");
+        assert_eq!(s.st.topics.llm_failed, 1);
+        assert_eq!(s.st.topics.seg, before);
+    }
+}
