@@ -23,8 +23,8 @@ use crate::engine::state::{
 };
 use crate::error::Result;
 use crate::fingerprint_hex;
-use crate::json::{DResult, DecodeError, Fields, FromJson};
 use crate::json::json_struct;
+use crate::json::{DResult, DecodeError, Fields, FromJson};
 use crate::topics::llm::Answer;
 use crate::topics::terms::TurnTerms;
 use serde::{Deserialize, Serialize};

@@ -101,10 +101,10 @@ pub mod journal;
 pub mod state;
 
 pub use api::*;
-pub use topic_llm::TopicRequest;
 pub use drive::{Drive, Driven};
 pub use gate::{glob_match, host_turn_threshold, model_managed};
 use output::echo_repair;
+pub use topic_llm::TopicRequest;
 
 // ---- session ----------------------------------------------------------------------------------
 

@@ -195,10 +195,19 @@ mod tests {
             2_000.0,
         );
         assert_eq!(status, "applied");
-        assert_eq!(s.st.topics.seg.boundaries(), before, "frozen: no boundary added");
+        assert_eq!(
+            s.st.topics.seg.boundaries(),
+            before,
+            "frozen: no boundary added"
+        );
         // Only an unset label was filled in.
         assert_eq!(
-            s.st.topics.seg.topic_of(TurnId(3)).unwrap().label.as_deref(),
+            s.st.topics
+                .seg
+                .topic_of(TurnId(3))
+                .unwrap()
+                .label
+                .as_deref(),
             Some("Lexer")
         );
         // And a frozen newest turn is not asked about.
@@ -227,7 +236,10 @@ mod tests {
         let mut s = session(&["fix the parser tokenizer_state quotes"]);
         let before = s.st.topics.seg.clone();
         let q = s.topic_request(1_000.0).unwrap();
-        assert_eq!(s.accept_topic(&q.id, "no JSON here {oops", true, 2_000.0), "malformed");
+        assert_eq!(
+            s.accept_topic(&q.id, "no JSON here {oops", true, 2_000.0),
+            "malformed"
+        );
         assert_eq!(s.st.topics.seg, before);
         assert_eq!((s.st.topics.llm_malformed, s.st.topics.llm_ok), (1, 0));
         assert!(s.st.topics.llm_pending.is_none());

@@ -157,10 +157,15 @@ test("topics.useLlm: maintain sends the topic check through the host LLM and app
   const log = readFileSync(logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.event === "topicCheck");
   assert.deepEqual(log.slice(0, 2).map((e) => [e.turn, e.status]), [["t1", "malformed"], ["t2", "applied"]]);
   // The answer for t2 opened a topic there, with the LLM's label, and the tools show it.
-  const topics = (await tool("cachefold_topics", sid).execute("c1", {})).details.topics;
+  const view = (await tool("cachefold_topics", sid).execute("c1", {})).details;
+  const topics = view.topics;
   const t2 = topics.find((t) => t.first === "t2");
   assert.ok(t2, JSON.stringify(topics));
-  assert.match(JSON.stringify(t2), /Tokenizer quote bug/);
+  assert.equal(t2.label, "Tokenizer quote bug");
+  assert.equal(t2.llmLabel, true);
+  assert.equal(topics[0].llmLabel, false, "the malformed answer about t1 labelled nothing");
+  assert.equal(view.llmChecks.malformed, 1);
+  assert.ok(view.llmChecks.applied >= 1);
   const dir = await sessionDir(stateDir, sid);
   const journal = readdirSync(dir).filter((f) => f.startsWith("journal")).map((f) => readFileSync(join(dir, f), "utf8")).join("");
   assert.match(journal, /"topicDone":\{"id":"t2#\d+","ok":true,"answer":\{"label":"Tokenizer quote bug","isNewTopic":true\}\}/);

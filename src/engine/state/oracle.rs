@@ -219,7 +219,15 @@ fn snapshot_and_events_decode_as_before() {
         kinds.insert(b.split('"').nth(1).unwrap_or("").to_string());
     }
     for k in [
-        "env", "ingest", "pin", "fold", "out", "commit", "artifact", "diverge", "topicReq",
+        "env",
+        "ingest",
+        "pin",
+        "fold",
+        "out",
+        "commit",
+        "artifact",
+        "diverge",
+        "topicReq",
         "topicDone",
     ] {
         assert!(kinds.contains(k), "no {k} event in {kinds:?}");
