@@ -389,9 +389,28 @@ export class CachefoldEngine {
       const sessionId = String(params.sessionId ?? "");
       await captureAfterTurn(this.ctx, params, { factoryCtx: this.factoryCtx });
       const llm = params.runtimeContext?.llm;
-      if (!sessionId || !llm?.complete || this.ctx.config.summary?.useLlm === false) return none;
+      if (!sessionId || !llm?.complete) return none;
+      const reasons = [];
+      // Layer-2 topic check first (one short call); each step fails on its own, never the turn.
+      if (this.ctx.config.topics?.useLlm === true) {
+        const r = await this.#topicCheck(sessionId, llm);
+        if (r) reasons.push(r);
+      }
+      if (this.ctx.config.summary?.useLlm !== false) {
+        const r = await this.#summary(sessionId, llm);
+        if (r) reasons.push(r);
+      }
+      return reasons.length ? { ...none, reason: reasons.join("; ") } : none;
+    } catch (err) {
+      this.ctx.log({ event: "error", where: "maintain", message: String(err?.message ?? err) });
+      return none;
+    }
+  }
+
+  async #summary(sessionId, llm) {
+    try {
       const req = await withSession(this.ctx, sessionId, async (h) => h.session.summaryRequest(nowMs()) ?? null);
-      if (!req) return none;
+      if (!req) return null;
       let text = "";
       let ok = false;
       try {
@@ -412,10 +431,43 @@ export class CachefoldEngine {
       }
       await withSession(this.ctx, sessionId, async (h) => h.session.acceptSummary(req.id, text, ok, nowMs()));
       this.ctx.log({ event: "summary", sessionId, id: req.id, ok, chars: text.length });
-      return { ...none, reason: ok ? "summary prepared" : "summary failed; extractive fallback" };
+      return ok ? "summary prepared" : "summary failed; extractive fallback";
     } catch (err) {
       this.ctx.log({ event: "error", where: "maintain", message: String(err?.message ?? err) });
-      return none;
+      return null;
+    }
+  }
+
+  // Layer 2 of topic segmentation (topics.useLlm): the core picks the turn and builds the
+  // prompt, journals the request (rate limit) and the parsed answer (replay-safe).
+  async #topicCheck(sessionId, llm) {
+    try {
+      const req = await withSession(this.ctx, sessionId, async (h) => (typeof h.session.topicRequest === "function" ? h.session.topicRequest(nowMs()) : null) ?? null);
+      if (!req) return null;
+      let text = "";
+      let ok = false;
+      try {
+        const res = await withTimeout(
+          llm.complete({
+            systemPrompt: req.system,
+            messages: [{ role: "user", content: req.prompt }],
+            maxTokens: req.maxTokens,
+            temperature: 0,
+            purpose: "cachefold topic label",
+          }),
+          req.timeoutMs,
+        );
+        text = String(res?.text ?? "");
+        ok = text.trim().length > 0;
+      } catch (err) {
+        this.ctx.log({ event: "topicCheck", sessionId, ok: false, message: String(err?.message ?? err) });
+      }
+      const status = await withSession(this.ctx, sessionId, async (h) => h.session.acceptTopic(req.id, text, ok, nowMs()));
+      this.ctx.log({ event: "topicCheck", sessionId, id: req.id, turn: req.turn, status });
+      return `topic check ${req.turn}: ${status}`;
+    } catch (err) {
+      this.ctx.log({ event: "error", where: "maintain", message: String(err?.message ?? err) });
+      return null;
     }
   }
 

@@ -133,11 +133,21 @@ pub struct TopicsConfig {
     /// Segment committed turns into topics and let folds follow them. Off: no turn is
     /// segmented, folds cut and render as without topics.
     pub enabled: bool,
+    /// Layer 2: in `maintain`, ask the host's LLM to label the newest turn's topic and confirm
+    /// its boundary (one short call per checked turn; off by default because it costs calls).
+    pub use_llm: bool,
+    /// At most this many layer-2 calls per session per rolling hour.
+    #[cfg_attr(test, serde(deserialize_with = "de_u32"))]
+    pub max_calls_per_hour: u32,
 }
 
 impl Default for TopicsConfig {
     fn default() -> Self {
-        TopicsConfig { enabled: true }
+        TopicsConfig {
+            enabled: true,
+            use_llm: false,
+            max_calls_per_hour: 6,
+        }
     }
 }
 
@@ -146,6 +156,8 @@ impl FromJson for TopicsConfig {
         let mut f = Fields::new(v)?;
         let mut c = TopicsConfig::default();
         f.set("enabled", &mut c.enabled)?;
+        f.set("useLlm", &mut c.use_llm)?;
+        f.set_with("maxCallsPerHour", &mut c.max_calls_per_hour, lenient_u32)?;
         f.deny_unknown()?;
         Ok(c)
     }
@@ -347,6 +359,12 @@ impl Config {
         }
         if self.summary.timeout_ms < 100 {
             return Err(Error::config("summary.timeoutMs", "must be at least 100"));
+        }
+        if self.topics.max_calls_per_hour > 60 {
+            return Err(Error::config(
+                "topics.maxCallsPerHour",
+                "must be between 0 and 60",
+            ));
         }
         if self.persist.preview_chars < 200 {
             return Err(Error::config(
@@ -620,6 +638,9 @@ mod tests {
             r#"{"prices":{"x":{"hit":"0.1","miss":1,"output":2}},"persist":{"thresholds":{"read":9000},"previewChars":"300"}}"#,
             r#"{"toolDefaults":{"read":{"limit":5,"x":[1,{"y":null}]}},"summary":{"useLlm":false,"maxTokens":"100"}}"#,
             r#"{"lessons":{"enabled":false,"maxInjectTokens":"50","autoPromoteAfterMs":0},"artifacts":{"maxBytes":2097152}}"#,
+            r#"{"topics":{"enabled":false,"useLlm":true,"maxCallsPerHour":"3"}}"#,
+            r#"{"topics":{"useLlm":"yes"}}"#,
+            r#"{"topics":{"maxCallsPerHour":-1}}"#,
             r#"{"stateDir":"/s","logFile":"l","ownsCompaction":false,"profile":"recall","price":"p","protectedReads":[]}"#,
             r#"{"nope":1}"#,
             r#"{"summary":{"nope":1}}"#,
@@ -661,6 +682,11 @@ mod tests {
         assert!(e.to_string().contains("compactRatio"), "{e}");
         let e = Config::from_json(r#"{"nope":1}"#).unwrap_err();
         assert!(e.to_string().contains("nope"), "{e}");
+        let e = Config::from_json(r#"{"topics":{"maxCallsPerHour":61}}"#).unwrap_err();
+        assert!(e.to_string().contains("topics.maxCallsPerHour"), "{e}");
+        let c = Config::from_json(r#"{"topics":{"useLlm":true,"maxCallsPerHour":"2"}}"#).unwrap();
+        assert!(c.topics.use_llm && c.topics.enabled);
+        assert_eq!(c.topics.max_calls_per_hour, 2);
         let e = Config::from_json(r#"{"tailTokens":"lots"}"#).unwrap_err();
         assert!(e.to_string().contains("lots"), "{e}");
     }

@@ -201,6 +201,19 @@ impl Session {
         self.inner.accept_summary(request_id, text, ok, now_ms)
     }
 
+    /// A layer-2 topic check worth sending now (`topics.useLlm`), or `null`.
+    #[wasm_bindgen(js_name = topicRequest)]
+    pub fn topic_request(&mut self, now_ms: f64) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.topic_request(now_ms))
+    }
+
+    /// Deliver a topic check's answer (or its failure): `applied`, `malformed`, `failed` or
+    /// `ignored`.
+    #[wasm_bindgen(js_name = acceptTopic)]
+    pub fn accept_topic(&mut self, request_id: &str, text: &str, ok: bool, now_ms: f64) -> String {
+        self.inner.accept_topic(request_id, text, ok, now_ms)
+    }
+
     /// Whole state as JSON text.
     pub fn snapshot(&self) -> Result<String, JsValue> {
         self.inner.try_snapshot().map_err(|e| err(&e))

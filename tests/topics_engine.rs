@@ -384,6 +384,60 @@ proptest! {
             }
         }
     }
+
+    /// The same with layer 2 on through the engine: answers of every kind (new topic, same
+    /// topic, malformed, failed) arriving after the next assemble never break append-only or
+    /// move a frozen turn's topic, and a replay of the journal gives the same topics.
+    #[test]
+    fn layer2_keeps_append_only_and_frozen_topics(subjects in prop::collection::vec(0usize..4, 4..14), size in 500usize..6_000, kinds in prop::collection::vec(0u8..4, 14)) {
+        let mut s = Session::new(llm_cfg(60), "p");
+        let mut msgs: Vec<String> = Vec::new();
+        let mut prev: Option<Vec<String>> = None;
+        let mut frozen_topics: Vec<(u32, u32)> = Vec::new();
+        let mut waiting: Option<(String, u32)> = None;
+        let mut journal = String::new();
+        for (k, &subj) in subjects.iter().enumerate() {
+            let now = (T0 + k as u64 * 60_000) as f64;
+            let t = topic_turn(k, subj, size);
+            msgs.push(t[0].clone());
+            let p = shim(&mut s, &msgs, DS, Some(20_000));
+            let out = resolve(&p, &msgs);
+            let declared = !p.report.folds.is_empty() || p.report.condensed.is_some();
+            if let Some(prev) = &prev {
+                if !declared {
+                    prop_assert!(out.len() >= prev.len() && out[..prev.len()] == prev[..], "turn {k}: output is not an extension");
+                }
+            }
+            prev = Some(out);
+            if let Some((id, turn)) = waiting.take() {
+                let kind = kinds[turn as usize % kinds.len()];
+                let text = match kind {
+                    0 => format!("{{\"label\":\"L{turn}\",\"isNewTopic\":true}}"),
+                    1 => format!("{{\"label\":\"L{turn}\",\"isNewTopic\":false}}"),
+                    _ => "nothing useful".to_string(),
+                };
+                s.accept_topic(&id, &text, kind != 3, now - 5.0);
+            }
+            msgs.extend(t[1..].iter().cloned());
+            s.commit_turn(&CommitInput { advancement_key: format!("k{k}"), messages: t, now_ms: now, context_window: None }).unwrap();
+            if let Some(q) = s.topic_request(now + 10.0) {
+                waiting = Some((q.id, q.turn[1..].parse().unwrap()));
+            }
+            journal.push_str(&s.take_journal());
+            let seg = &s.state().topics.seg;
+            for &(turn, topic) in &frozen_topics {
+                prop_assert_eq!(seg.topic_of(cachefold::topics::TurnId(turn)).map(|t| t.id.0), Some(topic), "frozen turn t{} moved", turn);
+            }
+            for turn in 1..=seg.frozen_through() {
+                if !frozen_topics.iter().any(|(t, _)| *t == turn) {
+                    frozen_topics.push((turn, seg.topic_of(cachefold::topics::TurnId(turn)).unwrap().id.0));
+                }
+            }
+        }
+        let (r, rep) = Session::restore(llm_cfg(60), "p", None, &journal).unwrap();
+        prop_assert!(rep.stopped.is_none());
+        prop_assert_eq!(&r.state().topics, &s.state().topics);
+    }
 }
 
 #[test]
@@ -550,4 +604,228 @@ fn closed_topic_lines_name_the_whole_topic() {
         }
     }
     assert!(checked >= 2, "closed-topic lines were rendered ({checked})");
+}
+
+// ---- layer 2: the optional host-LLM topic check in `maintain` ---------------------------------
+
+fn llm_cfg(max: u32) -> Config {
+    let mut c = small_topics();
+    c.topics.use_llm = true;
+    c.topics.max_calls_per_hour = max;
+    c
+}
+
+/// What `maintain` does after each commit: ask, then answer with `script(turn)` (`None`: the
+/// call failed). Returns the turns asked about and the statuses.
+struct L2 {
+    r: Run,
+    asked: Vec<(u32, String)>,
+}
+
+fn run_l2(
+    cfg: Config,
+    subjects: &[usize],
+    size: usize,
+    script: impl Fn(u32) -> Option<String>,
+) -> L2 {
+    run_l2_at(cfg, subjects, size, false, script)
+}
+
+/// `late`: each answer arrives after the next turn's assemble (which may fold and freeze the
+/// turn asked about), as when the host LLM is slow.
+fn run_l2_at(
+    cfg: Config,
+    subjects: &[usize],
+    size: usize,
+    late: bool,
+    script: impl Fn(u32) -> Option<String>,
+) -> L2 {
+    let mut r = Run {
+        s: Session::new(cfg, "topics"),
+        msgs: Vec::new(),
+        journal: String::new(),
+        outs: Vec::new(),
+        declared: Vec::new(),
+    };
+    let mut asked = Vec::new();
+    let mut waiting: Option<(String, u32)> = None;
+    let answer_now = |s: &mut Session, id: &str, turn: u32, now: f64| {
+        let ans = script(turn);
+        let status = s.accept_topic(id, ans.as_deref().unwrap_or(""), ans.is_some(), now);
+        (turn, status)
+    };
+    for (k, &subj) in subjects.iter().enumerate() {
+        let t = topic_turn(k, subj, size);
+        r.msgs.push(t[0].clone());
+        let p = shim(&mut r.s, &r.msgs, DS, Some(20_000));
+        r.outs.push(resolve(&p, &r.msgs));
+        r.msgs.extend(t[1..].iter().cloned());
+        let now = (T0 + k as u64 * 60_000) as f64;
+        if let Some((id, turn)) = waiting.take() {
+            asked.push(answer_now(&mut r.s, &id, turn, now - 5.0));
+        }
+        r.s.commit_turn(&CommitInput {
+            advancement_key: format!("k{k}"),
+            messages: t,
+            now_ms: now,
+            context_window: None,
+        })
+        .unwrap();
+        if let Some(q) = r.s.topic_request(now + 10.0) {
+            let turn: u32 = q.turn[1..].parse().unwrap();
+            assert_eq!(q.max_tokens, 60);
+            assert!(
+                q.prompt.contains(&format!("Newest turn {}", q.turn)),
+                "{}",
+                q.prompt
+            );
+            // A second ask while one is pending gets nothing.
+            assert!(r.s.topic_request(now + 11.0).is_none());
+            if late {
+                waiting = Some((q.id, turn));
+            } else {
+                asked.push(answer_now(&mut r.s, &q.id, turn, now + 20.0));
+            }
+        }
+        r.journal.push_str(&r.s.take_journal());
+    }
+    L2 { r, asked }
+}
+
+fn answer(label: &str, new_topic: bool) -> Option<String> {
+    Some(format!(
+        "```json\n{{\"label\": \"{label}\", \"isNewTopic\": {new_topic}}}\n```"
+    ))
+}
+
+#[test]
+fn layer2_is_off_by_default() {
+    assert!(!Config::default().topics.use_llm);
+    let l = run_l2(small_topics(), &[0, 0, 1], 300, |_| answer("x", true));
+    assert!(l.asked.is_empty());
+    assert!(!l.r.journal.contains("topicReq"));
+}
+
+#[test]
+fn layer2_labels_a_topic_and_adds_a_boundary_and_a_restart_gives_the_same_topics() {
+    // t1 opens T1: a malformed answer leaves it unlabelled, so t2 (same topic by layer 1) is
+    // checked too; the answer there says it is a new topic: a boundary at t2.
+    let l = run_l2(llm_cfg(6), &[0, 0, 0, 1, 1], 300, |turn| match turn {
+        1 => Some("I think it is about parsing.".into()),
+        2 => answer("Quote handling in the lexer", true),
+        4 => answer("Billing export", true),
+        _ => answer("Billing export", false),
+    });
+    let st = l.r.s.state();
+    let ts = &st.topics;
+    assert_eq!(l.asked[0], (1, "malformed".to_string()), "{:?}", l.asked);
+    assert_eq!(l.asked[1], (2, "applied".to_string()), "{:?}", l.asked);
+    assert_eq!(ts.llm_malformed, 1);
+    assert!(ts.llm_ok >= 1);
+    let t2 = ts.seg.topic_of(cachefold::topics::TurnId(2)).unwrap();
+    assert_eq!(t2.first.0, 2, "{:?}", ts.seg.topics());
+    assert_eq!(t2.label.as_deref(), Some("Quote handling in the lexer"));
+    assert_eq!(t2.cause, cachefold::topics::Cause::Llm);
+    assert!(ts
+        .seg
+        .topic_of(cachefold::topics::TurnId(1))
+        .unwrap()
+        .label
+        .is_none());
+    // The billing turn (t4) is checked (it opens a topic, or layer 1 was unsure); the answer
+    // confirms a boundary there and labels it; t5 continues it.
+    assert!(l.asked.iter().any(|(t, _)| *t == 4), "{:?}", l.asked);
+    let t4 = ts.seg.topic_of(cachefold::topics::TurnId(4)).unwrap();
+    assert_eq!(t4.first.0, 4);
+    assert_eq!(t4.label.as_deref(), Some("Billing export"));
+    assert_eq!(
+        ts.seg.topic_of(cachefold::topics::TurnId(5)).unwrap().id,
+        t4.id
+    );
+    assert!(l.r.journal.contains("\"topicReq\":{"));
+    assert!(l.r.journal.contains("\"topicDone\":{"));
+    // Journal only, and snapshot + empty journal: the same topics, labels included.
+    let (j, rep) = Session::restore(llm_cfg(6), "topics", None, &l.r.journal).unwrap();
+    assert!(rep.stopped.is_none(), "{rep:?}");
+    assert_eq!(j.state().topics, *ts);
+    let snap = l.r.s.snapshot();
+    let (sn, _) = Session::restore(llm_cfg(6), "topics", Some(&snap), "").unwrap();
+    assert_eq!(sn.state().topics, *ts);
+    assert_eq!(sn.snapshot(), snap);
+    // A journal written without layer 2 (no topic events) loads with layer 2 on, and the
+    // same layer-1 topics.
+    let old = run(small_topics(), &[0, 0, 0, 1, 1], 300);
+    let (o, rep) = Session::restore(llm_cfg(6), "topics", None, &old.journal).unwrap();
+    assert!(rep.stopped.is_none(), "{rep:?}");
+    assert_eq!(o.state().topics, old.s.state().topics);
+    assert_ne!(o.state().topics.seg, ts.seg, "layer 2 changed the topics");
+}
+
+#[test]
+fn layer2_honours_the_hourly_cap_and_failures_change_nothing() {
+    // Every answer fails: no topic gets a label, so every turn is worth a check.
+    let l = run_l2(llm_cfg(2), &[0, 0, 0, 0, 0], 300, |_| None);
+    let st = l.r.s.state();
+    assert_eq!(l.asked.len(), 2, "{:?}", l.asked);
+    assert!(l.asked.iter().all(|(_, s)| s == "failed"));
+    assert_eq!(st.topics.llm_failed, 2);
+    assert_eq!(st.topics.llm_times.len(), 2);
+    let base = run(small_topics(), &[0, 0, 0, 0, 0], 300);
+    assert_eq!(
+        st.topics.seg,
+        base.s.state().topics.seg,
+        "failed checks change no topic"
+    );
+    // An hour later the cap allows one more (about the newest turn only).
+    let mut s = l.r.s;
+    let later = (T0 + 5 * 60_000) as f64 + 3_700_000.0;
+    let q = s.topic_request(later).expect("the hour passed");
+    assert_eq!(q.turn, "t5");
+    // A stale or unknown id is ignored.
+    assert_eq!(
+        s.accept_topic("t1#1", &answer("x", true).unwrap(), true, later),
+        "ignored"
+    );
+    assert!(
+        s.topic_request(later + 1.0).is_none(),
+        "one pending at a time"
+    );
+    // A lost call frees the slot after its timeout, counted as failed; the turn is not asked again.
+    assert!(s.topic_request(later + 200_000.0).is_none());
+    assert_eq!(s.state().topics.llm_failed, 3);
+    assert!(s.state().topics.llm_pending.is_none());
+}
+
+#[test]
+fn layer2_never_moves_a_frozen_boundary() {
+    // Large turns fold; checks keep coming; every answer says "new topic" with a label.
+    let subjects = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3];
+    // Answers come late: after the next assemble, which may fold over the turn asked about.
+    let l = run_l2_at(llm_cfg(60), &subjects, 5_000, true, |t| {
+        answer(&format!("L{t}"), t % 2 == 0)
+    });
+    let st = l.r.s.state();
+    assert!(!st.segs.is_empty(), "the run folds");
+    assert!(l.asked.len() >= 3, "{:?}", l.asked);
+    // Replaying the journal event by event: once a turn is frozen, its topic id, and the
+    // first turn of that topic, never change afterwards.
+    let mut seen: Vec<(u32, u32, u32)> = Vec::new(); // (turn, topic id, topic first)
+    let mut text = String::new();
+    for line in l.r.journal.lines() {
+        text.push_str(line);
+        text.push('\n');
+        let (s, _) = Session::restore(llm_cfg(60), "topics", None, &text).unwrap();
+        let ts = &s.state().topics;
+        for (turn, id, first) in &seen {
+            let t = ts.seg.topic_of(cachefold::topics::TurnId(*turn)).unwrap();
+            assert_eq!((t.id.0, t.first.0), (*id, *first), "frozen t{turn} moved");
+        }
+        for k in 1..=ts.seg.frozen_through() {
+            if !seen.iter().any(|(t, _, _)| *t == k) {
+                let t = ts.seg.topic_of(cachefold::topics::TurnId(k)).unwrap();
+                seen.push((k, t.id.0, t.first.0));
+            }
+        }
+    }
+    assert!(!seen.is_empty(), "some turns froze");
 }

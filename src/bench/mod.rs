@@ -123,7 +123,10 @@ pub fn strategy_with(id: &str, s3: &crate::config::Config) -> Option<Box<dyn Str
         "S3" => Some(Box::new(cachefold::Cachefold::new(s3.clone()))),
         // S3 with topic segmentation off (the "topics on/off" pair of rows).
         "S3o" => Some(Box::new(cachefold::Cachefold::new(crate::config::Config {
-            topics: crate::config::TopicsConfig { enabled: false },
+            topics: crate::config::TopicsConfig {
+                enabled: false,
+                ..Default::default()
+            },
             ..s3.clone()
         }))),
         _ => None,

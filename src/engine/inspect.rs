@@ -108,6 +108,7 @@ impl Session {
                 ("tokens", Value::from(tokens)),
                 ("state", Value::from(state)),
                 ("label", Value::from(t.display_label())),
+                ("llmLabel", Value::from(t.label.is_some())),
                 ("pinned", Value::from(pins)),
             ]));
         }
@@ -119,6 +120,14 @@ impl Session {
                     ("topics", Value::Array(details)),
                     ("turns", Value::from(ts.seg.turn_count())),
                     ("frozenThrough", Value::from(ts.seg.frozen_through())),
+                    (
+                        "llmChecks",
+                        object_of([
+                            ("applied", Value::from(ts.llm_ok)),
+                            ("malformed", Value::from(ts.llm_malformed)),
+                            ("failed", Value::from(ts.llm_failed)),
+                        ]),
+                    ),
                 ]),
             ),
         ])

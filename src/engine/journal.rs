@@ -23,7 +23,9 @@ use crate::engine::state::{
 };
 use crate::error::Result;
 use crate::fingerprint_hex;
+use crate::json::json_struct;
 use crate::json::{DResult, DecodeError, Fields, FromJson};
+use crate::topics::llm::Answer;
 use crate::topics::terms::TurnTerms;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -191,6 +193,25 @@ pub enum Event {
         /// Turn number (`t<k>`).
         turn: u32,
     },
+    /// A layer-2 topic check (`topics.useLlm`) was handed out.
+    TopicReq {
+        /// Request id.
+        id: String,
+        /// Turn number asked about (`t<k>`).
+        turn: u32,
+        /// Issue time (ms).
+        at: f64,
+    },
+    /// A layer-2 topic check came back: the parsed answer, or none (failed or malformed).
+    TopicDone {
+        /// Request id.
+        id: String,
+        /// The call returned text.
+        ok: bool,
+        /// The parsed answer (applied with `Segmenter::apply_llm`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<Answer>,
+    },
 }
 
 impl FromJson for Event {
@@ -286,10 +307,25 @@ impl Event {
             "pinTurn" => Event::PinTurn {
                 turn: f.req("turn")?,
             },
+            "topicReq" => Event::TopicReq {
+                id: f.req("id")?,
+                turn: f.req("turn")?,
+                at: f.req("at")?,
+            },
+            "topicDone" => Event::TopicDone {
+                id: f.req("id")?,
+                ok: f.req("ok")?,
+                answer: f.req("answer")?,
+            },
             other => return Err(DecodeError::new(format!("unknown event kind `{other}`"))),
         })
     }
 }
+
+json_struct!(Answer from (Answer { label: String::new(), is_new_topic: false }) {
+    label: "label",
+    is_new_topic: "isNewTopic",
+});
 
 /// Outcome of [`replay`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]

@@ -92,6 +92,7 @@ mod output;
 mod policy;
 mod stats;
 mod summary;
+mod topic_llm;
 pub mod topics;
 mod turn;
 
@@ -103,6 +104,7 @@ pub use api::*;
 pub use drive::{Drive, Driven};
 pub use gate::{glob_match, host_turn_threshold, model_managed};
 use output::echo_repair;
+pub use topic_llm::TopicRequest;
 
 // ---- session ----------------------------------------------------------------------------------
 
@@ -149,6 +151,9 @@ pub struct Session {
     /// A handful of entries per call: a vector searched linearly (a map type here cost
     /// kilobytes of wasm for no speed).
     prepared: RefCell<Vec<(PreparedKey, Prepared)>>,
+    /// Digests of the last turn committed in this process (`t<k>`, for a layer-2 topic check
+    /// in the `maintain` that follows; not state: a restart falls back to the records).
+    last_turn: Option<(u32, Vec<Digest>)>,
 }
 
 type PreparedKey = (String, u32, u32, Option<String>);
@@ -161,6 +166,7 @@ impl Session {
             st: SessionState::new(session_id),
             pending: String::new(),
             prepared: RefCell::default(),
+            last_turn: None,
         }
     }
 
@@ -191,6 +197,7 @@ impl Session {
                 st,
                 pending: String::new(),
                 prepared: RefCell::default(),
+                last_turn: None,
             },
             report,
         ))

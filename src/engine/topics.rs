@@ -19,7 +19,7 @@
 #[allow(unused_imports)]
 use super::*;
 use crate::topics::terms::{self, TurnTerms};
-use crate::topics::{Segmenter, Topic, TurnId};
+use crate::topics::{llm, Segmenter, Topic, TurnId};
 
 /// Topics of a session's committed turns.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
@@ -32,12 +32,54 @@ pub struct TopicState {
     pub starts: Vec<u32>,
     /// Pinned turns (ascending): kept verbatim by later folds.
     pub pins: Vec<u32>,
+    /// Layer 1's margin (|score − threshold|) for the newest turn: small = uncertain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_margin: Option<f64>,
+    /// Layer 2 (`topics.useLlm`): the newest turn asked about (0 = none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub llm_turn: u32,
+    /// Issue times (ms) of layer-2 calls within the last hour.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub llm_times: Vec<f64>,
+    /// The layer-2 call in flight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_pending: Option<TopicPending>,
+    /// Layer-2 answers applied.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub llm_ok: u32,
+    /// Layer-2 calls that failed (error, timeout, blank).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub llm_failed: u32,
+    /// Layer-2 answers that did not parse (ignored).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub llm_malformed: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A layer-2 topic check handed to the shim, not answered yet.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
+#[cfg_attr(test, derive(Deserialize))]
+#[serde(rename_all = "camelCase")]
+pub struct TopicPending {
+    /// Request id.
+    pub id: String,
+    /// The turn asked about.
+    pub turn: u32,
+    /// Issue time (ms).
+    pub at: f64,
 }
 
 impl TopicState {
     /// No turn segmented and nothing pinned (left out of the snapshot).
     pub fn is_empty(&self) -> bool {
-        self.seg.turn_count() == 0 && self.starts.is_empty() && self.pins.is_empty()
+        self.seg.turn_count() == 0
+            && self.starts.is_empty()
+            && self.pins.is_empty()
+            && self.llm_times.is_empty()
+            && self.llm_pending.is_none()
     }
 
     /// Apply a `turn` event.
@@ -45,8 +87,42 @@ impl TopicState {
         if self.seg.turn_count() == 0 && self.seg.topics().is_empty() {
             self.seg = Segmenter::new(self.seg.params.clone());
         }
-        self.seg.push_terms(t, at);
+        let d = self.seg.push_terms(t, at);
+        self.last_margin = Some(d.margin);
         self.starts.push(from);
+    }
+
+    /// Apply a `topicReq` event: a layer-2 call about `turn` went out at `at`.
+    pub(crate) fn llm_asked(&mut self, id: &str, turn: u32, at: f64) {
+        self.llm_times.retain(|t| *t > at - HOUR_MS);
+        self.llm_times.push(at);
+        // Bounded whatever the config says (the cap is at most 60 an hour).
+        if self.llm_times.len() > 64 {
+            let drop = self.llm_times.len() - 64;
+            self.llm_times.drain(..drop);
+        }
+        self.llm_turn = self.llm_turn.max(turn);
+        self.llm_pending = Some(TopicPending {
+            id: id.to_string(),
+            turn,
+            at,
+        });
+    }
+
+    /// Apply a `topicDone` event: the answer (if any) goes to the segmenter, which never moves
+    /// a frozen boundary. Unknown or stale ids change nothing.
+    pub(crate) fn llm_answered(&mut self, id: &str, ok: bool, answer: Option<&llm::Answer>) {
+        let Some(p) = self.llm_pending.take_if(|p| p.id == id) else {
+            return;
+        };
+        match answer {
+            Some(a) => {
+                self.seg.apply_llm(TurnId(p.turn), a);
+                self.llm_ok += 1;
+            }
+            None if ok => self.llm_malformed += 1,
+            None => self.llm_failed += 1,
+        }
     }
 
     /// Apply a `pinTurn` event.
@@ -175,7 +251,11 @@ impl Session {
             from,
             at,
             terms: Box::new(terms::turn_terms(&digests)),
-        })
+        })?;
+        if self.cfg.topics.use_llm {
+            self.last_turn = Some((self.st.topics.seg.turn_count(), digests));
+        }
+        Ok(())
     }
 
     /// The priced cut `c` moved to the nearest topic boundary among `cuts` whose live tail

@@ -120,3 +120,84 @@ test("with topics off the tools say so and recover by turn id finds nothing to r
   assert.match(t.content[0].text, /topics are off/);
   await assert.rejects(tool("cachefold_recover", sid).execute("c2", { id: "t1" }), (e) => e.code === "CACHEFOLD_INVALID_ID");
 });
+
+test("topics.useLlm: maintain sends the topic check through the host LLM and applies the answer; a malformed answer is ignored", { skip }, async () => {
+  const stateDir = tempDir();
+  const logFile = join(stateDir, "log.jsonl");
+  const { reg, tool } = await plugin({ ...CFG(stateDir), logFile, topics: { useLlm: true, maxCallsPerHour: 6 } });
+  const sid = "s-l2";
+  const calls = [];
+  // Turn 1: a malformed reply (ignored); turn 2: "new topic" with a label; later: labels only.
+  const replies = ["I am not sure what you mean", '```json\n{"label": "Tokenizer quote bug", "isNewTopic": true}\n```'];
+  const llm = {
+    complete: async (req) => {
+      calls.push(req);
+      if (req.purpose !== "cachefold topic label") throw new Error("no summaries here");
+      return { text: replies[calls.filter((c) => c.purpose === "cachefold topic label").length - 1] ?? '{"label":"Billing export","isNewTopic":false}' };
+    },
+  };
+  const hist = [];
+  for (let k = 0; k < 4; k++) {
+    const [ask, path] = SUBJECTS[k < 3 ? 0 : 1];
+    const prompt = k === 0 || k === 3 ? `${ask} (step ${k})` : `continue with ${path}, step ${k}`;
+    const turn = [user(prompt), assistantCall(`c${k}`, "read", { path }), toolResult(`c${k}`, "read", `${path} line ${k}\n`.repeat(20)), assistantText(`done with ${path} step ${k}`)];
+    const eng = await reg.engines.cachefold({});
+    await eng.assemble({ sessionId: sid, messages: [...hist, turn[0]], model: "deepseek-v4-flash", tokenBudget: 20000 });
+    hist.push(...turn);
+    await eng.commitTurn({ sessionId: sid, advancementKey: `k${k}`, messages: turn });
+    const r = await eng.maintain({ sessionId: sid, runtimeContext: { llm } });
+    assert.equal(r.changed, false);
+  }
+  const topicCalls = calls.filter((c) => c.purpose === "cachefold topic label");
+  assert.ok(topicCalls.length >= 2, JSON.stringify(calls.map((c) => c.purpose)));
+  assert.equal(topicCalls[0].maxTokens, 60);
+  assert.match(topicCalls[0].systemPrompt, /isNewTopic/);
+  assert.match(topicCalls[0].messages[0].content, /Newest turn t1:\nuser: fix the parser/);
+  assert.match(topicCalls[1].messages[0].content, /Newest turn t2:/);
+  const log = readFileSync(logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.event === "topicCheck");
+  assert.deepEqual(log.slice(0, 2).map((e) => [e.turn, e.status]), [["t1", "malformed"], ["t2", "applied"]]);
+  // The answer for t2 opened a topic there, with the LLM's label, and the tools show it.
+  const view = (await tool("cachefold_topics", sid).execute("c1", {})).details;
+  const topics = view.topics;
+  const t2 = topics.find((t) => t.first === "t2");
+  assert.ok(t2, JSON.stringify(topics));
+  assert.equal(t2.label, "Tokenizer quote bug");
+  assert.equal(t2.llmLabel, true);
+  assert.equal(topics[0].llmLabel, false, "the malformed answer about t1 labelled nothing");
+  assert.equal(view.llmChecks.malformed, 1);
+  assert.ok(view.llmChecks.applied >= 1);
+  const dir = await sessionDir(stateDir, sid);
+  const journal = readdirSync(dir).filter((f) => f.startsWith("journal")).map((f) => readFileSync(join(dir, f), "utf8")).join("");
+  assert.match(journal, /"topicDone":\{"id":"t2#\d+","ok":true,"answer":\{"label":"Tokenizer quote bug","isNewTopic":true\}\}/);
+});
+
+test("topics.useLlm: a host LLM that throws never fails maintain, and off by default nothing is asked", { skip }, async () => {
+  for (const useLlm of [true, undefined]) {
+    const stateDir = tempDir();
+    const topics = useLlm === undefined ? {} : { useLlm };
+    const { reg } = await plugin({ ...CFG(stateDir), topics });
+    const calls = [];
+    const llm = {
+      complete: async (req) => {
+        calls.push(req.purpose);
+        throw new Error("provider down");
+      },
+    };
+    const turn = [user(`${SUBJECTS[0][0]}`), assistantText("looking")];
+    const eng = await reg.engines.cachefold({});
+    await eng.assemble({ sessionId: "s-l2x", messages: [turn[0]], model: "deepseek-v4-flash", tokenBudget: 20000 });
+    await eng.commitTurn({ sessionId: "s-l2x", advancementKey: "k0", messages: turn });
+    const r = await eng.maintain({ sessionId: "s-l2x", runtimeContext: { llm } });
+    assert.deepEqual({ changed: r.changed, bytesFreed: r.bytesFreed }, { changed: false, bytesFreed: 0 });
+    if (useLlm) {
+      assert.deepEqual(calls, ["cachefold topic label"]);
+      assert.match(r.reason, /topic check t1: failed/);
+      // The next turn still assembles and commits.
+      const e2 = await reg.engines.cachefold({});
+      const a = await e2.assemble({ sessionId: "s-l2x", messages: [...turn, user("more")], model: "deepseek-v4-flash", tokenBudget: 20000 });
+      assert.equal(a.messages.length, 3);
+    } else {
+      assert.deepEqual(calls, [], "off by default: no topic call");
+    }
+  }
+});

@@ -195,6 +195,19 @@ json_struct!(TopicState default {
     seg: "seg",
     starts: "starts",
     pins: "pins",
+    last_margin: "lastMargin",
+    llm_turn: "llmTurn",
+    llm_times: "llmTimes",
+    llm_pending: "llmPending",
+    llm_ok: "llmOk",
+    llm_failed: "llmFailed",
+    llm_malformed: "llmMalformed",
+});
+
+json_struct!(TopicPending {
+    id: "id",
+    turn: "turn",
+    at: "at",
 });
 
 impl SessionState {

@@ -16,7 +16,7 @@
 
 use crate::digest::Digest;
 use crate::engine::journal::Event;
-pub use crate::engine::topics::TopicState;
+pub use crate::engine::topics::{TopicPending, TopicState};
 use crate::error::{Error, Result};
 use crate::json::{json_struct, string_enum, DResult, DecodeError, FromJson};
 use crate::pairing::{Shape, ShapeRole};
@@ -668,6 +668,10 @@ impl SessionState {
             Event::ForceFold { on } => self.force_fold = *on,
             Event::Turn { from, at, terms } => self.topics.push(*from, *at, terms),
             Event::PinTurn { turn } => self.topics.pin(*turn),
+            Event::TopicReq { id, turn, at } => self.topics.llm_asked(id, *turn, *at),
+            Event::TopicDone { id, ok, answer } => {
+                self.topics.llm_answered(id, *ok, answer.as_ref())
+            }
             Event::Limits { window, budget } => {
                 if window.is_some() {
                     self.window = *window;
@@ -736,6 +740,11 @@ impl SessionState {
             }
             Event::PinTurn { turn } if *turn == 0 || *turn > self.topics.seg.turn_count() => {
                 return bad(format!("pin of unknown turn t{turn}"));
+            }
+            Event::TopicReq { turn, at, .. }
+                if *turn == 0 || *turn > self.topics.seg.turn_count() || !at.is_finite() =>
+            {
+                return bad(format!("topic check of unknown turn t{turn}"));
             }
             Event::Out { keep, .. } if *keep as usize > self.out.len() => {
                 return bad(format!("output keeps {keep} of {}", self.out.len()));

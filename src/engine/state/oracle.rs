@@ -82,6 +82,8 @@ fn session(turns: usize, size: usize, budget: u64) -> (Session, String) {
         expected_remaining_calls: 100,
         ..Config::default()
     };
+    let mut cfg = cfg;
+    cfg.topics.use_llm = true;
     let mut s = Session::new(cfg, "oracle");
     let mut msgs: Vec<String> = Vec::new();
     let mut journal = String::new();
@@ -110,6 +112,14 @@ fn session(turns: usize, size: usize, budget: u64) -> (Session, String) {
         }
         if let Some(req) = s.summary_request(now + 3.0) {
             s.accept_summary(&req.id, "summary text", k % 2 == 0, now + 4.0);
+        }
+        if let Some(q) = s.topic_request(now + 4.5) {
+            let text = match k % 3 {
+                0 => r#"{"label":"step work","isNewTopic":true}"#,
+                1 => "not an answer",
+                _ => r#"{"label":"more","isNewTopic":false}"#,
+            };
+            s.accept_topic(&q.id, text, k % 5 != 4, now + 4.6);
         }
         if k % 4 == 2 {
             s.request_fold(now + 5.0).expect("request fold");
@@ -209,7 +219,16 @@ fn snapshot_and_events_decode_as_before() {
         kinds.insert(b.split('"').nth(1).unwrap_or("").to_string());
     }
     for k in [
-        "env", "ingest", "pin", "fold", "out", "commit", "artifact", "diverge",
+        "env",
+        "ingest",
+        "pin",
+        "fold",
+        "out",
+        "commit",
+        "artifact",
+        "diverge",
+        "topicReq",
+        "topicDone",
     ] {
         assert!(kinds.contains(k), "no {k} event in {kinds:?}");
     }
