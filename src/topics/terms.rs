@@ -5,7 +5,7 @@
 //! kept for labels are chosen here, capped by [`MAX_KEYWORDS`].
 
 use crate::digest::Digest;
-use std::collections::{BTreeMap, BTreeSet};
+use crate::vecmap::VecMap;
 
 /// Terms kept per turn (highest weight first, ties by hash).
 pub const MAX_TURN_TERMS: usize = 96;
@@ -226,8 +226,8 @@ pub struct TurnTerms {
     pub bag: Vec<(u32, f64)>,
     /// Distinct terms the user's own words contributed.
     pub user_terms: usize,
-    /// Tool names used in the turn.
-    pub tools: BTreeSet<String>,
+    /// Tool names used in the turn (ascending, each once).
+    pub tools: Vec<String>,
     /// The user's text (first user digest), for cue rules and previews.
     pub user_text: String,
     /// Candidate label words: the heaviest user/file terms as text, at most [`MAX_KEYWORDS`].
@@ -241,17 +241,16 @@ pub fn user_words_of(d: &Digest) -> &str {
 
 /// Terms of one turn (its messages' digests, in order).
 pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
-    let mut w: BTreeMap<u32, f64> = BTreeMap::new();
-    let mut text_of: BTreeMap<u32, String> = BTreeMap::new();
-    let mut label_w: BTreeMap<u32, f64> = BTreeMap::new();
-    let mut user_set = BTreeSet::new();
+    let mut w: VecMap<u32, f64> = VecMap::new();
+    // Label candidates: weight and the term's first text.
+    let mut label_w: VecMap<u32, (f64, String)> = VecMap::new();
+    let mut user_set: Vec<u64> = Vec::new();
     let mut t = TurnTerms::default();
-    let mut add = |term: &str, weight: f64, label: bool, w: &mut BTreeMap<u32, f64>| {
+    let mut add = |term: &str, weight: f64, label: bool, w: &mut VecMap<u32, f64>| {
         let h = hash(term);
-        *w.entry(h).or_insert(0.0) += weight;
+        *w.get_or_insert_with(h, || 0.0) += weight;
         if label {
-            *label_w.entry(h).or_insert(0.0) += weight;
-            text_of.entry(h).or_insert_with(|| term.to_string());
+            label_w.get_or_insert_with(h, || (0.0, term.to_string())).0 += weight;
         }
         h
     };
@@ -263,7 +262,7 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
                     t.user_text = crate::text::clip(text.trim(), 600);
                 }
                 for word in words(text) {
-                    user_set.insert(add(&word, W_USER, true, &mut w));
+                    user_set.push(u64::from(add(&word, W_USER, true, &mut w)));
                 }
             }
             "assistant" => {
@@ -305,23 +304,25 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
         if let Some(tool) = &d.tool_name {
             if d.role == "assistant" {
                 add(&format!("tool:{tool}"), W_TOOL, false, &mut w);
-                t.tools.insert(tool.clone());
+                if let Err(i) = t.tools.binary_search(tool) {
+                    t.tools.insert(i, tool.clone());
+                }
             }
         }
     }
+    crate::sort::sort_dedup_u64(&mut user_set);
     t.user_terms = user_set.len();
-    let mut v: Vec<(u32, f64)> = w.into_iter().collect();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut v = w.into_vec();
+    crate::sort::sort_by(&mut v, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     v.truncate(MAX_TURN_TERMS);
-    v.sort_by_key(|e| e.0);
+    crate::sort::sort_by_key(&mut v, |e| e.0);
     t.bag = v;
-    let mut lw: Vec<(u32, f64)> = label_w.into_iter().collect();
-    lw.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    t.keywords = lw
-        .into_iter()
-        .take(MAX_KEYWORDS * 3)
-        .filter_map(|(h, _)| text_of.get(&h).map(|s| (h, s.clone())))
-        .collect();
+    let mut lw = label_w.into_vec();
+    crate::sort::sort_by(&mut lw, |a, b| {
+        b.1 .0.total_cmp(&a.1 .0).then(a.0.cmp(&b.0))
+    });
+    lw.truncate(MAX_KEYWORDS * 3);
+    t.keywords = lw.into_iter().map(|(h, (_, s))| (h, s)).collect();
     t
 }
 
@@ -369,10 +370,17 @@ mod tests {
     }
 }
 
-crate::json::json_struct!(TurnTerms default {
-    bag: "bag",
-    user_terms: "userTerms",
-    tools: "tools",
-    user_text: "userText",
-    keywords: "keywords",
-});
+impl crate::json::FromJson for TurnTerms {
+    fn from_json(v: serde_json::Value) -> crate::json::DResult<Self> {
+        let mut f = crate::json::Fields::new(v)?;
+        let mut t = TurnTerms::default();
+        f.set("bag", &mut t.bag)?;
+        f.set("userTerms", &mut t.user_terms)?;
+        f.set("tools", &mut t.tools)?;
+        f.set("userText", &mut t.user_text)?;
+        f.set("keywords", &mut t.keywords)?;
+        // A set: ascending, each once (as the turn's own terms hold it).
+        crate::sort::sort_dedup(&mut t.tools);
+        Ok(t)
+    }
+}
