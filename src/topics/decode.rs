@@ -6,18 +6,6 @@ use super::*;
 use crate::json::{json_struct, DResult, DecodeError, Fields, FromJson};
 use serde_json::Value;
 
-impl FromJson for TurnId {
-    fn from_json(v: Value) -> DResult<Self> {
-        u32::from_json(v).map(TurnId)
-    }
-}
-
-impl FromJson for TopicId {
-    fn from_json(v: Value) -> DResult<Self> {
-        u32::from_json(v).map(TopicId)
-    }
-}
-
 impl FromJson for Cause {
     fn from_json(v: Value) -> DResult<Self> {
         match String::from_json(v)?.as_str() {
@@ -45,9 +33,9 @@ impl FromJson for Topic {
     fn from_json(v: Value) -> DResult<Self> {
         let mut f = Fields::new(v)?;
         Ok(Topic {
-            id: f.req("id")?,
-            first: f.req("first")?,
-            last: f.req("last")?,
+            id: TopicId(f.req("id")?),
+            first: TurnId(f.req("first")?),
+            last: TurnId(f.req("last")?),
             score: f.req("score")?,
             cause: f.req("cause")?,
             label: f.req("label")?,

@@ -492,9 +492,7 @@ fn cap_weights(m: &mut Weights, n: usize) {
         return;
     }
     let mut v = std::mem::take(m).into_vec();
-    crate::sort::sort_by(&mut v, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    v.truncate(n);
-    crate::sort::sort_by_key(&mut v, |e| e.0);
+    terms::keep_heaviest(&mut v, n);
     *m = VecMap::from_sorted(v);
 }
 
@@ -612,11 +610,10 @@ impl Segmenter {
         let cap = self.params.max_vocab.max(16);
         if self.df.len() > cap {
             // Evict the rarest terms (ties: smallest hash) down to 3/4 of the cap.
-            let mut v = std::mem::take(&mut self.df).into_vec();
-            crate::sort::sort_by(&mut v, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            v.truncate(cap * 3 / 4);
-            crate::sort::sort_by_key(&mut v, |e| e.0);
-            self.df = VecMap::from_sorted(v);
+            // Counts are exact as f64, so the weight order is the count order.
+            let mut v: Vec<(u32, f64)> = self.df.iter().map(|(k, c)| (*k, f64::from(*c))).collect();
+            terms::keep_heaviest(&mut v, cap * 3 / 4);
+            self.df = VecMap::from_sorted(v.into_iter().map(|(k, c)| (k, c as u32)).collect());
         }
     }
 

@@ -234,6 +234,34 @@ pub struct TurnTerms {
     pub keywords: Vec<(u32, String)>,
 }
 
+/// Order of term weights: heaviest first, ties by smaller hash.
+pub(crate) fn heavier(a: &(u32, f64), b: &(u32, f64)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
+
+/// Sort `(hash, weight)` pairs heaviest first (ties by smaller hash).
+pub(crate) fn sort_heaviest(v: &mut Vec<(u32, f64)>) {
+    crate::sort::sort_by(v, heavier);
+}
+
+/// Keep the `n` heaviest of `(hash, weight)` pairs in ascending, duplicate-free hash order
+/// (ties by smaller hash), leaving that order: what sorting by weight, keeping `n` and
+/// sorting back by hash gives.
+pub(crate) fn keep_heaviest(v: &mut Vec<(u32, f64)>, n: usize) {
+    if v.len() <= n {
+        return;
+    }
+    if n == 0 {
+        v.clear();
+        return;
+    }
+    let mut by_weight = v.clone();
+    sort_heaviest(&mut by_weight);
+    // The order is total over distinct hashes: the kept pairs are those not after the n-th.
+    let last = by_weight[n - 1];
+    v.retain(|e| heavier(e, &last).is_le());
+}
+
 /// The user's words of a digest: the verbatim user text when kept, else the gist.
 pub fn user_words_of(d: &Digest) -> &str {
     d.user_text.as_deref().unwrap_or(&d.text)
@@ -313,16 +341,15 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
     crate::sort::sort_dedup_u64(&mut user_set);
     t.user_terms = user_set.len();
     let mut v = w.into_vec();
-    crate::sort::sort_by(&mut v, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    v.truncate(MAX_TURN_TERMS);
-    crate::sort::sort_by_key(&mut v, |e| e.0);
+    keep_heaviest(&mut v, MAX_TURN_TERMS);
     t.bag = v;
-    let mut lw = label_w.into_vec();
-    crate::sort::sort_by(&mut lw, |a, b| {
-        b.1 .0.total_cmp(&a.1 .0).then(a.0.cmp(&b.0))
-    });
+    let mut lw: Vec<(u32, f64)> = label_w.iter().map(|(h, (w, _))| (*h, *w)).collect();
+    sort_heaviest(&mut lw);
     lw.truncate(MAX_KEYWORDS * 3);
-    t.keywords = lw.into_iter().map(|(h, (_, s))| (h, s)).collect();
+    t.keywords = lw
+        .into_iter()
+        .filter_map(|(h, _)| label_w.get(&h).map(|(_, s)| (h, s.clone())))
+        .collect();
     t
 }
 
@@ -343,6 +370,21 @@ pub fn digest_line(d: &Digest, max: usize) -> String {
     crate::text::clip(&crate::text::one_line(&body), max)
 }
 
+impl crate::json::FromJson for TurnTerms {
+    fn from_json(v: serde_json::Value) -> crate::json::DResult<Self> {
+        let mut f = crate::json::Fields::new(v)?;
+        let mut t = TurnTerms::default();
+        f.set("bag", &mut t.bag)?;
+        f.set("userTerms", &mut t.user_terms)?;
+        f.set("tools", &mut t.tools)?;
+        f.set("userText", &mut t.user_text)?;
+        f.set("keywords", &mut t.keywords)?;
+        // A set: ascending, each once (as the turn's own terms hold it).
+        crate::sort::sort_dedup(&mut t.tools);
+        Ok(t)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -353,6 +395,24 @@ mod tests {
             words("Please fix the parser_v2 in 2024, then 修复"),
             vec!["fix", "parser_v2", "修", "复"]
         );
+    }
+
+    proptest::proptest! {
+        /// Keeping the heaviest in place is sorting by weight, truncating and sorting back.
+        #[test]
+        fn keep_heaviest_is_sort_truncate_sort(
+            m in proptest::collection::btree_map(0u32..400, 0u8..12, 0..120),
+            n in 0usize..130,
+        ) {
+            let v: Vec<(u32, f64)> = m.iter().map(|(k, w)| (*k, f64::from(*w) / 4.0)).collect();
+            let mut want = v.clone();
+            want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            want.truncate(n);
+            want.sort_by_key(|e| e.0);
+            let mut got = v;
+            keep_heaviest(&mut got, n);
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 
     #[test]
@@ -367,20 +427,5 @@ mod tests {
         assert!(t.bag.len() <= MAX_TURN_TERMS);
         assert!(t.bag.windows(2).all(|w| w[0].0 < w[1].0));
         assert!(t.keywords.len() <= MAX_KEYWORDS * 3);
-    }
-}
-
-impl crate::json::FromJson for TurnTerms {
-    fn from_json(v: serde_json::Value) -> crate::json::DResult<Self> {
-        let mut f = crate::json::Fields::new(v)?;
-        let mut t = TurnTerms::default();
-        f.set("bag", &mut t.bag)?;
-        f.set("userTerms", &mut t.user_terms)?;
-        f.set("tools", &mut t.tools)?;
-        f.set("userText", &mut t.user_text)?;
-        f.set("keywords", &mut t.keywords)?;
-        // A set: ascending, each once (as the turn's own terms hold it).
-        crate::sort::sort_dedup(&mut t.tools);
-        Ok(t)
     }
 }
