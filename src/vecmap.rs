@@ -76,6 +76,13 @@ impl<K: Ord, V> VecMap<K, V> {
         &mut self.0[i].1
     }
 
+    /// A map of pairs already in strictly ascending key order (as a sort by key leaves
+    /// duplicate-free pairs).
+    pub fn from_sorted(pairs: Vec<(K, V)>) -> Self {
+        debug_assert!(pairs.windows(2).all(|w| w[0].0 < w[1].0));
+        VecMap(pairs)
+    }
+
     /// Remove `k`; its value, if any.
     pub fn remove<Q: Ord + ?Sized>(&mut self, k: &Q) -> Option<V>
     where
@@ -99,6 +106,16 @@ impl<K, V> VecMap<K, V> {
     /// `(key, value)` in ascending key order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&K, &V)> + ExactSizeIterator {
         self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    /// The pairs in ascending key order.
+    pub fn as_slice(&self) -> &[(K, V)] {
+        &self.0
+    }
+
+    /// The pairs in ascending key order, owned.
+    pub fn into_vec(self) -> Vec<(K, V)> {
+        self.0
     }
 
     /// Keys in ascending order.
@@ -182,6 +199,23 @@ impl<V: crate::json::out::ToJson> crate::json::out::ToJson for VecMap<String, V>
     }
 }
 
+/// Integer keys are written as their decimal text, as `serde_json` writes them.
+impl<V: crate::json::out::ToJson> crate::json::out::ToJson for VecMap<u32, V> {
+    fn write_json(&self, out: &mut String) {
+        out.push('{');
+        for (i, (k, v)) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push('"');
+            crate::json::out::unsigned(out, u64::from(*k));
+            out.push_str("\":");
+            v.write_json(out);
+        }
+        out.push('}');
+    }
+}
+
 impl<K: serde::Serialize, V: serde::Serialize> serde::Serialize for VecMap<K, V> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.iter())
@@ -225,6 +259,10 @@ mod tests {
             let tree: BTreeMap<String, u16> = b.iter().map(|(k, v)| (k.to_string(), *v)).collect();
             prop_assert_eq!(crate::json::out::to_string(&text), serde_json::to_string(&tree).unwrap());
             prop_assert_eq!(format!("{text:?}"), format!("{tree:?}"));
+            let ints: VecMap<u32, u16> = a.iter().map(|(k, v)| (u32::from(*k) * 1000, *v)).collect();
+            let int_tree: BTreeMap<u32, u16> = b.iter().map(|(k, v)| (u32::from(*k) * 1000, *v)).collect();
+            prop_assert_eq!(crate::json::out::to_string(&ints), serde_json::to_string(&int_tree).unwrap());
+            prop_assert_eq!(VecMap::from_sorted(ints.clone().into_vec()), ints);
         }
     }
 }

@@ -6,18 +6,6 @@ use super::*;
 use crate::json::{json_struct, DResult, DecodeError, Fields, FromJson};
 use serde_json::Value;
 
-impl FromJson for TurnId {
-    fn from_json(v: Value) -> DResult<Self> {
-        u32::from_json(v).map(TurnId)
-    }
-}
-
-impl FromJson for TopicId {
-    fn from_json(v: Value) -> DResult<Self> {
-        u32::from_json(v).map(TopicId)
-    }
-}
-
 impl FromJson for Cause {
     fn from_json(v: Value) -> DResult<Self> {
         match String::from_json(v)?.as_str() {
@@ -45,9 +33,9 @@ impl FromJson for Topic {
     fn from_json(v: Value) -> DResult<Self> {
         let mut f = Fields::new(v)?;
         Ok(Topic {
-            id: f.req("id")?,
-            first: f.req("first")?,
-            last: f.req("last")?,
+            id: TopicId(f.req("id")?),
+            first: TurnId(f.req("first")?),
+            last: TurnId(f.req("last")?),
             score: f.req("score")?,
             cause: f.req("cause")?,
             label: f.req("label")?,
@@ -57,16 +45,23 @@ impl FromJson for Topic {
     }
 }
 
+/// A key of a map with `u32` keys: its canonical decimal text (no sign, no leading zero).
+fn u32_key(k: &str) -> DResult<u32> {
+    let b = k.as_bytes();
+    let mut n: Option<u32> = (!b.is_empty() && (b[0] != b'0' || b.len() == 1)).then_some(0);
+    for &c in b {
+        n = n
+            .filter(|_| c.is_ascii_digit())
+            .and_then(|n| n.checked_mul(10)?.checked_add(u32::from(c - b'0')));
+    }
+    n.ok_or_else(|| DecodeError::new(format!("key `{k}` is not a u32")))
+}
+
 /// A map with `u32` keys, written as a JSON object with decimal keys.
-fn u32_map<T: FromJson>(v: Value) -> DResult<BTreeMap<u32, T>> {
-    let mut out = BTreeMap::new();
+fn u32_map<T: FromJson>(v: Value) -> DResult<VecMap<u32, T>> {
+    let mut out = VecMap::new();
     for (k, x) in crate::json::object(v)? {
-        let key: u32 = k
-            .parse()
-            .ok()
-            .filter(|n: &u32| n.to_string() == k)
-            .ok_or_else(|| DecodeError::new(format!("key `{k}` is not a u32")))?;
-        out.insert(key, T::from_json(x).map_err(|e| e.at(&k))?);
+        out.insert(u32_key(&k)?, T::from_json(x).map_err(|e| e.at(&k))?);
     }
     Ok(out)
 }
@@ -124,9 +119,19 @@ mod tests {
         let theirs: Segmenter = serde_json::from_str(&text).unwrap();
         assert_eq!(ours, s);
         assert_eq!(theirs, s);
+        let keys: Segmenter =
+            crate::json::from_str(r#"{"df":{"0":1,"7":2,"4294967295":3}}"#).unwrap();
+        assert_eq!(
+            keys.df.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+            [0, 7, u32::MAX]
+        );
         for bad in [
             r#"{"df":{"x":1}}"#,
             r#"{"df":{"01":1}}"#,
+            r#"{"df":{"+1":1}}"#,
+            r#"{"df":{"":1}}"#,
+            r#"{"df":{"4294967296":1}}"#,
+            r#"{"df":{"1 ":1}}"#,
             r#"{"topics":[{"id":1}]}"#,
             r#"{"turns":-1}"#,
         ] {

@@ -59,9 +59,12 @@ pub mod terms;
 mod tests;
 
 use crate::digest::Digest;
+use crate::vecmap::VecMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use terms::TurnTerms;
+
+/// Term weights by hash, ascending.
+type Weights = VecMap<u32, f64>;
 
 /// Tuning knobs of layer 1 (serialised with the state so a resumed session keeps its rules).
 #[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
@@ -271,11 +274,11 @@ pub struct Segmenter {
     /// Turns ≤ this have fixed topics (0 = none).
     frozen: u32,
     /// Document frequency by term hash (bounded by `params.max_vocab`).
-    df: BTreeMap<u32, u32>,
+    df: VecMap<u32, u32>,
     /// Turns counted in `df` (IDF's N).
     docs: u32,
     /// The open topic's accumulated term weights (bounded by `params.topic_terms`).
-    topic_vocab: BTreeMap<u32, f64>,
+    topic_vocab: Weights,
     /// The last `params.window` turns' bags of the open topic, oldest first.
     recent: Vec<Vec<(u32, f64)>>,
     /// Tools used in the window's turns.
@@ -468,7 +471,7 @@ pub fn cue(user_text: &str) -> f64 {
     }
 }
 
-fn cosine(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> f64 {
+fn cosine(a: &Weights, b: &Weights) -> f64 {
     let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     let dot: f64 = small
         .iter()
@@ -484,14 +487,13 @@ fn cosine(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> f64 {
 }
 
 /// Keep the `n` heaviest entries (ties by key) of a weight map.
-fn cap_weights(m: &mut BTreeMap<u32, f64>, n: usize) {
+fn cap_weights(m: &mut Weights, n: usize) {
     if m.len() <= n {
         return;
     }
-    let mut v: Vec<(u32, f64)> = m.iter().map(|(k, w)| (*k, *w)).collect();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    v.truncate(n);
-    *m = v.into_iter().collect();
+    let mut v = std::mem::take(m).into_vec();
+    terms::keep_heaviest(&mut v, n);
+    *m = VecMap::from_sorted(v);
 }
 
 impl Segmenter {
@@ -553,9 +555,9 @@ impl Segmenter {
     }
 
     /// The IDF-weighted vector of a bag.
-    fn tfidf<'a>(&self, bag: impl IntoIterator<Item = (&'a u32, &'a f64)>) -> BTreeMap<u32, f64> {
+    fn tfidf(&self, bag: &[(u32, f64)]) -> Weights {
         let n = f64::from(self.docs.max(1));
-        bag.into_iter()
+        bag.iter()
             .map(|(k, w)| {
                 let df = f64::from(self.df.get(k).copied().unwrap_or(0));
                 (*k, w * (((n + 1.0) / (df + 1.0)).ln() + 1.0))
@@ -565,15 +567,15 @@ impl Segmenter {
 
     /// Lexical similarity of a turn with the open topic: max of window and vocabulary cosine.
     fn similarity(&self, t: &TurnTerms) -> f64 {
-        let v = self.tfidf(t.bag.iter().map(|(k, w)| (k, w)));
-        let mut win: BTreeMap<u32, f64> = BTreeMap::new();
+        let v = self.tfidf(&t.bag);
+        let mut win = Weights::new();
         for bag in &self.recent {
             for (k, w) in bag {
-                *win.entry(*k).or_insert(0.0) += w;
+                *win.get_or_insert_with(*k, || 0.0) += w;
             }
         }
-        let s_win = cosine(&v, &self.tfidf(win.iter()));
-        let s_topic = cosine(&v, &self.tfidf(self.topic_vocab.iter()));
+        let s_win = cosine(&v, &self.tfidf(win.as_slice()));
+        let s_topic = cosine(&v, &self.tfidf(self.topic_vocab.as_slice()));
         s_win.max(s_topic)
     }
 
@@ -603,15 +605,15 @@ impl Segmenter {
     fn count_doc(&mut self, t: &TurnTerms) {
         self.docs += 1;
         for (k, _) in &t.bag {
-            *self.df.entry(*k).or_insert(0) += 1;
+            *self.df.get_or_insert_with(*k, || 0) += 1;
         }
         let cap = self.params.max_vocab.max(16);
         if self.df.len() > cap {
             // Evict the rarest terms (ties: smallest hash) down to 3/4 of the cap.
-            let mut v: Vec<(u32, u32)> = self.df.iter().map(|(k, c)| (*k, *c)).collect();
-            v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            v.truncate(cap * 3 / 4);
-            self.df = v.into_iter().collect();
+            // Counts are exact as f64, so the weight order is the count order.
+            let mut v: Vec<(u32, f64)> = self.df.iter().map(|(k, c)| (*k, f64::from(*c))).collect();
+            terms::keep_heaviest(&mut v, cap * 3 / 4);
+            self.df = VecMap::from_sorted(v.into_iter().map(|(k, c)| (k, c as u32)).collect());
         }
     }
 
@@ -628,7 +630,7 @@ impl Segmenter {
             keywords: Vec::new(),
             preview: crate::text::clip(&crate::text::one_line(&t.user_text), PREVIEW_CHARS),
         });
-        self.topic_vocab.clear();
+        self.topic_vocab = Weights::new();
         self.recent.clear();
         self.recent_tools.clear();
     }
@@ -636,7 +638,7 @@ impl Segmenter {
     /// Add the turn's terms to the open topic (vocabulary, window, keywords).
     fn absorb(&mut self, t: &TurnTerms) {
         for (k, w) in &t.bag {
-            *self.topic_vocab.entry(*k).or_insert(0.0) += w;
+            *self.topic_vocab.get_or_insert_with(*k, || 0.0) += w;
         }
         cap_weights(&mut self.topic_vocab, self.params.topic_terms.max(8));
         self.recent.push(t.bag.clone());
@@ -667,7 +669,7 @@ impl Segmenter {
                         (((n + 1.0) / (d + 1.0)).ln(), s)
                     })
                     .collect();
-                cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+                crate::sort::sort_by(&mut cands, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
                 for (_, s) in cands {
                     if topic.keywords.len() >= terms::MAX_KEYWORDS {
                         break;

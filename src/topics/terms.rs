@@ -5,7 +5,7 @@
 //! kept for labels are chosen here, capped by [`MAX_KEYWORDS`].
 
 use crate::digest::Digest;
-use std::collections::{BTreeMap, BTreeSet};
+use crate::vecmap::VecMap;
 
 /// Terms kept per turn (highest weight first, ties by hash).
 pub const MAX_TURN_TERMS: usize = 96;
@@ -226,12 +226,40 @@ pub struct TurnTerms {
     pub bag: Vec<(u32, f64)>,
     /// Distinct terms the user's own words contributed.
     pub user_terms: usize,
-    /// Tool names used in the turn.
-    pub tools: BTreeSet<String>,
+    /// Tool names used in the turn (ascending, each once).
+    pub tools: Vec<String>,
     /// The user's text (first user digest), for cue rules and previews.
     pub user_text: String,
     /// Candidate label words: the heaviest user/file terms as text, at most [`MAX_KEYWORDS`].
     pub keywords: Vec<(u32, String)>,
+}
+
+/// Order of term weights: heaviest first, ties by smaller hash.
+pub(crate) fn heavier(a: &(u32, f64), b: &(u32, f64)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
+
+/// Sort `(hash, weight)` pairs heaviest first (ties by smaller hash).
+pub(crate) fn sort_heaviest(v: &mut Vec<(u32, f64)>) {
+    crate::sort::sort_by(v, heavier);
+}
+
+/// Keep the `n` heaviest of `(hash, weight)` pairs in ascending, duplicate-free hash order
+/// (ties by smaller hash), leaving that order: what sorting by weight, keeping `n` and
+/// sorting back by hash gives.
+pub(crate) fn keep_heaviest(v: &mut Vec<(u32, f64)>, n: usize) {
+    if v.len() <= n {
+        return;
+    }
+    if n == 0 {
+        v.clear();
+        return;
+    }
+    let mut by_weight = v.clone();
+    sort_heaviest(&mut by_weight);
+    // The order is total over distinct hashes: the kept pairs are those not after the n-th.
+    let last = by_weight[n - 1];
+    v.retain(|e| heavier(e, &last).is_le());
 }
 
 /// The user's words of a digest: the verbatim user text when kept, else the gist.
@@ -241,17 +269,16 @@ pub fn user_words_of(d: &Digest) -> &str {
 
 /// Terms of one turn (its messages' digests, in order).
 pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
-    let mut w: BTreeMap<u32, f64> = BTreeMap::new();
-    let mut text_of: BTreeMap<u32, String> = BTreeMap::new();
-    let mut label_w: BTreeMap<u32, f64> = BTreeMap::new();
-    let mut user_set = BTreeSet::new();
+    let mut w: VecMap<u32, f64> = VecMap::new();
+    // Label candidates: weight and the term's first text.
+    let mut label_w: VecMap<u32, (f64, String)> = VecMap::new();
+    let mut user_set: Vec<u64> = Vec::new();
     let mut t = TurnTerms::default();
-    let mut add = |term: &str, weight: f64, label: bool, w: &mut BTreeMap<u32, f64>| {
+    let mut add = |term: &str, weight: f64, label: bool, w: &mut VecMap<u32, f64>| {
         let h = hash(term);
-        *w.entry(h).or_insert(0.0) += weight;
+        *w.get_or_insert_with(h, || 0.0) += weight;
         if label {
-            *label_w.entry(h).or_insert(0.0) += weight;
-            text_of.entry(h).or_insert_with(|| term.to_string());
+            label_w.get_or_insert_with(h, || (0.0, term.to_string())).0 += weight;
         }
         h
     };
@@ -263,7 +290,7 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
                     t.user_text = crate::text::clip(text.trim(), 600);
                 }
                 for word in words(text) {
-                    user_set.insert(add(&word, W_USER, true, &mut w));
+                    user_set.push(u64::from(add(&word, W_USER, true, &mut w)));
                 }
             }
             "assistant" => {
@@ -305,22 +332,23 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
         if let Some(tool) = &d.tool_name {
             if d.role == "assistant" {
                 add(&format!("tool:{tool}"), W_TOOL, false, &mut w);
-                t.tools.insert(tool.clone());
+                if let Err(i) = t.tools.binary_search(tool) {
+                    t.tools.insert(i, tool.clone());
+                }
             }
         }
     }
+    crate::sort::sort_dedup_u64(&mut user_set);
     t.user_terms = user_set.len();
-    let mut v: Vec<(u32, f64)> = w.into_iter().collect();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    v.truncate(MAX_TURN_TERMS);
-    v.sort_by_key(|e| e.0);
+    let mut v = w.into_vec();
+    keep_heaviest(&mut v, MAX_TURN_TERMS);
     t.bag = v;
-    let mut lw: Vec<(u32, f64)> = label_w.into_iter().collect();
-    lw.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut lw: Vec<(u32, f64)> = label_w.iter().map(|(h, (w, _))| (*h, *w)).collect();
+    sort_heaviest(&mut lw);
+    lw.truncate(MAX_KEYWORDS * 3);
     t.keywords = lw
         .into_iter()
-        .take(MAX_KEYWORDS * 3)
-        .filter_map(|(h, _)| text_of.get(&h).map(|s| (h, s.clone())))
+        .filter_map(|(h, _)| label_w.get(&h).map(|(_, s)| (h, s.clone())))
         .collect();
     t
 }
@@ -342,6 +370,21 @@ pub fn digest_line(d: &Digest, max: usize) -> String {
     crate::text::clip(&crate::text::one_line(&body), max)
 }
 
+impl crate::json::FromJson for TurnTerms {
+    fn from_json(v: serde_json::Value) -> crate::json::DResult<Self> {
+        let mut f = crate::json::Fields::new(v)?;
+        let mut t = TurnTerms::default();
+        f.set("bag", &mut t.bag)?;
+        f.set("userTerms", &mut t.user_terms)?;
+        f.set("tools", &mut t.tools)?;
+        f.set("userText", &mut t.user_text)?;
+        f.set("keywords", &mut t.keywords)?;
+        // A set: ascending, each once (as the turn's own terms hold it).
+        crate::sort::sort_dedup(&mut t.tools);
+        Ok(t)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,6 +395,24 @@ mod tests {
             words("Please fix the parser_v2 in 2024, then 修复"),
             vec!["fix", "parser_v2", "修", "复"]
         );
+    }
+
+    proptest::proptest! {
+        /// Keeping the heaviest in place is sorting by weight, truncating and sorting back.
+        #[test]
+        fn keep_heaviest_is_sort_truncate_sort(
+            m in proptest::collection::btree_map(0u32..400, 0u8..12, 0..120),
+            n in 0usize..130,
+        ) {
+            let v: Vec<(u32, f64)> = m.iter().map(|(k, w)| (*k, f64::from(*w) / 4.0)).collect();
+            let mut want = v.clone();
+            want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            want.truncate(n);
+            want.sort_by_key(|e| e.0);
+            let mut got = v;
+            keep_heaviest(&mut got, n);
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 
     #[test]
@@ -368,11 +429,3 @@ mod tests {
         assert!(t.keywords.len() <= MAX_KEYWORDS * 3);
     }
 }
-
-crate::json::json_struct!(TurnTerms default {
-    bag: "bag",
-    user_terms: "userTerms",
-    tools: "tools",
-    user_text: "userText",
-    keywords: "keywords",
-});
