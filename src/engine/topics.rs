@@ -174,8 +174,7 @@ impl TopicState {
             .iter()
             .filter_map(|t| self.starts.get(t.0 as usize - 1).copied())
             .collect();
-        v.sort_unstable();
-        v.dedup();
+        crate::sort::sort_dedup(&mut v);
         v
     }
 }
@@ -310,8 +309,7 @@ impl Session {
         let mut v = fold::protected_groups(&self.st.records, from, to);
         if !self.st.topics.pins.is_empty() {
             v.extend(self.pinned_records(from, to));
-            v.sort_unstable();
-            v.dedup();
+            crate::sort::sort_dedup(&mut v);
         }
         v
     }
