@@ -333,7 +333,7 @@ impl Config {
 
     /// Parse from a JSON string.
     pub fn from_json(s: &str) -> Result<Config> {
-        let v: serde_json::Value = serde_json::from_str(s)?;
+        let v = crate::json::parse::from_str(s)?;
         Config::from_value(&v)
     }
 
@@ -436,8 +436,10 @@ fn lenient_f64(v: Value) -> DResult<f64> {
 fn lenient_u64(v: Value) -> DResult<u64> {
     let x = lenient_f64(v)?;
     if !(x >= 0.0 && x.fract() == 0.0 && x < 9.0e15) {
+        let mut got = String::new();
+        crate::json::out::float(&mut got, x);
         return Err(DecodeError::new(format!(
-            "expected a non-negative integer, got {x}"
+            "expected a non-negative integer, got {got}"
         )));
     }
     Ok(x as u64)

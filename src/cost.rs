@@ -16,6 +16,7 @@
 //! to pay back, so folding per turn is always wrong on DeepSeek.
 
 use crate::config::Config;
+use crate::float::fixed;
 use serde::{Deserialize, Serialize};
 
 /// One price row, USD per 1M tokens.
@@ -249,12 +250,12 @@ pub fn fold_decision(c: &FoldCandidate, p: &Price, expected_remaining_calls: f64
         format!("no saving: cached tokens are free under price {}", p.key)
     } else {
         format!(
-            "{}: saves {:.6} usd/call over {:.1} calls vs one-off {:.6} usd (break-even {:.1} calls, {} tokens shed, price {})",
+            "{}: saves {} usd/call over {} calls vs one-off {} usd (break-even {} calls, {} tokens shed, price {})",
             if pays { "pays" } else { "does not pay" },
-            saving,
-            n,
-            one_off,
-            break_even,
+            fixed(saving, 6),
+            fixed(n, 1),
+            fixed(one_off, 6),
+            fixed(break_even, 1),
             shrink,
             p.key
         )

@@ -181,6 +181,73 @@ fn exact(digits: &[u8], exp10: i64) -> f64 {
     f64::from_bits(((e + 1023) as u64) << 52 | (mant & ((1 << 52) - 1)))
 }
 
+/// `x` with `digits` decimals (at most 9): the text of `format!("{x:.digits$}")` (the exact
+/// binary value rounded half to even, `inf`/`NaN` as the standard formatter writes them),
+/// without the standard float formatter, which is ~18 KB of the wasm module.
+pub fn fixed(x: f64, digits: usize) -> String {
+    let digits = digits.min(9);
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    if x.is_infinite() {
+        return format!("{sign}inf");
+    }
+    // x = m · 2^e exactly.
+    let bits = x.to_bits();
+    let (be, frac) = (((bits >> 52) & 0x7ff) as i64, bits & ((1 << 52) - 1));
+    let (m, e) = if be == 0 {
+        (frac, -1074)
+    } else {
+        (frac | 1 << 52, be - 1075)
+    };
+    let scaled = u128::from(m) * 10u128.pow(digits as u32); // < 2^83
+    let mut int = if e >= 0 {
+        let mut n = Big(vec![
+            scaled as u32,
+            (scaled >> 32) as u32,
+            (scaled >> 64) as u32,
+        ]);
+        n.shl(e as u64);
+        n.trim();
+        n
+    } else {
+        let k = (-e) as u32;
+        let q = if k >= 128 {
+            0 // scaled < 2^83 < 2^(k-1): rounds down
+        } else {
+            let (q, r, half) = (scaled >> k, scaled & ((1 << k) - 1), 1u128 << (k - 1));
+            q + u128::from(r > half || (r == half && q & 1 == 1))
+        };
+        Big(vec![
+            q as u32,
+            (q >> 32) as u32,
+            (q >> 64) as u32,
+            (q >> 96) as u32,
+        ])
+    };
+    let mut text = Vec::new();
+    loop {
+        text.push(b'0' + int.div10());
+        if int.is_zero() {
+            break;
+        }
+    }
+    while text.len() <= digits {
+        text.push(b'0');
+    }
+    text.reverse();
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push_str(sign);
+    let point = text.len() - digits;
+    out.push_str(std::str::from_utf8(&text[..point]).unwrap_or_default());
+    if digits > 0 {
+        out.push('.');
+        out.push_str(std::str::from_utf8(&text[point..]).unwrap_or_default());
+    }
+    out
+}
+
 /// Unsigned big integer, 32-bit limbs, least significant first.
 struct Big(Vec<u32>);
 
@@ -195,6 +262,17 @@ impl Big {
         if carry > 0 {
             self.0.push(carry as u32);
         }
+    }
+
+    /// `self /= 10`, returning the remainder.
+    fn div10(&mut self) -> u8 {
+        let mut rem = 0u64;
+        for l in self.0.iter_mut().rev() {
+            let v = rem << 32 | u64::from(*l);
+            *l = (v / 10) as u32;
+            rem = v % 10;
+        }
+        rem as u8
     }
 
     fn trim(&mut self) {
@@ -270,6 +348,53 @@ impl Big {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    fn same_fixed(x: f64) {
+        for d in 0..=9 {
+            assert_eq!(fixed(x, d), format!("{x:.d$}"), "{x:e} with {d} digits");
+        }
+    }
+
+    #[test]
+    fn fixed_matches_std() {
+        for x in [
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            -2.5,
+            0.125,
+            0.0625,
+            1e-7,
+            0.000_000_5,
+            123.456,
+            1e15,
+            1e22,
+            1.7976931348623157e308,
+            5e-324,
+            f64::MIN_POSITIVE,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            0.1 + 0.2,
+            2.675,
+            1.005,
+            4.35,
+            9.999_999_5,
+        ] {
+            same_fixed(x);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn fixed_matches_std_on_any_bits(bits in any::<u64>(), small in -1e7f64..1e7) {
+            same_fixed(f64::from_bits(bits));
+            same_fixed(small);
+            same_fixed(small / 1024.0);
+        }
+    }
 
     fn same(s: &str) {
         let want = s.parse::<f64>().ok();

@@ -20,6 +20,7 @@
 pub mod out;
 #[cfg(test)]
 mod out_oracle;
+pub mod parse;
 
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, VecDeque};
@@ -132,7 +133,7 @@ pub fn from_str<T: FromJson>(text: &str) -> DResult<T> {
 /// Parse JSON text into a value (the parser's own errors keep their line and column).
 #[inline(never)]
 pub fn parse(text: &str) -> DResult<Value> {
-    serde_json::from_str(text).map_err(|e| DecodeError::new(e.to_string()))
+    parse::from_str(text).map_err(|e| DecodeError::new(e.to_string()))
 }
 
 impl FromJson for Value {

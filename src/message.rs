@@ -92,7 +92,7 @@ pub struct Message {
 impl Message {
     /// Parse one message from JSON text (as produced by `JSON.stringify`).
     pub fn from_json(s: &str) -> Result<Message> {
-        let raw: Value = serde_json::from_str(s)
+        let raw: Value = crate::json::parse::from_str(s)
             .map_err(|e| Error::Input(format!("message is not valid JSON: {e}")))?;
         Message::from_value(raw)
     }
@@ -308,7 +308,7 @@ pub fn parse_host(s: &str) -> HostMessage {
         (false, true) => "too_deep",
         (false, false) => "",
     };
-    match serde_json::from_str::<Value>(&clean) {
+    match crate::json::parse::from_str(&clean) {
         Ok(v) if v.is_object() && !reason.is_empty() => {
             HostMessage::Sanitised(Message { raw: v }, reason.to_string())
         }

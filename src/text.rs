@@ -68,3 +68,119 @@ pub fn head_tail(s: &str, max: usize) -> String {
     let omitted = total - head.chars().count() - tail.chars().count();
     format!("{head} … [{omitted} chars omitted] … {tail}")
 }
+
+// ---- case folding without the standard library's Unicode case tables ------------------------
+
+/// Unicode's one-to-one lowercase mappings (every `c` whose `char::to_lowercase` is a single
+/// other character), as runs: `(start << 8 | (count - 1) << 1 | (stride - 1), delta)`, meaning
+/// `start + k·stride ↦ start + k·stride + delta` for `k < count`. 1.5 KB here; the standard
+/// `to_lowercase`/`to_uppercase` carry ~24 KB of tables and the final-sigma rule into the wasm
+/// module. A test rebuilds this table from the standard library and compares.
+#[rustfmt::skip]
+const LOWER: &[(u32, i32)] = &[
+    (0x00004132, 32), (0x0000c02c, 32), (0x0000d80c, 32), (0x0001002f, 1), (0x00013205, 1), (0x0001390f, 1),
+    (0x00014a2d, 1), (0x00017800, -121), (0x00017905, 1), (0x00018100, 210), (0x00018203, 1), (0x00018600, 206),
+    (0x00018700, 1), (0x00018902, 205), (0x00018b00, 1), (0x00018e00, 79), (0x00018f00, 202), (0x00019000, 203),
+    (0x00019100, 1), (0x00019300, 205), (0x00019400, 207), (0x00019600, 211), (0x00019700, 209), (0x00019800, 1),
+    (0x00019c00, 211), (0x00019d00, 213), (0x00019f00, 214), (0x0001a005, 1), (0x0001a600, 218), (0x0001a700, 1),
+    (0x0001a900, 218), (0x0001ac00, 1), (0x0001ae00, 218), (0x0001af00, 1), (0x0001b102, 217), (0x0001b303, 1),
+    (0x0001b700, 219), (0x0001b800, 1), (0x0001bc00, 1), (0x0001c400, 2), (0x0001c500, 1), (0x0001c700, 2),
+    (0x0001c800, 1), (0x0001ca00, 2), (0x0001cb11, 1), (0x0001de11, 1), (0x0001f100, 2), (0x0001f203, 1),
+    (0x0001f600, -97), (0x0001f700, -56), (0x0001f827, 1), (0x00022000, -130), (0x00022211, 1), (0x00023a00, 10795),
+    (0x00023b00, 1), (0x00023d00, -163), (0x00023e00, 10792), (0x00024100, 1), (0x00024300, -195), (0x00024400, 69),
+    (0x00024500, 71), (0x00024609, 1), (0x00037003, 1), (0x00037600, 1), (0x00037f00, 116), (0x00038600, 38),
+    (0x00038804, 37), (0x00038c00, 64), (0x00038e02, 63), (0x00039120, 32), (0x0003a310, 32), (0x0003cf00, 8),
+    (0x0003d817, 1), (0x0003f400, -60), (0x0003f700, 1), (0x0003f900, -7), (0x0003fa00, 1), (0x0003fd04, -130),
+    (0x0004001e, 80), (0x0004103e, 32), (0x00046021, 1), (0x00048a35, 1), (0x0004c000, 15), (0x0004c10d, 1),
+    (0x0004d05f, 1), (0x0005314a, 48), (0x0010a04a, 7264), (0x0010c700, 7264), (0x0010cd00, 7264), (0x0013a09e, 38864),
+    (0x0013f00a, 8), (0x001c8900, 1), (0x001c9054, -3008), (0x001cbd04, -3008), (0x001e0095, 1), (0x001e9e00, -7615),
+    (0x001ea05f, 1), (0x001f080e, -8), (0x001f180a, -8), (0x001f280e, -8), (0x001f380e, -8), (0x001f480a, -8),
+    (0x001f5907, -8), (0x001f680e, -8), (0x001f880e, -8), (0x001f980e, -8), (0x001fa80e, -8), (0x001fb802, -8),
+    (0x001fba02, -74), (0x001fbc00, -9), (0x001fc806, -86), (0x001fcc00, -9), (0x001fd802, -8), (0x001fda02, -100),
+    (0x001fe802, -8), (0x001fea02, -112), (0x001fec00, -7), (0x001ff802, -128), (0x001ffa02, -126), (0x001ffc00, -9),
+    (0x00212600, -7517), (0x00212a00, -8383), (0x00212b00, -8262), (0x00213200, 28), (0x0021601e, 16), (0x00218300, 1),
+    (0x0024b632, 26), (0x002c005e, 48), (0x002c6000, 1), (0x002c6200, -10743), (0x002c6300, -3814), (0x002c6400, -10727),
+    (0x002c6705, 1), (0x002c6d00, -10780), (0x002c6e00, -10749), (0x002c6f00, -10783), (0x002c7000, -10782), (0x002c7200, 1),
+    (0x002c7500, 1), (0x002c7e02, -10815), (0x002c8063, 1), (0x002ceb03, 1), (0x002cf200, 1), (0x00a6402d, 1),
+    (0x00a6801b, 1), (0x00a7220d, 1), (0x00a7323d, 1), (0x00a77903, 1), (0x00a77d00, -35332), (0x00a77e09, 1),
+    (0x00a78b00, 1), (0x00a78d00, -42280), (0x00a79003, 1), (0x00a79613, 1), (0x00a7aa00, -42308), (0x00a7ab00, -42319),
+    (0x00a7ac00, -42315), (0x00a7ad00, -42305), (0x00a7ae00, -42308), (0x00a7b000, -42258), (0x00a7b100, -42282), (0x00a7b200, -42261),
+    (0x00a7b300, 928), (0x00a7b40f, 1), (0x00a7c400, -48), (0x00a7c500, -42307), (0x00a7c600, -35384), (0x00a7c703, 1),
+    (0x00a7cb00, -42343), (0x00a7cc0f, 1), (0x00a7dc00, -42561), (0x00a7f500, 1), (0x00ff2132, 32), (0x0104004e, 40),
+    (0x0104b046, 40), (0x01057014, 39), (0x01057c1c, 39), (0x01058c0c, 39), (0x01059402, 39), (0x010c8064, 64),
+    (0x010d502a, 32), (0x0118a03e, 32), (0x016e403e, 32), (0x016ea030, 27), (0x01e90042, 34),
+];
+
+fn run(r: (u32, i32)) -> (u32, u32, u32, i32) {
+    (r.0 >> 8, ((r.0 >> 1) & 0x7f) + 1, (r.0 & 1) + 1, r.1)
+}
+
+/// `c` lowercased when Unicode maps it to one other character; otherwise `c` (so `İ`, whose
+/// lowercase is two characters, stays itself, and final sigma is not special-cased).
+pub fn lower_char(c: char) -> char {
+    let x = c as u32;
+    if x < 0x80 {
+        return c.to_ascii_lowercase();
+    }
+    let i = LOWER.partition_point(|r| r.0 >> 8 <= x);
+    if i == 0 {
+        return c;
+    }
+    let (start, count, stride, delta) = run(LOWER[i - 1]);
+    let k = x - start;
+    if k % stride == 0 && k / stride < count {
+        char::from_u32(x.wrapping_add_signed(delta)).unwrap_or(c)
+    } else {
+        c
+    }
+}
+
+/// The characters whose [`lower_char`] is `c` (besides `c` itself): what a case-insensitive
+/// character class also accepts.
+pub fn upper_chars(c: char) -> impl Iterator<Item = char> {
+    let x = c as u32;
+    LOWER.iter().filter_map(move |&r| {
+        let (start, count, stride, delta) = run(r);
+        let u = x.wrapping_add_signed(-delta);
+        let k = u.wrapping_sub(start);
+        (u >= start && k % stride == 0 && k / stride < count)
+            .then(|| char::from_u32(u))
+            .flatten()
+    })
+}
+
+/// `s` with every character through [`lower_char`].
+pub fn lower(s: &str) -> String {
+    s.chars().map(lower_char).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table is exactly the standard library's one-to-one lowercase mappings.
+    #[test]
+    fn lower_table_is_the_standard_librarys() {
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            let mut l = c.to_lowercase();
+            let want = match (l.next(), l.next()) {
+                (Some(x), None) => x,
+                _ => c,
+            };
+            assert_eq!(lower_char(c), want, "U+{:04X}", c as u32);
+            if want != c {
+                assert!(upper_chars(want).any(|u| u == c), "U+{:04X}", c as u32);
+            }
+        }
+        for c in ['a', 'é', 'ß', 'ω', 'я', '1', '-'] {
+            for u in upper_chars(c) {
+                assert_eq!(lower_char(u), c);
+            }
+        }
+        assert_eq!(upper_chars('a').collect::<String>(), "A");
+        assert_eq!(
+            lower("Straße ÉCOLE Σοφία ДОМ İ"),
+            "straße école σοφία дом İ"
+        );
+    }
+}

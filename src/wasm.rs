@@ -344,7 +344,7 @@ fn string_arg(what: &str, v: &JsValue) -> Result<String, JsValue> {
 }
 
 fn tools_json_arg(s: &str) -> Result<serde_json::Value, JsValue> {
-    serde_json::from_str(s).map_err(|e| err(&Error::from(e)))
+    crate::json::parse::from_str(s).map_err(|e| err(&Error::Input(e.to_string())))
 }
 
 /// Shrink an oversized tool result and (when `compact_details`) bound its `details`.

@@ -38,8 +38,8 @@ pub fn model_managed(cfg: &Config, model: Option<&str>) -> bool {
 
 /// Case-insensitive glob with `*` as the only wildcard.
 pub fn glob_match(pattern: &str, s: &str) -> bool {
-    let p: Vec<char> = pattern.to_lowercase().chars().collect();
-    let t: Vec<char> = s.to_lowercase().chars().collect();
+    let p: Vec<char> = pattern.chars().map(crate::text::lower_char).collect();
+    let t: Vec<char> = s.chars().map(crate::text::lower_char).collect();
     let (mut i, mut j) = (0usize, 0usize);
     let mut star: Option<usize> = None;
     let mut mark = 0usize;

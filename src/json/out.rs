@@ -54,7 +54,7 @@ pub fn object_of<const N: usize>(members: [(&str, Value); N]) -> Value {
 
 /// `v` as a `serde_json::Value` (what `serde_json::to_value` gives), through its JSON text.
 pub fn to_value<T: ToJson + serde::Serialize + ?Sized>(v: &T) -> Value {
-    serde_json::from_str(&to_string(v)).unwrap_or(Value::Null)
+    super::parse::from_str(&to_string(v)).unwrap_or(Value::Null)
 }
 
 /// `,` unless first, then `"k":` (`k` is a field name: nothing to escape).

@@ -374,8 +374,8 @@ pub fn classify(request: &str) -> Classification {
     let text: String = request
         .chars()
         .take(1_500)
-        .collect::<String>()
-        .to_lowercase();
+        .map(crate::text::lower_char)
+        .collect();
     let text = text.trim();
     let mut s = [0u32; 4];
     let mut sig = Vec::new();

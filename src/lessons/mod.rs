@@ -80,7 +80,7 @@ pub fn valid_name(name: &str) -> bool {
 /// A lesson name from free text (`"Test Runner!"` → `test-runner`), or `lesson`.
 pub fn slug(text: &str) -> String {
     let mut out = String::new();
-    for c in text.chars().flat_map(char::to_lowercase) {
+    for c in text.chars().map(crate::text::lower_char) {
         if c.is_ascii_alphanumeric() {
             out.push(c);
         } else if !out.is_empty() && !out.ends_with('-') {

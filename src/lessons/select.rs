@@ -120,8 +120,7 @@ fn stem(w: &str) -> String {
 /// Content terms: lower-case words of 3+ characters, stop words out, light stemming; path and
 /// identifier parts count separately (`package.json` → `package`, `json`). Sorted, each once.
 pub fn terms(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = text
-        .to_lowercase()
+    let mut out: Vec<String> = crate::text::lower(text)
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.len() >= 3 && !STOP.contains(w))
         .map(stem)

@@ -198,14 +198,8 @@ fn snippet(line: &str, at: usize) -> String {
     out
 }
 
-fn fold(c: char) -> char {
-    // Simple one-to-one folding; multi-char lowercase forms (e.g. 'İ') keep the original.
-    let mut l = c.to_lowercase();
-    match (l.next(), l.next()) {
-        (Some(x), None) => x,
-        _ => c,
-    }
-}
+// Simple one-to-one folding; multi-char lowercase forms (e.g. 'İ') keep the original.
+use crate::text::lower_char as fold;
 
 enum Matcher {
     Literal { needle: String, insensitive: bool },
@@ -465,7 +459,7 @@ fn class_item_matches(it: &ClassItem, c: char, insensitive: bool) -> bool {
         ClassItem::Range(a, z) => {
             let inside = |x: char| *a <= x && x <= *z;
             inside(c)
-                || (insensitive && (c.to_lowercase().any(inside) || c.to_uppercase().any(inside)))
+                || (insensitive && (inside(fold(c)) || crate::text::upper_chars(c).any(inside)))
         }
         ClassItem::Digit(neg) => c.is_ascii_digit() != *neg,
         ClassItem::Word(neg) => (c.is_alphanumeric() || c == '_') != *neg,

@@ -132,7 +132,7 @@ pub fn parse_answer(text: &str) -> Option<Answer> {
         let mut search = start;
         while let Some(e) = text.get(search + 1..)?.find('}') {
             let end = search + 1 + e;
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text[start..=end]) {
+            if let Ok(v) = crate::json::parse::from_str(&text[start..=end]) {
                 let verdict = ["isNewTopic", "is_new_topic", "newTopic", "new_topic"]
                     .iter()
                     .find_map(|k| v.get(*k).and_then(as_bool));

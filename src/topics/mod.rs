@@ -425,7 +425,7 @@ fn lower_head(user_text: &str) -> String {
         .trim()
         .chars()
         .take(200)
-        .flat_map(char::to_lowercase)
+        .map(crate::text::lower_char)
         .collect()
 }
 

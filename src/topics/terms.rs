@@ -207,7 +207,7 @@ pub fn words(text: &str) -> Vec<String> {
             flush(&mut cur, &mut out);
             out.push(c.to_string());
         } else if c.is_alphanumeric() || c == '_' {
-            cur.extend(c.to_lowercase());
+            cur.push(crate::text::lower_char(c));
         } else {
             flush(&mut cur, &mut out);
         }
@@ -308,18 +308,18 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
             let f = f.trim_end_matches(['/', '\\']);
             let mut parts = f.rsplit(['/', '\\']);
             if let Some(base) = parts.next().filter(|b| !b.is_empty()) {
-                add(&base.to_lowercase(), W_FILE, true, &mut w);
+                add(&crate::text::lower(base), W_FILE, true, &mut w);
             }
             if let Some(dir) = parts
                 .next()
                 .filter(|d| d.len() > 1 && *d != "src" && *d != "..")
             {
-                add(&dir.to_lowercase(), W_DIR, false, &mut w);
+                add(&crate::text::lower(dir), W_DIR, false, &mut w);
             }
         }
         for id in &d.identifiers {
             if id.chars().count() <= MAX_TERM_CHARS && !id.chars().all(|c| c.is_ascii_digit()) {
-                add(&id.to_lowercase(), W_IDENT, false, &mut w);
+                add(&crate::text::lower(id), W_IDENT, false, &mut w);
             }
         }
         for c in &d.commands {
