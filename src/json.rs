@@ -235,15 +235,48 @@ pub fn array(v: Value) -> DResult<Vec<Value>> {
 // `collect` over `Result` costs several times the code in the wasm module.
 impl<T: FromJson> FromJson for Vec<T> {
     fn from_json(v: Value) -> DResult<Self> {
-        let a = array(v)?;
-        let mut out = Vec::with_capacity(a.len());
-        for (i, x) in a.into_iter().enumerate() {
-            match T::from_json(x) {
-                Ok(x) => out.push(x),
-                Err(e) => return Err(e.at_index(i)),
-            }
-        }
+        let mut out = Vec::new();
+        each(v, &mut |x| {
+            out.push(T::from_json(x)?);
+            Ok(())
+        })?;
         Ok(out)
+    }
+}
+
+/// Every element of the array `v` through `f`, errors placed at their index (not generic:
+/// one copy of the loop for every element type).
+#[inline(never)]
+fn each(v: Value, f: &mut dyn FnMut(Value) -> DResult<()>) -> DResult<()> {
+    for (i, x) in array(v)?.into_iter().enumerate() {
+        f(x).map_err(|e| e.at_index(i))?;
+    }
+    Ok(())
+}
+
+/// A struct field being decoded in place: [`Fields::set`] and [`Fields::need`] take it as a
+/// trait object, so their code exists once.
+pub trait Slot {
+    /// Overwrite with the decoded `v`.
+    fn put(&mut self, v: Value) -> DResult<()>;
+    /// Overwrite with the type's absent value; `false` when absence is an error.
+    fn put_absent(&mut self) -> bool;
+}
+
+impl<T: FromJson> Slot for T {
+    fn put(&mut self, v: Value) -> DResult<()> {
+        *self = T::from_json(v)?;
+        Ok(())
+    }
+
+    fn put_absent(&mut self) -> bool {
+        match T::absent() {
+            Some(x) => {
+                *self = x;
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -342,11 +375,14 @@ impl Fields {
     }
 
     /// Overwrite `slot` with field `key` when present (the slot holds the default).
-    pub fn set<T: FromJson>(&mut self, key: &str, slot: &mut T) -> DResult<()> {
-        if let Some(v) = self.take(key) {
-            *slot = T::from_json(v).map_err(|e| e.at(key))?;
+    /// Not generic: the per-type code is [`Slot::put`] alone (the wasm module holds one copy
+    /// of the lookup and error path instead of one per field type).
+    #[inline(never)]
+    pub fn set(&mut self, key: &str, slot: &mut dyn Slot) -> DResult<()> {
+        match self.take(key) {
+            Some(v) => slot.put(v).map_err(|e| e.at(key)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Overwrite `slot` with field `key` decoded by `f` when present.
@@ -364,9 +400,13 @@ impl Fields {
 
     /// Overwrite `slot` with field `key`; when absent, the type's [`FromJson::absent`]
     /// value or an error.
-    pub fn need<T: FromJson>(&mut self, key: &str, slot: &mut T) -> DResult<()> {
-        *slot = self.req(key)?;
-        Ok(())
+    #[inline(never)]
+    pub fn need(&mut self, key: &str, slot: &mut dyn Slot) -> DResult<()> {
+        match self.take(key) {
+            Some(v) => slot.put(v).map_err(|e| e.at(key)),
+            None if slot.put_absent() => Ok(()),
+            None => Err(missing(key)),
+        }
     }
 
     /// Field `key`, or `default` when absent.

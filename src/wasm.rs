@@ -239,25 +239,6 @@ impl Session {
         self.inner.request_fold(now_ms).map_err(|e| err(&e))
     }
 
-    /// A tool result was shrunk into an artifact (for stats and recovery listings).
-    #[wasm_bindgen(js_name = noteArtifact)]
-    pub fn note_artifact(
-        &mut self,
-        artifact_id: &str,
-        tool_name: &str,
-        original_chars: f64,
-        now_ms: f64,
-    ) -> Result<(), JsValue> {
-        self.inner
-            .note_artifact(
-                artifact_id,
-                tool_name,
-                original_chars.max(0.0) as u64,
-                now_ms,
-            )
-            .map_err(|e| err(&e))
-    }
-
     /// Session statistics.
     pub fn stats(&self) -> Result<JsValue, JsValue> {
         to_js(&self.inner.stats())
@@ -393,12 +374,6 @@ pub fn apply_tool_defaults_js(
         crate::tools::defaults::apply_tool_defaults(&cfg, tool_name, &params)
             .map(|v| crate::json::out::to_string(&v)),
     )
-}
-
-/// Throws `CACHEFOLD_INVALID_ID` unless `id` is 40 lowercase hex digits.
-#[wasm_bindgen(js_name = validateArtifactId)]
-pub fn validate_artifact_id_js(id: &str) -> Result<(), JsValue> {
-    crate::tools::shrink::validate_artifact_id(id).map_err(|e| err(&e))
 }
 
 /// Lowercase hex SHA-1 of `text`: the artifact id.
