@@ -8,12 +8,12 @@
 //! the two equal.
 
 use crate::error::{Error, Result};
+use crate::json::Value;
 use crate::json::{DResult, DecodeError, Fields, FromJson};
 use crate::vecmap::VecMap;
 use serde::Serialize;
 #[cfg(test)]
 use serde::{Deserialize, Deserializer};
-use serde_json::Value;
 
 /// When the engine manages context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, crate::json::out::ToJson, Default)]
@@ -71,7 +71,7 @@ pub struct Config {
     /// Basenames (case-insensitive) whose `read` results survive folds verbatim.
     pub protected_reads: Vec<String>,
     /// Default arguments added by `before_tool_call` when the model gave none, per tool.
-    pub tool_defaults: VecMap<String, serde_json::Map<String, serde_json::Value>>,
+    pub tool_defaults: VecMap<String, crate::json::Map<String, crate::json::Value>>,
     /// Oversized tool results become previews plus artifacts.
     pub persist: PersistConfig,
     /// The artifact store.
@@ -230,11 +230,11 @@ pub struct ArtifactsConfig {
 impl Default for Config {
     fn default() -> Self {
         let mut tool_defaults = VecMap::new();
-        let mut read = serde_json::Map::new();
+        let mut read = crate::json::Map::new();
         read.insert("offset".into(), 1.into());
         read.insert("limit".into(), 200.into());
         tool_defaults.insert("read".to_string(), read);
-        let mut fetch = serde_json::Map::new();
+        let mut fetch = crate::json::Map::new();
         fetch.insert("maxChars".into(), 12000.into());
         tool_defaults.insert("web_fetch".to_string(), fetch);
         Config {
@@ -318,7 +318,7 @@ impl Default for ArtifactsConfig {
 
 impl Config {
     /// Parse from the host's plugin config object (missing or `null` gives the defaults).
-    pub fn from_value(v: &serde_json::Value) -> Result<Config> {
+    pub fn from_value(v: &crate::json::Value) -> Result<Config> {
         if v.is_null() {
             return Ok(Config::default());
         }
@@ -626,7 +626,7 @@ mod tests {
     fn defaults_validate() {
         Config::default().validate().unwrap();
         assert_eq!(
-            Config::from_value(&serde_json::Value::Null).unwrap(),
+            Config::from_value(&crate::json::Value::Null).unwrap(),
             Config::default()
         );
     }
@@ -660,7 +660,7 @@ mod tests {
             r#"{"targetModels":"x"}"#,
         ] {
             let v: Value = serde_json::from_str(text).unwrap();
-            let old = serde_json::from_value::<Config>(v.clone());
+            let old = serde_json::from_value::<Config>(v.clone().into());
             let new = <Config as FromJson>::from_json(v);
             match (old, new) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),

@@ -72,6 +72,7 @@ impl From<crate::json::parse::ParseError> for Error {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
         Error::Input(e.to_string())

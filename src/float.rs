@@ -5,7 +5,7 @@
 //! module; here short inputs take Clinger's exact fast path and the rest one exact big-integer
 //! division.
 
-use serde_json::{Number, Value};
+use crate::json::{Number, Value};
 
 /// `s.parse::<f64>().ok()`.
 pub fn parse(s: &str) -> Option<f64> {

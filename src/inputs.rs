@@ -57,15 +57,16 @@ json_struct!(OwnedDoc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json;
     use crate::json::FromJson;
+    use crate::json::Value;
     use serde::de::DeserializeOwned;
-    use serde_json::{json, Value};
     use std::fmt::Debug;
 
     /// The hand-written decoder agrees with the derived one (kept under `cfg(test)` as the
     /// oracle): same value when both accept, both reject otherwise.
     fn agree<T: FromJson + DeserializeOwned + PartialEq + Debug>(v: Value) {
-        let old = serde_json::from_value::<T>(v.clone());
+        let old = serde_json::from_value::<T>(v.clone().into());
         let new = T::from_json(v.clone());
         match (old, new) {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "{v}"),

@@ -1,7 +1,7 @@
 //! Hand-written JSON decoding: the one way structured input enters the core.
 //!
 //! Every structured value the core reads (snapshots, journal lines, the plugin config, the
-//! engine's API inputs, lesson and search inputs) is parsed once into a [`serde_json::Value`]
+//! engine's API inputs, lesson and search inputs) is parsed once into a [`crate::json::Value`]
 //! (the parser the core needs for host messages anyway) and then taken apart by [`FromJson`].
 //! Derived `serde::Deserialize` generates a parser per type and per input format; in the wasm
 //! module that was about a third of the code. This is one small walk over a tree already
@@ -21,8 +21,10 @@ pub mod out;
 #[cfg(test)]
 mod out_oracle;
 pub mod parse;
+pub mod value;
 
-use serde_json::{Map, Value};
+pub use value::{Map, Number, Value};
+
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
@@ -453,7 +455,7 @@ impl Fields {
 macro_rules! json_struct {
     ($ty:ident default { $($field:ident : $key:literal),* $(,)? }) => {
         impl $crate::json::FromJson for $ty {
-            fn from_json(v: serde_json::Value) -> $crate::json::DResult<Self> {
+            fn from_json(v: $crate::json::Value) -> $crate::json::DResult<Self> {
                 let mut f = $crate::json::Fields::new(v)?;
                 let mut out = <$ty as Default>::default();
                 $(f.set($key, &mut out.$field)?;)*
@@ -463,7 +465,7 @@ macro_rules! json_struct {
     };
     ($ty:ident $(from ($blank:expr))? { $($field:ident : $key:literal $(= $default:ident)?),* $(,)? }) => {
         impl $crate::json::FromJson for $ty {
-            fn from_json(v: serde_json::Value) -> $crate::json::DResult<Self> {
+            fn from_json(v: $crate::json::Value) -> $crate::json::DResult<Self> {
                 let mut f = $crate::json::Fields::new(v)?;
                 let mut out = $crate::json::json_struct!(@blank $ty $(, $blank)?);
                 $($crate::json::json_struct!(@field f, out, $field, $key $(, $default)?);)*
@@ -549,7 +551,7 @@ macro_rules! string_enum {
         }
 
         impl $crate::json::FromJson for $name {
-            fn from_json(v: serde_json::Value) -> $crate::json::DResult<Self> {
+            fn from_json(v: $crate::json::Value) -> $crate::json::DResult<Self> {
                 let s = String::from_json(v)?;
                 $name::parse(&s).ok_or_else(|| {
                     $crate::json::DecodeError::new(format!(
@@ -567,7 +569,7 @@ pub(crate) use string_enum;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json;
 
     #[derive(Debug, PartialEq, Default)]
     struct Inner {

@@ -14,7 +14,7 @@
 //! | anything else | nothing: passed through as it came |
 
 use crate::error::{Error, Result};
-use serde_json::Value;
+use crate::json::Value;
 
 /// Message role, with the custom roles OpenClaw defines and a catch-all.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,7 +108,7 @@ impl Message {
     /// An empty object (role `Other("")`): stands in for a message the core cannot read.
     pub fn empty() -> Message {
         Message {
-            raw: Value::Object(serde_json::Map::new()),
+            raw: Value::Object(crate::json::Map::new()),
         }
     }
 

@@ -1,7 +1,7 @@
 //! wasm-bindgen exports: convert types, call the core, convert back. No logic lives here.
 //!
 //! One crossing convention, both ways:
-//! * **Structured input is JSON text** (`&str`), parsed once into a `serde_json::Value` and
+//! * **Structured input is JSON text** (`&str`), parsed once into a `crate::json::Value` and
 //!   decoded by [`crate::json`] (the config, the engine calls' headers, lesson and search
 //!   inputs). Host message JSON is never nested inside it: messages cross as their own strings,
 //!   a `Vec<String>` (with a parallel `Vec<u32>` of host indices where the call needs them)
@@ -324,7 +324,7 @@ fn string_arg(what: &str, v: &JsValue) -> Result<String, JsValue> {
     })
 }
 
-fn tools_json_arg(s: &str) -> Result<serde_json::Value, JsValue> {
+fn tools_json_arg(s: &str) -> Result<crate::json::Value, JsValue> {
     crate::json::parse::from_str(s).map_err(|e| err(&Error::Input(e.to_string())))
 }
 

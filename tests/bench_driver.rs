@@ -56,7 +56,7 @@ fn same_report_whatever_the_worker_count() {
     let (one, p1) = replay(1, Settings::default());
     let (three, p3) = replay(3, Settings::default());
     assert_eq!(one, three, "job order must not change any figure");
-    let v: serde_json::Value = serde_json::from_str(&one).unwrap();
+    let v: cachefold::json::Value = serde_json::from_str(&one).unwrap();
     // Every strategy replays every replayed call of every session (assistant messages without
     // content are dropped, as pi-ai drops them), and progress counts them all.
     let calls: u64 = v["header"]["sessions"]
@@ -90,7 +90,7 @@ fn settings_reach_the_report_and_bad_ones_are_refused() {
         ..Settings::default()
     };
     let (json, (done, total)) = replay(2, settings);
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v: cachefold::json::Value = serde_json::from_str(&json).unwrap();
     let ids: Vec<&str> = v["totals"]
         .as_array()
         .unwrap()

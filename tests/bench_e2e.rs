@@ -61,7 +61,7 @@ fn binary_demo_is_deterministic_and_complete() {
     assert!(md1.contains("tokenizer `o200k`"));
     assert!(svg1.starts_with("<svg") && svg1.trim_end().ends_with("</svg>"));
     assert_eq!(svg1.matches("<path").count(), 8, "4 strategies × 2 panels");
-    let v: serde_json::Value = serde_json::from_str(&json1).unwrap();
+    let v: cachefold::json::Value = serde_json::from_str(&json1).unwrap();
     let totals = v["totals"].as_array().unwrap();
     assert_eq!(totals.len(), 4);
     assert!(

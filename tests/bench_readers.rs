@@ -4,12 +4,12 @@
 #![cfg(feature = "bench")]
 
 use cachefold::bench::sqlite;
+use cachefold::json::Value;
 use cachefold::message::Role;
 use cachefold::pairing::{self, Shape};
 use cachefold::replay::transcript::{
     detect, parse_auto, parse_claude_code, parse_pi, parse_pi_lines, parse_reasonix, Transcript,
 };
-use serde_json::Value;
 
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(format!(

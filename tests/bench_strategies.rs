@@ -11,10 +11,10 @@ use cachefold::bench::strategies::{
     ContextFold, ContextSafe, Ctx, Legacy, Naive, ReasoniXlaw, Strategy,
 };
 use cachefold::config::Config;
+use cachefold::json;
 use cachefold::message::{Message, Role};
 use cachefold::pairing::{self, Shape};
 use cachefold::replay::{self, ReplayOptions, SummaryMode, UsageMode};
-use serde_json::json;
 
 struct H {
     store: Store,
@@ -30,7 +30,7 @@ impl H {
             n: 0,
         }
     }
-    fn push(&mut self, v: serde_json::Value) -> usize {
+    fn push(&mut self, v: cachefold::json::Value) -> usize {
         let i = self.msgs.len();
         let m = self.store.make_value(v, Some(i), Vec::new()).unwrap();
         self.msgs.push(m);

@@ -10,8 +10,8 @@ use cachefold::bench::render;
 use cachefold::bench::run::{self, Glue};
 use cachefold::bench::store::Store;
 use cachefold::bench::tokenizer::Tokenizer;
+use cachefold::json::Value;
 use cachefold::message::Message;
-use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -25,8 +25,8 @@ use super::store::M;
 use super::strategies::{Ctx, ExtraCall, Strategy};
 use crate::config::Config;
 use crate::engine::{AssembleInput, AssemblePlan, CommitInput, Drive, Session};
+use crate::json::Value;
 use crate::message::{Message, Role};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The cachefold engine under test.
@@ -213,7 +213,7 @@ impl Strategy for Cachefold {
                 if let Some(o) = v.as_object_mut() {
                     o.insert(
                         "usage".into(),
-                        serde_json::json!({"input": miss, "output": out, "cacheRead": hit, "cacheWrite": 0}),
+                        crate::json!({"input": miss, "output": out, "cacheRead": hit, "cacheWrite": 0}),
                     );
                 }
                 match Message::from_value(v) {

@@ -13,9 +13,10 @@
 //! Determinism: a fixed-seed LCG drives every choice; the only input is the embedded files,
 //! so the session changes only when those files change.
 
+use crate::json;
+use crate::json::Value;
 use crate::message::{Message, Usage};
 use crate::replay::transcript::{Call, Transcript};
-use serde_json::{json, Value};
 
 /// Files the demo agent reads (path, contents), embedded at compile time.
 pub const FILES: &[(&str, &str)] = &[

@@ -14,7 +14,8 @@
 //! (date, runtime line) are deliberately absent: OpenClaw keeps them below its cache
 //! boundary, and a strategy comparison needs the prefix constant.
 
-use serde_json::{json, Value};
+use crate::json;
+use crate::json::Value;
 
 /// A named static-prefix profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,8 +30,8 @@
 //!   cache in this model; the `1408/1631` case (a re-serialised call) is reproduced by the
 //!   cache-model tests directly.
 
+use crate::json::Value;
 use crate::message::{Message, Part, Role};
-use serde_json::Value;
 
 /// `<｜begin▁of▁sentence｜>`
 pub const BOS: &str = "<｜begin▁of▁sentence｜>";

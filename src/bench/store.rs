@@ -4,8 +4,8 @@
 use super::anchors::{self, AnchorId, Interner};
 use super::render::{self, Slot};
 use super::tokenizer::hash128;
+use crate::json::Value;
 use crate::message::{Message, Part, Role};
-use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -140,7 +140,7 @@ impl Store {
     /// A user text message.
     pub fn user_text(&mut self, text: &str, ts: f64) -> Option<M> {
         self.make_value(
-            serde_json::json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts as u64}),
+            crate::json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts as u64}),
             None,
             Vec::new(),
         )
@@ -149,7 +149,7 @@ impl Store {
     /// An assistant text message.
     pub fn assistant_text(&mut self, text: &str, ts: f64) -> Option<M> {
         self.make_value(
-            serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": "stop", "timestamp": ts as u64}),
+            crate::json!({"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": "stop", "timestamp": ts as u64}),
             None,
             Vec::new(),
         )
@@ -167,7 +167,7 @@ pub fn with_text(m: &Message, text: &str) -> Value {
     if let Some(o) = v.as_object_mut() {
         o.insert(
             "content".into(),
-            serde_json::json!([{"type": "text", "text": text}]),
+            crate::json!([{"type": "text", "text": text}]),
         );
     }
     v

@@ -149,7 +149,7 @@ pub fn summary_prompt(conversation: &str, previous: Option<&str>) -> String {
 /// has the same sections and the same density as cachefold's extractive records.
 pub fn extractive(msgs: &[M], previous: Option<&str>, max_chars: usize) -> String {
     let cfg = crate::config::Config::default();
-    let mut calls: std::collections::HashMap<String, (String, serde_json::Value)> =
+    let mut calls: std::collections::HashMap<String, (String, crate::json::Value)> =
         std::collections::HashMap::new();
     let mut digests: Vec<crate::digest::Digest> = Vec::with_capacity(msgs.len());
     for m in msgs {

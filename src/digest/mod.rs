@@ -17,9 +17,9 @@
 //! The scanners are small hand-written tokenizers (no regex crate in the core).
 
 use crate::config::Config;
+use crate::json::Value;
 use crate::message::{Message, Part, Role};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// Bounded per-message extract kept in session state (≤ 1,500 chars of text): the facts a fold
 /// record needs. Computed once when a message is first seen.

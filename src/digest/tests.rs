@@ -2,9 +2,9 @@ use super::*;
 use crate::fold::oracle;
 use crate::fold::prompt::summary_prompt;
 use crate::fold::record::*;
+use crate::json;
 use crate::text::*;
 use proptest::prelude::*;
-use serde_json::json;
 
 fn msg(v: Value) -> Message {
     Message::from_value(v).unwrap()

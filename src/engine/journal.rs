@@ -24,11 +24,11 @@ use crate::engine::state::{
 use crate::error::Result;
 use crate::fingerprint_hex;
 use crate::json::json_struct;
+use crate::json::Value;
 use crate::json::{DResult, DecodeError, Fields, FromJson};
 use crate::topics::llm::Answer;
 use crate::topics::terms::TurnTerms;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// Journal line format version.
 pub const JOURNAL_VERSION: u32 = 1;
@@ -446,7 +446,7 @@ mod tests {
         let line = encode_line(7, &e).unwrap();
         assert!(line.starts_with("{\"v\":1,\"seq\":7,\"crc\":\""), "{line}");
         assert!(line.ends_with("}\n"));
-        let v: serde_json::Value = serde_json::from_str(line.trim_end()).unwrap();
+        let v: crate::json::Value = serde_json::from_str(line.trim_end()).unwrap();
         assert_eq!(v["e"]["forceFold"]["on"], true);
         assert_eq!(
             v["crc"].as_str().unwrap(),

@@ -53,6 +53,9 @@ use crate::cost;
 use crate::digest::{self, Digest};
 use crate::error::{Error, Result};
 use crate::fold;
+#[cfg(test)]
+use crate::json;
+use crate::json::Value;
 use crate::message::Message;
 use crate::pairing::{self, Shape, ShapeRole, Slot};
 use crate::tokens;
@@ -60,9 +63,6 @@ use by_index::ByIndex;
 use fingerprint::Cause;
 use journal::{Event, ReplayReport};
 use serde::{Deserialize, Serialize};
-#[cfg(test)]
-use serde_json::json;
-use serde_json::Value;
 use state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState, HOUR_MS};
 use std::cell::RefCell;
 

@@ -19,10 +19,10 @@ pub mod record;
 
 use crate::digest::Digest;
 use crate::engine::state::MsgRecord;
-use crate::pairing::{self, Shape, ShapeRole};
 #[cfg(test)]
-use serde_json::json;
-use serde_json::{Map, Value};
+use crate::json;
+use crate::json::{Map, Value};
+use crate::pairing::{self, Shape, ShapeRole};
 
 /// Cut boundaries of the recorded history: [`pairing::cut_points`] (user messages with no
 /// tool-call group open before them) plus `records.len()` itself when no group is open at the

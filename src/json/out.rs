@@ -5,11 +5,11 @@
 //! and its derived `Serialize`: `#[derive(ToJson)]` (crate `cachefold-derive`) reads the same
 //! `#[serde(...)]` attributes, strings are escaped the same way, integers are plain decimal,
 //! finite floats use `serde_json`'s own shortest form (`zmij`) and non-finite ones are `null`,
-//! and `serde_json::Value` numbers keep their exact text (`arbitrary_precision`). In the wasm
+//! and `crate::json::Value` numbers keep their exact text (`arbitrary_precision`). In the wasm
 //! module the generic serializer and every derived `Serialize` were about a tenth of the code.
 //! Under `cfg(test)`, [`to_string`] checks every value it writes against `serde_json`.
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 pub use cachefold_derive::ToJson;
@@ -52,7 +52,7 @@ pub fn object_of<const N: usize>(members: [(&str, Value); N]) -> Value {
     )
 }
 
-/// `v` as a `serde_json::Value` (what `serde_json::to_value` gives), through its JSON text.
+/// `v` as a `crate::json::Value` (what `serde_json::to_value` gives), through its JSON text.
 pub fn to_value<T: ToJson + serde::Serialize + ?Sized>(v: &T) -> Value {
     super::parse::from_str(&to_string(v)).unwrap_or(Value::Null)
 }

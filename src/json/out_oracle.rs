@@ -4,7 +4,7 @@
 
 use super::out::to_string;
 use crate::config::Config;
-use serde_json::json;
+use crate::json;
 
 const LESSON: &str = "---\nname: testing\ndescription: Test runner \"x\"\nfingerprint:\n  - package.json#scripts.test\n  - tests/\ncaptured-at: 2026-05-05\n---\n- run via `npm test`\n";
 

@@ -1,10 +1,9 @@
-//! The core's JSON parser: text to a [`serde_json::Value`], accepting exactly what
-//! `serde_json::from_str::<Value>` accepts and building the same value.
+//! The core's JSON parser: text to a [`Value`], accepting exactly what
+//! `serde_json::from_str::<serde_json::Value>` accepts and building the same value.
 //!
-//! The value type stays `serde_json`'s (its `Map` keeps insertion order, its `Number` keeps the
-//! number's text), but `serde_json`'s parser is generic over a `serde` visitor and its error
-//! type formats through `f64`'s `Display`; in the wasm module the two cost about 30 KB of code
-//! (the float printer alone ~18 KB). This parser is one small loop over bytes.
+//! `serde_json`'s parser is generic over a `serde` visitor and its error type formats through
+//! `f64`'s `Display`; in the wasm module the two cost about 30 KB of code (the float printer
+//! alone ~18 KB). This parser is one small loop over bytes.
 //!
 //! Rules, as `serde_json` (1.0.x, `arbitrary_precision` + `preserve_order`) has them:
 //! * whitespace is space, tab, line feed and carriage return only;
@@ -22,7 +21,7 @@
 //! test checks acceptance, values and re-serialised text against `serde_json` on generated
 //! input.
 
-use serde_json::{Map, Number, Value};
+use super::value::{Map, Number, Value};
 use std::fmt;
 
 /// Why a text is not JSON, and where (1-based line, column of the offending byte).
@@ -200,7 +199,7 @@ impl Parser<'_> {
                 None => return Err(self.err("EOF while parsing a value", self.i)),
             }
         }
-        Ok(Value::Number(Number::from_string_unchecked(n)))
+        Ok(Value::Number(Number::from_text(n)))
     }
 
     /// The rest of a string after its opening quote, unescaped.
@@ -342,11 +341,11 @@ impl Parser<'_> {
     }
 
     fn object(&mut self) -> Result<Value, ParseError> {
-        let mut out = Map::new();
+        let mut out = Vec::new();
         self.ws();
         if self.peek() == Some(b'}') {
             self.i += 1;
-            return Ok(Value::Object(out));
+            return Ok(Value::Object(Map::from_parsed(out)));
         }
         loop {
             match self.peek() {
@@ -363,7 +362,7 @@ impl Parser<'_> {
                 None => return Err(self.err("EOF while parsing an object", self.i)),
             }
             let v = self.value()?;
-            out.insert(key, v);
+            out.push((key, v));
             self.ws();
             match self.peek() {
                 Some(b',') => {
@@ -372,7 +371,7 @@ impl Parser<'_> {
                 }
                 Some(b'}') => {
                     self.i += 1;
-                    return Ok(Value::Object(out));
+                    return Ok(Value::Object(Map::from_parsed(out)));
                 }
                 Some(_) => return Err(self.err("expected `,` or `}`", self.i + 1)),
                 None => return Err(self.err("EOF while parsing an object", self.i)),
@@ -390,15 +389,11 @@ mod tests {
     /// re-serialised text (object order, number text).
     fn agree(text: &str) {
         let ours = from_str(text);
-        let theirs = serde_json::from_str::<Value>(text);
+        let theirs = serde_json::from_str::<serde_json::Value>(text);
         match (&ours, &theirs) {
             (Ok(a), Ok(b)) => {
-                assert_eq!(a, b, "value of {text:?}");
-                assert_eq!(
-                    serde_json::to_string(a).unwrap(),
-                    serde_json::to_string(b).unwrap(),
-                    "text of {text:?}"
-                );
+                assert_eq!(a.to_string(), b.to_string(), "text of {text:?}");
+                assert_eq!(*a, Value::from(b.clone()), "value of {text:?}");
             }
             (Err(_), Err(_)) => {}
             _ => panic!("{text:?}: ours {ours:?}, serde_json {theirs:?}"),

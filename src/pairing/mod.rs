@@ -23,9 +23,9 @@
 //! reuse an id (each group is checked locally, which is what the provider does).
 
 use crate::json::out::object_of;
+use crate::json::Value;
 use crate::message::{Message, Role};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// The pairing-relevant role of a message.
 #[derive(

@@ -392,17 +392,18 @@ impl Driver<'_> {
         let Some(json) = self.jsons.get(a) else {
             return;
         };
-        let Ok(mut v) = serde_json::from_str::<Value>(json) else {
+        let Ok(mut v) = crate::json::parse::from_str(json) else {
             return;
         };
         let output = v
-            .pointer("/usage/output")
+            .get("usage")
+            .and_then(|u| u.get("output"))
             .cloned()
             .unwrap_or(Value::from(0));
         if let Some(obj) = v.as_object_mut() {
             obj.insert(
                 "usage".into(),
-                serde_json::json!({"input": prompt_tokens - hit, "output": output, "cacheRead": hit, "cacheWrite": 0}),
+                crate::json!({"input": prompt_tokens - hit, "output": output, "cacheRead": hit, "cacheWrite": 0}),
             );
         }
         let text = v.to_string();

@@ -35,12 +35,12 @@ use driver::Driver;
 
 use crate::config::Config;
 use crate::engine::{AssembleInput, AssemblePlan, CommitInput, Drive, IndexedJson, Session};
+use crate::json::Value;
 use crate::message::Message;
 use crate::pairing::{self, Shape};
 use crate::replay::transcript::Call;
 use crate::tokens;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// How the host LLM answers summary requests during a replay.

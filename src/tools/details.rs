@@ -16,7 +16,7 @@
 //! the same input gives the same bytes. Work is proportional to what is kept, not to the input
 //! size (long strings are counted once; dropped items are never visited).
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 /// Serialised size above which details are compacted, and the hard cap of the result.
 pub const DETAILS_MAX_CHARS: usize = 4_096;
@@ -229,7 +229,7 @@ fn string_chars(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json;
 
     fn depth(v: &Value) -> usize {
         match v {

@@ -14,9 +14,9 @@
 //! Out-of-range requests are clamped, never errors.
 
 use crate::error::{Error, Result};
+use crate::json::Value;
 use crate::tools::shrink::{group, validate_artifact_id};
 use serde::Serialize;
-use serde_json::Value;
 
 /// Default cap on returned chars.
 pub const DEFAULT_MAX_CHARS: u64 = 8_000;
@@ -545,7 +545,7 @@ mod tests {
     #[test]
     fn params_and_answer() {
         let t = "a\nb\nc";
-        let a = answer("f1", t, &serde_json::json!({"id": "f1", "lines": [2, 3]})).unwrap();
+        let a = answer("f1", t, &crate::json!({"id": "f1", "lines": [2, 3]})).unwrap();
         assert_eq!(
             a.text,
             "[cachefold_recover] f1 lines 2-3 of 3 (end of text).\nb\nc"
@@ -557,15 +557,15 @@ mod tests {
         let a = answer(
             "f1",
             t,
-            &serde_json::json!({"chars": [0.0, 1], "maxChars": null}),
+            &crate::json!({"chars": [0.0, 1], "maxChars": null}),
         )
         .unwrap();
         assert_eq!(a.details.unit, "chars");
         for bad in [
-            serde_json::json!({"lines": [1]}),
-            serde_json::json!({"lines": [-1, 2]}),
-            serde_json::json!({"chars": "0-5"}),
-            serde_json::json!({"maxChars": 1.5}),
+            crate::json!({"lines": [1]}),
+            crate::json!({"lines": [-1, 2]}),
+            crate::json!({"chars": "0-5"}),
+            crate::json!({"maxChars": 1.5}),
         ] {
             assert_eq!(
                 answer("f1", t, &bad).unwrap_err().code(),

@@ -3,8 +3,8 @@
 //! `Topic` needs all but its label). Hand-written so the wasm carries no second decoder.
 
 use super::*;
+use crate::json::Value;
 use crate::json::{json_struct, DResult, DecodeError, Fields, FromJson};
-use serde_json::Value;
 
 impl FromJson for Cause {
     fn from_json(v: Value) -> DResult<Self> {

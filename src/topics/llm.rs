@@ -108,15 +108,15 @@ pub fn clean_label(s: &str) -> String {
     crate::text::clip(crate::text::one_line(&s).trim(), LABEL_CHARS)
 }
 
-fn as_bool(v: &serde_json::Value) -> Option<bool> {
+fn as_bool(v: &crate::json::Value) -> Option<bool> {
     match v {
-        serde_json::Value::Bool(b) => Some(*b),
-        serde_json::Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+        crate::json::Value::Bool(b) => Some(*b),
+        crate::json::Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
             "true" | "yes" | "new" => Some(true),
             "false" | "no" | "same" => Some(false),
             _ => None,
         },
-        serde_json::Value::Number(n) => n.as_i64().map(|n| n != 0),
+        crate::json::Value::Number(n) => n.as_i64().map(|n| n != 0),
         _ => None,
     }
 }
@@ -139,7 +139,7 @@ pub fn parse_answer(text: &str) -> Option<Answer> {
                 if let Some(is_new_topic) = verdict {
                     let label = v
                         .get("label")
-                        .and_then(serde_json::Value::as_str)
+                        .and_then(crate::json::Value::as_str)
                         .map(clean_label)
                         .unwrap_or_default();
                     return Some(Answer {

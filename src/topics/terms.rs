@@ -371,7 +371,7 @@ pub fn digest_line(d: &Digest, max: usize) -> String {
 }
 
 impl crate::json::FromJson for TurnTerms {
-    fn from_json(v: serde_json::Value) -> crate::json::DResult<Self> {
+    fn from_json(v: crate::json::Value) -> crate::json::DResult<Self> {
         let mut f = crate::json::Fields::new(v)?;
         let mut t = TurnTerms::default();
         f.set("bag", &mut t.bag)?;

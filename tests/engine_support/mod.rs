@@ -3,7 +3,7 @@
 
 use cachefold::config::Config;
 use cachefold::engine::{AssembleInput, AssemblePlan, Drive, IndexedJson, Session};
-use serde_json::json;
+use cachefold::json;
 
 pub const T0: u64 = 1_763_000_000_000;
 

@@ -1,10 +1,10 @@
 //! The set of advancement keys `commit_turn` recorded (idempotent commits), packed as hashes.
 
+use crate::json::Value;
 use crate::json::{DResult, DecodeError, FromJson};
 #[cfg(test)]
 use serde::Deserialize;
 use serde::Serialize;
-use serde_json::Value;
 
 /// Every advancement key `commit_turn` has recorded in a session, so a retry is recognised
 /// however late the host makes it. Each key is kept as the first 8 bytes of its SHA-1 (a

@@ -18,6 +18,7 @@ use crate::digest::Digest;
 use crate::engine::journal::Event;
 pub use crate::engine::topics::{TopicPending, TopicState};
 use crate::error::{Error, Result};
+use crate::json::Value;
 use crate::json::{json_struct, string_enum, DResult, DecodeError, FromJson};
 use crate::pairing::{Shape, ShapeRole};
 use crate::tokens::Calibration;
@@ -25,7 +26,6 @@ use crate::vecmap::VecMap;
 #[cfg(test)]
 use serde::Deserialize;
 use serde::Serialize;
-use serde_json::Value;
 
 string_enum! {
     /// What a divergence did to the recorded history (journal `diverge.action`, report

@@ -5,9 +5,9 @@
 use super::*;
 use crate::config::Config;
 use crate::engine::{AssembleInput, CommitInput, IndexedJson, Session};
+use crate::json;
 use proptest::prelude::*;
 use serde::de::DeserializeOwned;
-use serde_json::json;
 use std::fmt::Debug;
 
 const T0: u64 = 1_763_000_000_000;

@@ -27,8 +27,9 @@
 //! - deterministic: same text → same transcript. No I/O.
 
 use crate::error::{Error, Result};
+use crate::json;
+use crate::json::{Map, Value};
 use crate::message::{Message, Role, Usage};
-use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod claude;

@@ -32,9 +32,9 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::json::{Map, Value};
 use crate::tools::details::{compact_details, details_oversized};
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 /// First characters of every shrunk text.
 pub const HEADER_PREFIX: &str = "[cachefold] ";
@@ -109,7 +109,7 @@ fn json_text<S: serde::Serializer>(
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     match v {
-        Some(v) => s.serialize_some(&serde_json::to_string(v).map_err(serde::ser::Error::custom)?),
+        Some(v) => s.serialize_some(&v.to_string()),
         None => s.serialize_none(),
     }
 }

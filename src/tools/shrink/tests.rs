@@ -1,7 +1,7 @@
 //! Tests of the tool-output shrink: previews, artifacts, mentions, byte stability.
 
 use super::*;
-use serde_json::json;
+use crate::json;
 
 fn numbered(n: usize, width: usize) -> String {
     (1..=n)
