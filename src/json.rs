@@ -256,6 +256,22 @@ fn each(v: Value, f: &mut dyn FnMut(Value) -> DResult<()>) -> DResult<()> {
     Ok(())
 }
 
+/// Decode the object `v` into struct fields, in order: `(json name, slot, required)`; a
+/// required field's absence is an error unless its type has an absent value (`Option`). The
+/// code [`json_struct!`] generates per field is one entry of this table.
+#[inline(never)]
+pub fn fill(v: Value, fields: &mut [(&str, &mut dyn Slot, bool)]) -> DResult<()> {
+    let mut f = Fields::new(v)?;
+    for (key, slot, required) in fields.iter_mut() {
+        if *required {
+            f.need(key, *slot)?;
+        } else {
+            f.set(key, *slot)?;
+        }
+    }
+    Ok(())
+}
+
 /// A struct field being decoded in place: [`Fields::set`] and [`Fields::need`] take it as a
 /// trait object, so their code exists once.
 pub trait Slot {
@@ -450,15 +466,13 @@ impl Fields {
 /// With `default` before the braces, every field is optional and a missing one keeps the
 /// struct's `Default` value (serde's container-level `#[serde(default)]`). Decoding starts
 /// from `<T as Default>::default()`, or from the expression in parentheses after `from`, and
-/// overwrites field by field: the code per field is one call of a helper shared by every
-/// field of that type.
+/// overwrites field by field through [`fill`]: the code per field is one table entry.
 macro_rules! json_struct {
     ($ty:ident default { $($field:ident : $key:literal),* $(,)? }) => {
         impl $crate::json::FromJson for $ty {
             fn from_json(v: $crate::json::Value) -> $crate::json::DResult<Self> {
-                let mut f = $crate::json::Fields::new(v)?;
                 let mut out = <$ty as Default>::default();
-                $(f.set($key, &mut out.$field)?;)*
+                $crate::json::fill(v, &mut [$(($key, &mut out.$field as &mut dyn $crate::json::Slot, false)),*])?;
                 Ok(out)
             }
         }
@@ -466,21 +480,20 @@ macro_rules! json_struct {
     ($ty:ident $(from ($blank:expr))? { $($field:ident : $key:literal $(= $default:ident)?),* $(,)? }) => {
         impl $crate::json::FromJson for $ty {
             fn from_json(v: $crate::json::Value) -> $crate::json::DResult<Self> {
-                let mut f = $crate::json::Fields::new(v)?;
                 let mut out = $crate::json::json_struct!(@blank $ty $(, $blank)?);
-                $($crate::json::json_struct!(@field f, out, $field, $key $(, $default)?);)*
+                $crate::json::fill(v, &mut [$((
+                    $key,
+                    &mut out.$field as &mut dyn $crate::json::Slot,
+                    $crate::json::json_struct!(@required $($default)?),
+                )),*])?;
                 Ok(out)
             }
         }
     };
     (@blank $ty:ident) => { <$ty as Default>::default() };
     (@blank $ty:ident, $blank:expr) => { $blank };
-    (@field $f:ident, $out:ident, $field:ident, $key:literal) => {
-        $f.need($key, &mut $out.$field)?
-    };
-    (@field $f:ident, $out:ident, $field:ident, $key:literal, $default:ident) => {
-        $f.set($key, &mut $out.$field)?
-    };
+    (@required) => { true };
+    (@required $default:ident) => { false };
 }
 pub(crate) use json_struct;
 
