@@ -165,11 +165,18 @@ impl Session {
             .collect();
         let region_w = fold::span_w(recs, from, to);
         let cap = fold::cap_for_region(fold::fold_cap_chars(self.cfg.fold_record_budget), region_w);
-        let text = match summary {
+        let text = match summary.filter(|s| !s.trim().is_empty()) {
             None => self.topic_record(id, from, to, &protected, cap),
-            Some(_) => None,
+            // An LLM summary keeps the closed topics' lines (within a quarter of the cap).
+            Some(_) => Some(fold::fold_text(
+                id,
+                &digests,
+                summary,
+                &self.summary_topics(from, to, &protected, cap / 4),
+                cap,
+            )),
         }
-        .unwrap_or_else(|| fold::fold_text(id, &digests, summary, cap));
+        .unwrap_or_else(|| fold::fold_text(id, &digests, summary, "", cap));
         let json = fold::record_json(&text, fold::record_ts(recs, from));
         let w = tokens::weighted_chars(&json);
         let protected_w = protected
