@@ -458,6 +458,21 @@ impl Session {
         out
     }
 
+    /// The topic section of a condensed record over `[from, to)`: one short line per topic
+    /// (id, label, turn range) within `limit` chars; empty when topics are off or the region
+    /// lies within one topic.
+    pub(super) fn condensed_topics(&self, from: u32, to: u32, limit: usize) -> String {
+        let Some(groups) = self.topic_groups(from, to) else {
+            return String::new();
+        };
+        let mut out = String::from(TOPICS_TITLE.trim_start());
+        let last = groups.last().map(|(t, _)| t.id);
+        self.push_topic_lines(&mut out, &groups, limit, "topics", |t, a, b, _| {
+            short_topic_line(t, a, b, Some(t.id) == last && self.topic_goes_on(t, to))
+        });
+        out
+    }
+
     /// Whether topic `t` goes on at record `to` (the turn there belongs to it).
     fn topic_goes_on(&self, t: &Topic, to: u32) -> bool {
         self.st.topics.topic_at(to).is_some_and(|n| n.id == t.id)
