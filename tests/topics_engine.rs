@@ -765,6 +765,70 @@ fn condensed_records_keep_a_line_per_topic() {
     assert_eq!(j.state().segs, st.segs);
 }
 
+/// An emergency fold moves its cut forward to a topic boundary when one lies within half a
+/// `tailTokens` of it and leaves at least `minFoldTokens` to fold; without topics the same
+/// session cuts elsewhere.
+#[test]
+fn emergency_folds_prefer_topic_boundaries() {
+    let subjects = [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3];
+    let mut checked = 0;
+    for (size, budget) in [
+        (5_000, 3_000),
+        (5_000, 4_000),
+        (5_000, 5_000),
+        (8_000, 6_000),
+    ] {
+        let cfg = |on: bool, min_fold: u64| {
+            // Folds never pay on price (one call expected): only the emergency rule folds.
+            let mut c = Config {
+                tail_tokens: 1_000,
+                min_fold_tokens: min_fold,
+                expected_remaining_calls: 1,
+                ..small()
+            };
+            c.topics.enabled = on;
+            c
+        };
+        let on = run_with(cfg(true, 300), &subjects, size, budget, None);
+        let off = run_with(cfg(false, 300), &subjects, size, budget, None);
+        assert_append_only(&on);
+        // A boundary that leaves less than minFoldTokens to fold is not a cut: the emergency
+        // folds then cut where they cut without topics.
+        let cuts = |r: &Run| r.folds.iter().map(|f| (f.from, f.to)).collect::<Vec<_>>();
+        let big = run_with(cfg(true, 100_000), &subjects, size, budget, None);
+        let big_off = run_with(cfg(false, 100_000), &subjects, size, budget, None);
+        assert_eq!(cuts(&big), cuts(&big_off), "size {size} budget {budget}");
+        let st = on.s.state();
+        let bounds = st.topics.boundary_records();
+        let em: Vec<&FoldReport> = on
+            .folds
+            .iter()
+            .filter(|f| f.reason.as_str() == "emergency")
+            .collect();
+        assert!(!em.is_empty(), "size {size}: emergency folds");
+        for f in &em {
+            assert!(
+                st.topics.seg.frozen_through() >= st.topics.turn_at(f.to).unwrap().0,
+                "the boundary the fold used is frozen"
+            );
+        }
+        let at_b = em.iter().filter(|f| bounds.contains(&f.to)).count();
+        let off_at_b = off
+            .folds
+            .iter()
+            .filter(|f| f.reason.as_str() == "emergency" && bounds.contains(&f.to))
+            .count();
+        assert!(
+            at_b > off_at_b,
+            "size {size}: {at_b} emergency cuts at topic boundaries with topics, {off_at_b} without; {:?} {:?}",
+            em.iter().map(|f| (f.from, f.to)).collect::<Vec<_>>(),
+            bounds
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+}
+
 // ---- layer 2: the optional host-LLM topic check in `maintain` ---------------------------------
 
 fn llm_cfg(max: u32) -> Config {

@@ -431,7 +431,8 @@ impl Session {
                             if self.estimate_with(count, &p) <= target
                                 || (c == last && target == thr)
                             {
-                                chosen = Some(p);
+                                chosen =
+                                    Some(self.emergency_at_topic(count, &cuts, &id, target, p));
                                 break;
                             }
                         }
@@ -460,6 +461,31 @@ impl Session {
         }
 
         Ok(())
+    }
+
+    /// The emergency fold `p` moved to a topic boundary just after its cut
+    /// ([`Session::topic_emergency_cut`]) when the prompt still ends under `target` there.
+    fn emergency_at_topic(
+        &self,
+        count: u32,
+        cuts: &[u32],
+        id: &str,
+        target: u64,
+        p: Prepared,
+    ) -> Prepared {
+        let Some(b) = self.topic_emergency_cut(count, cuts, p.seg.to) else {
+            return p;
+        };
+        let summary = self
+            .ready_summary_for(b, cuts)
+            .filter(|(to, _)| *to == b)
+            .map(|(_, t)| t);
+        let q = self.prepare(id, self.st.live_from, b, summary.as_deref());
+        if self.estimate_with(count, &q) <= target {
+            q
+        } else {
+            p
+        }
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -477,6 +477,27 @@ impl Session {
     fn topic_goes_on(&self, t: &Topic, to: u32) -> bool {
         self.st.topics.topic_at(to).is_some_and(|n| n.id == t.id)
     }
+
+    /// An emergency cut `c` moved forward to the first topic boundary among `cuts` whose
+    /// live tail is at most `tailTokens / 2` smaller and whose folded region reaches
+    /// `minFoldTokens` (`None` without topics or when no boundary is that near).
+    pub(super) fn topic_emergency_cut(&self, count: u32, cuts: &[u32], c: u32) -> Option<u32> {
+        if !self.cfg.topics.enabled || self.st.topics.seg.topics().len() < 2 {
+            return None;
+        }
+        let recs = &self.st.records;
+        let tail_c = self.tokens(fold::span_w(recs, c, count));
+        let b = self
+            .st
+            .topics
+            .boundary_records()
+            .into_iter()
+            .find(|b| *b >= c && *b < count && cuts.binary_search(b).is_ok())?;
+        let moved = tail_c.saturating_sub(self.tokens(fold::span_w(recs, b, count)));
+        let region = self.tokens(fold::span_w(recs, self.st.live_from, b));
+        (b != c && moved <= self.cfg.tail_tokens / 2 && region >= self.cfg.min_fold_tokens)
+            .then_some(b)
+    }
 }
 
 /// Title of the topic section of a record.
