@@ -4,11 +4,15 @@
 //!
 //! * **Cuts follow topics**: a priced (or host-requested) fold whose cut lands near a topic
 //!   boundary moves to it, among the pairing-safe cuts whose live tail stays between half and
-//!   one and a half `tailTokens` ([`Session::topic_cut`]). Only the live tail is cut, so no
-//!   byte already sent moves.
+//!   one and a half `tailTokens` ([`Session::topic_cut`]); an emergency fold moves forward to
+//!   the first boundary at most `tailTokens / 2` past its cut
+//!   ([`Session::topic_emergency_cut`]). A boundary that leaves less than `minFoldTokens` to
+//!   fold is no cut. Only the live tail is cut, so no byte already sent moves.
 //! * **One section per topic**: the record of a region spanning several topics renders each
 //!   closed topic as a line or two (label, turn range, exact identifiers, recover ids) and the
-//!   last one with today's detailed record ([`Session::topic_record`]).
+//!   last one with today's detailed record ([`Session::topic_record`]); an LLM-summary record
+//!   keeps the closed topics' lines after the summary ([`Session::summary_topics`]) and a
+//!   condensed record one short line per topic ([`Session::condensed_topics`]).
 //! * **Frozen boundaries**: a fold freezes the topics of every turn it covers
 //!   ([`TopicState::freeze_before`], applied with the fold event), so a boundary a fold used
 //!   never moves.
