@@ -354,7 +354,7 @@ impl Session {
         groups: &[(&Topic, Vec<u32>)],
         limit: usize,
         what: &str,
-        line: impl Fn(&Topic, TurnId, TurnId, &[u32]) -> String,
+        line: &TopicLine,
     ) {
         let mut used = out.chars().count();
         for (k, (t, v)) in groups.iter().enumerate() {
@@ -379,17 +379,13 @@ impl Session {
     }
 
     /// A closed topic's line (label, turn range, recover id, exact identifiers).
-    fn closed_line(&self, kept: &[u32]) -> impl Fn(&Topic, TurnId, TurnId, &[u32]) -> String + '_ {
-        let recs = &self.st.records;
-        let kept = kept.to_vec();
-        move |t, a, b, v| {
-            let digests: Vec<&Digest> = v
-                .iter()
-                .filter(|i| kept.binary_search(i).is_err())
-                .filter_map(|i| recs.get(*i as usize).map(|r| &r.digest))
-                .collect();
-            closed_topic_line(t, a, b, &digests)
-        }
+    fn closed_line(&self, kept: &[u32], t: &Topic, a: TurnId, b: TurnId, v: &[u32]) -> String {
+        let digests: Vec<&Digest> = v
+            .iter()
+            .filter(|i| kept.binary_search(i).is_err())
+            .filter_map(|i| self.st.records.get(*i as usize).map(|r| &r.digest))
+            .collect();
+        closed_topic_line(t, a, b, &digests)
     }
 
     /// Record text of a fold over `[from, to)` with one section per topic, or `None` when
@@ -407,13 +403,9 @@ impl Session {
         out.push_str(TOPICS_TITLE);
         let (last, closed) = groups.split_last()?;
         // Closed topics take at most half the record; the rest are named as a range.
-        self.push_topic_lines(
-            &mut out,
-            closed,
-            cap / 2,
-            "closed topics",
-            self.closed_line(kept),
-        );
+        self.push_topic_lines(&mut out, closed, cap / 2, "closed topics", &|t, a, b, v| {
+            self.closed_line(kept, t, a, b, v)
+        });
         let (t, v) = last;
         let (ta, tb) = self.group_turns(t, v);
         out.push_str(&format!(
@@ -450,13 +442,9 @@ impl Session {
         let (a, b) = self.group_turns(t, v);
         let last = short_topic_line(t, a, b, self.topic_goes_on(t, to));
         let room = limit.saturating_sub(last.chars().count() + 1);
-        self.push_topic_lines(
-            &mut out,
-            closed,
-            room,
-            "closed topics",
-            self.closed_line(kept),
-        );
+        self.push_topic_lines(&mut out, closed, room, "closed topics", &|t, a, b, v| {
+            self.closed_line(kept, t, a, b, v)
+        });
         out.push_str(&last);
         out.push('\n');
         out
@@ -471,7 +459,7 @@ impl Session {
         };
         let mut out = String::from(TOPICS_TITLE.trim_start());
         let last = groups.last().map(|(t, _)| t.id);
-        self.push_topic_lines(&mut out, &groups, limit, "topics", |t, a, b, _| {
+        self.push_topic_lines(&mut out, &groups, limit, "topics", &|t, a, b, _| {
             short_topic_line(t, a, b, Some(t.id) == last && self.topic_goes_on(t, to))
         });
         out
@@ -503,6 +491,9 @@ impl Session {
             .then_some(b)
     }
 }
+
+/// Renders one topic of a record from its folded turns `a`–`b` and records.
+type TopicLine<'a> = dyn Fn(&Topic, TurnId, TurnId, &[u32]) -> String + 'a;
 
 /// Title of the topic section of a record.
 const TOPICS_TITLE: &str =
