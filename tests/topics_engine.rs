@@ -6,7 +6,7 @@
 mod engine_support;
 
 use cachefold::config::Config;
-use cachefold::engine::{CommitInput, Session};
+use cachefold::engine::{CommitInput, FoldReport, Session};
 use engine_support::*;
 use proptest::prelude::*;
 
@@ -59,34 +59,77 @@ struct Run {
     journal: String,
     outs: Vec<Vec<String>>,
     declared: Vec<bool>,
+    folds: Vec<FoldReport>,
 }
 
 fn run(cfg: Config, subjects: &[usize], size: usize) -> Run {
+    run_with(cfg, subjects, size, 20_000, None)
+}
+
+/// [`run`] with the host's token budget, and `summary`: every summary request `maintain`
+/// would make is answered with this text right after the commit.
+fn run_with(
+    cfg: Config,
+    subjects: &[usize],
+    size: usize,
+    budget: u64,
+    summary: Option<&str>,
+) -> Run {
     let mut r = Run {
         s: Session::new(cfg, "topics"),
         msgs: Vec::new(),
         journal: String::new(),
         outs: Vec::new(),
         declared: Vec::new(),
+        folds: Vec::new(),
     };
     for (k, &subj) in subjects.iter().enumerate() {
         let t = topic_turn(k, subj, size);
         r.msgs.push(t[0].clone());
-        let p = shim(&mut r.s, &r.msgs, DS, Some(20_000));
+        let p = shim(&mut r.s, &r.msgs, DS, Some(budget));
         r.declared
             .push(!p.report.folds.is_empty() || p.report.condensed.is_some());
         r.outs.push(resolve(&p, &r.msgs));
+        r.folds.extend(p.report.folds.iter().cloned());
         r.msgs.extend(t[1..].iter().cloned());
+        let now = (T0 + k as u64 * 60_000) as f64;
         r.s.commit_turn(&CommitInput {
             advancement_key: format!("k{k}"),
             messages: t,
-            now_ms: (T0 + k as u64 * 60_000) as f64,
+            now_ms: now,
             context_window: None,
         })
         .unwrap();
+        if let Some(text) = summary {
+            if let Some(q) = r.s.summary_request(now + 1.0) {
+                r.s.accept_summary(&q.id, text, true, now + 2.0);
+            }
+        }
         r.journal.push_str(&r.s.take_journal());
     }
     r
+}
+
+/// The text of a record message.
+fn record_text(json: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    v["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Every output is a prefix of the next unless the assemble declared a fold or condensation.
+fn assert_append_only(r: &Run) {
+    for (k, w) in r.outs.windows(2).enumerate() {
+        if !r.declared[k + 1] {
+            assert!(
+                w[1].len() >= w[0].len() && w[1][..w[0].len()] == w[0][..],
+                "turn {}: output is not an extension",
+                k + 1
+            );
+        }
+    }
 }
 
 fn small_topics() -> Config {
@@ -582,7 +625,11 @@ fn closed_topic_lines_name_the_whole_topic() {
                         .or_else(|| v["content"][0]["text"].as_str().map(str::to_string))
                 })
                 .unwrap_or_default();
-            for line in text.lines().filter(|l| l.starts_with("- T")) {
+            // A topic that goes on after a record is named by the turns folded so far only.
+            for line in text
+                .lines()
+                .filter(|l| l.starts_with("- T") && !l.contains("goes on after"))
+            {
                 let Some(id) = line[2..].split(' ').next() else {
                     continue;
                 };
@@ -604,6 +651,182 @@ fn closed_topic_lines_name_the_whole_topic() {
         }
     }
     assert!(checked >= 2, "closed-topic lines were rendered ({checked})");
+}
+
+/// A fold whose record is an LLM summary keeps the closed topics' lines (label, turn range,
+/// recover id, exact identifiers) after the summary text, within the record's cap.
+#[test]
+fn summary_records_keep_the_closed_topics_lines() {
+    let subjects = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0, 0, 0, 1, 1, 1];
+    // Few expected calls: the fold pays only after a summary was asked for and answered.
+    let cfg = Config {
+        tail_tokens: 1_500,
+        min_fold_tokens: 1_500,
+        expected_remaining_calls: 12,
+        ..small()
+    };
+    let r = run_with(
+        cfg.clone(),
+        &subjects,
+        8_000,
+        200_000,
+        Some("SUMMARY-TEXT of the work"),
+    );
+    let st = r.s.state();
+    let used: Vec<&FoldReport> = r.folds.iter().filter(|f| f.used_summary).collect();
+    assert!(!used.is_empty(), "a fold used a summary: {:?}", r.folds);
+    let mut spanning = 0;
+    for f in used {
+        // The report carries the record's text (the segment may have been condensed since).
+        let text = &f.summary;
+        assert!(text.contains("SUMMARY-TEXT"), "{text}");
+        let first = st.topics.topic_at(f.from).unwrap().id;
+        let last = st.topics.topic_at(f.to - 1).unwrap().id;
+        if first == last {
+            assert!(!text.contains("Topics folded here"), "{text}");
+            continue;
+        }
+        spanning += 1;
+        let (s_at, t_at) = (
+            text.find("SUMMARY-TEXT").unwrap(),
+            text.find("Topics folded here").expect("topic lines"),
+        );
+        assert!(s_at < t_at, "the topic lines follow the summary: {text}");
+        assert!(
+            text.contains(&format!("- {first} "))
+                && text.contains(&format!("recover {{\"id\":\"{first}\"}}")),
+            "the first closed topic has its line: {text}"
+        );
+        assert!(
+            text.contains(&format!("- {last} ")),
+            "the last topic is named: {text}"
+        );
+        let cap = cachefold::fold::fold_cap_chars(cfg.fold_record_budget);
+        assert!(
+            text.chars().count() <= cap + 400,
+            "{} chars",
+            text.chars().count()
+        );
+    }
+    assert!(spanning >= 1, "a summary record spans topics");
+    // The same run replayed from its journal gives the same records.
+    let (j, rep) = Session::restore(cfg, "topics", None, &r.journal).unwrap();
+    assert!(rep.stopped.is_none(), "{rep:?}");
+    assert_eq!(j.state().segs, st.segs);
+    assert_append_only(&r);
+}
+
+/// A condensed record (`c<k>`) keeps one short line per topic it covers: topic id, label,
+/// turn range.
+#[test]
+fn condensed_records_keep_a_line_per_topic() {
+    let subjects = [
+        0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3,
+    ];
+    // A tiny record budget: the records are condensed once a few folds were appended.
+    let cfg = Config {
+        tail_tokens: 1_000,
+        fold_record_budget: 200,
+        ..small()
+    };
+    let r = run(cfg.clone(), &subjects, 5_000);
+    let st = r.s.state();
+    let c = st
+        .segs
+        .iter()
+        .find(|s| s.id.starts_with('c'))
+        .expect("a condensation");
+    let text = record_text(&c.json);
+    assert!(text.contains("Condensed from folds"), "{text}");
+    let section = &text[text.find("Topics folded here").expect("topic lines")..];
+    let lines: Vec<&str> = section.lines().filter(|l| l.starts_with("- ")).collect();
+    assert!(lines.len() >= 2, "{section}");
+    // Every topic the condensed range starts or ends in is named, in order, with its turns.
+    let first = st.topics.topic_at(c.from).unwrap();
+    assert!(
+        lines[0].starts_with(&format!("- {} ", first.id)),
+        "{section}"
+    );
+    assert!(
+        lines[0].contains(&format!("({}–", st.topics.turn_at(c.from).unwrap())),
+        "{section}"
+    );
+    let last = st.topics.topic_at(c.to - 1).unwrap();
+    assert!(
+        lines.last().unwrap().contains(&last.id.to_string()),
+        "{section}"
+    );
+    assert!(
+        text.chars().count() <= cachefold::fold::condensed_cap_chars(cfg.fold_record_budget) + 400
+    );
+    assert_append_only(&r);
+    // Replay gives the same bytes.
+    let (j, _) = Session::restore(cfg, "topics", None, &r.journal).unwrap();
+    assert_eq!(j.state().segs, st.segs);
+}
+
+/// An emergency fold moves its cut forward to a topic boundary when one lies within half a
+/// `tailTokens` of it and leaves at least `minFoldTokens` to fold; without topics the same
+/// session cuts elsewhere.
+#[test]
+fn emergency_folds_prefer_topic_boundaries() {
+    let subjects = [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3];
+    let mut checked = 0;
+    for (size, budget) in [
+        (5_000, 3_000),
+        (5_000, 4_000),
+        (5_000, 5_000),
+        (8_000, 6_000),
+    ] {
+        let cfg = |on: bool, min_fold: u64| {
+            // Folds never pay on price (one call expected): only the emergency rule folds.
+            let mut c = Config {
+                tail_tokens: 1_000,
+                min_fold_tokens: min_fold,
+                expected_remaining_calls: 1,
+                ..small()
+            };
+            c.topics.enabled = on;
+            c
+        };
+        let on = run_with(cfg(true, 300), &subjects, size, budget, None);
+        let off = run_with(cfg(false, 300), &subjects, size, budget, None);
+        assert_append_only(&on);
+        // A boundary that leaves less than minFoldTokens to fold is not a cut: the emergency
+        // folds then cut where they cut without topics.
+        let cuts = |r: &Run| r.folds.iter().map(|f| (f.from, f.to)).collect::<Vec<_>>();
+        let big = run_with(cfg(true, 100_000), &subjects, size, budget, None);
+        let big_off = run_with(cfg(false, 100_000), &subjects, size, budget, None);
+        assert_eq!(cuts(&big), cuts(&big_off), "size {size} budget {budget}");
+        let st = on.s.state();
+        let bounds = st.topics.boundary_records();
+        let em: Vec<&FoldReport> = on
+            .folds
+            .iter()
+            .filter(|f| f.reason.as_str() == "emergency")
+            .collect();
+        assert!(!em.is_empty(), "size {size}: emergency folds");
+        for f in &em {
+            assert!(
+                st.topics.seg.frozen_through() >= st.topics.turn_at(f.to).unwrap().0,
+                "the boundary the fold used is frozen"
+            );
+        }
+        let at_b = em.iter().filter(|f| bounds.contains(&f.to)).count();
+        let off_at_b = off
+            .folds
+            .iter()
+            .filter(|f| f.reason.as_str() == "emergency" && bounds.contains(&f.to))
+            .count();
+        assert!(
+            at_b > off_at_b,
+            "size {size}: {at_b} emergency cuts at topic boundaries with topics, {off_at_b} without; {:?} {:?}",
+            em.iter().map(|f| (f.from, f.to)).collect::<Vec<_>>(),
+            bounds
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
 }
 
 // ---- layer 2: the optional host-LLM topic check in `maintain` ---------------------------------
@@ -646,6 +869,7 @@ fn run_l2_at(
         journal: String::new(),
         outs: Vec::new(),
         declared: Vec::new(),
+        folds: Vec::new(),
     };
     let mut asked = Vec::new();
     let mut waiting: Option<(String, u32)> = None;

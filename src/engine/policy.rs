@@ -165,11 +165,18 @@ impl Session {
             .collect();
         let region_w = fold::span_w(recs, from, to);
         let cap = fold::cap_for_region(fold::fold_cap_chars(self.cfg.fold_record_budget), region_w);
-        let text = match summary {
+        let text = match summary.filter(|s| !s.trim().is_empty()) {
             None => self.topic_record(id, from, to, &protected, cap),
-            Some(_) => None,
+            // An LLM summary keeps the closed topics' lines (within a quarter of the cap).
+            Some(_) => Some(fold::fold_text(
+                id,
+                &digests,
+                summary,
+                &self.summary_topics(from, to, &protected, cap / 4),
+                cap,
+            )),
         }
-        .unwrap_or_else(|| fold::fold_text(id, &digests, summary, cap));
+        .unwrap_or_else(|| fold::fold_text(id, &digests, summary, "", cap));
         let json = fold::record_json(&text, fold::record_ts(recs, from));
         let w = tokens::weighted_chars(&json);
         let protected_w = protected
@@ -424,7 +431,8 @@ impl Session {
                             if self.estimate_with(count, &p) <= target
                                 || (c == last && target == thr)
                             {
-                                chosen = Some(p);
+                                chosen =
+                                    Some(self.emergency_at_topic(count, &cuts, &id, target, p));
                                 break;
                             }
                         }
@@ -453,6 +461,31 @@ impl Session {
         }
 
         Ok(())
+    }
+
+    /// The emergency fold `p` moved to a topic boundary just after its cut
+    /// ([`Session::topic_emergency_cut`]) when the prompt still ends under `target` there.
+    fn emergency_at_topic(
+        &self,
+        count: u32,
+        cuts: &[u32],
+        id: &str,
+        target: u64,
+        p: Prepared,
+    ) -> Prepared {
+        let Some(b) = self.topic_emergency_cut(count, cuts, p.seg.to) else {
+            return p;
+        };
+        let summary = self
+            .ready_summary_for(b, cuts)
+            .filter(|(to, _)| *to == b)
+            .map(|(_, t)| t);
+        let q = self.prepare(id, self.st.live_from, b, summary.as_deref());
+        if self.estimate_with(count, &q) <= target {
+            q
+        } else {
+            p
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -582,12 +615,15 @@ impl Session {
             .filter(|i| protected.binary_search(i).is_err())
             .filter_map(|i| recs.get(i as usize).map(|r| &r.digest))
             .collect();
-        let text = fold::condensed_text(
-            &id,
-            &covers,
-            &digests,
-            fold::condensed_cap_chars(self.cfg.fold_record_budget),
-        );
+        // The folds' topic lines, condensed to one short line per topic.
+        let cap = fold::condensed_cap_chars(self.cfg.fold_record_budget);
+        let topics = self.condensed_topics(from, to, cap / 4);
+        let room = cap.saturating_sub(topics.chars().count());
+        let mut text = fold::condensed_text(&id, &covers, &digests, room);
+        if !topics.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&topics);
+        }
         let json = fold::record_json(&text, fold::record_ts(recs, from));
         let w = tokens::weighted_chars(&json);
         let old_w: u64 = self.st.segs.iter().map(|s| s.w).sum();

@@ -4,11 +4,15 @@
 //!
 //! * **Cuts follow topics**: a priced (or host-requested) fold whose cut lands near a topic
 //!   boundary moves to it, among the pairing-safe cuts whose live tail stays between half and
-//!   one and a half `tailTokens` ([`Session::topic_cut`]). Only the live tail is cut, so no
-//!   byte already sent moves.
+//!   one and a half `tailTokens` ([`Session::topic_cut`]); an emergency fold moves forward to
+//!   the first boundary at most `tailTokens / 2` past its cut
+//!   ([`Session::topic_emergency_cut`]). A boundary that leaves less than `minFoldTokens` to
+//!   fold is no cut. Only the live tail is cut, so no byte already sent moves.
 //! * **One section per topic**: the record of a region spanning several topics renders each
 //!   closed topic as a line or two (label, turn range, exact identifiers, recover ids) and the
-//!   last one with today's detailed record ([`Session::topic_record`]).
+//!   last one with today's detailed record ([`Session::topic_record`]); an LLM-summary record
+//!   keeps the closed topics' lines after the summary ([`Session::summary_topics`]) and a
+//!   condensed record one short line per topic ([`Session::condensed_topics`]).
 //! * **Frozen boundaries**: a fold freezes the topics of every turn it covers
 //!   ([`TopicState::freeze_before`], applied with the fold event), so a boundary a fold used
 //!   never moves.
@@ -314,21 +318,13 @@ impl Session {
         v
     }
 
-    /// Record text of a fold over `[from, to)` with one section per topic, or `None` when
-    /// topics are off or the region lies within one topic (the record is then today's).
-    pub(super) fn topic_record(
-        &self,
-        id: &str,
-        from: u32,
-        to: u32,
-        kept: &[u32],
-        cap: usize,
-    ) -> Option<String> {
+    /// Consecutive runs of the records `[from, to)` by topic (records before the first turn
+    /// join the first topic), or `None` when topics are off or the region lies within one topic.
+    fn topic_groups(&self, from: u32, to: u32) -> Option<Vec<(&Topic, Vec<u32>)>> {
         if !self.cfg.topics.enabled {
             return None;
         }
         let ts = &self.st.topics;
-        // Consecutive runs of records by topic (records before the first turn join the first).
         let ids: Vec<Option<&Topic>> = (from..to).map(|r| ts.topic_at(r)).collect();
         let first = ids.iter().flatten().next().copied()?;
         let mut groups: Vec<(&Topic, Vec<u32>)> = Vec::new();
@@ -339,48 +335,79 @@ impl Session {
                 _ => groups.push((t, vec![r])),
             }
         }
-        if groups.len() < 2 {
-            return None;
-        }
-        let recs = &self.st.records;
-        let digests_of = |v: &[u32]| -> Vec<&Digest> {
-            v.iter()
-                .filter(|i| kept.binary_search(i).is_err())
-                .filter_map(|i| recs.get(*i as usize).map(|r| &r.digest))
-                .collect()
-        };
-        let mut out = fold::record::fold_header(id);
-        out.push_str(
-            "\nTopics folded here (turn ids and topic ids work with cachefold_recover):\n",
-        );
-        let (last, closed) = groups.split_last()?;
-        // Closed topics take at most half the record; the rest are named as a range.
-        let closed_cap = cap / 2;
-        for (k, (t, v)) in closed.iter().enumerate() {
-            if out.chars().count() > closed_cap {
-                let (lt, lv) = closed.last()?;
-                let a = ts.turn_at(v[0]).unwrap_or(t.first);
-                let b = ts.turn_at(*lv.last()?).unwrap_or(lt.last);
+        (groups.len() >= 2).then_some(groups)
+    }
+
+    /// The turns of a topic's records `v` (first and last).
+    fn group_turns(&self, t: &Topic, v: &[u32]) -> (TurnId, TurnId) {
+        let ts = &self.st.topics;
+        let a = v.first().and_then(|r| ts.turn_at(*r)).unwrap_or(t.first);
+        let b = v.last().and_then(|r| ts.turn_at(*r)).unwrap_or(t.first);
+        (a, b)
+    }
+
+    /// Topic lines for `groups` appended to `out` while it stays within `limit` chars; the
+    /// topics that do not fit are named as one range. `line` renders one topic.
+    fn push_topic_lines(
+        &self,
+        out: &mut String,
+        groups: &[(&Topic, Vec<u32>)],
+        limit: usize,
+        what: &str,
+        line: &TopicLine,
+    ) {
+        let mut used = out.chars().count();
+        for (k, (t, v)) in groups.iter().enumerate() {
+            let (a, b) = self.group_turns(t, v);
+            let l = line(t, a, b, v);
+            let n = l.chars().count() + 1;
+            if used + n > limit {
+                let (lt, lv) = &groups[groups.len() - 1];
+                let (_, lb) = self.group_turns(lt, lv);
                 out.push_str(&format!(
-                    "- {} more closed topics {}–{} (turns {a}–{b}; cachefold_topics lists them, recover by topic or turn id)\n",
-                    closed.len() - k,
+                    "- {} more {what} {}–{} (turns {a}–{lb}; cachefold_topics lists them, recover by topic or turn id)\n",
+                    groups.len() - k,
                     t.id,
                     lt.id,
                 ));
-                break;
+                return;
             }
-            let (ta, tb) = (
-                ts.turn_at(v[0]).unwrap_or(t.first),
-                ts.turn_at(*v.last()?).unwrap_or(t.first),
-            );
-            out.push_str(&closed_topic_line(t, ta, tb, &digests_of(v)));
+            out.push_str(&l);
             out.push('\n');
+            used += n;
         }
+    }
+
+    /// A closed topic's line (label, turn range, recover id, exact identifiers).
+    fn closed_line(&self, kept: &[u32], t: &Topic, a: TurnId, b: TurnId, v: &[u32]) -> String {
+        let digests: Vec<&Digest> = v
+            .iter()
+            .filter(|i| kept.binary_search(i).is_err())
+            .filter_map(|i| self.st.records.get(*i as usize).map(|r| &r.digest))
+            .collect();
+        closed_topic_line(t, a, b, &digests)
+    }
+
+    /// Record text of a fold over `[from, to)` with one section per topic, or `None` when
+    /// topics are off or the region lies within one topic (the record is then today's).
+    pub(super) fn topic_record(
+        &self,
+        id: &str,
+        from: u32,
+        to: u32,
+        kept: &[u32],
+        cap: usize,
+    ) -> Option<String> {
+        let groups = self.topic_groups(from, to)?;
+        let mut out = fold::record::fold_header(id);
+        out.push_str(TOPICS_TITLE);
+        let (last, closed) = groups.split_last()?;
+        // Closed topics take at most half the record; the rest are named as a range.
+        self.push_topic_lines(&mut out, closed, cap / 2, "closed topics", &|t, a, b, v| {
+            self.closed_line(kept, t, a, b, v)
+        });
         let (t, v) = last;
-        let (ta, tb) = (
-            ts.turn_at(v[0]).unwrap_or(t.first),
-            ts.turn_at(*v.last()?).unwrap_or(t.first),
-        );
+        let (ta, tb) = self.group_turns(t, v);
         out.push_str(&format!(
             "\n## {} {} ({}–{}), in detail:\n",
             t.id,
@@ -389,23 +416,118 @@ impl Session {
             tb
         ));
         let room = cap.saturating_sub(out.chars().count()).max(600);
-        let body = fold::record::render_extractive(id, &digests_of(v), room);
+        let digests: Vec<&Digest> = v
+            .iter()
+            .filter(|i| kept.binary_search(i).is_err())
+            .filter_map(|i| self.st.records.get(*i as usize).map(|r| &r.digest))
+            .collect();
+        let body = fold::record::render_extractive(id, &digests, room);
         // The detailed body without its own header line (the record has one).
         let body = body.split_once('\n').map_or("", |(_, b)| b);
         out.push_str(body);
         Some(out)
     }
+
+    /// The topic section of an LLM-summary record over `[from, to)`: a line per closed topic
+    /// (as in [`Session::topic_record`]) and a short line for the last, within `limit` chars;
+    /// empty when topics are off or the region lies within one topic.
+    pub(super) fn summary_topics(&self, from: u32, to: u32, kept: &[u32], limit: usize) -> String {
+        let Some(groups) = self.topic_groups(from, to) else {
+            return String::new();
+        };
+        let Some(((t, v), closed)) = groups.split_last() else {
+            return String::new();
+        };
+        let mut out = String::from(TOPICS_TITLE.trim_start());
+        let (a, b) = self.group_turns(t, v);
+        let last = short_topic_line(t, a, b, self.topic_goes_on(t, to));
+        let room = limit.saturating_sub(last.chars().count() + 1);
+        self.push_topic_lines(&mut out, closed, room, "closed topics", &|t, a, b, v| {
+            self.closed_line(kept, t, a, b, v)
+        });
+        out.push_str(&last);
+        out.push('\n');
+        out
+    }
+
+    /// The topic section of a condensed record over `[from, to)`: one short line per topic
+    /// (id, label, turn range) within `limit` chars; empty when topics are off or the region
+    /// lies within one topic.
+    pub(super) fn condensed_topics(&self, from: u32, to: u32, limit: usize) -> String {
+        let Some(groups) = self.topic_groups(from, to) else {
+            return String::new();
+        };
+        let mut out = String::from(TOPICS_TITLE.trim_start());
+        let last = groups.last().map(|(t, _)| t.id);
+        self.push_topic_lines(&mut out, &groups, limit, "topics", &|t, a, b, _| {
+            short_topic_line(t, a, b, Some(t.id) == last && self.topic_goes_on(t, to))
+        });
+        out
+    }
+
+    /// Whether topic `t` goes on at record `to` (the turn there belongs to it).
+    fn topic_goes_on(&self, t: &Topic, to: u32) -> bool {
+        self.st.topics.topic_at(to).is_some_and(|n| n.id == t.id)
+    }
+
+    /// An emergency cut `c` moved forward to the first topic boundary among `cuts` whose
+    /// live tail is at most `tailTokens / 2` smaller and whose folded region reaches
+    /// `minFoldTokens` (`None` without topics or when no boundary is that near).
+    pub(super) fn topic_emergency_cut(&self, count: u32, cuts: &[u32], c: u32) -> Option<u32> {
+        if !self.cfg.topics.enabled || self.st.topics.seg.topics().len() < 2 {
+            return None;
+        }
+        let recs = &self.st.records;
+        let tail_c = self.tokens(fold::span_w(recs, c, count));
+        let b = self
+            .st
+            .topics
+            .boundary_records()
+            .into_iter()
+            .find(|b| *b >= c && *b < count && cuts.binary_search(b).is_ok())?;
+        let moved = tail_c.saturating_sub(self.tokens(fold::span_w(recs, b, count)));
+        let region = self.tokens(fold::span_w(recs, self.st.live_from, b));
+        (b != c && moved <= self.cfg.tail_tokens / 2 && region >= self.cfg.min_fold_tokens)
+            .then_some(b)
+    }
+}
+
+/// Renders one topic of a record from its folded turns `a`–`b` and records.
+type TopicLine<'a> = dyn Fn(&Topic, TurnId, TurnId, &[u32]) -> String + 'a;
+
+/// Title of the topic section of a record.
+const TOPICS_TITLE: &str =
+    "\nTopics folded here (turn ids and topic ids work with cachefold_recover):\n";
+
+/// A topic's turn range in a record: the turns folded here, and the whole topic's when it
+/// began in an earlier record.
+fn topic_turns(t: &Topic, a: TurnId, b: TurnId) -> String {
+    if (a, b) == (t.first, t.last) {
+        format!("{a}–{b}")
+    } else {
+        format!("{a}–{b} here, topic {}–{}", t.first, t.last)
+    }
+}
+
+/// A topic's short line: id, label, turn range (`open`: the topic goes on after the record).
+fn short_topic_line(t: &Topic, a: TurnId, b: TurnId, open: bool) -> String {
+    let range = if open {
+        format!("{a}–{b} here, goes on after")
+    } else {
+        topic_turns(t, a, b)
+    };
+    format!(
+        "- {} {} ({range})",
+        t.id,
+        crate::text::clip(&t.display_label(), 80)
+    )
 }
 
 /// One closed topic in a record: label, turn range, recover ids, and its exact identifiers.
 fn closed_topic_line(t: &Topic, a: TurnId, b: TurnId, digests: &[&Digest]) -> String {
     // Turns of the topic folded earlier are named too, so a turn id read off this line
     // reaches the whole topic (its "asked" preview is the topic's first turn).
-    let range = if (a, b) == (t.first, t.last) {
-        format!("{a}–{b}")
-    } else {
-        format!("{a}–{b} here, topic {}–{}", t.first, t.last)
-    };
+    let range = topic_turns(t, a, b);
     let mut line = format!(
         "- {} {} ({range}; recover {{\"id\":\"{}\"}} or a turn id)",
         t.id,

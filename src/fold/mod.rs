@@ -153,19 +153,28 @@ pub fn identifier_section(digests: &[&Digest], max_chars: usize) -> String {
 }
 
 /// Record text of a fold: with an LLM summary, [`record::fold_header`] + the summary + the
-/// identifier section; else [`record::render_extractive`] (which starts with the same header).
-/// At most about `max_chars` + header.
-pub fn fold_text(id: &str, digests: &[&Digest], summary: Option<&str>, max_chars: usize) -> String {
+/// `topics` section (may be empty) + the identifier section; else
+/// [`record::render_extractive`] (which starts with the same header). At most about
+/// `max_chars` + header.
+pub fn fold_text(
+    id: &str,
+    digests: &[&Digest],
+    summary: Option<&str>,
+    topics: &str,
+    max_chars: usize,
+) -> String {
     match summary.map(str::trim).filter(|s| !s.is_empty()) {
         Some(s) => {
             let mut out = record::fold_header(id);
             out.push('\n');
             let ids_cap = (max_chars / 3).max(300);
-            out.push_str(truncate_chars(
-                s,
-                max_chars.saturating_sub(ids_cap).max(300),
-            ));
+            let room = max_chars.saturating_sub(ids_cap + topics.chars().count());
+            out.push_str(truncate_chars(s, room.max(300)));
             out.push_str("\n\n");
+            if !topics.is_empty() {
+                out.push_str(topics);
+                out.push('\n');
+            }
             out.push_str(&identifier_section(digests, ids_cap));
             out
         }
