@@ -46,7 +46,7 @@
 //! | module | job |
 //! |---|---|
 //! | [`config`], [`error`] | every key and default with validation; the one error enum with stable codes |
-//! | [`json`] | the one decoding path for structured input (JSON value → typed struct) and, in `json::out`, the one JSON writer (`#[derive(ToJson)]` from `src/derive/`, byte-identical to `serde_json`) |
+//! | [`json`] | the core's JSON value and parser (`json::value`, `json::parse`; `serde_json` is native-only), the one decoding path for structured input (JSON value → typed struct) and, in `json::out`, the one JSON writer (`#[derive(ToJson)]` from `src/derive/`, byte-identical to `serde_json`) |
 //! | [`vecmap`], [`sort`], [`float`] | lean building blocks for the wasm: a sorted-vector map, one shared sort, an exact decimal → `f64` parser |
 //! | [`message`] | lossless mirror of OpenClaw's `AgentMessage` with typed views |
 //! | [`text`] | whitespace folding and word-safe cuts |

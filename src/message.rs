@@ -1,7 +1,7 @@
 //! The host's `AgentMessage`, mirrored as a lossless view.
 //!
 //! A [`Message`] keeps the exact JSON value the host sent (key order and number text
-//! preserved: `serde_json` is built with `preserve_order` and `arbitrary_precision`), so
+//! preserved by [`crate::json::Value`]), so
 //! unknown roles, part types and fields round-trip unchanged. Typed access goes through
 //! [`Message::role`] and [`Message::parts`], which mirror OpenClaw's shapes:
 //!

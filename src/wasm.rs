@@ -7,8 +7,8 @@
 //!   a `Vec<String>` (with a parallel `Vec<u32>` of host indices where the call needs them)
 //!   beside the small header, so no message is escaped twice.
 //! * **Structured results are JSON text** written by [`crate::json::out`] and turned into plain JS
-//!   objects by `JSON.parse` inside [`to_js`] (host numbers keep their exact text through
-//!   `arbitrary_precision`). Bulky plain text (an artifact) is set as a JS string beside it.
+//!   objects by `JSON.parse` inside [`to_js`] (host numbers keep their exact text: the core's
+//!   JSON value stores numbers as text). Bulky plain text (an artifact) is set as a JS string beside it.
 //! * Plain strings, numbers and booleans cross as themselves.
 //! * `Session.plan` takes a JS function as its message source: the core's one driver
 //!   ([`crate::engine::Session::try_drive`]) calls it with a host index and gets that message's
@@ -22,8 +22,8 @@ use crate::config::Config;
 use crate::error::Error;
 use wasm_bindgen::prelude::*;
 
-// Results go out as JSON text parsed by the engine's own JSON.parse: `serde_json` is built with
-// `arbitrary_precision` (so host numbers round-trip byte-exact), which only JSON text carries.
+// Results go out as JSON text parsed by the engine's own JSON.parse: the core's JSON value keeps
+// numbers as text (so host numbers round-trip byte-exact), which only JSON text carries.
 fn to_js<T: crate::json::out::ToJson>(v: &T) -> Result<JsValue, JsValue> {
     js_sys::JSON::parse(&crate::json::out::to_string(v))
 }

@@ -5,7 +5,8 @@
 //! and its derived `Serialize`: `#[derive(ToJson)]` (crate `cachefold-derive`) reads the same
 //! `#[serde(...)]` attributes, strings are escaped the same way, integers are plain decimal,
 //! finite floats use `serde_json`'s own shortest form (`zmij`) and non-finite ones are `null`,
-//! and `crate::json::Value` numbers keep their exact text (`arbitrary_precision`). In the wasm
+//! and `crate::json::Value` numbers keep their exact text (as `serde_json`'s do under
+//! `arbitrary_precision`). In the wasm
 //! module the generic serializer and every derived `Serialize` were about a tenth of the code.
 //! Under `cfg(test)`, [`to_string`] checks every value it writes against `serde_json`.
 
