@@ -242,23 +242,6 @@ impl Value {
     }
 
     /// The value at a JSON pointer (`/a/0/b`, `~1` for `/`, `~0` for `~`).
-    pub fn pointer(&self, p: &str) -> Option<&Value> {
-        if p.is_empty() {
-            return Some(self);
-        }
-        let mut v = self;
-        for t in p.strip_prefix('/')?.split('/') {
-            let t = t.replace("~1", "/").replace("~0", "~");
-            v = match v {
-                Value::Object(m) => m.get(&t)?,
-                Value::Array(a) => a.get(t.parse::<usize>().ok()?)?,
-                _ => return None,
-            };
-        }
-        Some(v)
-    }
-
-    /// [`Value::pointer`], mutable.
     pub fn pointer_mut(&mut self, p: &str) -> Option<&mut Value> {
         if p.is_empty() {
             return Some(self);
