@@ -17,6 +17,7 @@
 //! * integers must fit their type exactly (no fraction, no sign for unsigned fields);
 //! * an error names where it happened: `records[3].shape.role: expected a string, got number`.
 
+pub mod map;
 pub mod out;
 #[cfg(test)]
 mod out_oracle;

@@ -91,6 +91,7 @@ pub mod cachefold;
 pub mod demo;
 pub mod driver;
 pub mod loso;
+pub mod metrics;
 pub mod prefix;
 pub mod render;
 pub mod report;
