@@ -110,15 +110,6 @@ fn run_with(
     r
 }
 
-/// The text of a record message.
-fn record_text(json: &str) -> String {
-    let v: serde_json::Value = serde_json::from_str(json).unwrap();
-    v["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// Every output is a prefix of the next unless the assemble declared a fold or condensation.
 fn assert_append_only(r: &Run) {
     for (k, w) in r.outs.windows(2).enumerate() {
@@ -714,55 +705,6 @@ fn summary_records_keep_the_closed_topics_lines() {
     assert!(rep.stopped.is_none(), "{rep:?}");
     assert_eq!(j.state().segs, st.segs);
     assert_append_only(&r);
-}
-
-/// A condensed record (`c<k>`) keeps one short line per topic it covers: topic id, label,
-/// turn range.
-#[test]
-fn condensed_records_keep_a_line_per_topic() {
-    let subjects = [
-        0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3,
-    ];
-    // A tiny record budget: the records are condensed once a few folds were appended.
-    let cfg = Config {
-        tail_tokens: 1_000,
-        fold_record_budget: 200,
-        ..small()
-    };
-    let r = run(cfg.clone(), &subjects, 5_000);
-    let st = r.s.state();
-    let c = st
-        .segs
-        .iter()
-        .find(|s| s.id.starts_with('c'))
-        .expect("a condensation");
-    let text = record_text(&c.json);
-    assert!(text.contains("Condensed from folds"), "{text}");
-    let section = &text[text.find("Topics folded here").expect("topic lines")..];
-    let lines: Vec<&str> = section.lines().filter(|l| l.starts_with("- ")).collect();
-    assert!(lines.len() >= 2, "{section}");
-    // Every topic the condensed range starts or ends in is named, in order, with its turns.
-    let first = st.topics.topic_at(c.from).unwrap();
-    assert!(
-        lines[0].starts_with(&format!("- {} ", first.id)),
-        "{section}"
-    );
-    assert!(
-        lines[0].contains(&format!("({}–", st.topics.turn_at(c.from).unwrap())),
-        "{section}"
-    );
-    let last = st.topics.topic_at(c.to - 1).unwrap();
-    assert!(
-        lines.last().unwrap().contains(&last.id.to_string()),
-        "{section}"
-    );
-    assert!(
-        text.chars().count() <= cachefold::fold::condensed_cap_chars(cfg.fold_record_budget) + 400
-    );
-    assert_append_only(&r);
-    // Replay gives the same bytes.
-    let (j, _) = Session::restore(cfg, "topics", None, &r.journal).unwrap();
-    assert_eq!(j.state().segs, st.segs);
 }
 
 /// An emergency fold moves its cut forward to a topic boundary when one lies within half a

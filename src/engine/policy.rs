@@ -615,15 +615,15 @@ impl Session {
             .filter(|i| protected.binary_search(i).is_err())
             .filter_map(|i| recs.get(i as usize).map(|r| &r.digest))
             .collect();
-        // The folds' topic lines, condensed to one short line per topic.
-        let cap = fold::condensed_cap_chars(self.cfg.fold_record_budget);
-        let topics = self.condensed_topics(from, to, cap / 4);
-        let room = cap.saturating_sub(topics.chars().count());
-        let mut text = fold::condensed_text(&id, &covers, &digests, room);
-        if !topics.is_empty() {
-            text.push_str("\n\n");
-            text.push_str(&topics);
-        }
+        // No topic lines here: in the real-OpenClaw A/B (48K window) a per-topic list in
+        // condensed records changed which condensations paid and cost 10 % more input than
+        // topics off; the fold ids a condensed record covers and `cachefold_topics` reach them.
+        let text = fold::condensed_text(
+            &id,
+            &covers,
+            &digests,
+            fold::condensed_cap_chars(self.cfg.fold_record_budget),
+        );
         let json = fold::record_json(&text, fold::record_ts(recs, from));
         let w = tokens::weighted_chars(&json);
         let old_w: u64 = self.st.segs.iter().map(|s| s.w).sum();

@@ -11,8 +11,8 @@
 //! * **One section per topic**: the record of a region spanning several topics renders each
 //!   closed topic as a line or two (label, turn range, exact identifiers, recover ids) and the
 //!   last one with today's detailed record ([`Session::topic_record`]); an LLM-summary record
-//!   keeps the closed topics' lines after the summary ([`Session::summary_topics`]) and a
-//!   condensed record one short line per topic ([`Session::condensed_topics`]).
+//!   keeps the closed topics' lines after the summary ([`Session::summary_topics`]). A
+//!   condensed record (`c<k>`) has none: in the real-OpenClaw A/B they cost 10 % more input.
 //! * **Frozen boundaries**: a fold freezes the topics of every turn it covers
 //!   ([`TopicState::freeze_before`], applied with the fold event), so a boundary a fold used
 //!   never moves.
@@ -447,21 +447,6 @@ impl Session {
         });
         out.push_str(&last);
         out.push('\n');
-        out
-    }
-
-    /// The topic section of a condensed record over `[from, to)`: one short line per topic
-    /// (id, label, turn range) within `limit` chars; empty when topics are off or the region
-    /// lies within one topic.
-    pub(super) fn condensed_topics(&self, from: u32, to: u32, limit: usize) -> String {
-        let Some(groups) = self.topic_groups(from, to) else {
-            return String::new();
-        };
-        let mut out = String::from(TOPICS_TITLE.trim_start());
-        let last = groups.last().map(|(t, _)| t.id);
-        self.push_topic_lines(&mut out, &groups, limit, "topics", &|t, a, b, _| {
-            short_topic_line(t, a, b, Some(t.id) == last && self.topic_goes_on(t, to))
-        });
         out
     }
 
