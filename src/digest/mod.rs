@@ -380,6 +380,8 @@ impl Bounded {
 }
 
 mod churn;
+#[cfg(test)]
+mod render_tests;
 mod scan;
 #[cfg(test)]
 mod tests;
