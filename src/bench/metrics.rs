@@ -137,27 +137,15 @@ impl Metrics {
     }
     /// R without credit.
     pub fn recall(&self) -> f64 {
-        if self.anchors_needed == 0 {
-            1.0
-        } else {
-            ratio(self.anchors_retained, self.anchors_needed)
-        }
+        share_kept(self.anchors_retained, self.anchors_needed)
     }
     /// R with recovery credit.
     pub fn recall_credit(&self) -> f64 {
-        if self.anchors_needed == 0 {
-            1.0
-        } else {
-            ratio(self.anchors_retained_credit, self.anchors_needed)
-        }
+        share_kept(self.anchors_retained_credit, self.anchors_needed)
     }
     /// R over anchors ≥ 50 calls old.
     pub fn recall_old(&self) -> f64 {
-        if self.anchors_needed_old == 0 {
-            1.0
-        } else {
-            ratio(self.anchors_retained_old, self.anchors_needed_old)
-        }
+        share_kept(self.anchors_retained_old, self.anchors_needed_old)
     }
     /// Σ miss over all requests.
     pub fn all_miss(&self) -> u64 {
@@ -300,5 +288,14 @@ pub fn call_costs(opts: &Options, ts: f64, hit: u64, miss: u64, out: u64) -> Cos
         flash_offpeak: row("deepseek-flash-offpeak"),
         pro_peak: row("deepseek-v4-pro-peak"),
         pro_offpeak: row("deepseek-v4-pro-offpeak"),
+    }
+}
+
+/// Share of `needed` anchors that were `kept`; 1 when none was needed.
+fn share_kept(kept: u64, needed: u64) -> f64 {
+    if needed == 0 {
+        1.0
+    } else {
+        ratio(kept, needed)
     }
 }
