@@ -85,12 +85,18 @@ impl Shape {
             },
             Role::Assistant => {
                 let calls = m.tool_calls();
+                let mut call_ids = Vec::with_capacity(calls.len());
+                let mut call_names = Vec::with_capacity(calls.len());
+                for c in &calls {
+                    call_ids.push(c.id.to_string());
+                    call_names.push(c.name.to_string());
+                }
                 Shape {
                     role: ShapeRole::Assistant,
-                    call_ids: calls.iter().map(|c| c.id.to_string()).collect(),
+                    call_ids,
                     result_id: None,
                     tool_name: calls.first().map(|c| c.name.to_string()),
-                    call_names: calls.iter().map(|c| c.name.to_string()).collect(),
+                    call_names,
                 }
             }
             Role::ToolResult => Shape {
@@ -238,9 +244,9 @@ impl Repaired {
     /// The shapes of the repaired sequence (for validation and tests). Positions outside `seq`
     /// resolve to [`ShapeRole::Other`] (cannot happen for a `Repaired` made from `seq`).
     pub fn resolve(&self, seq: &[Shape]) -> Vec<Shape> {
-        self.slots
-            .iter()
-            .map(|s| match s {
+        let mut out = Vec::with_capacity(self.slots.len());
+        for s in &self.slots {
+            out.push(match s {
                 Slot::Orig(i) => seq.get(*i).cloned().unwrap_or_default(),
                 Slot::SyntheticResult { call_id, tool_name } => Shape {
                     role: ShapeRole::ToolResult,
@@ -255,8 +261,9 @@ impl Repaired {
                     call_names: vec![tool_name.clone()],
                     result_id: None,
                 },
-            })
-            .collect()
+            });
+        }
+        out
     }
 
     /// True when nothing had to change.
@@ -333,11 +340,7 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
             _ => {
                 close(&mut open, &mut out);
                 if s.has_calls() {
-                    open = Some((
-                        i,
-                        s.call_ids.iter().map(String::as_str).collect(),
-                        &s.call_ids,
-                    ));
+                    open = Some((i, strs(&s.call_ids), &s.call_ids));
                 }
             }
         }
@@ -373,7 +376,10 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     // assigned[r] = Some((assistant position, call index)) for matched results.
     let mut assigned: Vec<Option<(usize, usize)>> = vec![None; n];
     // answered[p][k]: call k of assistant p has a result.
-    let mut answered: Vec<Vec<bool>> = seq.iter().map(|s| vec![false; s.call_ids.len()]).collect();
+    let mut answered: Vec<Vec<bool>> = Vec::with_capacity(n);
+    for s in seq {
+        answered.push(vec![false; s.call_ids.len()]);
+    }
     let mut repairs = Vec::new();
 
     // Phase 1: in-place results.
@@ -484,9 +490,12 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
         orphan_group(&mut slots, unmatched[u]);
         u += 1;
     }
-    let anchors: Vec<usize> = (0..n)
-        .filter(|&i| seq[i].role != ShapeRole::ToolResult)
-        .collect();
+    let mut anchors: Vec<usize> = Vec::new();
+    for (i, s) in seq.iter().enumerate() {
+        if s.role != ShapeRole::ToolResult {
+            anchors.push(i);
+        }
+    }
     for (ai, &a) in anchors.iter().enumerate() {
         slots.push(Slot::Orig(a));
         let s = &seq[a];
@@ -522,13 +531,25 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
 /// Every call id of every assistant message in `seq`, ascending (search with
 /// [`crate::sort::contains`]).
 fn called_ids(seq: &[Shape]) -> Vec<&str> {
-    let mut ids: Vec<&str> = seq
-        .iter()
-        .filter(|x| x.has_calls())
-        .flat_map(|x| x.call_ids.iter().map(String::as_str))
-        .collect();
+    let mut ids: Vec<&str> = Vec::new();
+    for x in seq {
+        if x.has_calls() {
+            for id in &x.call_ids {
+                ids.push(id);
+            }
+        }
+    }
     crate::sort::sort_dedup(&mut ids);
     ids
+}
+
+/// The strings of `v` borrowed.
+fn strs(v: &[String]) -> Vec<&str> {
+    let mut out = Vec::with_capacity(v.len());
+    for s in v {
+        out.push(s.as_str());
+    }
+    out
 }
 
 /// First unanswered call of `s` with id `id`.
@@ -656,7 +677,7 @@ pub fn cut_points(seq: &[Shape]) -> Vec<usize> {
                 }
                 pending.clear();
                 if s.has_calls() {
-                    pending = s.call_ids.iter().map(String::as_str).collect();
+                    pending = strs(&s.call_ids);
                 }
             }
             ShapeRole::Other => {
