@@ -25,7 +25,7 @@ use crate::error::Result;
 use crate::fingerprint_hex;
 use crate::json::json_struct;
 use crate::json::Value;
-use crate::json::{DResult, DecodeError, Fields, FromJson};
+use crate::json::{DResult, DecodeError, FromJson};
 use crate::topics::llm::Answer;
 use crate::topics::terms::TurnTerms;
 use serde::{Deserialize, Serialize};
@@ -230,93 +230,122 @@ impl FromJson for Event {
     }
 }
 
+/// One event variant decoded through [`crate::json::fill`]: every field a slot in one table, so
+/// the per-field code is a table entry and the error path (dropping what was decoded) exists
+/// once per variant. `field: Type = "key"` is required (absent → error, unless `Type` is an
+/// `Option`), `= "key" or(default)` optional, `= "key" from(init)` required for a type without
+/// `Default` (`init` is overwritten).
+macro_rules! variant {
+    ($body:ident, $v:ident { $($field:ident: $ty:ty = $key:literal $($how:ident($init:expr))?),* $(,)? }) => {{
+        $(let mut $field: $ty = variant!(@init $ty $(, $how($init))?);)*
+        crate::json::fill(
+            $body,
+            &mut [$(($key, &mut $field as &mut dyn crate::json::Slot, variant!(@req $($how)?))),*],
+        )?;
+        Event::$v { $($field),* }
+    }};
+    (@init $ty:ty) => { <$ty>::default() };
+    (@init $ty:ty, $how:ident($init:expr)) => { $init };
+    (@req) => { true };
+    (@req or) => { false };
+    (@req from) => { true };
+}
+
 impl Event {
     fn decode(kind: &str, body: Value) -> DResult<Event> {
-        let mut f = Fields::new(body)?;
         Ok(match kind {
-            "env" => Event::Env {
-                model: f.req("model")?,
-                spa: f.req("spa")?,
-            },
-            "diverge" => Event::Diverge {
-                at: f.req("at")?,
-                cause: f.req("cause")?,
-                action: f.req("action")?,
-            },
-            "ingest" => Event::Ingest {
-                i: f.req("i")?,
-                rec: f.req("rec")?,
-                calls: f.or("calls", Vec::new())?,
-            },
-            "pin" => Event::Pin {
-                len: f.req("len")?,
-                fp: f.req("fp")?,
-                json: f.or("json", Vec::new())?,
-            },
-            "evict" => Event::Evict {
-                len: f.req("len")?,
-                skip: f.or("skip", 0)?,
-            },
-            "fold" => Event::Fold {
-                seg: f.req("seg")?,
-                reason: f.req("reason")?,
-                folded_w: f.req("foldedW")?,
-                folded_tokens: f.req("foldedTokens")?,
-                low: f.req("low")?,
-            },
-            "condense" => Event::Condense { seg: f.req("seg")? },
-            "out" => Event::Out {
-                keep: f.req("keep")?,
-                add: f.req("add")?,
-                shared: f.req("shared")?,
-                repairs: f.req("repairs")?,
-            },
-            "commit" => Event::Commit {
-                key: f.req("key")?,
-                rows: f.req("rows")?,
-                calib: f.req("calib")?,
-                req_add: f.or("reqAdd", Vec::new())?,
-                cost_usd: f.or("costUsd", 0.0)?,
-                uncached_usd: f.or("uncachedUsd", 0.0)?,
-                turn_w: f.or("turnW", 0)?,
-            },
-            "summaryReq" => Event::SummaryReq {
-                id: f.req("id")?,
-                from: f.req("from")?,
-                to: f.req("to")?,
-                at: f.req("at")?,
-            },
-            "summaryDone" => Event::SummaryDone {
-                id: f.req("id")?,
-                ok: f.req("ok")?,
-                text: f.req("text")?,
-            },
-            "artifact" => Event::Artifact {
-                note: f.req("note")?,
-            },
-            "limits" => Event::Limits {
-                window: f.req("window")?,
-                budget: f.req("budget")?,
-            },
-            "forceFold" => Event::ForceFold { on: f.req("on")? },
-            "turn" => Event::Turn {
-                from: f.req("from")?,
-                at: f.req("at")?,
-                terms: f.req("terms")?,
-            },
-            "pinTurn" => Event::PinTurn {
-                turn: f.req("turn")?,
-            },
-            "topicReq" => Event::TopicReq {
-                id: f.req("id")?,
-                turn: f.req("turn")?,
-                at: f.req("at")?,
-            },
-            "topicDone" => Event::TopicDone {
-                id: f.req("id")?,
-                ok: f.req("ok")?,
-                answer: f.req("answer")?,
-            },
+            "env" => {
+                variant!(body, Env { model: Option<String> = "model", spa: Option<String> = "spa" })
+            }
+            "diverge" => variant!(
+                body,
+                Diverge {
+                    at: u32 = "at",
+                    cause: String = "cause",
+                    action: DivergeAction = "action",
+                }
+            ),
+            "ingest" => variant!(body, Ingest {
+                i: u32 = "i",
+                rec: Box<MsgRecord> = "rec",
+                calls: Vec<CallArg> = "calls" or(Vec::new()),
+            }),
+            "pin" => variant!(body, Pin {
+                len: u32 = "len",
+                fp: String = "fp",
+                json: Vec<String> = "json" or(Vec::new()),
+            }),
+            "evict" => variant!(body, Evict { len: u32 = "len", skip: u32 = "skip" or(0) }),
+            "fold" => variant!(body, Fold {
+                seg: Box<Segment> = "seg",
+                reason: FoldReason = "reason" from(FoldReason::Priced),
+                folded_w: u64 = "foldedW",
+                folded_tokens: u64 = "foldedTokens",
+                low: bool = "low",
+            }),
+            "condense" => variant!(body, Condense { seg: Box<Segment> = "seg" }),
+            "out" => variant!(body, Out {
+                keep: u32 = "keep",
+                add: Vec<OutKey> = "add",
+                shared: u64 = "shared",
+                repairs: u32 = "repairs",
+            }),
+            "commit" => variant!(body, Commit {
+                key: String = "key",
+                rows: Vec<CallRow> = "rows",
+                calib: Option<[u64; 2]> = "calib",
+                req_add: Vec<OutKey> = "reqAdd" or(Vec::new()),
+                cost_usd: f64 = "costUsd" or(0.0),
+                uncached_usd: f64 = "uncachedUsd" or(0.0),
+                turn_w: u64 = "turnW" or(0),
+            }),
+            "summaryReq" => variant!(
+                body,
+                SummaryReq {
+                    id: String = "id",
+                    from: u32 = "from",
+                    to: u32 = "to",
+                    at: f64 = "at",
+                }
+            ),
+            "summaryDone" => variant!(
+                body,
+                SummaryDone {
+                    id: String = "id",
+                    ok: bool = "ok",
+                    text: String = "text",
+                }
+            ),
+            "artifact" => variant!(
+                body,
+                Artifact {
+                    note: ArtifactNote = "note"
+                }
+            ),
+            "limits" => variant!(body, Limits {
+                window: Option<u64> = "window",
+                budget: Option<u64> = "budget",
+            }),
+            "forceFold" => variant!(body, ForceFold { on: bool = "on" }),
+            "turn" => variant!(body, Turn {
+                from: u32 = "from",
+                at: Option<f64> = "at",
+                terms: Box<TurnTerms> = "terms",
+            }),
+            "pinTurn" => variant!(body, PinTurn { turn: u32 = "turn" }),
+            "topicReq" => variant!(
+                body,
+                TopicReq {
+                    id: String = "id",
+                    turn: u32 = "turn",
+                    at: f64 = "at",
+                }
+            ),
+            "topicDone" => variant!(body, TopicDone {
+                id: String = "id",
+                ok: bool = "ok",
+                answer: Option<Answer> = "answer",
+            }),
             other => return Err(DecodeError::new(format!("unknown event kind `{other}`"))),
         })
     }
