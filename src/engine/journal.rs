@@ -237,12 +237,15 @@ impl FromJson for Event {
 /// `Default` (`init` is overwritten).
 macro_rules! variant {
     ($body:ident, $v:ident { $($field:ident: $ty:ty = $key:literal $($how:ident($init:expr))?),* $(,)? }) => {{
-        $(let mut $field: $ty = variant!(@init $ty $(, $how($init))?);)*
-        crate::json::fill(
-            $body,
-            &mut [$(($key, &mut $field as &mut dyn crate::json::Slot, variant!(@req $($how)?))),*],
-        )?;
-        Event::$v { $($field),* }
+        // Decoded in place: no moves after decoding, and one drop of the event on an error.
+        let mut e = Event::$v { $($field: variant!(@init $ty $(, $how($init))?)),* };
+        if let Event::$v { $($field),* } = &mut e {
+            crate::json::fill(
+                $body,
+                &mut [$(($key, $field as &mut dyn crate::json::Slot, variant!(@req $($how)?))),*],
+            )?;
+        }
+        e
     }};
     (@init $ty:ty) => { <$ty>::default() };
     (@init $ty:ty, $how:ident($init:expr)) => { $init };
