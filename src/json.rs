@@ -311,11 +311,17 @@ impl<T: FromJson> FromJson for VecDeque<T> {
     }
 }
 
-fn exact_array(v: Value, n: usize) -> DResult<Vec<Value>> {
+/// The two elements of `v`, which must be an array of two (not generic).
+#[inline(never)]
+fn pair(v: Value) -> DResult<[Value; 2]> {
     match v {
-        Value::Array(a) if a.len() == n => Ok(a),
+        Value::Array(mut a) if a.len() == 2 => {
+            let y = a.pop().unwrap_or_default();
+            let x = a.pop().unwrap_or_default();
+            Ok([x, y])
+        }
         Value::Array(a) => Err(DecodeError::new(format!(
-            "expected an array of {n}, got {} elements",
+            "expected an array of 2, got {} elements",
             a.len()
         ))),
         v => Err(DecodeError::expected("an array", &v)),
@@ -324,20 +330,16 @@ fn exact_array(v: Value, n: usize) -> DResult<Vec<Value>> {
 
 impl<T: FromJson> FromJson for [T; 2] {
     fn from_json(v: Value) -> DResult<Self> {
-        let mut a = exact_array(v, 2)?.into_iter();
-        let (x, y) = (a.next(), a.next());
-        let x = T::from_json(x.unwrap_or_default()).map_err(|e| e.at_index(0))?;
-        let y = T::from_json(y.unwrap_or_default()).map_err(|e| e.at_index(1))?;
+        let (x, y) = <(T, T)>::from_json(v)?;
         Ok([x, y])
     }
 }
 
 impl<A: FromJson, B: FromJson> FromJson for (A, B) {
     fn from_json(v: Value) -> DResult<Self> {
-        let mut a = exact_array(v, 2)?.into_iter();
-        let (x, y) = (a.next(), a.next());
-        let x = A::from_json(x.unwrap_or_default()).map_err(|e| e.at_index(0))?;
-        let y = B::from_json(y.unwrap_or_default()).map_err(|e| e.at_index(1))?;
+        let [x, y] = pair(v)?;
+        let x = A::from_json(x).map_err(|e| e.at_index(0))?;
+        let y = B::from_json(y).map_err(|e| e.at_index(1))?;
         Ok((x, y))
     }
 }

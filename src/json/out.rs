@@ -24,8 +24,15 @@ pub trait ToJson {
 /// The compact JSON text of `v`.
 #[cfg(not(test))]
 pub fn to_string<T: ToJson + ?Sized>(v: &T) -> String {
+    text(&mut |out| v.write_json(out))
+}
+
+/// The text `write` appends to an empty string (not generic).
+#[cfg(not(test))]
+#[inline(never)]
+fn text(write: &mut dyn FnMut(&mut String)) -> String {
     let mut out = String::new();
-    v.write_json(&mut out);
+    write(&mut out);
     out
 }
 
