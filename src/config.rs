@@ -9,7 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::json::Value;
-use crate::json::{DResult, DecodeError, Fields, FromJson};
+use crate::json::{DResult, DecodeError, Fields, FromJson, Slot};
 use crate::vecmap::VecMap;
 use serde::Serialize;
 #[cfg(test)]
@@ -153,12 +153,19 @@ impl Default for TopicsConfig {
 
 impl FromJson for TopicsConfig {
     fn from_json(v: Value) -> DResult<Self> {
-        let mut f = Fields::new(v)?;
         let mut c = TopicsConfig::default();
-        f.set("enabled", &mut c.enabled)?;
-        f.set("useLlm", &mut c.use_llm)?;
-        f.set_with("maxCallsPerHour", &mut c.max_calls_per_hour, lenient_u32)?;
-        f.deny_unknown()?;
+        crate::json::fill_strict(
+            v,
+            &mut [
+                ("enabled", &mut c.enabled, false),
+                ("useLlm", &mut c.use_llm, false),
+                (
+                    "maxCallsPerHour",
+                    &mut Lenient(&mut c.max_calls_per_hour, lenient_u32),
+                    false,
+                ),
+            ],
+        )?;
         Ok(c)
     }
 }
@@ -449,6 +456,20 @@ fn lenient_u32(v: Value) -> DResult<u32> {
     u32::try_from(lenient_u64(v)?).map_err(|_| DecodeError::new("integer too large"))
 }
 
+/// A slot decoded by one of the lenient number readers above.
+struct Lenient<'a, T>(&'a mut T, fn(Value) -> DResult<T>);
+
+impl<T> Slot for Lenient<'_, T> {
+    fn put(&mut self, v: Value) -> DResult<()> {
+        *self.0 = (self.1)(v)?;
+        Ok(())
+    }
+
+    fn put_absent(&mut self) -> bool {
+        false
+    }
+}
+
 impl FromJson for Mode {
     fn from_json(v: Value) -> DResult<Self> {
         match String::from_json(v)?.as_str() {
@@ -464,53 +485,91 @@ impl FromJson for Mode {
 
 impl FromJson for Config {
     fn from_json(v: Value) -> DResult<Self> {
-        let mut f = Fields::new(v)?;
         let mut c = Config::default();
-        f.set("mode", &mut c.mode)?;
-        f.set("targetModels", &mut c.target_models)?;
-        f.set_with("prefixLockCount", &mut c.prefix_lock_count, lenient_u32)?;
-        f.set_with("compactRatio", &mut c.compact_ratio, lenient_f64)?;
-        f.set_with("tokenBudget", &mut c.token_budget, lenient_u64)?;
-        f.set_with("tailTokens", &mut c.tail_tokens, lenient_u64)?;
-        f.set_with("minFoldTokens", &mut c.min_fold_tokens, lenient_u64)?;
-        f.set_with("foldRecordBudget", &mut c.fold_record_budget, lenient_u64)?;
-        f.set_with(
-            "expectedRemainingCalls",
-            &mut c.expected_remaining_calls,
-            lenient_u64,
+        crate::json::fill_strict(
+            v,
+            &mut [
+                ("mode", &mut c.mode, false),
+                ("targetModels", &mut c.target_models, false),
+                (
+                    "prefixLockCount",
+                    &mut Lenient(&mut c.prefix_lock_count, lenient_u32),
+                    false,
+                ),
+                (
+                    "compactRatio",
+                    &mut Lenient(&mut c.compact_ratio, lenient_f64),
+                    false,
+                ),
+                (
+                    "tokenBudget",
+                    &mut Lenient(&mut c.token_budget, lenient_u64),
+                    false,
+                ),
+                (
+                    "tailTokens",
+                    &mut Lenient(&mut c.tail_tokens, lenient_u64),
+                    false,
+                ),
+                (
+                    "minFoldTokens",
+                    &mut Lenient(&mut c.min_fold_tokens, lenient_u64),
+                    false,
+                ),
+                (
+                    "foldRecordBudget",
+                    &mut Lenient(&mut c.fold_record_budget, lenient_u64),
+                    false,
+                ),
+                (
+                    "expectedRemainingCalls",
+                    &mut Lenient(&mut c.expected_remaining_calls, lenient_u64),
+                    false,
+                ),
+                ("price", &mut c.price, false),
+                ("prices", &mut c.prices, false),
+                ("summary", &mut c.summary, false),
+                ("protectedReads", &mut c.protected_reads, false),
+                ("toolDefaults", &mut c.tool_defaults, false),
+                ("persist", &mut c.persist, false),
+                ("artifacts", &mut c.artifacts, false),
+                ("stateDir", &mut c.state_dir, false),
+                ("logFile", &mut c.log_file, false),
+                ("ownsCompaction", &mut c.owns_compaction, false),
+                ("lessons", &mut c.lessons, false),
+                ("topics", &mut c.topics, false),
+                ("profile", &mut c.profile, false),
+            ],
         )?;
-        f.set("price", &mut c.price)?;
-        f.set("prices", &mut c.prices)?;
-        f.set("summary", &mut c.summary)?;
-        f.set("protectedReads", &mut c.protected_reads)?;
-        f.set("toolDefaults", &mut c.tool_defaults)?;
-        f.set("persist", &mut c.persist)?;
-        f.set("artifacts", &mut c.artifacts)?;
-        f.set("stateDir", &mut c.state_dir)?;
-        f.set("logFile", &mut c.log_file)?;
-        f.set("ownsCompaction", &mut c.owns_compaction)?;
-        f.set("lessons", &mut c.lessons)?;
-        f.set("topics", &mut c.topics)?;
-        f.set("profile", &mut c.profile)?;
-        f.deny_unknown()?;
         Ok(c)
     }
 }
 
 impl FromJson for LessonsConfig {
     fn from_json(v: Value) -> DResult<Self> {
-        let mut f = Fields::new(v)?;
         let mut c = LessonsConfig::default();
-        f.set("enabled", &mut c.enabled)?;
-        f.set_with("maxInjectTokens", &mut c.max_inject_tokens, lenient_u32)?;
-        f.set_with(
-            "autoPromoteAfterMs",
-            &mut c.auto_promote_after_ms,
-            lenient_u64,
+        crate::json::fill_strict(
+            v,
+            &mut [
+                ("enabled", &mut c.enabled, false),
+                (
+                    "maxInjectTokens",
+                    &mut Lenient(&mut c.max_inject_tokens, lenient_u32),
+                    false,
+                ),
+                (
+                    "autoPromoteAfterMs",
+                    &mut Lenient(&mut c.auto_promote_after_ms, lenient_u64),
+                    false,
+                ),
+                ("useLlm", &mut c.use_llm, false),
+                (
+                    "captureIntervalMs",
+                    &mut Lenient(&mut c.capture_interval_ms, lenient_u64),
+                    false,
+                ),
+            ],
         )?;
-        f.set("useLlm", &mut c.use_llm)?;
-        f.set_with("captureIntervalMs", &mut c.capture_interval_ms, lenient_u64)?;
-        f.deny_unknown()?;
         Ok(c)
     }
 }
@@ -534,37 +593,68 @@ impl FromJson for PriceRow {
 
 impl FromJson for SummaryConfig {
     fn from_json(v: Value) -> DResult<Self> {
-        let mut f = Fields::new(v)?;
         let mut c = SummaryConfig::default();
-        f.set("useLlm", &mut c.use_llm)?;
-        f.set_with("maxCallsPerHour", &mut c.max_calls_per_hour, lenient_u32)?;
-        f.set_with("timeoutMs", &mut c.timeout_ms, lenient_u64)?;
-        f.set_with("maxTokens", &mut c.max_tokens, lenient_u32)?;
-        f.deny_unknown()?;
+        crate::json::fill_strict(
+            v,
+            &mut [
+                ("useLlm", &mut c.use_llm, false),
+                (
+                    "maxCallsPerHour",
+                    &mut Lenient(&mut c.max_calls_per_hour, lenient_u32),
+                    false,
+                ),
+                (
+                    "timeoutMs",
+                    &mut Lenient(&mut c.timeout_ms, lenient_u64),
+                    false,
+                ),
+                (
+                    "maxTokens",
+                    &mut Lenient(&mut c.max_tokens, lenient_u32),
+                    false,
+                ),
+            ],
+        )?;
         Ok(c)
     }
 }
 
 impl FromJson for PersistConfig {
     fn from_json(v: Value) -> DResult<Self> {
-        let mut f = Fields::new(v)?;
         let mut c = PersistConfig::default();
-        f.set("enabled", &mut c.enabled)?;
-        f.set("thresholds", &mut c.thresholds)?;
-        f.set_with("defaultThreshold", &mut c.default_threshold, lenient_u64)?;
-        f.set_with("previewChars", &mut c.preview_chars, lenient_u64)?;
-        f.set("middleware", &mut c.middleware)?;
-        f.deny_unknown()?;
+        crate::json::fill_strict(
+            v,
+            &mut [
+                ("enabled", &mut c.enabled, false),
+                ("thresholds", &mut c.thresholds, false),
+                (
+                    "defaultThreshold",
+                    &mut Lenient(&mut c.default_threshold, lenient_u64),
+                    false,
+                ),
+                (
+                    "previewChars",
+                    &mut Lenient(&mut c.preview_chars, lenient_u64),
+                    false,
+                ),
+                ("middleware", &mut c.middleware, false),
+            ],
+        )?;
         Ok(c)
     }
 }
 
 impl FromJson for ArtifactsConfig {
     fn from_json(v: Value) -> DResult<Self> {
-        let mut f = Fields::new(v)?;
         let mut c = ArtifactsConfig::default();
-        f.set_with("maxBytes", &mut c.max_bytes, lenient_u64)?;
-        f.deny_unknown()?;
+        crate::json::fill_strict(
+            v,
+            &mut [(
+                "maxBytes",
+                &mut Lenient(&mut c.max_bytes, lenient_u64),
+                false,
+            )],
+        )?;
         Ok(c)
     }
 }

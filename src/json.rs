@@ -262,6 +262,17 @@ fn each(v: Value, f: &mut dyn FnMut(Value) -> DResult<()>) -> DResult<()> {
 /// code [`json_struct!`] generates per field is one entry of this table.
 #[inline(never)]
 pub fn fill(v: Value, fields: &mut [(&str, &mut dyn Slot, bool)]) -> DResult<()> {
+    fill_fields(v, fields).map(drop)
+}
+
+/// [`fill`], and an error for the first member that is not one of `fields` (serde's
+/// `deny_unknown_fields`).
+#[inline(never)]
+pub fn fill_strict(v: Value, fields: &mut [(&str, &mut dyn Slot, bool)]) -> DResult<()> {
+    fill_fields(v, fields)?.deny_unknown()
+}
+
+fn fill_fields(v: Value, fields: &mut [(&str, &mut dyn Slot, bool)]) -> DResult<Fields> {
     let mut f = Fields::new(v)?;
     for (key, slot, required) in fields.iter_mut() {
         if *required {
@@ -270,7 +281,7 @@ pub fn fill(v: Value, fields: &mut [(&str, &mut dyn Slot, bool)]) -> DResult<()>
             f.set(key, *slot)?;
         }
     }
-    Ok(())
+    Ok(f)
 }
 
 /// A struct field being decoded in place: [`Fields::set`] and [`Fields::need`] take it as a
