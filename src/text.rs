@@ -13,8 +13,17 @@ pub fn one_line(s: &str) -> String {
     out
 }
 
+/// The strings of `v` borrowed.
+pub fn strs(v: &[String]) -> Vec<&str> {
+    let mut out = Vec::with_capacity(v.len());
+    for s in v {
+        out.push(s.as_str());
+    }
+    out
+}
+
 /// Byte offset of char index `n` (or the end).
-fn byte_at(s: &str, n: usize) -> usize {
+pub fn byte_at(s: &str, n: usize) -> usize {
     s.char_indices().nth(n).map(|(i, _)| i).unwrap_or(s.len())
 }
 
