@@ -301,7 +301,9 @@ impl Session {
         for &k in &ts.pins {
             if let Some((a, b)) = ts.turn_range(k, self.st.recorded()) {
                 if a >= from && b <= to && a < b {
-                    out.extend(a..b);
+                    for r in a..b {
+                        out.push(r);
+                    }
                 }
             }
         }
