@@ -195,9 +195,11 @@ impl Session {
                 json.push(j.to_string());
             }
         }
-        let keep = json.len() == h as usize
-            && self.st.base == 0
-            && json.iter().map(String::len).sum::<usize>() <= HEAD_COPY_MAX_BYTES;
+        let mut bytes = 0;
+        for j in &json {
+            bytes += j.len();
+        }
+        let keep = json.len() == h as usize && self.st.base == 0 && bytes <= HEAD_COPY_MAX_BYTES;
         let json = if keep { json } else { Vec::new() };
         self.emit(Event::Pin { len: h, fp, json })
     }

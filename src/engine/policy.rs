@@ -675,7 +675,9 @@ pub(super) fn tails_w(records: &[MsgRecord], cuts: &[u32], to: u32) -> Vec<u64> 
     for (k, &c) in cuts.iter().enumerate().rev() {
         let a = (c as usize).min(end);
         if a < pos {
-            acc += records[a..pos].iter().map(|r| r.w).sum::<u64>();
+            for r in &records[a..pos] {
+                acc += r.w;
+            }
             pos = a;
         }
         out[k] = acc;

@@ -145,7 +145,7 @@ impl Session {
                 Some(s) => *s,
                 // Tool-loop call without its own assemble: the previous call's prompt (output +
                 // turn messages before the previous assistant message) is the shared prefix.
-                None if j > 0 => out_w + ws[..asst[j - 1]].iter().sum::<u64>(),
+                None if j > 0 => out_w + total(&ws[..asst[j - 1]]),
                 None => 0,
             };
             let predicted = cost::floor_block(stat + self.tokens(shared_w), cost::DS_BLOCK);
@@ -171,7 +171,7 @@ impl Session {
         let calib = match (first_w, asst.first()) {
             (Some(fw), Some(&k)) => {
                 let y = msgs[k].usage().map(|u| u.prompt()).unwrap_or(0);
-                (y > 0).then(|| [fw + ws[..k].iter().sum::<u64>(), y])
+                (y > 0).then(|| [fw + total(&ws[..k]), y])
             }
             _ => None,
         };
@@ -199,7 +199,7 @@ impl Session {
             req_add,
             cost_usd,
             uncached_usd,
-            turn_w: ws.iter().sum(),
+            turn_w: total(&ws),
         })?;
         // Topics are an optimisation: the turn is committed whatever happens to them (a
         // refused `turn` event changes nothing, see `SessionState::apply`).
@@ -210,4 +210,13 @@ impl Session {
     }
 
     // ---- summaries -----------------------------------------------------------------------------
+}
+
+/// Sum of the weights `ws`.
+fn total(ws: &[u64]) -> u64 {
+    let mut w = 0;
+    for x in ws {
+        w += x;
+    }
+    w
 }

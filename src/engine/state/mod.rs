@@ -591,7 +591,7 @@ impl SessionState {
                 repairs,
             } => {
                 self.out.truncate(*keep as usize);
-                self.out.extend(add.iter().cloned());
+                self.out.extend_from_slice(add);
                 self.req = self.out.clone();
                 self.turn.shared.push(*shared);
                 if self.turn.first_w.is_none() {
@@ -632,7 +632,7 @@ impl SessionState {
                     g.hi = g.hi.max(*x);
                     g.last = Some([*x, *y]);
                 }
-                self.req.extend(req_add.iter().cloned());
+                self.req.extend_from_slice(req_add);
                 self.turn = TurnAcc::default();
             }
             Event::SummaryReq { id, from, to, at } => {
