@@ -109,7 +109,10 @@ fn decimal(b: &[u8]) -> Option<f64> {
     // Clinger: an integer below 2^53 times or over a power of ten up to 10^22 (both exact) is
     // one correctly rounded operation.
     if len <= 16 && (-22..=22).contains(&exp10) {
-        let m = digits.iter().fold(0u64, |m, &d| m * 10 + u64::from(d));
+        let mut m = 0u64;
+        for &d in &digits {
+            m = m * 10 + u64::from(d);
+        }
         if m < 1 << 53 {
             let p = [
                 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,

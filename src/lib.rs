@@ -96,11 +96,14 @@ pub fn fingerprint_hex(bytes: &[u8]) -> String {
 /// full original, so distinct ids never collide and `..`, `/`, `\`, NUL or an empty id can
 /// never name anything outside the parent directory.
 pub fn safe_name(id: &str) -> String {
-    let mut kept: String = id
+    let mut kept = String::new();
+    for c in id
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
         .take(64)
-        .collect();
+    {
+        kept.push(c);
+    }
     if kept.is_empty() {
         kept.push_str("session");
     }

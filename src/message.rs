@@ -141,7 +141,13 @@ impl Message {
     pub fn parts(&self) -> Vec<Part<'_>> {
         match self.raw.get("content") {
             Some(Value::String(s)) => vec![Part::Text(s)],
-            Some(Value::Array(items)) => items.iter().map(part_of).collect(),
+            Some(Value::Array(items)) => {
+                let mut parts = Vec::with_capacity(items.len());
+                for v in items {
+                    parts.push(part_of(v));
+                }
+                parts
+            }
             _ => Vec::new(),
         }
     }
@@ -151,13 +157,13 @@ impl Message {
         if self.role() != Role::Assistant {
             return Vec::new();
         }
-        self.parts()
-            .into_iter()
-            .filter_map(|p| match p {
-                Part::ToolCall(c) => Some(c),
-                _ => None,
-            })
-            .collect()
+        let mut calls = Vec::new();
+        for p in self.parts() {
+            if let Part::ToolCall(c) = p {
+                calls.push(c);
+            }
+        }
+        calls
     }
 
     /// `toolCallId` of a tool result.

@@ -12,8 +12,16 @@ pub fn sort_by<T>(v: &mut Vec<T>, mut cmp: impl FnMut(&T, &T) -> Ordering) {
         return;
     }
     let order = sorted_indices(v.len(), &mut |a, b| cmp(&v[a], &v[b]));
-    let mut old: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
-    v.extend(order.iter().filter_map(|&i| old[i as usize].take()));
+    let mut old: Vec<Option<T>> = Vec::with_capacity(order.len());
+    for x in std::mem::take(v) {
+        old.push(Some(x));
+    }
+    v.reserve_exact(order.len());
+    for &i in &order {
+        if let Some(x) = old[i as usize].take() {
+            v.push(x);
+        }
+    }
 }
 
 /// Stable sort of `v` by `key` (the same order as `slice::sort_by_key`).

@@ -13,8 +13,22 @@ pub fn one_line(s: &str) -> String {
     out
 }
 
+/// The strings of `v` borrowed.
+pub fn strs(v: &[String]) -> Vec<&str> {
+    let mut out = Vec::with_capacity(v.len());
+    for s in v {
+        out.push(s.as_str());
+    }
+    out
+}
+
+/// The first `n` chars of `s` (all of `s` when it is shorter).
+pub fn head_chars(s: &str, n: usize) -> &str {
+    &s[..byte_at(s, n)]
+}
+
 /// Byte offset of char index `n` (or the end).
-fn byte_at(s: &str, n: usize) -> usize {
+pub fn byte_at(s: &str, n: usize) -> usize {
     s.char_indices().nth(n).map(|(i, _)| i).unwrap_or(s.len())
 }
 
@@ -151,7 +165,11 @@ pub fn upper_chars(c: char) -> impl Iterator<Item = char> {
 
 /// `s` with every character through [`lower_char`].
 pub fn lower(s: &str) -> String {
-    s.chars().map(lower_char).collect()
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        out.push(lower_char(c));
+    }
+    out
 }
 
 #[cfg(test)]

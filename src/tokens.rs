@@ -54,7 +54,10 @@ pub fn weighted_chars(s: &str) -> u64 {
     if s.is_ascii() {
         return s.len() as u64;
     }
-    let tenths: u64 = s.chars().map(char_weight_tenths).sum();
+    let mut tenths = 0;
+    for c in s.chars() {
+        tenths += char_weight_tenths(c);
+    }
     (tenths + 5) / 10
 }
 

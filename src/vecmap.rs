@@ -163,7 +163,11 @@ impl<K: Ord, V> FromIterator<(K, V)> for VecMap<K, V> {
 
 impl<K: Ord, V, const N: usize> From<[(K, V); N]> for VecMap<K, V> {
     fn from(pairs: [(K, V); N]) -> Self {
-        pairs.into_iter().collect()
+        let mut m = VecMap::new();
+        for (k, v) in pairs {
+            m.insert(k, v);
+        }
+        m
     }
 }
 

@@ -44,7 +44,10 @@ pub fn collapse_churn(text: &str) -> String {
     {
         return text.to_string();
     }
-    let lines: Vec<&str> = text.split('\n').collect();
+    let mut lines: Vec<&str> = Vec::new();
+    for l in text.split('\n') {
+        lines.push(l);
+    }
     let mut out: Vec<String> = Vec::new();
     let push_marker = |out: &mut Vec<String>, m: String| {
         if out.last() != Some(&m) {

@@ -194,13 +194,15 @@ fn find_exit_code(text: &str) -> Option<i64> {
         if let Some(pos) = lower.rfind(pat) {
             let rest = &lower[pos + pat.len()..];
             let rest = rest.trim_start_matches([' ', ':', '=', '\t']);
-            let num: String = rest
-                .chars()
-                .enumerate()
-                .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && *c == '-'))
-                .map(|(_, c)| c)
-                .collect();
-            if let Ok(n) = num.parse::<i64>() {
+            // The leading number (its chars are ASCII: byte index = char index).
+            let mut end = 0;
+            for (i, c) in rest.char_indices() {
+                if !(c.is_ascii_digit() || (i == 0 && c == '-')) {
+                    break;
+                }
+                end = i + 1;
+            }
+            if let Ok(n) = rest[..end].parse::<i64>() {
                 return Some(n);
             }
         }
@@ -251,7 +253,10 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
             let text = collapse_churn(&m.text());
             d.text = clip(&one_line(&text), GIST_CHARS);
             let calls = m.tool_calls();
-            d.call_ids = calls.iter().map(|c| c.id.to_string()).collect();
+            d.call_ids = Vec::with_capacity(calls.len());
+            for c in &calls {
+                d.call_ids.push(c.id.to_string());
+            }
             d.tool_name = calls.first().map(|c| c.name.to_string());
             for c in &calls {
                 for p in arg_paths(c.arguments) {

@@ -234,7 +234,10 @@ pub fn is_path_like(t: &str) -> bool {
     if !t.chars().any(|c| c.is_ascii_alphabetic()) {
         return false;
     }
-    let segs: Vec<&str> = t.split(['/', '\\']).collect();
+    let mut segs: Vec<&str> = Vec::new();
+    for s in t.split(['/', '\\']) {
+        segs.push(s);
+    }
     let last = segs.last().copied().unwrap_or("");
     if segs.len() == 1 {
         return has_known_ext(t) && !t.starts_with('.');
@@ -380,7 +383,12 @@ impl IdentCollector {
     pub(super) fn finish(mut self, max: usize) -> Vec<String> {
         // Stable: equal classes keep first-seen order.
         crate::sort::sort_by_key(&mut self.seen, |(c, _)| *c);
-        self.seen.into_iter().take(max).map(|(_, s)| s).collect()
+        self.seen.truncate(max);
+        let mut out = Vec::with_capacity(self.seen.len());
+        for (_, s) in self.seen {
+            out.push(s);
+        }
+        out
     }
 }
 

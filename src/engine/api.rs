@@ -346,11 +346,10 @@ impl AssembleInput {
                 jsons.len()
             )));
         }
-        input.messages = indices
-            .into_iter()
-            .zip(jsons)
-            .map(|(index, json)| IndexedJson { index, json })
-            .collect();
+        input.messages = Vec::with_capacity(jsons.len());
+        for (index, json) in indices.into_iter().zip(jsons) {
+            input.messages.push(IndexedJson { index, json });
+        }
         Ok(input)
     }
 }

@@ -51,11 +51,7 @@ impl Session {
         mut json_of: impl FnMut(u32) -> Result<String>,
     ) -> Result<Driven> {
         let count = head.count;
-        head.messages = self
-            .need(count)
-            .into_iter()
-            .map(|index| json_of(index).map(|json| IndexedJson { index, json }))
-            .collect::<Result<_>>()?;
+        head.messages = fetch(self.need(count), &mut json_of)?;
         let plan = self.drive_once(&head, what)?;
         if !plan.need_full {
             return Ok(Driven {
@@ -64,9 +60,7 @@ impl Session {
                 input: head,
             });
         }
-        head.messages = (0..count)
-            .map(|index| json_of(index).map(|json| IndexedJson { index, json }))
-            .collect::<Result<_>>()?;
+        head.messages = fetch(super::indices(0, count), &mut json_of)?;
         let plan = self.drive_once(&head, what)?;
         if plan.need_full {
             return Err(Error::Internal("needFull with every index supplied".into()));
@@ -84,4 +78,19 @@ impl Session {
             Drive::Compact { force } => self.compact(input, force),
         }
     }
+}
+
+/// The messages `indices` from `json_of`, in order; the first failure ends the fetch.
+fn fetch(
+    indices: Vec<u32>,
+    json_of: &mut dyn FnMut(u32) -> Result<String>,
+) -> Result<Vec<IndexedJson>> {
+    let mut out = Vec::with_capacity(indices.len());
+    for index in indices {
+        out.push(IndexedJson {
+            index,
+            json: json_of(index)?,
+        });
+    }
+    Ok(out)
 }

@@ -24,7 +24,7 @@ pub fn message_hash(json: &str) -> String {
 /// Short key (first 16 hex chars) used for output-prefix comparison (64 bits: a collision
 /// inside one session is vanishingly unlikely and only affects a statistic).
 pub fn short_key(hash: &str) -> String {
-    hash.chars().take(16).collect()
+    crate::text::head_chars(hash, 16).to_string()
 }
 
 /// Fingerprint of the pinned head: SHA-1 over the per-message hashes joined by `\n`.

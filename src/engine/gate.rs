@@ -36,10 +36,18 @@ pub fn model_managed(cfg: &Config, model: Option<&str>) -> bool {
     }
 }
 
+/// The characters of `s` through [`crate::text::lower_char`].
+fn lower_chars(s: &str) -> Vec<char> {
+    let mut out = Vec::with_capacity(s.len());
+    for c in s.chars() {
+        out.push(crate::text::lower_char(c));
+    }
+    out
+}
+
 /// Case-insensitive glob with `*` as the only wildcard.
 pub fn glob_match(pattern: &str, s: &str) -> bool {
-    let p: Vec<char> = pattern.chars().map(crate::text::lower_char).collect();
-    let t: Vec<char> = s.chars().map(crate::text::lower_char).collect();
+    let (p, t) = (lower_chars(pattern), lower_chars(s));
     let (mut i, mut j) = (0usize, 0usize);
     let mut star: Option<usize> = None;
     let mut mark = 0usize;

@@ -65,7 +65,7 @@ impl Session {
                 incoming_shape = Some(m.map_or_else(Shape::other, Shape::of));
             }
         }
-        let role_refs: Vec<&str> = roles.iter().map(String::as_str).collect();
+        let role_refs = crate::text::strs(&roles);
         let recorded_shape = self
             .st
             .rec_of(d)
@@ -88,18 +88,17 @@ impl Session {
         } else {
             DivergeAction::Repin
         };
-        let found = (d..count.min(d + 3))
-            .map(|i| {
-                let h = given.get(&i).map(|j| fingerprint::message_hash(j));
-                h.and_then(|h| {
-                    self.st
-                        .records
-                        .iter()
-                        .position(|r| r.h == h)
-                        .map(|k| k as u32)
-                })
-            })
-            .collect();
+        let mut found = Vec::new();
+        for i in d..count.min(d + 3) {
+            let h = given.get(&i).map(|j| fingerprint::message_hash(j));
+            found.push(h.and_then(|h| {
+                self.st
+                    .records
+                    .iter()
+                    .position(|r| r.h == h)
+                    .map(|k| k as u32)
+            }));
+        }
         report.divergence = Some(DivergenceReport {
             at: d,
             cause: cause.code().into(),
@@ -148,14 +147,14 @@ impl Session {
                 .and_then(|id| self.st.open_calls.iter().rev().find(|c| c.id == id));
             digest::digest(m, &self.cfg, call.map(|c| (c.name.as_str(), &c.args)))
         };
-        let call_args = calls
-            .iter()
-            .map(|c| CallArg {
+        let mut call_args = Vec::with_capacity(calls.len());
+        for c in &calls {
+            call_args.push(CallArg {
                 id: c.id.to_string(),
                 name: c.name.to_string(),
                 args: bound_args(c.arguments),
-            })
-            .collect();
+            });
+        }
         let ts = m.raw().get("timestamp").filter(|v| v.is_number()).cloned();
         let rec = MsgRecord {
             h,
@@ -190,12 +189,17 @@ impl Session {
                 .map(|r| r.h.as_str()),
         );
         // Keep the head's bytes (when small) so it can still be sent after a host eviction.
-        let json: Vec<String> = (0..h)
-            .filter_map(|i| given.get(&i).map(|j| j.to_string()))
-            .collect();
-        let keep = json.len() == h as usize
-            && self.st.base == 0
-            && json.iter().map(String::len).sum::<usize>() <= HEAD_COPY_MAX_BYTES;
+        let mut json: Vec<String> = Vec::new();
+        for i in 0..h {
+            if let Some(j) = given.get(&i) {
+                json.push(j.to_string());
+            }
+        }
+        let mut bytes = 0;
+        for j in &json {
+            bytes += j.len();
+        }
+        let keep = json.len() == h as usize && self.st.base == 0 && bytes <= HEAD_COPY_MAX_BYTES;
         let json = if keep { json } else { Vec::new() };
         self.emit(Event::Pin { len: h, fp, json })
     }
@@ -218,13 +222,16 @@ impl Session {
             return Ok(false);
         }
         let base = self.st.base as usize;
-        let rec: Vec<&str> = self.st.records[base..]
-            .iter()
-            .map(|r| r.h.as_str())
-            .collect();
-        let inc: Vec<&str> = (0..count)
-            .filter_map(|i| hashes.get(&i).map(String::as_str))
-            .collect();
+        let mut rec: Vec<&str> = Vec::with_capacity(self.st.records.len() - base);
+        for r in &self.st.records[base..] {
+            rec.push(&r.h);
+        }
+        let mut inc: Vec<&str> = Vec::new();
+        for i in 0..count {
+            if let Some(h) = hashes.get(&i) {
+                inc.push(h);
+            }
+        }
         if inc.len() != count as usize {
             return Ok(false);
         }

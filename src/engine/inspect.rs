@@ -79,12 +79,12 @@ impl Session {
             let (a, b) = ts.topic_range(t, end).unwrap_or((end, end));
             let tokens = self.tokens(fold::span_w(&self.st.records, a, b));
             let state = self.topic_state_word(a, b);
-            let pins: Vec<String> = ts
-                .pins
-                .iter()
-                .filter(|k| **k >= t.first.0 && **k <= t.last.0)
-                .map(|k| format!("t{k}"))
-                .collect();
+            let mut pins: Vec<String> = Vec::new();
+            for k in &ts.pins {
+                if *k >= t.first.0 && *k <= t.last.0 {
+                    pins.push(format!("t{k}"));
+                }
+            }
             lines.push(format!(
                 "{} {}–{} ({} turns, ~{} tokens, {}{}): {}",
                 t.id,
@@ -148,9 +148,12 @@ impl Session {
                 .turn_at(r)
                 .map_or(String::new(), |t| format!(" from {t}"))
         };
+        let mut total = stat + head + live;
+        for s in &st.segs {
+            total += self.tokens(s.w + s.protected_w);
+        }
         let mut lines = vec![format!(
-            "[cachefold_preview] ~{} tokens: static (system prompt, tools) ~{stat}, head ~{head}, {} fold segment(s), live tail ~{live}.",
-            stat + head + live + st.segs.iter().map(|s| self.tokens(s.w + s.protected_w)).sum::<u64>(),
+            "[cachefold_preview] ~{total} tokens: static (system prompt, tools) ~{stat}, head ~{head}, {} fold segment(s), live tail ~{live}.",
             st.segs.len()
         )];
         lines.push(format!(
@@ -260,9 +263,11 @@ impl Session {
     pub fn recover_plan(&self, id: &str) -> Result<Value> {
         let (a, b, label) = self.topic_or_turn(id)?;
         let mut parts = Vec::new();
+        let mut folded = 0u64;
         for s in &self.st.segs {
             let (x, y) = (a.max(s.from), b.min(s.to));
             if x < y {
+                folded += u64::from(y - x);
                 parts.push(object_of([
                     ("fold", Value::from(s.id.clone())),
                     ("lines", Value::from(vec![x - s.from + 1, y - s.from])),
@@ -271,10 +276,7 @@ impl Session {
                 ]));
             }
         }
-        let folded: u32 = parts
-            .iter()
-            .filter_map(|p| Some(p["to"].as_u64()? - p["from"].as_u64()?))
-            .sum::<u64>() as u32;
+        let folded = folded as u32;
         let in_context = (b - a).saturating_sub(folded);
         let note = format!(
             "[cachefold_recover] {label}: messages {a}..{b}; {folded} folded (exact text below), {in_context} still in your context verbatim."

@@ -103,7 +103,7 @@ pub mod state;
 pub use api::*;
 pub use drive::{Drive, Driven};
 pub use gate::{glob_match, host_turn_threshold, model_managed};
-use output::echo_repair;
+use output::{echo_repair, identity_order, push_hosts};
 pub use topic_llm::TopicRequest;
 
 // ---- session ----------------------------------------------------------------------------------
@@ -286,23 +286,32 @@ impl Session {
             return Vec::new();
         }
         if rc == 0 || count < rc || !self.st.pinned {
-            return (0..count).collect();
+            return indices(0, count);
         }
         // The head's host indices (none once the host evicted it), after the prelude.
         let skip = self.st.skip.min(rc);
         let head = (skip + self.st.head_len.saturating_sub(self.st.base)).min(rc);
-        let mut set: Vec<u32> = (skip..head).collect();
-        set.push(rc - 1);
-        set.extend(rc..count);
-        set.extend(
-            self.spot_checks(head, count)
-                .into_iter()
-                .filter(|i| *i < rc),
-        );
-        // One shared integer sort (crate::sort) instead of another instantiation for u32.
-        let mut wide: Vec<u64> = set.into_iter().map(u64::from).collect();
+        // Widened to u64: one shared integer sort (crate::sort) instead of another
+        // instantiation for u32.
+        let mut wide: Vec<u64> = Vec::new();
+        for i in skip..head {
+            wide.push(u64::from(i));
+        }
+        wide.push(u64::from(rc - 1));
+        for i in rc..count {
+            wide.push(u64::from(i));
+        }
+        for i in self.spot_checks(head, count) {
+            if i < rc {
+                wide.push(u64::from(i));
+            }
+        }
         crate::sort::sort_dedup_u64(&mut wide);
-        wide.into_iter().map(|i| i as u32).collect()
+        let mut set = Vec::with_capacity(wide.len());
+        for i in wide {
+            set.push(i as u32);
+        }
+        set
     }
 
     /// Up to [`SPOT_CHECKS`] indices in `[head, count)`.
@@ -311,11 +320,12 @@ impl Session {
             return Vec::new();
         }
         let span = u64::from(count - head);
-        let mut out: Vec<u32> = [2u32, 3]
-            .iter()
-            .filter_map(|k| count.checked_sub(*k))
-            .filter(|i| *i >= head)
-            .collect();
+        let mut out: Vec<u32> = Vec::with_capacity(SPOT_CHECKS as usize);
+        for k in [2u32, 3] {
+            if let Some(i) = count.checked_sub(k).filter(|i| *i >= head) {
+                out.push(i);
+            }
+        }
         for k in 0..u64::from(SPOT_CHECKS - 2) {
             let r = splitmix(u64::from(count).wrapping_mul(4).wrapping_add(k));
             out.push(head + (r % span) as u32);
@@ -337,7 +347,7 @@ impl Session {
         self.run(input, Op::Compact { force })
     }
 
-    fn need_full_plan(&self, count: u32, missing: Vec<u32>, managed: bool) -> AssemblePlan {
+    fn need_full_plan(&self, count: u32, mut missing: Vec<u32>, managed: bool) -> AssemblePlan {
         let mut report = AssembleReport {
             count,
             managed,
@@ -346,9 +356,10 @@ impl Session {
             live_from: self.st.live_from,
             ..Default::default()
         };
-        report.missing = missing.into_iter().take(64).collect();
+        missing.truncate(64);
+        report.missing = missing;
         AssemblePlan {
-            order: (0..i64::from(count)).collect(),
+            order: identity_order(count),
             need_full: true,
             passthrough: true,
             report,
@@ -380,18 +391,15 @@ impl Session {
             .filter(|m| !m.trim().is_empty())
             .or_else(|| self.st.model.clone());
         let managed = model_managed(&self.cfg, model.as_deref());
-        let missing: Vec<u32> = self
-            .need(count)
-            .into_iter()
-            .filter(|i| !given.contains_key(i))
-            .collect();
+        let mut missing = self.need(count);
+        missing.retain(|i| !given.contains_key(i));
         if !missing.is_empty() {
             return Ok(self.need_full_plan(count, missing, managed));
         }
-        let hashes: ByIndex<String> = given
-            .iter()
-            .map(|(i, j)| (*i, fingerprint::message_hash(j)))
-            .collect();
+        let mut hashes: ByIndex<String> = ByIndex::new();
+        for (&i, j) in given.iter() {
+            hashes.insert(i, fingerprint::message_hash(j));
+        }
         let full = given.len() == count as usize;
 
         // With ownsCompaction, OpenClaw re-runs assemble inside the tool loop with the messages
@@ -407,18 +415,23 @@ impl Session {
         // Divergence first: with partial input nothing may change before we know.
         let divergence = {
             // Host space: the unrecorded prelude matches whatever the host sends there.
-            let rec: Vec<&str> = (0..self.st.skip)
-                .map(|h| hashes.get(&h).map_or("", String::as_str))
-                .chain(
-                    self.st.records[self.st.base as usize..]
-                        .iter()
-                        .map(|r| r.h.as_str()),
-                )
-                .collect();
+            let recorded = &self.st.records[self.st.base as usize..];
+            let mut rec: Vec<&str> = Vec::with_capacity(self.st.skip as usize + recorded.len());
+            for h in 0..self.st.skip {
+                rec.push(hashes.get(&h).map_or("", String::as_str));
+            }
+            for r in recorded {
+                rec.push(&r.h);
+            }
             fingerprint::first_divergence(&rec, &hashes, count)
         };
         if divergence.is_some() && !full {
-            let missing = (0..count).filter(|i| !given.contains_key(i)).collect();
+            let mut missing = Vec::new();
+            for i in 0..count {
+                if !given.contains_key(&i) {
+                    missing.push(i);
+                }
+            }
             return Ok(self.need_full_plan(count, missing, managed));
         }
 
@@ -498,7 +511,9 @@ impl Session {
         let layout = if managed && self.st.pinned {
             self.layout(rcount)
         } else {
-            (base..rcount).map(Src::Host).collect()
+            let mut layout = Vec::new();
+            push_hosts(&mut layout, base, rcount);
+            layout
         };
         let built = self.build(&layout, managed)?;
         report.stable_prefix = self.stable_prefix(&report, &layout, &built);
@@ -570,7 +585,7 @@ impl Session {
                 return None;
             }
         }
-        let out_w: u64 = out.iter().map(|k| k.1).sum();
+        let out_w = state::keys_w(out);
         let mut report = AssembleReport {
             count,
             managed: true,
@@ -584,10 +599,12 @@ impl Session {
             ..Default::default()
         };
         let (order, synthetic, syn_w) = echo_repair(count, given, &mut report);
-        let appended_w: u64 = (out.len() as u32..count)
-            .filter_map(|i| given.get(&i))
-            .map(|j| tokens::weighted_chars(j))
-            .sum();
+        let mut appended_w = 0u64;
+        for i in out.len() as u32..count {
+            if let Some(j) = given.get(&i) {
+                appended_w += tokens::weighted_chars(j);
+            }
+        }
         Some(AssemblePlan {
             order,
             synthetic,
@@ -599,6 +616,15 @@ impl Session {
 }
 
 /// SplitMix64 finaliser: deterministic spread for spot-check positions.
+/// The indices `[from, to)`.
+fn indices(from: u32, to: u32) -> Vec<u32> {
+    let mut out = Vec::with_capacity(to.saturating_sub(from) as usize);
+    for i in from..to {
+        out.push(i);
+    }
+    out
+}
+
 fn splitmix(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

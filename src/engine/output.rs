@@ -6,19 +6,19 @@ use super::*;
 
 impl Session {
     pub(super) fn layout(&self, count: u32) -> Vec<Src> {
-        let mut out: Vec<Src> = (0..self.st.head_len.min(count)).map(Src::Host).collect();
+        let mut out: Vec<Src> = Vec::new();
+        push_hosts(&mut out, 0, self.st.head_len.min(count));
         let base = self.st.base;
         for (k, s) in self.st.segs.iter().enumerate() {
             out.push(Src::Seg(k));
             // Protected messages the host evicted are gone: their record still names them.
-            out.extend(
-                s.protected
-                    .iter()
-                    .filter(|i| **i >= base)
-                    .map(|i| Src::Host(*i)),
-            );
+            for &i in &s.protected {
+                if i >= base {
+                    out.push(Src::Host(i));
+                }
+            }
         }
-        out.extend((self.st.live_from..count).map(Src::Host));
+        push_hosts(&mut out, self.st.live_from, count);
         out
     }
 
@@ -42,18 +42,14 @@ impl Session {
             // our output, measured in the e2e runs), so a trailing call without results is a
             // dangling one from a failed turn: repair it, or DeepSeek rejects the request.
             let r = pairing::repair(&shapes, false);
-            repairs = r
-                .repairs
-                .iter()
-                .map(|x| RepairReport {
-                    kind: x.kind,
-                    call_id: x.call_id.clone(),
-                    position: x.position as u32,
-                })
-                .collect();
+            repairs = repair_reports(&r.repairs);
             slots = r.slots;
         } else {
-            slots = (0..layout.len()).map(Slot::Orig).collect();
+            let mut orig = Vec::with_capacity(layout.len());
+            for p in 0..layout.len() {
+                orig.push(Slot::Orig(p));
+            }
+            slots = orig;
         }
         let mut b = Built {
             order: Vec::with_capacity(slots.len()),
@@ -169,14 +165,13 @@ impl Session {
         {
             return Ok(());
         }
-        let shared: u64 = self
-            .st
-            .req
-            .iter()
-            .zip(&built.keys)
-            .take_while(|(a, b)| a == b)
-            .map(|(a, _)| a.1)
-            .sum();
+        let mut shared = 0u64;
+        for (a, b) in self.st.req.iter().zip(&built.keys) {
+            if a != b {
+                break;
+            }
+            shared += a.1;
+        }
         self.emit(Event::Out {
             keep: keep as u32,
             add: built.keys[keep..].to_vec(),
@@ -206,17 +201,9 @@ pub(super) fn echo_repair(
     }
     let r = pairing::repair(&shapes, false);
     if r.is_identity() {
-        return ((0..i64::from(count)).collect(), Vec::new(), 0);
+        return (identity_order(count), Vec::new(), 0);
     }
-    report.repairs = r
-        .repairs
-        .iter()
-        .map(|x| RepairReport {
-            kind: x.kind,
-            call_id: x.call_id.clone(),
-            position: x.position as u32,
-        })
-        .collect();
+    report.repairs = repair_reports(&r.repairs);
     let (mut order, mut synthetic, mut w) = (Vec::new(), Vec::new(), 0u64);
     let mut last_ts = 0.0f64;
     for slot in r.slots {
@@ -240,4 +227,33 @@ pub(super) fn echo_repair(
         order.push(-(synthetic.len() as i64));
     }
     (order, synthetic, w)
+}
+
+/// The pairing repairs as reported.
+fn repair_reports(repairs: &[pairing::Repair]) -> Vec<RepairReport> {
+    let mut out = Vec::with_capacity(repairs.len());
+    for x in repairs {
+        out.push(RepairReport {
+            kind: x.kind,
+            call_id: x.call_id.clone(),
+            position: x.position as u32,
+        });
+    }
+    out
+}
+
+/// Host messages `[from, to)` appended to a layout.
+pub(super) fn push_hosts(layout: &mut Vec<Src>, from: u32, to: u32) {
+    for i in from..to {
+        layout.push(Src::Host(i));
+    }
+}
+
+/// The plan order that sends host messages `0..count` as they are.
+pub(super) fn identity_order(count: u32) -> Vec<i64> {
+    let mut order = Vec::with_capacity(count as usize);
+    for i in 0..i64::from(count) {
+        order.push(i);
+    }
+    order
 }

@@ -44,13 +44,11 @@ impl Session {
 
     /// Weighted chars of head + segments (records and kept messages).
     pub(super) fn prefix_w(&self) -> u64 {
-        fold::span_w(&self.st.records, 0, self.st.head_len)
-            + self
-                .st
-                .segs
-                .iter()
-                .map(|s| s.w + s.protected_w)
-                .sum::<u64>()
+        let mut w = fold::span_w(&self.st.records, 0, self.st.head_len);
+        for s in &self.st.segs {
+            w += s.w + s.protected_w;
+        }
+        w
     }
 
     pub(super) fn layout_w(&self, count: u32) -> u64 {
@@ -82,10 +80,9 @@ impl Session {
             .records
             .get(..count as usize)
             .unwrap_or(&self.st.records);
-        fold::boundaries(recs)
-            .into_iter()
-            .filter(|c| *c > live && *c < count)
-            .collect()
+        let mut cuts = fold::boundaries(recs);
+        cuts.retain(|c| *c > live && *c < count);
+        cuts
     }
 
     /// The priced candidate: earliest cut whose tail fits `tailTokens` (None when the live tail
@@ -99,11 +96,12 @@ impl Session {
         if fits(fold::span_w(&self.st.records, self.st.live_from, count)) {
             return Err("live tail within tailTokens");
         }
-        cuts.iter()
-            .zip(tails_w(&self.st.records, cuts, count))
-            .find(|(_, w)| fits(*w))
-            .map(|(c, _)| *c)
-            .ok_or("the last turn alone exceeds tailTokens")
+        for (&c, w) in cuts.iter().zip(tails_w(&self.st.records, cuts, count)) {
+            if fits(w) {
+                return Ok(c);
+            }
+        }
+        Err("the last turn alone exceeds tailTokens")
     }
 
     /// `Some(reason)` when folding `[from, to)` cannot pay even with an empty record (the
@@ -117,12 +115,7 @@ impl Session {
         price: &cost::Price,
         expected: f64,
     ) -> Option<String> {
-        let protected_w: u64 = self
-            .kept_verbatim(from, to)
-            .iter()
-            .filter_map(|i| self.st.records.get(*i as usize))
-            .map(|r| r.w)
-            .sum();
+        let protected_w = picked_w(&self.st.records, &self.kept_verbatim(from, to));
         let cand = cost::FoldCandidate {
             context_tokens: before,
             unchanged_prefix_tokens: self.static_tokens() + self.tokens(self.prefix_w()),
@@ -159,10 +152,7 @@ impl Session {
     ) -> Prepared {
         let recs = &self.st.records;
         let protected = self.kept_verbatim(from, to);
-        let digests: Vec<&Digest> = (from..to)
-            .filter(|i| protected.binary_search(i).is_err())
-            .filter_map(|i| recs.get(i as usize).map(|r| &r.digest))
-            .collect();
+        let digests = digests_outside(recs, from, to, &protected);
         let region_w = fold::span_w(recs, from, to);
         let cap = fold::cap_for_region(fold::fold_cap_chars(self.cfg.fold_record_budget), region_w);
         let text = match summary.filter(|s| !s.trim().is_empty()) {
@@ -179,11 +169,7 @@ impl Session {
         .unwrap_or_else(|| fold::fold_text(id, &digests, summary, "", cap));
         let json = fold::record_json(&text, fold::record_ts(recs, from));
         let w = tokens::weighted_chars(&json);
-        let protected_w = protected
-            .iter()
-            .filter_map(|i| recs.get(*i as usize))
-            .map(|r| r.w)
-            .sum();
+        let protected_w = picked_w(recs, &protected);
         Prepared {
             seg: Segment {
                 id: id.to_string(),
@@ -499,7 +485,7 @@ impl Session {
         writes: &mut Vec<FoldWrite>,
     ) -> Result<()> {
         if self.st.segs.len() >= 2 {
-            let records_tokens = self.tokens(self.st.segs.iter().map(|s| s.w).sum());
+            let records_tokens = self.tokens(state::segs_w(&self.st.segs));
             let est = self.estimate(count);
             let budget = self.record_budget(thr);
             if records_tokens > budget || est > thr {
@@ -597,24 +583,18 @@ impl Session {
         let to = self.st.live_from;
         let id = format!("c{}", self.st.counters.condenses + 1);
         let recs = &self.st.records;
-        let protected: Vec<u32> = self
-            .st
-            .segs
-            .iter()
-            .flat_map(|s| s.protected.iter().copied())
-            .collect();
-        let protected_w = self.st.segs.iter().map(|s| s.protected_w).sum();
-        let mut covers: Vec<String> = self
-            .st
-            .segs
-            .iter()
-            .flat_map(|s| s.covers.iter().cloned())
-            .collect();
+        let mut protected: Vec<u32> = Vec::new();
+        let mut protected_w = 0;
+        let mut covers: Vec<String> = Vec::new();
+        for s in &self.st.segs {
+            protected.extend_from_slice(&s.protected);
+            protected_w += s.protected_w;
+            for c in &s.covers {
+                covers.push(c.clone());
+            }
+        }
         covers.dedup();
-        let digests: Vec<&Digest> = (from..to)
-            .filter(|i| protected.binary_search(i).is_err())
-            .filter_map(|i| recs.get(i as usize).map(|r| &r.digest))
-            .collect();
+        let digests = digests_outside(recs, from, to, &protected);
         // No topic lines here: in the real-OpenClaw A/B (48K window) a per-topic list in
         // condensed records changed which condensations paid and cost 10 % more input than
         // topics off; the fold ids a condensed record covers and `cachefold_topics` reach them.
@@ -626,7 +606,7 @@ impl Session {
         );
         let json = fold::record_json(&text, fold::record_ts(recs, from));
         let w = tokens::weighted_chars(&json);
-        let old_w: u64 = self.st.segs.iter().map(|s| s.w).sum();
+        let old_w = state::segs_w(&self.st.segs);
         let over_records = records_tokens > record_budget;
         if !over_records
             && (w >= old_w || before.saturating_sub(self.tokens(old_w)) + self.tokens(w) > thr)
@@ -695,10 +675,41 @@ pub(super) fn tails_w(records: &[MsgRecord], cuts: &[u32], to: u32) -> Vec<u64> 
     for (k, &c) in cuts.iter().enumerate().rev() {
         let a = (c as usize).min(end);
         if a < pos {
-            acc += records[a..pos].iter().map(|r| r.w).sum::<u64>();
+            for r in &records[a..pos] {
+                acc += r.w;
+            }
             pos = a;
         }
         out[k] = acc;
     }
     out
+}
+
+/// The digests of the records `[from, to)` outside `protected` (ascending).
+pub(super) fn digests_outside<'a>(
+    records: &'a [MsgRecord],
+    from: u32,
+    to: u32,
+    protected: &[u32],
+) -> Vec<&'a Digest> {
+    let mut out = Vec::new();
+    for i in from..to {
+        if protected.binary_search(&i).is_err() {
+            if let Some(r) = records.get(i as usize) {
+                out.push(&r.digest);
+            }
+        }
+    }
+    out
+}
+
+/// Weighted chars of the records at the indices `idx` (those that exist).
+fn picked_w(records: &[MsgRecord], idx: &[u32]) -> u64 {
+    let mut w = 0;
+    for &i in idx {
+        if let Some(r) = records.get(i as usize) {
+            w += r.w;
+        }
+    }
+    w
 }

@@ -37,7 +37,7 @@ impl Session {
                 round2(a as f64 * 100.0 / b as f64)
             }
         };
-        let records_w: u64 = self.st.segs.iter().map(|s| s.w).sum();
+        let records_w = state::segs_w(&self.st.segs);
         object_of([
             ("sessionId", v(self.st.session_id.clone())),
             ("seq", v(self.st.seq)),
@@ -122,37 +122,33 @@ impl Session {
     /// The recent per-call rows (oldest first) with their price: prompt, reported hit and miss,
     /// predicted hit, the cost and the cost of the same call with no cache hit (USD).
     pub fn call_rows(&self) -> Value {
-        let rows: Vec<Value> = self
-            .st
-            .rows
-            .iter()
-            .map(|r| {
-                let p = cost::price_for(&self.cfg, r.model.as_deref(), r.at);
-                let prompt = r.input + r.cache_read + r.cache_write;
-                object_of([
-                    ("at", v(r.at)),
-                    ("model", v(r.model.clone())),
-                    ("prompt", v(prompt)),
-                    ("hit", v(r.cache_read)),
-                    ("miss", v(r.input + r.cache_write)),
-                    ("output", v(r.output)),
-                    ("predicted", v(r.predicted)),
-                    (
-                        "costUsd",
-                        v(round6(cost::cost_usd(
-                            &p,
-                            r.cache_read,
-                            r.input + r.cache_write,
-                            r.output,
-                        ))),
-                    ),
-                    (
-                        "uncachedUsd",
-                        v(round6(cost::cost_usd(&p, 0, prompt, r.output))),
-                    ),
-                ])
-            })
-            .collect();
+        let mut rows: Vec<Value> = Vec::with_capacity(self.st.rows.len());
+        for r in &self.st.rows {
+            let p = cost::price_for(&self.cfg, r.model.as_deref(), r.at);
+            let prompt = r.input + r.cache_read + r.cache_write;
+            rows.push(object_of([
+                ("at", v(r.at)),
+                ("model", v(r.model.clone())),
+                ("prompt", v(prompt)),
+                ("hit", v(r.cache_read)),
+                ("miss", v(r.input + r.cache_write)),
+                ("output", v(r.output)),
+                ("predicted", v(r.predicted)),
+                (
+                    "costUsd",
+                    v(round6(cost::cost_usd(
+                        &p,
+                        r.cache_read,
+                        r.input + r.cache_write,
+                        r.output,
+                    ))),
+                ),
+                (
+                    "uncachedUsd",
+                    v(round6(cost::cost_usd(&p, 0, prompt, r.output))),
+                ),
+            ]));
+        }
         Value::Array(rows)
     }
 }

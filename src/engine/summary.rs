@@ -67,10 +67,7 @@ impl Session {
         }
         let fold_id = self.next_fold_id();
         let protected = fold::protected_groups(&self.st.records, from, c);
-        let digests: Vec<&Digest> = (from..c)
-            .filter(|i| protected.binary_search(i).is_err())
-            .filter_map(|i| self.st.records.get(i as usize).map(|r| &r.digest))
-            .collect();
+        let digests = super::policy::digests_outside(&self.st.records, from, c, &protected);
         let cap = fold::fold_cap_chars(self.cfg.fold_record_budget);
         let (system, prompt) = crate::fold::prompt::summary_prompt(&fold_id, &digests, cap);
         let id = format!("{fold_id}:{from}-{c}#{}", self.st.seq);

@@ -117,9 +117,13 @@ impl Session {
         let Some((a, b)) = ts.turn_range(turn, recorded) else {
             return Vec::new();
         };
-        (a..b)
-            .filter_map(|i| self.st.records.get(i as usize).map(|r| r.digest.clone()))
-            .collect()
+        let mut out = Vec::new();
+        for i in a..b {
+            if let Some(r) = self.st.records.get(i as usize) {
+                out.push(r.digest.clone());
+            }
+        }
+        out
     }
 
     /// The answer to a [`TopicRequest`]: `ok` with text that parses as `{label, isNewTopic}`

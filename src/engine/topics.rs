@@ -172,12 +172,12 @@ impl TopicState {
 
     /// First records of every topic after the first (where a cut follows a topic).
     pub fn boundary_records(&self) -> Vec<u32> {
-        let mut v: Vec<u32> = self
-            .seg
-            .boundaries()
-            .iter()
-            .filter_map(|t| self.starts.get(t.0 as usize - 1).copied())
-            .collect();
+        let mut v: Vec<u32> = Vec::new();
+        for t in self.seg.boundaries() {
+            if let Some(&r) = self.starts.get(t.0 as usize - 1) {
+                v.push(r);
+            }
+        }
         crate::sort::sort_dedup(&mut v);
         v
     }
@@ -301,7 +301,9 @@ impl Session {
         for &k in &ts.pins {
             if let Some((a, b)) = ts.turn_range(k, self.st.recorded()) {
                 if a >= from && b <= to && a < b {
-                    out.extend(a..b);
+                    for r in a..b {
+                        out.push(r);
+                    }
                 }
             }
         }
@@ -312,7 +314,7 @@ impl Session {
     pub(super) fn kept_verbatim(&self, from: u32, to: u32) -> Vec<u32> {
         let mut v = fold::protected_groups(&self.st.records, from, to);
         if !self.st.topics.pins.is_empty() {
-            v.extend(self.pinned_records(from, to));
+            v.extend_from_slice(&self.pinned_records(from, to));
             crate::sort::sort_dedup(&mut v);
         }
         v
@@ -325,7 +327,10 @@ impl Session {
             return None;
         }
         let ts = &self.st.topics;
-        let ids: Vec<Option<&Topic>> = (from..to).map(|r| ts.topic_at(r)).collect();
+        let mut ids: Vec<Option<&Topic>> = Vec::with_capacity(to.saturating_sub(from) as usize);
+        for r in from..to {
+            ids.push(ts.topic_at(r));
+        }
         let first = ids.iter().flatten().next().copied()?;
         let mut groups: Vec<(&Topic, Vec<u32>)> = Vec::new();
         for (r, t) in (from..to).zip(ids) {
@@ -380,12 +385,7 @@ impl Session {
 
     /// A closed topic's line (label, turn range, recover id, exact identifiers).
     fn closed_line(&self, kept: &[u32], t: &Topic, a: TurnId, b: TurnId, v: &[u32]) -> String {
-        let digests: Vec<&Digest> = v
-            .iter()
-            .filter(|i| kept.binary_search(i).is_err())
-            .filter_map(|i| self.st.records.get(*i as usize).map(|r| &r.digest))
-            .collect();
-        closed_topic_line(t, a, b, &digests)
+        closed_topic_line(t, a, b, &digests_at(&self.st.records, v, kept))
     }
 
     /// Record text of a fold over `[from, to)` with one section per topic, or `None` when
@@ -416,11 +416,7 @@ impl Session {
             tb
         ));
         let room = cap.saturating_sub(out.chars().count()).max(600);
-        let digests: Vec<&Digest> = v
-            .iter()
-            .filter(|i| kept.binary_search(i).is_err())
-            .filter_map(|i| self.st.records.get(*i as usize).map(|r| &r.digest))
-            .collect();
+        let digests = digests_at(&self.st.records, v, kept);
         let body = fold::record::render_extractive(id, &digests, room);
         // The detailed body without its own header line (the record has one).
         let body = body.split_once('\n').map_or("", |(_, b)| b);
@@ -555,4 +551,17 @@ fn closed_topic_line(t: &Topic, a: TurnId, b: TurnId, digests: &[&Digest]) -> St
         }
     }
     line
+}
+
+/// The digests of the records at the indices `idx` outside `kept` (ascending).
+fn digests_at<'a>(records: &'a [MsgRecord], idx: &[u32], kept: &[u32]) -> Vec<&'a Digest> {
+    let mut out = Vec::new();
+    for i in idx {
+        if kept.binary_search(i).is_err() {
+            if let Some(r) = records.get(*i as usize) {
+                out.push(&r.digest);
+            }
+        }
+    }
+    out
 }

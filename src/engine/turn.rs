@@ -121,26 +121,21 @@ impl Session {
             });
         }
         // A message the core cannot read (quarantined at assemble) is not an assistant call.
-        let msgs: Vec<Message> = input
-            .messages
-            .iter()
-            .map(|j| {
-                crate::message::parse_host(j)
-                    .message()
-                    .cloned()
-                    .unwrap_or_else(Message::empty)
-            })
-            .collect();
-        let ws: Vec<u64> = input
-            .messages
-            .iter()
-            .map(|j| tokens::weighted_chars(j))
-            .collect();
+        let mut msgs: Vec<Message> = Vec::with_capacity(input.messages.len());
+        let mut ws: Vec<u64> = Vec::with_capacity(input.messages.len());
+        for j in &input.messages {
+            let host = crate::message::parse_host(j);
+            msgs.push(host.message().cloned().unwrap_or_else(Message::empty));
+            ws.push(tokens::weighted_chars(j));
+        }
         let stat = self.static_tokens();
-        let asst: Vec<usize> = (0..msgs.len())
-            .filter(|&k| msgs[k].role_str() == "assistant" && msgs[k].usage().is_some())
-            .collect();
-        let out_w: u64 = self.st.out.iter().map(|k| k.1).sum();
+        let mut asst: Vec<usize> = Vec::new();
+        for (k, m) in msgs.iter().enumerate() {
+            if m.role_str() == "assistant" && m.usage().is_some() {
+                asst.push(k);
+            }
+        }
+        let out_w: u64 = state::keys_w(&self.st.out);
         let first_w = self.st.turn.first_w;
         let mut rows = Vec::with_capacity(asst.len());
         let (mut cost_usd, mut uncached_usd) = (0.0, 0.0);
@@ -150,7 +145,7 @@ impl Session {
                 Some(s) => *s,
                 // Tool-loop call without its own assemble: the previous call's prompt (output +
                 // turn messages before the previous assistant message) is the shared prefix.
-                None if j > 0 => out_w + ws[..asst[j - 1]].iter().sum::<u64>(),
+                None if j > 0 => out_w + total(&ws[..asst[j - 1]]),
                 None => 0,
             };
             let predicted = cost::floor_block(stat + self.tokens(shared_w), cost::DS_BLOCK);
@@ -176,20 +171,23 @@ impl Session {
         let calib = match (first_w, asst.first()) {
             (Some(fw), Some(&k)) => {
                 let y = msgs[k].usage().map(|u| u.prompt()).unwrap_or(0);
-                (y > 0).then(|| [fw + ws[..k].iter().sum::<u64>(), y])
+                (y > 0).then(|| [fw + total(&ws[..k]), y])
             }
             _ => None,
         };
         // With one assemble for the whole turn, the last request was output + turn messages
         // up to the last call; with one assemble per call the output already holds them.
-        let req_add = match asst.last() {
-            Some(&k) if self.st.turn.shared.len() <= 1 => input.messages[..k]
-                .iter()
-                .zip(&ws)
-                .map(|(j, w)| OutKey(fingerprint::short_key(&fingerprint::message_hash(j)), *w))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let mut req_add = Vec::new();
+        match asst.last() {
+            Some(&k) if self.st.turn.shared.len() <= 1 => {
+                req_add.reserve(k);
+                for (j, w) in input.messages[..k].iter().zip(&ws) {
+                    let key = fingerprint::short_key(&fingerprint::message_hash(j));
+                    req_add.push(OutKey(key, *w));
+                }
+            }
+            _ => {}
+        }
         if !(cost_usd.is_finite() && uncached_usd.is_finite()) {
             return Err(Error::Internal("non-finite cost".into()));
         }
@@ -201,7 +199,7 @@ impl Session {
             req_add,
             cost_usd,
             uncached_usd,
-            turn_w: ws.iter().sum(),
+            turn_w: total(&ws),
         })?;
         // Topics are an optimisation: the turn is committed whatever happens to them (a
         // refused `turn` event changes nothing, see `SessionState::apply`).
@@ -212,4 +210,13 @@ impl Session {
     }
 
     // ---- summaries -----------------------------------------------------------------------------
+}
+
+/// Sum of the weights `ws`.
+fn total(ws: &[u64]) -> u64 {
+    let mut w = 0;
+    for x in ws {
+        w += x;
+    }
+    w
 }

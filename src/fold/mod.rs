@@ -28,19 +28,30 @@ use crate::pairing::{self, Shape, ShapeRole};
 /// tool-call group open before them) plus `records.len()` itself when no group is open at the
 /// end (the next message, whatever it is, starts cleanly).
 pub fn boundaries(records: &[MsgRecord]) -> Vec<u32> {
-    let mut shapes: Vec<Shape> = records.iter().map(|r| r.shape.clone()).collect();
+    let mut shapes: Vec<Shape> = Vec::with_capacity(records.len() + 1);
+    for r in records {
+        shapes.push(r.shape.clone());
+    }
     // A sentinel user message: it is a cut point iff nothing is open at the end.
     shapes.push(Shape::user());
-    pairing::cut_points(&shapes)
-        .into_iter()
-        .filter_map(|c| u32::try_from(c).ok())
-        .collect()
+    let cuts = pairing::cut_points(&shapes);
+    let mut out = Vec::with_capacity(cuts.len());
+    for c in cuts {
+        if let Ok(c) = u32::try_from(c) {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Sum of weighted characters of `records[from..to]` (clamped to the slice).
 pub fn span_w(records: &[MsgRecord], from: u32, to: u32) -> u64 {
     let (a, b) = clamp(records.len(), from, to);
-    records[a..b].iter().map(|r| r.w).sum()
+    let mut w = 0;
+    for r in &records[a..b] {
+        w += r.w;
+    }
+    w
 }
 
 fn clamp(len: usize, from: u32, to: u32) -> (usize, usize) {
@@ -71,7 +82,9 @@ pub fn protected_groups(records: &[MsgRecord], from: u32, to: u32) -> Vec<u32> {
             j += 1;
         }
         if r.protected || records[i + 1..j].iter().any(|x| x.digest.protected) {
-            out.extend(i as u32..j as u32);
+            for k in i..j {
+                out.push(k as u32);
+            }
         }
         i = j;
     }

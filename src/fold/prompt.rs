@@ -21,38 +21,36 @@ symbols exactly, character for character. Quote the user's instructions and cons
             .to_string();
     let budget = (max_chars * 4).max(8_000);
     let material = render_extractive(fold_id, digests, budget);
-    let mut outline: Vec<String> = digests
-        .iter()
-        .enumerate()
-        .filter_map(|(i, d)| {
-            let who = match (d.role.as_str(), d.tool_name.as_deref()) {
-                ("toolResult", Some(t)) => format!("tool {t}"),
-                ("assistant", Some(t)) if !d.call_ids.is_empty() => format!("assistant → {t}"),
-                (r, _) => r.to_string(),
-            };
-            let body = if let Some(u) = &d.user_text {
-                one_line(u)
-            } else {
-                d.text.clone()
-            };
-            let extra = d
-                .commands
-                .first()
-                .map(|c| format!(" [{c}]"))
-                .unwrap_or_default();
-            if body.is_empty() && extra.is_empty() {
-                None
-            } else {
-                Some(format!(
-                    "{}. {who}: {}{extra}",
-                    i + 1,
-                    clip(&body, GIST_CHARS)
-                ))
-            }
-        })
-        .collect();
+    let mut outline: Vec<String> = Vec::new();
+    for (i, d) in digests.iter().enumerate() {
+        let who = match (d.role.as_str(), d.tool_name.as_deref()) {
+            ("toolResult", Some(t)) => format!("tool {t}"),
+            ("assistant", Some(t)) if !d.call_ids.is_empty() => format!("assistant → {t}"),
+            (r, _) => r.to_string(),
+        };
+        let body = if let Some(u) = &d.user_text {
+            one_line(u)
+        } else {
+            d.text.clone()
+        };
+        let extra = d
+            .commands
+            .first()
+            .map(|c| format!(" [{c}]"))
+            .unwrap_or_default();
+        if !body.is_empty() || !extra.is_empty() {
+            outline.push(format!(
+                "{}. {who}: {}{extra}",
+                i + 1,
+                clip(&body, GIST_CHARS)
+            ));
+        }
+    }
     // Keep the outline within budget: drop from the oldest entries after the first.
-    let mut size: usize = outline.iter().map(|l| l.chars().count() + 1).sum();
+    let mut size: usize = 0;
+    for l in &outline {
+        size += l.chars().count() + 1;
+    }
     let mut dropped = 0;
     while size > budget && outline.len() - dropped > 1 {
         size -= outline[1 + dropped].chars().count() + 1;

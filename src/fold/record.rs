@@ -84,12 +84,16 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
         }
     }
     // Commands: a result's `$ cmd → outcome` replaces the call's bare `$ cmd`.
-    let all: Vec<&String> = digests.iter().flat_map(|d| d.commands.iter()).collect();
-    let mut answered: Vec<&str> = all
-        .iter()
-        .filter(|o| o.contains(" → "))
-        .filter_map(|o| o.split(" → ").next())
-        .collect();
+    let mut all: Vec<&String> = Vec::new();
+    let mut answered: Vec<&str> = Vec::new();
+    for d in digests {
+        for o in &d.commands {
+            all.push(o);
+            if let Some((cmd, _)) = o.split_once(" → ") {
+                answered.push(cmd);
+            }
+        }
+    }
     crate::sort::sort_dedup(&mut answered);
     for c in &all {
         if !c.contains(" → ") && crate::sort::contains(&answered, &c.as_str()) {
@@ -198,11 +202,19 @@ pub(crate) struct Fitter {
 
 impl Fitter {
     pub(crate) fn new(header: &str, s: Vec<Vec<String>>) -> Fitter {
-        let lens: Vec<Vec<usize>> = s
-            .iter()
-            .map(|items| items.iter().map(|i| i.chars().count()).collect())
-            .collect();
-        let body = lens.iter().map(|l| l.iter().sum()).collect();
+        let mut lens: Vec<Vec<usize>> = Vec::with_capacity(s.len());
+        let mut body: Vec<usize> = Vec::with_capacity(s.len());
+        for items in &s {
+            let mut l = Vec::with_capacity(items.len());
+            let mut sum = 0;
+            for i in items {
+                let n = i.chars().count();
+                l.push(n);
+                sum += n;
+            }
+            lens.push(l);
+            body.push(sum);
+        }
         Fitter {
             s,
             lens,
@@ -217,18 +229,22 @@ impl Fitter {
 
     /// Exact char length of [`render`]'s output.
     pub(crate) fn total(&self) -> usize {
-        self.head + (0..SECTIONS.len()).map(|k| self.section(k)).sum::<usize>()
+        let mut n = self.head;
+        for k in 0..SECTIONS.len() {
+            n += self.section(k);
+        }
+        n
     }
 
     /// Shorten the longest user items (head + tail at whitespace, not below 120 chars; ties go
     /// to the earliest) until the record fits `max_chars` and the user section fits `user_cap`,
     /// or nothing is left to shorten.
     pub(crate) fn shrink_user(&mut self, max_chars: usize, user_cap: usize) {
-        let mut heap: BinaryHeap<(usize, Reverse<usize>)> = self.lens[S_USER]
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| (n, Reverse(i)))
-            .collect();
+        let mut items = Vec::with_capacity(self.lens[S_USER].len());
+        for (i, &n) in self.lens[S_USER].iter().enumerate() {
+            items.push((n, Reverse(i)));
+        }
+        let mut heap: BinaryHeap<(usize, Reverse<usize>)> = BinaryHeap::from(items);
         loop {
             let excess = self
                 .total()

@@ -43,8 +43,17 @@ enum Kind {
     Lint,
 }
 
+/// The whitespace-separated words of `cmd`.
+fn words(cmd: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for w in cmd.split_whitespace() {
+        out.push(w);
+    }
+    out
+}
+
 fn kind_of(cmd: &str) -> Option<Kind> {
-    let w: Vec<&str> = cmd.split_whitespace().collect();
+    let w = words(cmd);
     let has = |x: &str| w.contains(&x);
     let test = has("test")
         || has("--test")
@@ -120,7 +129,7 @@ fn clean_command(label: &str) -> Option<(String, bool)> {
 
 /// Fingerprint entries a command depends on.
 fn command_fingerprint(cmd: &str) -> Vec<String> {
-    let w: Vec<&str> = cmd.split_whitespace().collect();
+    let w = words(cmd);
     let first = w.first().copied().unwrap_or("");
     let mut fp = Vec::new();
     match first {
@@ -270,15 +279,21 @@ pub fn extract<'a>(
             out.push(l);
         }
     }
-    let mut top: Vec<(&String, &usize)> = dirs.iter().filter(|(_, n)| **n >= 2).collect();
+    let mut top: Vec<(&String, &usize)> = Vec::new();
+    for (d, n) in dirs.iter() {
+        if *n >= 2 {
+            top.push((d, n));
+        }
+    }
     crate::sort::sort_by(&mut top, |a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     top.truncate(4);
     if top.len() >= 2 {
-        let listed: Vec<String> = top
-            .iter()
-            .map(|(d, n)| format!("`{d}` ({n} reads)"))
-            .collect();
-        let mut fp: Vec<String> = top.iter().map(|(d, _)| (*d).clone()).collect();
+        let mut listed: Vec<String> = Vec::with_capacity(top.len());
+        let mut fp: Vec<String> = Vec::with_capacity(top.len());
+        for (d, n) in &top {
+            listed.push(format!("`{d}` ({n} reads)"));
+            fp.push((*d).clone());
+        }
         crate::sort::sort_by(&mut fp, String::cmp);
         let mut l = Lesson {
             name: "layout".into(),
@@ -368,21 +383,20 @@ pub fn parse_llm(answer: &str, input: &CaptureInput) -> Vec<Lesson> {
     };
     let mut out = Vec::new();
     for p in list.into_iter().take(3) {
+        let mut fingerprint = p.fingerprint;
+        fingerprint.truncate(super::MAX_FINGERPRINT);
+        let mut body = Vec::new();
+        for b in p.body.iter().take(4) {
+            let b = clip(&redact(b.trim()), super::MAX_LINE_CHARS);
+            if !b.is_empty() {
+                body.push(b);
+            }
+        }
         let mut l = Lesson {
             name: slug(&p.name),
             description: clip(&redact(p.description.trim()), super::MAX_DESCRIPTION_CHARS),
-            fingerprint: p
-                .fingerprint
-                .into_iter()
-                .take(super::MAX_FINGERPRINT)
-                .collect(),
-            body: p
-                .body
-                .iter()
-                .take(4)
-                .map(|b| clip(&redact(b.trim()), super::MAX_LINE_CHARS))
-                .filter(|b| !b.is_empty())
-                .collect(),
+            fingerprint,
+            body,
             ..Lesson::default()
         };
         provenance(&mut l, input, 0);

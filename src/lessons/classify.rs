@@ -306,10 +306,14 @@ const POLITE: &[&str] = &[
 ];
 
 fn words(s: &str) -> Vec<String> {
-    s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_'))
-        .map(|w| w.trim_matches(|c| c == '\'' || c == '-').to_string())
-        .filter(|w| !w.is_empty())
-        .collect()
+    let mut out = Vec::new();
+    for w in s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_')) {
+        let w = w.trim_matches(|c| c == '\'' || c == '-');
+        if !w.is_empty() {
+            out.push(w.to_string());
+        }
+    }
+    out
 }
 
 /// Clauses: split at sentence ends, line breaks, `;` and ` then `.
@@ -371,11 +375,7 @@ fn has_code_ref(request: &str) -> bool {
 
 /// Classify the first request of a session.
 pub fn classify(request: &str) -> Classification {
-    let text: String = request
-        .chars()
-        .take(1_500)
-        .map(crate::text::lower_char)
-        .collect();
+    let text = crate::text::lower(crate::text::head_chars(request, 1_500));
     let text = text.trim();
     let mut s = [0u32; 4];
     let mut sig = Vec::new();

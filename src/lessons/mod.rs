@@ -123,13 +123,14 @@ fn unquote(v: &str) -> String {
 fn inline_list(v: &str) -> Option<Vec<String>> {
     let v = v.trim();
     let inner = v.strip_prefix('[')?.strip_suffix(']')?;
-    Some(
-        inner
-            .split(',')
-            .map(unquote)
-            .filter(|s| !s.is_empty())
-            .collect(),
-    )
+    let mut out = Vec::new();
+    for s in inner.split(',') {
+        let s = unquote(s);
+        if !s.is_empty() {
+            out.push(s);
+        }
+    }
+    Some(out)
 }
 
 impl Lesson {
@@ -216,10 +217,15 @@ impl Lesson {
         if !closed {
             return Err(bad("frontmatter is not closed with ---".into()));
         }
-        l.body = lines
-            .map(|s| s.trim_end().to_string())
-            .skip_while(|s| s.is_empty())
-            .collect();
+        let mut body: Vec<String> = Vec::new();
+        for s in lines {
+            let s = s.trim_end();
+            // Leading blank lines are dropped.
+            if !body.is_empty() || !s.is_empty() {
+                body.push(s.to_string());
+            }
+        }
+        l.body = body;
         while l.body.last().is_some_and(|s| s.is_empty()) {
             l.body.pop();
         }
@@ -426,13 +432,13 @@ fn input_for<'a>(inputs: &'a [FpInput], entry: &str) -> Option<&'a str> {
 
 /// `(SHA-1 over the per-entry parts, the 12-hex part per entry)` for `entries`.
 pub fn fingerprint_hash(entries: &[String], inputs: &[FpInput]) -> (String, Vec<String>) {
-    let parts: Vec<String> = entries
-        .iter()
-        .map(|e| match input_for(inputs, e) {
+    let mut parts: Vec<String> = Vec::with_capacity(entries.len());
+    for e in entries {
+        parts.push(match input_for(inputs, e) {
             Some(c) => crate::fingerprint_hex(format!("{e}\n{c}").as_bytes())[..12].to_string(),
             None => MISSING_PART.to_string(),
-        })
-        .collect();
+        });
+    }
     (crate::fingerprint_hex(parts.join("\n").as_bytes()), parts)
 }
 
@@ -468,17 +474,14 @@ pub fn refresh_note(
     c.refresh_of = old.name.clone();
     c.captured_at = now_iso.to_string();
     c.stamp(inputs);
-    let what: Vec<String> = staleness
-        .changed
-        .iter()
-        .map(|ch| {
-            if ch.entry.is_empty() {
-                ch.what.clone()
-            } else {
-                format!("{} {}", ch.entry, ch.what)
-            }
-        })
-        .collect();
+    let mut what: Vec<String> = Vec::with_capacity(staleness.changed.len());
+    for ch in &staleness.changed {
+        what.push(if ch.entry.is_empty() {
+            ch.what.clone()
+        } else {
+            format!("{} {}", ch.entry, ch.what)
+        });
+    }
     c.body.retain(|l| !l.starts_with("- REFRESH:"));
     let note = crate::text::clip(
         &format!(

@@ -120,11 +120,12 @@ fn stem(w: &str) -> String {
 /// Content terms: lower-case words of 3+ characters, stop words out, light stemming; path and
 /// identifier parts count separately (`package.json` → `package`, `json`). Sorted, each once.
 pub fn terms(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = crate::text::lower(text)
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() >= 3 && !STOP.contains(w))
-        .map(stem)
-        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for w in crate::text::lower(text).split(|c: char| !c.is_alphanumeric()) {
+        if w.len() >= 3 && !STOP.contains(&w) {
+            out.push(stem(w));
+        }
+    }
     crate::sort::sort_dedup(&mut out);
     out
 }
@@ -186,7 +187,10 @@ pub fn decide(input: &DecideInput) -> Decision {
     }
     // Parse, dedupe by name (project wins over global), drop stale.
     let mut fresh: Vec<(Lesson, bool)> = Vec::new();
-    let mut files: Vec<&LessonFile> = input.lessons.iter().collect();
+    let mut files: Vec<&LessonFile> = Vec::with_capacity(input.lessons.len());
+    for f in &input.lessons {
+        files.push(f);
+    }
     crate::sort::sort_by_key(&mut files, |f| (f.scope != "project", f.file.clone()));
     for f in files {
         let l = match Lesson::parse(&f.text) {
@@ -225,10 +229,10 @@ pub fn decide(input: &DecideInput) -> Decision {
         return d;
     }
     let req = terms(&input.request);
-    let mut ranked: Vec<(u32, bool, Lesson)> = fresh
-        .into_iter()
-        .map(|(l, p)| (relevance(&req, &l), p, l))
-        .collect();
+    let mut ranked: Vec<(u32, bool, Lesson)> = Vec::with_capacity(fresh.len());
+    for (l, p) in fresh {
+        ranked.push((relevance(&req, &l), p, l));
+    }
     // Most relevant first; project before global; then by name (deterministic).
     crate::sort::sort_by(&mut ranked, |a, b| {
         b.0.cmp(&a.0)

@@ -340,7 +340,7 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
             _ => {
                 close(&mut open, &mut out);
                 if s.has_calls() {
-                    open = Some((i, strs(&s.call_ids), &s.call_ids));
+                    open = Some((i, crate::text::strs(&s.call_ids), &s.call_ids));
                 }
             }
         }
@@ -543,15 +543,6 @@ fn called_ids(seq: &[Shape]) -> Vec<&str> {
     ids
 }
 
-/// The strings of `v` borrowed.
-fn strs(v: &[String]) -> Vec<&str> {
-    let mut out = Vec::with_capacity(v.len());
-    for s in v {
-        out.push(s.as_str());
-    }
-    out
-}
-
 /// First unanswered call of `s` with id `id`.
 fn free_call(s: &Shape, answered: &[bool], id: &str) -> Option<usize> {
     if !s.has_calls() {
@@ -677,7 +668,7 @@ pub fn cut_points(seq: &[Shape]) -> Vec<usize> {
                 }
                 pending.clear();
                 if s.has_calls() {
-                    pending = strs(&s.call_ids);
+                    pending = crate::text::strs(&s.call_ids);
                 }
             }
             ShapeRole::Other => {

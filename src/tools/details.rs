@@ -111,11 +111,10 @@ fn compact(v: &Value, level: usize, l: Limits) -> Value {
             } else {
                 items.len()
             };
-            let mut out: Vec<Value> = items
-                .iter()
-                .take(keep)
-                .map(|x| compact(x, level + 1, l))
-                .collect();
+            let mut out: Vec<Value> = Vec::with_capacity(keep + 1);
+            for x in &items[..keep] {
+                out.push(compact(x, level + 1, l));
+            }
             if items.len() > keep {
                 out.push(Value::String(format!(
                     "[+{} more items]",
@@ -165,9 +164,9 @@ fn cut_string(s: &str, max: usize) -> String {
     let marker = format!("…[+{} chars]", total - keep);
     if marker.chars().count() > max {
         // Too small for a marker at all: a plain cut.
-        return s.chars().take(max).collect();
+        return crate::text::head_chars(s, max).to_string();
     }
-    let mut out: String = s.chars().take(keep).collect();
+    let mut out = crate::text::head_chars(s, keep).to_string();
     out.push_str(&marker);
     out
 }
@@ -216,14 +215,15 @@ fn count_chars(v: &Value, limit: usize, n: &mut usize) -> bool {
 
 /// Chars of a JSON string literal: quotes, two-char escapes, `\u00XX` for other controls.
 fn string_chars(s: &str) -> usize {
-    2 + s
-        .chars()
-        .map(|c| match c {
+    let mut n = 2;
+    for c in s.chars() {
+        n += match c {
             '"' | '\\' | '\u{8}' | '\t' | '\n' | '\u{c}' | '\r' => 2,
             '\0'..='\u{1f}' => 6,
             _ => 1,
-        })
-        .sum::<usize>()
+        };
+    }
+    n
 }
 
 #[cfg(test)]

@@ -120,7 +120,7 @@ pub fn parse_target(id: &str) -> Result<RecoverTarget> {
 }
 
 fn short(s: &str) -> String {
-    s.chars().take(48).collect()
+    crate::text::head_chars(s, 48).to_string()
 }
 
 fn cap(spec: &RangeSpec) -> u64 {

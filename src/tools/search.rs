@@ -114,14 +114,14 @@ pub struct Answer {
 
 /// Search and render: asks for one hit more than `max_hits` to tell whether more exist.
 pub fn answer(docs: &[OwnedDoc], query: &str, regex: bool, max_hits: usize) -> Result<Answer> {
-    let refs: Vec<Doc> = docs
-        .iter()
-        .map(|d| Doc {
+    let mut refs: Vec<Doc> = Vec::with_capacity(docs.len());
+    for d in docs {
+        refs.push(Doc {
             id: &d.id,
             kind: &d.kind,
             text: &d.text,
-        })
-        .collect();
+        });
+    }
     let mut hits = search(&refs, query, regex, max_hits.saturating_add(1))?;
     let more = hits.len() > max_hits;
     hits.truncate(max_hits);
@@ -139,7 +139,7 @@ pub fn answer(docs: &[OwnedDoc], query: &str, regex: bool, max_hits: usize) -> R
 /// <id> line 41 (artifact): …snippet…
 /// ```
 pub fn render(query: &str, hits: &[Hit], docs_searched: usize, more: bool) -> String {
-    let q: String = query.chars().take(80).collect();
+    let q = crate::text::head_chars(query, 80);
     let mut out = format!(
         "[cachefold_search] {} {} for {:?} in {} {}",
         hits.len(),
@@ -191,9 +191,19 @@ fn snippet(line: &str, at: usize) -> String {
     if lead {
         out.push('…');
     }
-    out.extend(line.chars().skip(start).take(body_len));
+    let body = &line[crate::text::byte_at(line, start)..];
+    out.push_str(crate::text::head_chars(body, body_len));
     if trail {
         out.push('…');
+    }
+    out
+}
+
+/// The chars of `s`.
+fn chars_of(s: &str) -> Vec<char> {
+    let mut out = Vec::with_capacity(s.len());
+    for c in s.chars() {
+        out.push(c);
     }
     out
 }
@@ -210,7 +220,7 @@ impl Matcher {
     fn literal(q: &str) -> Matcher {
         let insensitive = !q.chars().any(char::is_uppercase);
         let needle = if insensitive {
-            q.chars().map(fold).collect()
+            crate::text::lower(q)
         } else {
             q.to_string()
         };
@@ -229,7 +239,7 @@ impl Matcher {
             } => {
                 if *insensitive {
                     // Folding is char-for-char, so offsets in the folded line are offsets in `line`.
-                    let folded: String = line.chars().map(fold).collect();
+                    let folded = crate::text::lower(line);
                     folded
                         .find(needle.as_str())
                         .map(|b| folded[..b].chars().count())
@@ -296,7 +306,7 @@ impl Regex {
             None => (false, pattern),
         };
         let insensitive = forced || !has_uppercase_literal(body);
-        let chars: Vec<char> = body.chars().collect();
+        let chars = chars_of(body);
         let mut branches = Vec::new();
         let mut cur = Branch {
             items: Vec::new(),
@@ -384,7 +394,7 @@ impl Regex {
     /// Char offset where the leftmost match (over all branches) starts.
     fn find(&self, line: &str) -> Option<usize> {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        let chars: Vec<char> = line.chars().collect();
+        let chars = chars_of(line);
         self.branches
             .iter()
             .filter_map(|b| self.find_branch(b, &chars))

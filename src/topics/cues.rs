@@ -124,12 +124,7 @@ const NOISE_PREFIXES: &[&str] = &[
 ];
 
 fn lower_head(user_text: &str) -> String {
-    user_text
-        .trim()
-        .chars()
-        .take(200)
-        .map(crate::text::lower_char)
-        .collect()
+    crate::text::lower(crate::text::head_chars(user_text.trim(), 200))
 }
 
 /// Whether a user text is harness chatter, not a request (local command echoes, interrupts,

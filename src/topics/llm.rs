@@ -101,10 +101,13 @@ pub struct Answer {
 
 /// One line, no quotes or markup, ≤ [`LABEL_CHARS`] chars.
 pub fn clean_label(s: &str) -> String {
-    let s: String = s
-        .chars()
-        .filter(|c| !matches!(c, '"' | '`' | '*' | '#' | '<' | '>'))
-        .collect();
+    let mut kept = String::with_capacity(s.len());
+    for c in s.chars() {
+        if !matches!(c, '"' | '`' | '*' | '#' | '<' | '>') {
+            kept.push(c);
+        }
+    }
+    let s = kept;
     crate::text::clip(crate::text::one_line(&s).trim(), LABEL_CHARS)
 }
 

@@ -301,14 +301,22 @@ pub struct TurnInput<'a> {
     pub at_ms: Option<f64>,
 }
 
+/// Euclidean norm of `w`.
+fn norm(w: &Weights) -> f64 {
+    let mut sq = 0.0;
+    for x in w.values() {
+        sq += x * x;
+    }
+    f64::sqrt(sq)
+}
+
 fn cosine(a: &Weights, b: &Weights) -> f64 {
     let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     let dot: f64 = small
         .iter()
         .filter_map(|(k, x)| large.get(k).map(|y| x * y))
         .sum();
-    let na: f64 = a.values().map(|x| x * x).sum::<f64>().sqrt();
-    let nb: f64 = b.values().map(|x| x * x).sum::<f64>().sqrt();
+    let (na, nb) = (norm(a), norm(b));
     if na == 0.0 || nb == 0.0 {
         0.0
     } else {
@@ -371,7 +379,11 @@ impl Segmenter {
 
     /// First turns of every topic after the first (the boundaries).
     pub fn boundaries(&self) -> Vec<TurnId> {
-        self.topics.iter().skip(1).map(|t| t.first).collect()
+        let mut out = Vec::with_capacity(self.topics.len().saturating_sub(1));
+        for t in self.topics.iter().skip(1) {
+            out.push(t.first);
+        }
+        out
     }
 
     /// Turns ≤ this have fixed topics (0 = none frozen).
@@ -387,12 +399,12 @@ impl Segmenter {
     /// The IDF-weighted vector of a bag.
     fn tfidf(&self, bag: &[(u32, f64)]) -> Weights {
         let n = f64::from(self.docs.max(1));
-        bag.iter()
-            .map(|(k, w)| {
-                let df = f64::from(self.df.get(k).copied().unwrap_or(0));
-                (*k, w * (((n + 1.0) / (df + 1.0)).ln() + 1.0))
-            })
-            .collect()
+        let mut v = Weights::new();
+        for (k, w) in bag {
+            let df = f64::from(self.df.get(k).copied().unwrap_or(0));
+            v.insert(*k, w * (((n + 1.0) / (df + 1.0)).ln() + 1.0));
+        }
+        v
     }
 
     /// Lexical similarity of a turn with the open topic: max of window and vocabulary cosine.
@@ -441,9 +453,16 @@ impl Segmenter {
         if self.df.len() > cap {
             // Evict the rarest terms (ties: smallest hash) down to 3/4 of the cap.
             // Counts are exact as f64, so the weight order is the count order.
-            let mut v: Vec<(u32, f64)> = self.df.iter().map(|(k, c)| (*k, f64::from(*c))).collect();
+            let mut v: Vec<(u32, f64)> = Vec::with_capacity(self.df.len());
+            for (k, c) in self.df.iter() {
+                v.push((*k, f64::from(*c)));
+            }
             terms::keep_heaviest(&mut v, cap * 3 / 4);
-            self.df = VecMap::from_sorted(v.into_iter().map(|(k, c)| (k, c as u32)).collect());
+            let mut kept = Vec::with_capacity(v.len());
+            for (k, c) in v {
+                kept.push((k, c as u32));
+            }
+            self.df = VecMap::from_sorted(kept);
         }
     }
 
@@ -491,14 +510,11 @@ impl Segmenter {
         let n = f64::from(self.docs.max(1));
         if let Some(topic) = self.topics.last_mut() {
             if topic.keywords.len() < terms::MAX_KEYWORDS {
-                let mut cands: Vec<(f64, &String)> = t
-                    .keywords
-                    .iter()
-                    .map(|(h, s)| {
-                        let d = f64::from(df.get(h).copied().unwrap_or(0));
-                        (((n + 1.0) / (d + 1.0)).ln(), s)
-                    })
-                    .collect();
+                let mut cands: Vec<(f64, &String)> = Vec::with_capacity(t.keywords.len());
+                for (h, s) in &t.keywords {
+                    let d = f64::from(df.get(h).copied().unwrap_or(0));
+                    cands.push((((n + 1.0) / (d + 1.0)).ln(), s));
+                }
                 crate::sort::sort_by(&mut cands, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
                 for (_, s) in cands {
                     if topic.keywords.len() >= terms::MAX_KEYWORDS {
@@ -617,7 +633,10 @@ impl Segmenter {
             if turn.0 == self.turns {
                 // The open topic is now this one turn: compare later turns with it alone.
                 if let Some(last) = self.recent.last().cloned() {
-                    self.topic_vocab = last.iter().copied().collect();
+                    self.topic_vocab = Weights::new();
+                    for &(k, w) in &last {
+                        self.topic_vocab.insert(k, w);
+                    }
                     cap_weights(&mut self.topic_vocab, self.params.topic_terms.max(8));
                     self.recent = vec![last];
                 }

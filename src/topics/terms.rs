@@ -343,13 +343,18 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
     let mut v = w.into_vec();
     keep_heaviest(&mut v, MAX_TURN_TERMS);
     t.bag = v;
-    let mut lw: Vec<(u32, f64)> = label_w.iter().map(|(h, (w, _))| (*h, *w)).collect();
+    let mut lw: Vec<(u32, f64)> = Vec::with_capacity(label_w.len());
+    for (h, (w, _)) in label_w.iter() {
+        lw.push((*h, *w));
+    }
     sort_heaviest(&mut lw);
     lw.truncate(MAX_KEYWORDS * 3);
-    t.keywords = lw
-        .into_iter()
-        .filter_map(|(h, _)| label_w.get(&h).map(|(_, s)| (h, s.clone())))
-        .collect();
+    t.keywords = Vec::with_capacity(lw.len());
+    for (h, _) in lw {
+        if let Some((_, s)) = label_w.get(&h) {
+            t.keywords.push((h, s.clone()));
+        }
+    }
     t
 }
 

@@ -591,11 +591,11 @@ impl SessionState {
                 repairs,
             } => {
                 self.out.truncate(*keep as usize);
-                self.out.extend(add.iter().cloned());
+                self.out.extend_from_slice(add);
                 self.req = self.out.clone();
                 self.turn.shared.push(*shared);
                 if self.turn.first_w.is_none() {
-                    self.turn.first_w = Some(self.out.iter().map(|k| k.1).sum());
+                    self.turn.first_w = Some(keys_w(&self.out));
                 }
                 self.counters.repairs += u64::from(*repairs);
             }
@@ -632,7 +632,7 @@ impl SessionState {
                     g.hi = g.hi.max(*x);
                     g.last = Some([*x, *y]);
                 }
-                self.req.extend(req_add.iter().cloned());
+                self.req.extend_from_slice(req_add);
                 self.turn = TurnAcc::default();
             }
             Event::SummaryReq { id, from, to, at } => {
@@ -730,6 +730,24 @@ impl SessionState {
             self.counters.summaries_failed += 1;
         }
     }
+}
+
+/// Weighted chars of the output entries `keys`.
+pub fn keys_w(keys: &[OutKey]) -> u64 {
+    let mut w = 0;
+    for k in keys {
+        w += k.1;
+    }
+    w
+}
+
+/// Weighted chars of the records of `segs` (their kept messages not included).
+pub fn segs_w(segs: &[Segment]) -> u64 {
+    let mut w = 0;
+    for s in segs {
+        w += s.w;
+    }
+    w
 }
 
 mod check;

@@ -138,7 +138,7 @@ pub fn validate_artifact_id(id: &str) -> Result<()> {
     {
         return Ok(());
     }
-    let shown: String = id.chars().take(48).collect();
+    let shown = crate::text::head_chars(id, 48);
     Err(Error::InvalidId(format!(
         "artifact id must be 40 lowercase hex digits, got {shown:?}"
     )))
@@ -264,7 +264,10 @@ fn resolve_tool_name(given: &str, message: &Value) -> String {
         given
     };
     // Host-provided; it lands in our header line, so keep it printable and short.
-    let clean: String = raw.chars().filter(|c| !c.is_control()).take(64).collect();
+    let mut clean = String::new();
+    for c in raw.chars().filter(|c| !c.is_control()).take(64) {
+        clean.push(c);
+    }
     if clean.trim().is_empty() {
         "tool".into()
     } else {
@@ -288,7 +291,15 @@ fn shrink_content(cfg: &Config, tool: &str, content: &mut Value) -> Result<Conte
     // Look first (borrowing), move the text out only once we know we shrink.
     let texts: Vec<&str> = match content {
         Value::String(s) => vec![s.as_str()],
-        Value::Array(parts) => parts.iter().filter_map(text_of).collect(),
+        Value::Array(parts) => {
+            let mut texts = Vec::new();
+            for p in parts.iter() {
+                if let Some(t) = text_of(p) {
+                    texts.push(t);
+                }
+            }
+            texts
+        }
         _ => return Ok(ContentResult::Unchanged),
     };
     let Some(first) = texts.first().copied() else {
@@ -299,13 +310,18 @@ fn shrink_content(cfg: &Config, tool: &str, content: &mut Value) -> Result<Conte
     }
     let threshold = threshold_for(cfg, tool);
     // Joined by '\n': one separator between consecutive parts.
-    let bytes = texts.iter().map(|t| t.len() as u64).sum::<u64>() + texts.len() as u64 - 1;
+    let mut bytes = texts.len() as u64 - 1;
+    for t in &texts {
+        bytes += t.len() as u64;
+    }
     // UTF-8 bytes ≥ chars: under the threshold in bytes means under it in chars (no count needed).
     if bytes <= threshold || is_own_tool(tool, first) {
         return Ok(ContentResult::Unchanged);
     }
-    let chars =
-        texts.iter().map(|t| t.chars().count() as u64).sum::<u64>() + texts.len() as u64 - 1;
+    let mut chars = texts.len() as u64 - 1;
+    for t in &texts {
+        chars += t.chars().count() as u64;
+    }
     if chars <= threshold {
         return Ok(ContentResult::Unchanged);
     }
