@@ -584,7 +584,7 @@ macro_rules! string_enum {
                     $crate::json::DecodeError::new(format!(
                         "unknown {} `{s}`, expected one of: {}",
                         stringify!($name),
-                        [$($s),*].join(", ")
+                        &concat!($(", ", $s),*)[2..]
                     ))
                 })
             }

@@ -52,12 +52,17 @@ pub fn to_string<T: ToJson + serde::Serialize + ?Sized>(v: &T) -> String {
 /// A JSON object with these members in this order (what `json!({...})` builds, without going
 /// through `serde::Serialize`).
 pub fn object_of<const N: usize>(members: [(&str, Value); N]) -> Value {
-    Value::Object(
-        members
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
+    object_from(Vec::from(members))
+}
+
+/// [`object_of`] for any number of members (not generic: one copy of the loop).
+#[inline(never)]
+fn object_from(members: Vec<(&str, Value)>) -> Value {
+    let mut m = Map::new();
+    for (k, v) in members {
+        m.insert(k.to_string(), v);
+    }
+    Value::Object(m)
 }
 
 /// `v` as a `crate::json::Value` (what `serde_json::to_value` gives), through its JSON text.
