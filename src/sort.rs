@@ -12,16 +12,35 @@ pub fn sort_by<T>(v: &mut Vec<T>, mut cmp: impl FnMut(&T, &T) -> Ordering) {
         return;
     }
     let order = sorted_indices(v.len(), &mut |a, b| cmp(&v[a], &v[b]));
-    let mut old: Vec<Option<T>> = Vec::with_capacity(order.len());
-    for x in std::mem::take(v) {
-        old.push(Some(x));
+    for (a, b) in swaps(&order) {
+        v.swap(a as usize, b as usize);
     }
-    v.reserve_exact(order.len());
-    for &i in &order {
-        if let Some(x) = old[i as usize].take() {
-            v.push(x);
+}
+
+/// The swaps that put element `order[k]` at position `k` for every `k`, in order (not generic:
+/// the code per element type is the swap loop alone). O(n).
+#[inline(never)]
+fn swaps(order: &[u32]) -> Vec<(u32, u32)> {
+    let n = order.len();
+    // at[p]: original index of the element now at p; pos[o]: where original element o is now.
+    let mut at: Vec<u32> = Vec::with_capacity(n);
+    for i in 0..n as u32 {
+        at.push(i);
+    }
+    let mut pos = at.clone();
+    let mut out = Vec::new();
+    for (k, &o) in order.iter().enumerate() {
+        let p = pos[o as usize];
+        if p as usize != k {
+            let displaced = at[k];
+            out.push((k as u32, p));
+            at[k] = o;
+            at[p as usize] = displaced;
+            pos[o as usize] = k as u32;
+            pos[displaced as usize] = p;
         }
     }
+    out
 }
 
 /// Stable sort of `v` by `key` (the same order as `slice::sort_by_key`).
