@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 
 /// Stable sort of `v` by `cmp` (the same order as `slice::sort_by`).
-pub fn sort_by<T>(v: &mut Vec<T>, mut cmp: impl FnMut(&T, &T) -> Ordering) {
+pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
     if v.len() < 2 {
         return;
     }
@@ -44,7 +44,7 @@ fn swaps(order: &[u32]) -> Vec<(u32, u32)> {
 }
 
 /// Stable sort of `v` by `key` (the same order as `slice::sort_by_key`).
-pub fn sort_by_key<T, K: Ord>(v: &mut Vec<T>, mut key: impl FnMut(&T) -> K) {
+pub fn sort_by_key<T, K: Ord>(v: &mut [T], mut key: impl FnMut(&T) -> K) {
     sort_by(v, |a, b| key(a).cmp(&key(b)));
 }
 

@@ -240,7 +240,7 @@ pub(crate) fn heavier(a: &(u32, f64), b: &(u32, f64)) -> std::cmp::Ordering {
 }
 
 /// Sort `(hash, weight)` pairs heaviest first (ties by smaller hash).
-pub(crate) fn sort_heaviest(v: &mut Vec<(u32, f64)>) {
+pub(crate) fn sort_heaviest(v: &mut [(u32, f64)]) {
     crate::sort::sort_by(v, heavier);
 }
 
