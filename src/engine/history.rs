@@ -252,24 +252,27 @@ impl Session {
             let Some(&cut) = cuts.iter().find(|c| **c >= new_base) else {
                 return Ok(false);
             };
-            let price = cost::price_for(&self.cfg, model, input.now_ms);
-            let expected = self.expected_calls();
+            let round = super::policy::Round {
+                count: rcount,
+                price: cost::price_for(&self.cfg, model, input.now_ms),
+                expected: self.expected_calls(),
+                thr: self.threshold(input),
+            };
             let before = self.estimate(rcount);
             let id = self.next_fold_id();
             let p = self.prepare(&id, self.st.live_from, cut, None);
-            let d =
-                cost::fold_decision(&self.candidate_price(rcount, &p, before), &price, expected);
-            self.apply_fold(
-                rcount,
+            let decision = cost::fold_decision(
+                &self.candidate_price(rcount, &p, before),
+                &round.price,
+                round.expected,
+            );
+            let step = super::policy::Step::Fold {
                 p,
-                FoldReason::Evicted,
-                d,
-                &price,
-                expected,
+                reason: FoldReason::Evicted,
+                decision,
                 before,
-                report,
-                writes,
-            )?;
+            };
+            self.apply_step(&round, step, report, writes)?;
         }
         report.divergence = Some(DivergenceReport {
             at: 0,

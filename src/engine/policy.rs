@@ -4,6 +4,39 @@
 #[allow(unused_imports)]
 use super::*;
 
+/// What does not change within one round of the fold policy.
+pub(super) struct Round {
+    /// Host messages in the prompt (records, in record space).
+    pub count: u32,
+    /// The model's price row.
+    pub price: cost::Price,
+    /// Calls expected to reuse the prefix (the cost model's horizon).
+    pub expected: f64,
+    /// Prompt size (tokens) above which folds are due.
+    pub thr: u64,
+}
+
+/// What a rule of the fold policy decided, from the state alone; [`Session::apply_step`]
+/// applies it.
+pub(super) enum Step {
+    /// Nothing to do; the reason, when there is one, becomes the report's `skipped`.
+    Skip(Option<String>),
+    /// Append this fold (`before`: the prompt estimate it was decided at).
+    Fold {
+        p: Prepared,
+        reason: FoldReason,
+        decision: cost::FoldDecision,
+        before: u64,
+    },
+    /// Replace every segment by this condensed one.
+    Condense {
+        seg: Segment,
+        report: CondenseReport,
+    },
+    /// Clear the forced-fold request: nothing is left to fold.
+    ClearForce,
+}
+
 impl Session {
     /// The token budget folds answer to: the config's, else the host's for this call.
     ///
@@ -224,7 +257,10 @@ impl Session {
             .then(|| (s.to, s.text.clone()))
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// The fold policy for one assemble: rounds of the priced, emergency and condensation
+    /// rules, each planned from the state alone ([`Session::plan_priced`],
+    /// [`Session::plan_emergency`], [`Session::plan_condense`] take `&self`) and applied by
+    /// [`Session::apply_step`], the one place the policy changes the state (through events).
     pub(super) fn fold_phase(
         &mut self,
         count: u32,
@@ -234,13 +270,15 @@ impl Session {
         report: &mut AssembleReport,
         writes: &mut Vec<FoldWrite>,
     ) -> Result<()> {
-        let price = cost::price_for(&self.cfg, model, input.now_ms);
-        let expected = self.expected_calls();
-        let thr = self.threshold(input);
+        let round = Round {
+            count,
+            price: cost::price_for(&self.cfg, model, input.now_ms),
+            expected: self.expected_calls(),
+            thr: self.threshold(input),
+        };
         report.budget_tokens = self.budget(input);
-        report.threshold_tokens = thr;
-        let before = self.estimate(count);
-        report.tokens_before = before;
+        report.threshold_tokens = round.thr;
+        report.tokens_before = self.estimate(count);
         let forced = op == (Op::Compact { force: true }) || self.st.force_fold;
         report.forced = forced;
         // Iterate to a fixpoint: a fold or condensation changes the prefix and so the next
@@ -249,12 +287,15 @@ impl Session {
         // most a handful of rounds run; 8 is a safety cap.
         let mut force_now = forced;
         for _round in 0..8 {
-            let before = self.estimate(count);
             let folds_before = report.folds.len();
             let condenses_before = self.st.counters.condenses;
-            self.priced_step(count, &price, expected, before, force_now, report, writes)?;
-            self.emergency_step(count, &price, expected, thr, force_now, report, writes)?;
-            self.condense_step(count, thr, &price, expected, report, writes)?;
+            let step = self.plan_priced(&round, force_now);
+            self.apply_step(&round, step, report, writes)?;
+            let (over, step) = self.plan_emergency(&round, force_now);
+            report.emergency |= over && !force_now;
+            self.apply_step(&round, step, report, writes)?;
+            let step = self.plan_condense(&round);
+            self.apply_step(&round, step, report, writes)?;
             force_now = false;
             let changed = report.folds.len() != folds_before
                 || self.st.counters.condenses != condenses_before;
@@ -265,188 +306,151 @@ impl Session {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn priced_step(
-        &mut self,
-        count: u32,
-        price: &cost::Price,
-        expected: f64,
-        before: u64,
-        forced: bool,
-        report: &mut AssembleReport,
-        writes: &mut Vec<FoldWrite>,
-    ) -> Result<()> {
-        let (price, expected) = (price.clone(), expected);
-        if !forced {
-            if self.st.breaker_tripped() {
-                report.skipped = Some("circuit breaker: 3 consecutive folds saved < 5 %".into());
-            } else {
-                let cuts = self.live_cuts(count);
-                match self.candidate(count, &cuts) {
-                    Err(why) => report.skipped = Some(why.into()),
-                    Ok(c) => {
-                        let c = self.topic_cut(count, &cuts, c);
-                        let id = self.next_fold_id();
-                        let live = self.st.live_from;
-                        let region = self.tokens(fold::span_w(&self.st.records, live, c));
-                        if region < self.cfg.min_fold_tokens {
-                            report.skipped = Some(format!(
-                                "region {region} tokens < minFoldTokens {}",
-                                self.cfg.min_fold_tokens
-                            ));
-                        } else if let Some(why) =
-                            self.cannot_pay(count, live, c, before, &price, expected)
-                        {
-                            // Not even a zero-size record would pay: skip rendering one.
-                            report.skipped = Some(why);
-                        } else {
-                            let p = self.prepare(&id, live, c, None);
-                            let d = cost::fold_decision(
-                                &self.candidate_price(count, &p, before),
-                                &price,
-                                expected,
-                            );
-                            if !d.pays {
-                                report.skipped = Some(d.reason);
-                            } else {
-                                // The fold is decided at the candidate cut; a ready summary for
-                                // [liveFrom, to) with to <= c moves the cut back to `to` (the rest
-                                // stays live for the next fold), provided it covers at least half
-                                // of the candidate region.
-                                let with_summary =
-                                    self.ready_summary_for(c, &cuts).filter(|(to, _)| {
-                                        2 * self.tokens(fold::span_w(&self.st.records, live, *to))
-                                            >= region
-                                    });
-                                match with_summary {
-                                    Some((to, text)) => {
-                                        let ps = self.prepare(&id, live, to, Some(&text));
-                                        let ds = cost::fold_decision(
-                                            &self.candidate_price(count, &ps, before),
-                                            &price,
-                                            expected,
-                                        );
-                                        self.apply_fold(
-                                            count,
-                                            ps,
-                                            FoldReason::Priced,
-                                            ds,
-                                            &price,
-                                            expected,
-                                            before,
-                                            report,
-                                            writes,
-                                        )?;
-                                    }
-                                    None => self.apply_fold(
-                                        count,
-                                        p,
-                                        FoldReason::Priced,
-                                        d,
-                                        &price,
-                                        expected,
-                                        before,
-                                        report,
-                                        writes,
-                                    )?,
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+    /// The priced rule: fold the live tail down to `tailTokens` when the cost model says the
+    /// fold pays back (never when forced: the emergency rule handles forced folds).
+    pub(super) fn plan_priced(&self, r: &Round, forced: bool) -> Step {
+        if forced {
+            return Step::Skip(None);
         }
-
-        Ok(())
+        if self.st.breaker_tripped() {
+            return Step::Skip(Some(
+                "circuit breaker: 3 consecutive folds saved < 5 %".into(),
+            ));
+        }
+        let count = r.count;
+        let before = self.estimate(count);
+        let cuts = self.live_cuts(count);
+        let c = match self.candidate(count, &cuts) {
+            Err(why) => return Step::Skip(Some(why.into())),
+            Ok(c) => self.topic_cut(count, &cuts, c),
+        };
+        let id = self.next_fold_id();
+        let live = self.st.live_from;
+        let region = self.tokens(fold::span_w(&self.st.records, live, c));
+        if region < self.cfg.min_fold_tokens {
+            return Step::Skip(Some(format!(
+                "region {region} tokens < minFoldTokens {}",
+                self.cfg.min_fold_tokens
+            )));
+        }
+        if let Some(why) = self.cannot_pay(count, live, c, before, &r.price, r.expected) {
+            // Not even a zero-size record would pay: skip rendering one.
+            return Step::Skip(Some(why));
+        }
+        let p = self.prepare(&id, live, c, None);
+        let d = cost::fold_decision(
+            &self.candidate_price(count, &p, before),
+            &r.price,
+            r.expected,
+        );
+        if !d.pays {
+            return Step::Skip(Some(d.reason));
+        }
+        // The fold is decided at the candidate cut; a ready summary for [liveFrom, to) with
+        // to <= c moves the cut back to `to` (the rest stays live for the next fold), provided
+        // it covers at least half of the candidate region.
+        let with_summary = self
+            .ready_summary_for(c, &cuts)
+            .filter(|(to, _)| 2 * self.tokens(fold::span_w(&self.st.records, live, *to)) >= region);
+        let (p, decision) = match with_summary {
+            Some((to, text)) => {
+                let ps = self.prepare(&id, live, to, Some(&text));
+                let ds = cost::fold_decision(
+                    &self.candidate_price(count, &ps, before),
+                    &r.price,
+                    r.expected,
+                );
+                (ps, ds)
+            }
+            None => (p, d),
+        };
+        Step::Fold {
+            p,
+            reason: FoldReason::Priced,
+            decision,
+            before,
+        }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn emergency_step(
-        &mut self,
-        count: u32,
-        price: &cost::Price,
-        expected: f64,
-        thr: u64,
-        forced: bool,
-        report: &mut AssembleReport,
-        writes: &mut Vec<FoldWrite>,
-    ) -> Result<()> {
-        let (price, expected) = (price.clone(), expected);
+    /// The emergency rule (and a forced fold): over the threshold, fold whatever the price,
+    /// down to a low-water mark. Also tells whether the prompt is over the threshold.
+    pub(super) fn plan_emergency(&self, r: &Round, forced: bool) -> (bool, Step) {
+        let (count, thr) = (r.count, r.thr);
         let est = self.estimate(count);
         let emergency = est > thr;
-        report.emergency |= emergency && !forced;
-        if emergency || forced {
-            let cuts = self.live_cuts(count);
-            if let Some(&last) = cuts.last() {
-                let id = self.next_fold_id();
-                let mut chosen: Option<Prepared> = None;
-                if forced && !emergency {
-                    let c = match self.candidate(count, &cuts) {
-                        Ok(c) => self.topic_cut(count, &cuts, c),
-                        Err(_) => last,
-                    };
-                    let summary = self.ready_summary_for(c, &cuts);
-                    chosen = Some(match summary {
-                        Some((to, text)) => self.prepare(&id, self.st.live_from, to, Some(&text)),
-                        None => self.prepare(&id, self.st.live_from, c, None),
-                    });
-                } else {
-                    let stat = self.static_tokens();
-                    let fixed = self.prefix_w();
-                    // Hysteresis: an emergency fold goes down to a low-water mark, not just under
-                    // the threshold. Cutting the minimum made the next turn's growth cross the
-                    // threshold again, so every turn folded (and missed the cache after the new
-                    // record) in the 48K-window e2e run. The low-water mark leaves
-                    // EMERGENCY_HEADROOM of the room above the fixed prefix free for later turns.
-                    let floor = stat + self.tokens(fixed);
-                    let low = floor
-                        + ((thr.saturating_sub(floor)) as f64 * (1.0 - EMERGENCY_HEADROOM)) as u64;
-                    let tails = tails_w(&self.st.records, &cuts, count);
-                    for target in [low, thr] {
-                        for (&c, &tail) in cuts.iter().zip(&tails) {
-                            // Lower bound without the record: skip cuts that cannot fit anyway.
-                            let lb = stat + self.tokens(fixed + tail);
-                            if lb > target && c != last {
-                                continue;
-                            }
-                            let summary = self
-                                .ready_summary_for(c, &cuts)
-                                .filter(|(to, _)| *to == c)
-                                .map(|(_, t)| t);
-                            let p = self.prepare(&id, self.st.live_from, c, summary.as_deref());
-                            if self.estimate_with(count, &p) <= target
-                                || (c == last && target == thr)
-                            {
-                                chosen =
-                                    Some(self.emergency_at_topic(count, &cuts, &id, target, p));
-                                break;
-                            }
-                        }
-                        if chosen.is_some() {
-                            break;
-                        }
+        if !(emergency || forced) {
+            return (emergency, Step::Skip(None));
+        }
+        let cuts = self.live_cuts(count);
+        let Some(&last) = cuts.last() else {
+            // Nothing to fold: clear the request so it does not linger.
+            let step = if forced && self.st.force_fold {
+                Step::ClearForce
+            } else {
+                Step::Skip(None)
+            };
+            return (emergency, step);
+        };
+        let id = self.next_fold_id();
+        let mut chosen: Option<Prepared> = None;
+        if forced && !emergency {
+            let c = match self.candidate(count, &cuts) {
+                Ok(c) => self.topic_cut(count, &cuts, c),
+                Err(_) => last,
+            };
+            let summary = self.ready_summary_for(c, &cuts);
+            chosen = Some(match summary {
+                Some((to, text)) => self.prepare(&id, self.st.live_from, to, Some(&text)),
+                None => self.prepare(&id, self.st.live_from, c, None),
+            });
+        } else {
+            let stat = self.static_tokens();
+            let fixed = self.prefix_w();
+            // Hysteresis: an emergency fold goes down to a low-water mark, not just under the
+            // threshold. Cutting the minimum made the next turn's growth cross the threshold
+            // again, so every turn folded (and missed the cache after the new record) in the
+            // 48K-window e2e run. The low-water mark leaves EMERGENCY_HEADROOM of the room
+            // above the fixed prefix free for later turns.
+            let floor = stat + self.tokens(fixed);
+            let low =
+                floor + ((thr.saturating_sub(floor)) as f64 * (1.0 - EMERGENCY_HEADROOM)) as u64;
+            let tails = tails_w(&self.st.records, &cuts, count);
+            'targets: for target in [low, thr] {
+                for (&c, &tail) in cuts.iter().zip(&tails) {
+                    // Lower bound without the record: skip cuts that cannot fit anyway.
+                    let lb = stat + self.tokens(fixed + tail);
+                    if lb > target && c != last {
+                        continue;
+                    }
+                    let summary = self
+                        .ready_summary_for(c, &cuts)
+                        .filter(|(to, _)| *to == c)
+                        .map(|(_, t)| t);
+                    let p = self.prepare(&id, self.st.live_from, c, summary.as_deref());
+                    if self.estimate_with(count, &p) <= target || (c == last && target == thr) {
+                        chosen = Some(self.emergency_at_topic(count, &cuts, &id, target, p));
+                        break 'targets;
                     }
                 }
-                if let Some(p) = chosen {
-                    let d = cost::fold_decision(
-                        &self.candidate_price(count, &p, est),
-                        &price,
-                        expected,
-                    );
-                    let reason = if forced {
-                        FoldReason::Compact
-                    } else {
-                        FoldReason::Emergency
-                    };
-                    self.apply_fold(count, p, reason, d, &price, expected, est, report, writes)?;
-                }
-            } else if forced && self.st.force_fold {
-                // Nothing to fold: clear the request so it does not linger.
-                self.emit(Event::ForceFold { on: false })?;
             }
         }
-
-        Ok(())
+        let Some(p) = chosen else {
+            return (emergency, Step::Skip(None));
+        };
+        let decision =
+            cost::fold_decision(&self.candidate_price(count, &p, est), &r.price, r.expected);
+        let reason = if forced {
+            FoldReason::Compact
+        } else {
+            FoldReason::Emergency
+        };
+        let step = Step::Fold {
+            p,
+            reason,
+            decision,
+            before: est,
+        };
+        (emergency, step)
     }
 
     /// The emergency fold `p` moved to a topic boundary just after its cut
@@ -474,110 +478,100 @@ impl Session {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn condense_step(
-        &mut self,
-        count: u32,
-        thr: u64,
-        price: &cost::Price,
-        expected: f64,
-        report: &mut AssembleReport,
-        writes: &mut Vec<FoldWrite>,
-    ) -> Result<()> {
-        if self.st.segs.len() >= 2 {
-            let records_tokens = self.tokens(state::segs_w(&self.st.segs));
-            let est = self.estimate(count);
-            let budget = self.record_budget(thr);
-            if records_tokens > budget || est > thr {
-                self.condense(
-                    count,
-                    est,
-                    records_tokens,
-                    budget,
-                    thr,
-                    price,
-                    expected,
-                    report,
-                    writes,
-                )?;
-            }
-        }
-        Ok(())
-    }
-
     /// Budget of all fold records together: `foldRecordBudget`, but at most a quarter of the
     /// threshold, so that in a small window the records cannot crowd out the live tail.
     pub(super) fn record_budget(&self, thr: u64) -> u64 {
         self.cfg.fold_record_budget.min((thr / 4).max(1_000))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn apply_fold(
+    /// Apply what a rule planned: the report, the fold regions for the shim, and the event.
+    pub(super) fn apply_step(
         &mut self,
-        count: u32,
-        p: Prepared,
-        reason: FoldReason,
-        decision: cost::FoldDecision,
-        price: &cost::Price,
-        expected: f64,
-        before: u64,
+        r: &Round,
+        step: Step,
         report: &mut AssembleReport,
         writes: &mut Vec<FoldWrite>,
     ) -> Result<()> {
-        let after = self.estimate_with(count, &p);
-        let region_w = fold::span_w(&self.st.records, p.seg.from, p.seg.to);
-        let folded_w = region_w.saturating_sub(p.seg.protected_w);
-        let folded_tokens = self.tokens(folded_w);
-        let saved = before.saturating_sub(after);
-        let low = saved.saturating_mul(LOW_SAVING_DIVISOR) < before;
-        let fr = FoldReport {
-            id: p.seg.id.clone(),
-            from: p.seg.from,
-            to: p.seg.to,
-            reason,
-            protected: p.seg.protected.len() as u32,
-            record_tokens: self.tokens(p.seg.w),
-            folded_tokens,
-            tokens_before: before,
-            tokens_after: after,
-            used_summary: p.seg.summary,
-            summary: p.text,
-            decision,
-            price_key: price.key.clone(),
-            expected_calls: expected,
-        };
-        writes.push(FoldWrite {
-            fold_id: p.seg.id.clone(),
-            from: p.seg.from,
-            to: p.seg.to,
-        });
-        self.emit(Event::Fold {
-            seg: Box::new(p.seg),
-            reason,
-            folded_w,
-            folded_tokens,
-            low,
-        })?;
-        report.fold = Some(fr.clone());
-        report.folds.push(fr);
-        Ok(())
+        match step {
+            Step::Skip(None) => Ok(()),
+            Step::Skip(Some(why)) => {
+                report.skipped = Some(why);
+                Ok(())
+            }
+            Step::ClearForce => self.emit(Event::ForceFold { on: false }),
+            Step::Condense { seg, report: cr } => {
+                writes.push(FoldWrite {
+                    fold_id: seg.id.clone(),
+                    from: seg.from,
+                    to: seg.to,
+                });
+                report.condensed = Some(cr);
+                self.emit(Event::Condense { seg: Box::new(seg) })
+            }
+            Step::Fold {
+                p,
+                reason,
+                decision,
+                before,
+            } => {
+                let count = r.count;
+                let after = self.estimate_with(count, &p);
+                let region_w = fold::span_w(&self.st.records, p.seg.from, p.seg.to);
+                let folded_w = region_w.saturating_sub(p.seg.protected_w);
+                let folded_tokens = self.tokens(folded_w);
+                let saved = before.saturating_sub(after);
+                let low = saved.saturating_mul(LOW_SAVING_DIVISOR) < before;
+                let fr = FoldReport {
+                    id: p.seg.id.clone(),
+                    from: p.seg.from,
+                    to: p.seg.to,
+                    reason,
+                    protected: p.seg.protected.len() as u32,
+                    record_tokens: self.tokens(p.seg.w),
+                    folded_tokens,
+                    tokens_before: before,
+                    tokens_after: after,
+                    used_summary: p.seg.summary,
+                    summary: p.text,
+                    decision,
+                    price_key: r.price.key.clone(),
+                    expected_calls: r.expected,
+                };
+                writes.push(FoldWrite {
+                    fold_id: p.seg.id.clone(),
+                    from: p.seg.from,
+                    to: p.seg.to,
+                });
+                self.emit(Event::Fold {
+                    seg: Box::new(p.seg),
+                    reason,
+                    folded_w,
+                    folded_tokens,
+                    low,
+                })?;
+                report.fold = Some(fr.clone());
+                report.folds.push(fr);
+                Ok(())
+            }
+        }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn condense(
-        &mut self,
-        count: u32,
-        before: u64,
-        records_tokens: u64,
-        record_budget: u64,
-        thr: u64,
-        price: &cost::Price,
-        expected: f64,
-        report: &mut AssembleReport,
-        writes: &mut Vec<FoldWrite>,
-    ) -> Result<()> {
+    /// The condensation rule: with two or more segments, when the records exceed their budget
+    /// or the prompt its threshold, replace every segment by one condensed record, unless
+    /// (under pressure only) that would not shrink the records or bring the prompt under.
+    pub(super) fn plan_condense(&self, r: &Round) -> Step {
+        if self.st.segs.len() < 2 {
+            return Step::Skip(None);
+        }
+        let (count, thr) = (r.count, r.thr);
+        let records_tokens = self.tokens(state::segs_w(&self.st.segs));
+        let before = self.estimate(count);
+        let record_budget = self.record_budget(thr);
+        if records_tokens <= record_budget && before <= thr {
+            return Step::Skip(None);
+        }
         let (Some(first), Some(_)) = (self.st.segs.first(), self.st.segs.last()) else {
-            return Ok(());
+            return Step::Skip(None);
         };
         let from = first.from;
         let to = self.st.live_from;
@@ -616,12 +610,12 @@ impl Session {
             // the cache after the head for nothing: the next fold is appended instead. (In the
             // 48K e2e run, where OpenClaw's system prompt alone nearly fills the pre-prompt
             // budget, condensing every turn cost more than appending.)
-            return Ok(());
+            return Step::Skip(None);
         }
         let merged = self.st.segs.len() as u32;
         let key = fingerprint::short_key(&fingerprint::message_hash(&json));
         let seg = Segment {
-            id: id.clone(),
+            id,
             from,
             to,
             protected,
@@ -644,22 +638,19 @@ impl Session {
             summary_input_tokens: 0,
             summary_output_tokens: 0,
         };
-        let decision = cost::fold_decision(&cand, price, expected);
-        writes.push(FoldWrite {
-            fold_id: id.clone(),
-            from,
-            to,
-        });
-        report.condensed = Some(CondenseReport {
-            id,
-            merged,
-            records_tokens_before: records_tokens,
-            record_tokens: self.tokens(w),
-            tokens_before: before,
-            tokens_after: after,
-            decision,
-        });
-        self.emit(Event::Condense { seg: Box::new(seg) })
+        let decision = cost::fold_decision(&cand, &r.price, r.expected);
+        Step::Condense {
+            report: CondenseReport {
+                id: seg.id.clone(),
+                merged,
+                records_tokens_before: records_tokens,
+                record_tokens: self.tokens(w),
+                tokens_before: before,
+                tokens_after: after,
+                decision,
+            },
+            seg,
+        }
     }
 
     // ---- output --------------------------------------------------------------------------------
