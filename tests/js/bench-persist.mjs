@@ -31,7 +31,7 @@ async function loadCore() {
     const glue = await import(pathToFileURL(join(dir, "cachefold.js")).href);
     const raw = glue.initSync({ module: readFileSync(join(dir, "cachefold_bg.wasm")) });
     wasmMemory = raw?.memory ?? null;
-    return glue;
+    return (await import("../../js/core.js")).gatewayOf(glue);
   }
   if (!existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url))) {
     console.error("pkg/ is not built: run `wasm-pack build --target web --release` or set CACHEFOLD_PKG");

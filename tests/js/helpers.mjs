@@ -6,15 +6,17 @@ import { pathToFileURL } from "node:url";
 import { execFileSync } from "node:child_process";
 
 /**
- * The wasm core for tests: $CACHEFOLD_PKG (a wasm-pack --target web out dir) or pkg/ through
- * js/core.js; null when not built or when it lacks `needs` (an export name).
+ * The wasm core for tests: $CACHEFOLD_PKG (a wasm-pack --target web out dir) or pkg/, both
+ * through js/core.js's gateway (the named API over the module's dispatchers); null when not
+ * built or when it lacks `needs` (a function name).
  */
 export async function loadTestCore(needs) {
   const dir = process.env.CACHEFOLD_PKG;
   if (dir) {
     const glue = await import(pathToFileURL(join(dir, "cachefold.js")).href);
     glue.initSync({ module: readFileSync(join(dir, "cachefold_bg.wasm")) });
-    return glue;
+    const { gatewayOf } = await import("../../js/core.js");
+    return gatewayOf(glue);
   }
   if (!existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url))) return null;
   const { loadCore } = await import("../../js/core.js");
