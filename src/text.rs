@@ -85,6 +85,31 @@ pub fn head_tail(s: &str, max: usize) -> String {
 
 // ---- case folding without the standard library's Unicode case tables ------------------------
 
+/// `s` without the leading and trailing chars `strip` accepts (`str::trim_matches`, not
+/// generic: each closure type made its own copy of the standard one).
+#[inline(never)]
+pub fn trim_by<'a>(s: &'a str, strip: &dyn Fn(char) -> bool) -> &'a str {
+    trim_end_by(trim_start_by(s, strip), strip)
+}
+
+/// `s` without the leading chars `strip` accepts (`str::trim_start_matches`).
+#[inline(never)]
+pub fn trim_start_by<'a>(s: &'a str, strip: &dyn Fn(char) -> bool) -> &'a str {
+    match s.char_indices().find(|&(_, c)| !strip(c)) {
+        Some((i, _)) => &s[i..],
+        None => "",
+    }
+}
+
+/// `s` without the trailing chars `strip` accepts (`str::trim_end_matches`).
+#[inline(never)]
+pub fn trim_end_by<'a>(s: &'a str, strip: &dyn Fn(char) -> bool) -> &'a str {
+    match s.char_indices().rev().find(|&(_, c)| !strip(c)) {
+        Some((i, c)) => &s[..i + c.len_utf8()],
+        None => "",
+    }
+}
+
 /// Unicode's one-to-one lowercase mappings (every `c` whose `char::to_lowercase` is a single
 /// other character), as runs: `(start << 8 | (count - 1) << 1 | (stride - 1), delta)`, meaning
 /// `start + k·stride ↦ start + k·stride + delta` for `k < count`. 1.5 KB here; the standard
@@ -175,6 +200,20 @@ pub fn lower(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The trims are the standard library's, for char sets and predicates alike.
+        #[test]
+        fn trims_are_the_standard_ones(s in "[-a:/é\\$ ]{0,12}") {
+            let dash = |c: char| c == '-';
+            proptest::prop_assert_eq!(trim_by(&s, &dash), s.trim_matches('-'));
+            let set = |c: char| matches!(c, '/' | '\\' | ':');
+            proptest::prop_assert_eq!(trim_end_by(&s, &set), s.trim_end_matches(['/', '\\', ':']));
+            proptest::prop_assert_eq!(trim_start_by(&s, &set), s.trim_start_matches(['/', '\\', ':']));
+            let alnum = |c: char| !c.is_alphanumeric();
+            proptest::prop_assert_eq!(trim_by(&s, &alnum), s.trim_matches(alnum));
+        }
+    }
 
     /// The table is exactly the standard library's one-to-one lowercase mappings.
     #[test]

@@ -117,7 +117,7 @@ pub fn collapse_churn(text: &str) -> String {
 /// `Label (untrusted metadata):`, `Label (untrusted, …):`, `Label: ⟦openclaw:ctx⟧` → `Label`.
 fn metadata_label(t: &str) -> Option<String> {
     if let Some(head) = t.strip_suffix(INBOUND_MARKER) {
-        let label = head.trim_end().trim_end_matches(':').trim();
+        let label = crate::text::trim_end_by(head.trim_end(), &|c| c == ':').trim();
         return if label.is_empty() {
             None
         } else {

@@ -193,7 +193,7 @@ fn find_exit_code(text: &str) -> Option<i64> {
         // The last mention wins: the host appends it at the end of the output.
         if let Some(pos) = lower.rfind(pat) {
             let rest = &lower[pos + pat.len()..];
-            let rest = rest.trim_start_matches([' ', ':', '=', '\t']);
+            let rest = crate::text::trim_start_by(rest, &|c| matches!(c, ' ' | ':' | '=' | '\t'));
             // The leading number (its chars are ASCII: byte index = char index).
             let mut end = 0;
             for (i, c) in rest.char_indices() {

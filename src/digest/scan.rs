@@ -190,11 +190,18 @@ fn has_known_ext(name: &str) -> bool {
 /// Trim quotes, brackets and trailing punctuation around a token; drop a `key=` prefix and a
 /// `:line[:col]` suffix.
 pub(super) fn clean_token(tok: &str) -> &str {
-    let mut t = tok.trim_matches(|c: char| "\"'`([{<".contains(c) || ")]}>,;!?\"'`".contains(c));
+    let mut t = crate::text::trim_by(tok, &|c: char| {
+        "\"'`([{<".contains(c) || ")]}>,;!?\"'`".contains(c)
+    });
     if let Some((_, v)) = t.split_once('=') {
-        t = v.trim_matches(|c: char| "\"'`".contains(c));
+        t = crate::text::trim_by(v, &|c: char| "\"'`".contains(c));
     }
-    t = t.trim_end_matches(['.', ':', ',', ';', ')', ']', '}', '\'', '"', '`']);
+    t = crate::text::trim_end_by(t, &|c| {
+        matches!(
+            c,
+            '.' | ':' | ',' | ';' | ')' | ']' | '}' | '\'' | '"' | '`'
+        )
+    });
     // `src/x.rs:12:5` → `src/x.rs`
     loop {
         match t.rsplit_once(':') {
@@ -363,7 +370,7 @@ impl IdentCollector {
                 continue; // files are listed separately
             }
             for piece in tok.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
-                let piece = piece.trim_matches('-');
+                let piece = crate::text::trim_by(piece, &|c| c == '-');
                 if piece.is_empty() {
                     continue;
                 }
@@ -397,7 +404,9 @@ fn url_in(tok: &str) -> Option<&str> {
     let start = tok.find("https://").or_else(|| tok.find("http://"))?;
     let u = &tok[start..];
     let u = u.split(['"', '\'', '`', '<', '>', '|']).next().unwrap_or(u);
-    let u = u.trim_end_matches(['.', ',', ';', ':', ')', ']', '}', '!', '?']);
+    let u = crate::text::trim_end_by(u, &|c| {
+        matches!(c, '.' | ',' | ';' | ':' | ')' | ']' | '}' | '!' | '?')
+    });
     if u.len() > 10 && u.chars().count() <= ITEM_CHARS {
         Some(u)
     } else {

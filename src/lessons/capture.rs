@@ -174,7 +174,7 @@ fn command_fingerprint(cmd: &str) -> Vec<String> {
 }
 
 fn relative<'a>(path: &'a str, workspace: &str) -> Option<&'a str> {
-    let ws = workspace.trim_end_matches('/');
+    let ws = crate::text::trim_end_by(workspace, &|c| c == '/');
     let p = if !ws.is_empty() && path.starts_with(ws) && path[ws.len()..].starts_with('/') {
         &path[ws.len() + 1..]
     } else {

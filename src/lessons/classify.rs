@@ -308,7 +308,7 @@ const POLITE: &[&str] = &[
 fn words(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     for w in s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_')) {
-        let w = w.trim_matches(|c| c == '\'' || c == '-');
+        let w = crate::text::trim_by(w, &|c| c == '\'' || c == '-');
         if !w.is_empty() {
             out.push(w.to_string());
         }
@@ -360,7 +360,9 @@ fn is_polite_imperative(first: &str) -> bool {
 /// capital, `snake_case`, `a::b`, `f()`, or a source file name.
 fn has_code_ref(request: &str) -> bool {
     request.split_whitespace().take(200).any(|w| {
-        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '(' && c != ')');
+        let w = crate::text::trim_by(w, &|c: char| {
+            !c.is_alphanumeric() && c != '_' && c != '(' && c != ')'
+        });
         let inner_cap = w.chars().skip(1).any(|c| c.is_ascii_uppercase())
             && w.chars().any(|c| c.is_ascii_lowercase());
         let snake = w.contains('_') && w.chars().all(|c| c.is_alphanumeric() || c == '_');

@@ -90,7 +90,7 @@ pub fn slug(text: &str) -> String {
             break;
         }
     }
-    let out = out.trim_matches('-').to_string();
+    let out = crate::text::trim_by(&out, &|c| c == '-').to_string();
     if out.is_empty() {
         "lesson".to_string()
     } else {

@@ -106,7 +106,7 @@ const STOP: &[&str] = &[
 ];
 
 fn stem(w: &str) -> String {
-    let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+    let w = crate::text::trim_by(w, &|c: char| !c.is_alphanumeric());
     for suf in ["ing", "ed", "es", "s"] {
         if w.len() > suf.len() + 3 {
             if let Some(s) = w.strip_suffix(suf) {

@@ -305,7 +305,7 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
             }
         }
         for f in &d.files {
-            let f = f.trim_end_matches(['/', '\\']);
+            let f = crate::text::trim_end_by(f, &|c| matches!(c, '/' | '\\'));
             let mut parts = f.rsplit(['/', '\\']);
             if let Some(base) = parts.next().filter(|b| !b.is_empty()) {
                 add(&crate::text::lower(base), W_FILE, true, &mut w);
@@ -323,7 +323,7 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
             }
         }
         for c in &d.commands {
-            let cmd = c.trim_start_matches('$').trim();
+            let cmd = crate::text::trim_start_by(c, &|c| c == '$').trim();
             let cmd = cmd.split('→').next().unwrap_or("");
             for word in words(cmd).into_iter().take(2) {
                 add(&word, W_COMMAND, false, &mut w);
