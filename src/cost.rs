@@ -104,13 +104,13 @@ pub fn is_peak(now_ms: f64) -> bool {
 /// No model id means DeepSeek flash (the product's primary target).
 pub fn model_family(model: Option<&str>) -> &'static str {
     let m = model.unwrap_or("deepseek").to_ascii_lowercase();
-    if m.contains("deepseek") {
-        if m.contains("pro") {
+    if crate::text::has(&m, "deepseek") {
+        if crate::text::has(&m, "pro") {
             "deepseek-v4-pro"
         } else {
             "deepseek-flash"
         }
-    } else if m.contains("kimi") || m.contains("moonshot") {
+    } else if crate::text::has(&m, "kimi") || crate::text::has(&m, "moonshot") {
         "kimi-like"
     } else {
         "openai-like"

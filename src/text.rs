@@ -110,6 +110,66 @@ pub fn trim_end_by<'a>(s: &'a str, strip: &dyn Fn(char) -> bool) -> &'a str {
     }
 }
 
+/// Byte offset of the first `needle` in `hay` (`str::find` with a string pattern). The core's
+/// own search instead of the standard two-way searcher (~3 KB of wasm): a byte scan for the
+/// first byte, then a comparison. On valid UTF-8 a byte match is a char-boundary match, so the
+/// offsets are the standard ones; the needles here are short, the texts bounded.
+#[inline(never)]
+pub fn find(hay: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let Some((&first, _)) = n.split_first() else {
+        return Some(0);
+    };
+    let last = h.len().checked_sub(n.len())?;
+    (0..=last).find(|&i| h[i] == first && &h[i..i + n.len()] == n)
+}
+
+/// Byte offset of the last `needle` in `hay` (`str::rfind` with a string pattern).
+#[inline(never)]
+pub fn rfind(hay: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let last = h.len().checked_sub(n.len())?;
+    (0..=last).rev().find(|&i| &h[i..i + n.len()] == n)
+}
+
+/// `hay` contains `needle` (`str::contains` with a string pattern).
+pub fn has(hay: &str, needle: &str) -> bool {
+    find(hay, needle).is_some()
+}
+
+/// `s` contains `c` (`str::contains` with a char: the standard one, not inlined, carries the
+/// string searcher for non-ASCII chars).
+pub fn has_char(s: &str, c: char) -> bool {
+    if c.is_ascii() {
+        s.as_bytes().contains(&(c as u8))
+    } else {
+        s.chars().any(|x| x == c)
+    }
+}
+
+/// `str::split_once` with a string separator.
+pub fn split_once<'a>(s: &'a str, sep: &str) -> Option<(&'a str, &'a str)> {
+    let i = find(s, sep)?;
+    Some((&s[..i], &s[i + sep.len()..]))
+}
+
+/// `str::rsplit_once` with a string separator.
+pub fn rsplit_once<'a>(s: &'a str, sep: &str) -> Option<(&'a str, &'a str)> {
+    let i = rfind(s, sep)?;
+    Some((&s[..i], &s[i + sep.len()..]))
+}
+
+/// `str::split` with a non-empty string separator, collected.
+pub fn split<'a>(mut s: &'a str, sep: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    while let Some((a, b)) = split_once(s, sep) {
+        out.push(a);
+        s = b;
+    }
+    out.push(s);
+    out
+}
+
 /// Unicode's one-to-one lowercase mappings (every `c` whose `char::to_lowercase` is a single
 /// other character), as runs: `(start << 8 | (count - 1) << 1 | (stride - 1), delta)`, meaning
 /// `start + k·stride ↦ start + k·stride + delta` for `k < count`. 1.5 KB here; the standard
@@ -202,6 +262,23 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
+        /// The searches are the standard library's (offsets, splits), incl. multi-byte text.
+        #[test]
+        fn searches_are_the_standard_ones(h in "[ab→é ]{0,14}", n in "[ab→é ]{0,3}") {
+            proptest::prop_assert_eq!(find(&h, &n), h.find(n.as_str()));
+            proptest::prop_assert_eq!(rfind(&h, &n), h.rfind(n.as_str()));
+            proptest::prop_assert_eq!(has(&h, &n), h.contains(n.as_str()));
+            for c in ['a', '→', 'é', 'x'] {
+                proptest::prop_assert_eq!(has_char(&h, c), h.contains(c));
+            }
+            proptest::prop_assert_eq!(split_once(&h, &n), h.split_once(n.as_str()));
+            proptest::prop_assert_eq!(rsplit_once(&h, &n), h.rsplit_once(n.as_str()));
+            if !n.is_empty() {
+                let want: Vec<&str> = h.split(n.as_str()).collect();
+                proptest::prop_assert_eq!(split(&h, &n), want);
+            }
+        }
+
         /// The trims are the standard library's, for char sets and predicates alike.
         #[test]
         fn trims_are_the_standard_ones(s in "[-a:/é\\$ ]{0,12}") {

@@ -35,12 +35,12 @@ const INBOUND_MARKER: &str = "⟦openclaw:ctx⟧";
 ///
 /// Consecutive identical markers merge. Text without markers is returned unchanged.
 pub fn collapse_churn(text: &str) -> String {
-    if !(text.contains("<<<")
-        || text.contains("untrusted")
-        || text.contains(INBOUND_MARKER)
-        || text.contains(EVENT_MARKER)
-        || text.contains(LEGACY_HEADER)
-        || text.contains("Delivery:"))
+    if !(crate::text::has(text, "<<<")
+        || crate::text::has(text, "untrusted")
+        || crate::text::has(text, INBOUND_MARKER)
+        || crate::text::has(text, EVENT_MARKER)
+        || crate::text::has(text, LEGACY_HEADER)
+        || crate::text::has(text, "Delivery:"))
     {
         return text.to_string();
     }
@@ -104,7 +104,7 @@ pub fn collapse_churn(text: &str) -> String {
             i = end;
             continue;
         }
-        if t.starts_with("Delivery:") && t.contains("`message` tool") {
+        if t.starts_with("Delivery:") && crate::text::has(t, "`message` tool") {
             i += 1;
             continue;
         }
@@ -125,7 +125,7 @@ fn metadata_label(t: &str) -> Option<String> {
         };
     }
     let body = t.strip_suffix(':')?;
-    let open = body.rfind(" (untrusted")?;
+    let open = crate::text::rfind(body, " (untrusted")?;
     if !body.ends_with(')') {
         return None;
     }

@@ -149,9 +149,9 @@ fn shell_command<'a>(tool_name: &str, args: &'a Value) -> Option<&'a str> {
     let shellish = matches!(
         t.as_str(),
         "exec" | "bash" | "shell" | "sh" | "run" | "terminal" | "run_command" | "process"
-    ) || t.contains("exec")
-        || t.contains("bash")
-        || t.contains("shell");
+    ) || crate::text::has(&t, "exec")
+        || crate::text::has(&t, "bash")
+        || crate::text::has(&t, "shell");
     if !shellish {
         return None;
     }
@@ -171,8 +171,8 @@ fn command_outcome(text: &str, is_error: bool, details_exit: Option<i64>) -> Str
     let lower = text.to_ascii_lowercase();
     let mut out = match code {
         Some(c) => format!("exit {c}"),
-        None if lower.contains("command aborted") => "aborted".to_string(),
-        None if lower.contains("timed out") => "timed out".to_string(),
+        None if crate::text::has(&lower, "command aborted") => "aborted".to_string(),
+        None if crate::text::has(&lower, "timed out") => "timed out".to_string(),
         None if is_error => "error".to_string(),
         None => "ok".to_string(),
     };
@@ -191,7 +191,7 @@ fn find_exit_code(text: &str) -> Option<i64> {
     let lower = text.to_ascii_lowercase();
     for pat in ["exited with code", "exit code", "exit status", "exitcode"] {
         // The last mention wins: the host appends it at the end of the output.
-        if let Some(pos) = lower.rfind(pat) {
+        if let Some(pos) = crate::text::rfind(&lower, pat) {
             let rest = &lower[pos + pat.len()..];
             let rest = crate::text::trim_start_by(rest, &|c| matches!(c, ' ' | ':' | '=' | '\t'));
             // The leading number (its chars are ASCII: byte index = char index).

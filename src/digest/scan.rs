@@ -35,7 +35,9 @@ pub fn error_lines(text: &str, max: usize) -> Vec<String> {
             continue;
         }
         let lower = l.to_ascii_lowercase();
-        if !KEYS.iter().any(|k| lower.contains(k)) || CLEAR.iter().any(|c| lower.contains(c)) {
+        if !KEYS.iter().any(|k| crate::text::has(&lower, k))
+            || CLEAR.iter().any(|c| crate::text::has(&lower, c))
+        {
             continue;
         }
         let item = clip(&one_line(l), ITEM_CHARS);
@@ -54,7 +56,7 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let lower = text.to_ascii_lowercase();
     let mut from = 0;
-    while let Some(pos) = lower[from..].find("artifact") {
+    while let Some(pos) = crate::text::find(&lower[from..], "artifact") {
         let start = from + pos + "artifact".len();
         let line_end = lower[start..]
             .find('\n')
@@ -190,11 +192,9 @@ fn has_known_ext(name: &str) -> bool {
 /// Trim quotes, brackets and trailing punctuation around a token; drop a `key=` prefix and a
 /// `:line[:col]` suffix.
 pub(super) fn clean_token(tok: &str) -> &str {
-    let mut t = crate::text::trim_by(tok, &|c: char| {
-        "\"'`([{<".contains(c) || ")]}>,;!?\"'`".contains(c)
-    });
+    let mut t = crate::text::trim_by(tok, &|c: char| crate::text::has_char("\"'`([{<)]}>,;!?", c));
     if let Some((_, v)) = t.split_once('=') {
-        t = crate::text::trim_by(v, &|c: char| "\"'`".contains(c));
+        t = crate::text::trim_by(v, &|c: char| crate::text::has_char("\"'`", c));
     }
     t = crate::text::trim_end_by(t, &|c| {
         matches!(
@@ -223,12 +223,12 @@ pub(super) fn clean_token(tok: &str) -> &str {
 /// three or more segments. Excludes URLs, `and/or`, `1/2`, slash commands like `/help`.
 pub fn is_path_like(t: &str) -> bool {
     let n = t.chars().count();
-    if !(3..=ITEM_CHARS).contains(&n) || t.contains("://") {
+    if !(3..=ITEM_CHARS).contains(&n) || crate::text::has(t, "://") {
         return false;
     }
     if !t
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "._-/\\~@+%:".contains(c))
+        .all(|c| c.is_ascii_alphanumeric() || crate::text::has_char("._-/\\~@+%:", c))
     {
         return false;
     }
@@ -401,7 +401,7 @@ impl IdentCollector {
 
 /// `http(s)://…` inside a token, trailing punctuation removed.
 fn url_in(tok: &str) -> Option<&str> {
-    let start = tok.find("https://").or_else(|| tok.find("http://"))?;
+    let start = crate::text::find(tok, "https://").or_else(|| crate::text::find(tok, "http://"))?;
     let u = &tok[start..];
     let u = u.split(['"', '\'', '`', '<', '>', '|']).next().unwrap_or(u);
     let u = crate::text::trim_end_by(u, &|c| {

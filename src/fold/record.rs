@@ -50,8 +50,9 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     };
     // Goal: the first user message that states something (not a bare `/command` or a
     // one-word reply), else the first user message.
-    let substantive =
-        |u: &&str| (!u.starts_with('/') || u.contains('\n')) && u.split_whitespace().count() >= 3;
+    let substantive = |u: &&str| {
+        (!u.starts_with('/') || crate::text::has_char(u, '\n')) && u.split_whitespace().count() >= 3
+    };
     let goal = digests
         .iter()
         .filter_map(|d| d.user_text.as_deref())
@@ -89,14 +90,14 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     for d in digests {
         for o in &d.commands {
             all.push(o);
-            if let Some((cmd, _)) = o.split_once(" → ") {
+            if let Some((cmd, _)) = crate::text::split_once(o, " → ") {
                 answered.push(cmd);
             }
         }
     }
     crate::sort::sort_dedup(&mut answered);
     for c in &all {
-        if !c.contains(" → ") && crate::sort::contains(&answered, &c.as_str()) {
+        if !crate::text::has(c, " → ") && crate::sort::contains(&answered, &c.as_str()) {
             continue;
         }
         push(S_COMMANDS, (*c).clone());
@@ -131,7 +132,7 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     // A failing last command is an open thread too.
     let failed = s[S_COMMANDS]
         .last()
-        .filter(|c| c.contains(" → ") && !c.ends_with("→ ok") && !c.ends_with("→ exit 0"))
+        .filter(|c| crate::text::has(c, " → ") && !c.ends_with("→ ok") && !c.ends_with("→ exit 0"))
         .map(|c| format!("last command failed: {c}"));
     if let Some(c) = failed {
         if !s[S_OPEN].contains(&c) {

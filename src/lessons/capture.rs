@@ -100,10 +100,10 @@ fn kind_of(cmd: &str) -> Option<Kind> {
 /// `$ cmd → outcome` → the command without `cd … &&`, pipes into pagers and redirections.
 fn clean_command(label: &str) -> Option<(String, bool)> {
     let rest = label.strip_prefix("$ ")?;
-    let (cmd, outcome) = rest.rsplit_once(" → ")?;
+    let (cmd, outcome) = crate::text::rsplit_once(rest, " → ")?;
     let ok = outcome == "ok" || outcome == "exit 0";
     let mut cmd = cmd.trim().to_string();
-    while let Some(idx) = cmd.find("&&") {
+    while let Some(idx) = crate::text::find(&cmd, "&&") {
         let head = cmd[..idx].trim();
         if head.starts_with("cd ")
             || head.starts_with("export ")
@@ -116,12 +116,12 @@ fn clean_command(label: &str) -> Option<(String, bool)> {
         }
     }
     for cut in [" | ", " 2>&1", " >", " ;"] {
-        if let Some(i) = cmd.find(cut) {
+        if let Some(i) = crate::text::find(&cmd, cut) {
             cmd.truncate(i);
         }
     }
     let cmd = cmd.trim().to_string();
-    if cmd.is_empty() || cmd.len() > 160 || cmd.contains('\n') {
+    if cmd.is_empty() || cmd.len() > 160 || crate::text::has_char(&cmd, '\n') {
         return None;
     }
     Some((cmd, ok))
@@ -157,9 +157,9 @@ fn command_fingerprint(cmd: &str) -> Vec<String> {
     // A path argument (`node --test tests/js/`, `pytest tests/unit`) is a directory to watch.
     for t in w.iter().skip(1) {
         if !t.starts_with('-')
-            && t.contains('/')
+            && crate::text::has_char(t, '/')
             && !t.starts_with('/')
-            && !t.contains("..")
+            && !crate::text::has(t, "..")
             && t.len() < 100
         {
             let dir = t.split('/').next().unwrap_or("");
@@ -183,8 +183,8 @@ fn relative<'a>(path: &'a str, workspace: &str) -> Option<&'a str> {
     let p = p.strip_prefix("./").unwrap_or(p);
     if p.starts_with('/')
         || p.starts_with('~')
-        || p.contains("..")
-        || p.contains("://")
+        || crate::text::has(p, "..")
+        || crate::text::has(p, "://")
         || p.is_empty()
     {
         None
@@ -218,9 +218,9 @@ pub fn extract<'a>(
                 continue;
             };
             let Some(kind) = kind_of(&cmd) else { continue };
-            let failed_text = d.text.contains(" failed")
-                && !d.text.contains(" 0 failed")
-                && !d.text.contains("failed: 0");
+            let failed_text = crate::text::has(&d.text, " failed")
+                && !crate::text::has(&d.text, " 0 failed")
+                && !crate::text::has(&d.text, "failed: 0");
             if ok && !failed_text {
                 passed.insert(kind as u8, (cmd, idx));
             }

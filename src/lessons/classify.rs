@@ -321,7 +321,10 @@ fn clauses(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in s.lines() {
         for part in line.split(['.', ';', '!', '?', ':']) {
-            for c in part.split(" then ").flat_map(|p| p.split(", and ")) {
+            for c in crate::text::split(part, " then ")
+                .into_iter()
+                .flat_map(|p| crate::text::split(p, ", and "))
+            {
                 let c = c.trim();
                 if !c.is_empty() {
                     out.push(c.to_string());
@@ -365,13 +368,14 @@ fn has_code_ref(request: &str) -> bool {
         });
         let inner_cap = w.chars().skip(1).any(|c| c.is_ascii_uppercase())
             && w.chars().any(|c| c.is_ascii_lowercase());
-        let snake = w.contains('_') && w.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let snake =
+            crate::text::has_char(w, '_') && w.chars().all(|c| c.is_alphanumeric() || c == '_');
         let src = [
             ".rs", ".ts", ".js", ".go", ".py", ".ex", ".rb", ".java", ".tsx", ".mjs",
         ]
         .iter()
         .any(|e| w.ends_with(e));
-        inner_cap || snake || src || w.contains("::") || w.ends_with("()")
+        inner_cap || snake || src || crate::text::has(w, "::") || w.ends_with("()")
     })
 }
 
@@ -426,7 +430,7 @@ pub fn classify(request: &str) -> Classification {
         s[0] += objects.min(3);
         sig.push(format!("objects:{objects}"));
     }
-    if text.contains('`') || has_code_ref(request) {
+    if crate::text::has_char(text, '`') || has_code_ref(request) {
         s[0] += 1;
         sig.push("code-ref".into());
     }
@@ -444,7 +448,7 @@ pub fn classify(request: &str) -> Classification {
         }
     }
     for p in EXPLORE_PHRASES {
-        if text.contains(p) {
+        if crate::text::has(text, p) {
             s[1] += 2;
             sig.push(format!("explore:{p}"));
         }

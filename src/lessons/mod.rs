@@ -74,7 +74,7 @@ pub fn valid_name(name: &str) -> bool {
         && b.iter().all(|c| {
             c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'.' | b'_' | b'-')
         })
-        && !name.contains("..")
+        && !crate::text::has(name, "..")
 }
 
 /// A lesson name from free text (`"Test Runner!"` → `test-runner`), or `lesson`.
@@ -105,7 +105,7 @@ fn valid_fingerprint_entry(e: &str) -> bool {
         && !path.is_empty()
         && !path.starts_with('/')
         && !path.starts_with('\\')
-        && !path.contains(':')
+        && !crate::text::has_char(path, ':')
         && !path.split(['/', '\\']).any(|seg| seg == "..")
         && !e.chars().any(char::is_control)
 }
@@ -246,7 +246,7 @@ impl Lesson {
             return bad("description is missing".into());
         }
         if self.description.chars().count() > MAX_DESCRIPTION_CHARS
-            || self.description.contains('\n')
+            || crate::text::has_char(&self.description, '\n')
         {
             return bad(format!(
                 "description must be one line of at most {MAX_DESCRIPTION_CHARS} characters"
@@ -286,7 +286,7 @@ impl Lesson {
             ("turn", &self.turn),
             ("captured-at", &self.captured_at),
         ] {
-            if v.len() > 200 || v.contains('\n') {
+            if v.len() > 200 || crate::text::has_char(v, '\n') {
                 return bad(format!("{k} must be one short line"));
             }
         }
@@ -302,7 +302,7 @@ impl Lesson {
         let q = |s: &str| -> String {
             let s = r(s);
             if s.is_empty()
-                || s.contains(": ")
+                || crate::text::has(&s, ": ")
                 || s.starts_with(['"', '\'', '[', '-', '#', ' '])
                 || s.ends_with([':', ' '])
             {

@@ -240,12 +240,9 @@ impl Matcher {
                 if *insensitive {
                     // Folding is char-for-char, so offsets in the folded line are offsets in `line`.
                     let folded = crate::text::lower(line);
-                    folded
-                        .find(needle.as_str())
-                        .map(|b| folded[..b].chars().count())
+                    crate::text::find(&folded, needle).map(|b| folded[..b].chars().count())
                 } else {
-                    line.find(needle.as_str())
-                        .map(|b| line[..b].chars().count())
+                    crate::text::find(line, needle).map(|b| line[..b].chars().count())
                 }
             }
             Matcher::Regex(r) => r.find(line),

@@ -148,7 +148,7 @@ pub fn validate_artifact_id(id: &str) -> Result<()> {
 pub fn is_shrunk(text: &str) -> Option<String> {
     let rest = text.strip_prefix(HEADER_PREFIX)?;
     let line = rest.split('\n').next().unwrap_or("");
-    let at = line.find(" → artifact ")?;
+    let at = crate::text::find(line, " → artifact ")?;
     let id = line
         .get(at + " → artifact ".len()..)?
         .get(..ARTIFACT_ID_LEN)?;
@@ -413,7 +413,7 @@ fn is_own_tool(tool: &str, text: &str) -> bool {
         ":cachefold:cachefold_",
     ]
     .iter()
-    .any(|m| head.contains(m))
+    .any(|m| crate::text::has(head, m))
 }
 
 fn prefix_chars(s: &str, n: usize) -> &str {
