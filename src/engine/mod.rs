@@ -208,6 +208,22 @@ impl Session {
         self.try_snapshot().unwrap_or_default()
     }
 
+    /// A copy to simulate on (`compact_request`), with no journal lines pending: the state
+    /// travels through its snapshot text. The writer and decoder are in the module anyway; a
+    /// derived deep `Clone` of the state added ~4 KB of per-type copy code to the wasm, for a
+    /// call the host makes only when it wants to compact.
+    fn fork(&self) -> Result<Session> {
+        let st = SessionState::from_snapshot(&self.try_snapshot()?)
+            .map_err(|e| Error::Internal(format!("fork: {e}")))?;
+        Ok(Session {
+            cfg: self.cfg.clone(),
+            st,
+            pending: String::new(),
+            prepared: RefCell::default(),
+            last_turn: self.last_turn.clone(),
+        })
+    }
+
     /// The snapshot, or an error (never an empty text that would replace the journal).
     pub fn try_snapshot(&self) -> Result<String> {
         let text = crate::json::out::to_string(&self.st);

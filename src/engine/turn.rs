@@ -45,8 +45,7 @@ impl Session {
         if !self.st.pinned {
             return Ok(nothing("no history recorded yet", 0));
         }
-        let mut sim = self.clone();
-        sim.pending.clear();
+        let mut sim = self.fork()?;
         let mut count = sim.st.recorded();
         if let Some(&turn_w) = self.st.turn_ws.last() {
             sim.st.records.push(MsgRecord {
