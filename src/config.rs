@@ -154,16 +154,18 @@ impl Default for TopicsConfig {
 impl FromJson for TopicsConfig {
     fn from_json(v: Value) -> DResult<Self> {
         let mut c = TopicsConfig::default();
+        const KEYS: &[(&str, bool)] = &[
+            ("enabled", false),
+            ("useLlm", false),
+            ("maxCallsPerHour", false),
+        ];
         crate::json::fill_strict(
             v,
+            KEYS,
             &mut [
-                ("enabled", &mut c.enabled, false),
-                ("useLlm", &mut c.use_llm, false),
-                (
-                    "maxCallsPerHour",
-                    &mut Lenient(&mut c.max_calls_per_hour, lenient_u32),
-                    false,
-                ),
+                &mut c.enabled,
+                &mut c.use_llm,
+                &mut Lenient(&mut c.max_calls_per_hour, lenient_u32),
             ],
         )?;
         Ok(c)
@@ -486,59 +488,56 @@ impl FromJson for Mode {
 impl FromJson for Config {
     fn from_json(v: Value) -> DResult<Self> {
         let mut c = Config::default();
+        const KEYS: &[(&str, bool)] = &[
+            ("mode", false),
+            ("targetModels", false),
+            ("prefixLockCount", false),
+            ("compactRatio", false),
+            ("tokenBudget", false),
+            ("tailTokens", false),
+            ("minFoldTokens", false),
+            ("foldRecordBudget", false),
+            ("expectedRemainingCalls", false),
+            ("price", false),
+            ("prices", false),
+            ("summary", false),
+            ("protectedReads", false),
+            ("toolDefaults", false),
+            ("persist", false),
+            ("artifacts", false),
+            ("stateDir", false),
+            ("logFile", false),
+            ("ownsCompaction", false),
+            ("lessons", false),
+            ("topics", false),
+            ("profile", false),
+        ];
         crate::json::fill_strict(
             v,
+            KEYS,
             &mut [
-                ("mode", &mut c.mode, false),
-                ("targetModels", &mut c.target_models, false),
-                (
-                    "prefixLockCount",
-                    &mut Lenient(&mut c.prefix_lock_count, lenient_u32),
-                    false,
-                ),
-                (
-                    "compactRatio",
-                    &mut Lenient(&mut c.compact_ratio, lenient_f64),
-                    false,
-                ),
-                (
-                    "tokenBudget",
-                    &mut Lenient(&mut c.token_budget, lenient_u64),
-                    false,
-                ),
-                (
-                    "tailTokens",
-                    &mut Lenient(&mut c.tail_tokens, lenient_u64),
-                    false,
-                ),
-                (
-                    "minFoldTokens",
-                    &mut Lenient(&mut c.min_fold_tokens, lenient_u64),
-                    false,
-                ),
-                (
-                    "foldRecordBudget",
-                    &mut Lenient(&mut c.fold_record_budget, lenient_u64),
-                    false,
-                ),
-                (
-                    "expectedRemainingCalls",
-                    &mut Lenient(&mut c.expected_remaining_calls, lenient_u64),
-                    false,
-                ),
-                ("price", &mut c.price, false),
-                ("prices", &mut c.prices, false),
-                ("summary", &mut c.summary, false),
-                ("protectedReads", &mut c.protected_reads, false),
-                ("toolDefaults", &mut c.tool_defaults, false),
-                ("persist", &mut c.persist, false),
-                ("artifacts", &mut c.artifacts, false),
-                ("stateDir", &mut c.state_dir, false),
-                ("logFile", &mut c.log_file, false),
-                ("ownsCompaction", &mut c.owns_compaction, false),
-                ("lessons", &mut c.lessons, false),
-                ("topics", &mut c.topics, false),
-                ("profile", &mut c.profile, false),
+                &mut c.mode,
+                &mut c.target_models,
+                &mut Lenient(&mut c.prefix_lock_count, lenient_u32),
+                &mut Lenient(&mut c.compact_ratio, lenient_f64),
+                &mut Lenient(&mut c.token_budget, lenient_u64),
+                &mut Lenient(&mut c.tail_tokens, lenient_u64),
+                &mut Lenient(&mut c.min_fold_tokens, lenient_u64),
+                &mut Lenient(&mut c.fold_record_budget, lenient_u64),
+                &mut Lenient(&mut c.expected_remaining_calls, lenient_u64),
+                &mut c.price,
+                &mut c.prices,
+                &mut c.summary,
+                &mut c.protected_reads,
+                &mut c.tool_defaults,
+                &mut c.persist,
+                &mut c.artifacts,
+                &mut c.state_dir,
+                &mut c.log_file,
+                &mut c.owns_compaction,
+                &mut c.lessons,
+                &mut c.topics,
+                &mut c.profile,
             ],
         )?;
         Ok(c)
@@ -548,26 +547,22 @@ impl FromJson for Config {
 impl FromJson for LessonsConfig {
     fn from_json(v: Value) -> DResult<Self> {
         let mut c = LessonsConfig::default();
+        const KEYS: &[(&str, bool)] = &[
+            ("enabled", false),
+            ("maxInjectTokens", false),
+            ("autoPromoteAfterMs", false),
+            ("useLlm", false),
+            ("captureIntervalMs", false),
+        ];
         crate::json::fill_strict(
             v,
+            KEYS,
             &mut [
-                ("enabled", &mut c.enabled, false),
-                (
-                    "maxInjectTokens",
-                    &mut Lenient(&mut c.max_inject_tokens, lenient_u32),
-                    false,
-                ),
-                (
-                    "autoPromoteAfterMs",
-                    &mut Lenient(&mut c.auto_promote_after_ms, lenient_u64),
-                    false,
-                ),
-                ("useLlm", &mut c.use_llm, false),
-                (
-                    "captureIntervalMs",
-                    &mut Lenient(&mut c.capture_interval_ms, lenient_u64),
-                    false,
-                ),
+                &mut c.enabled,
+                &mut Lenient(&mut c.max_inject_tokens, lenient_u32),
+                &mut Lenient(&mut c.auto_promote_after_ms, lenient_u64),
+                &mut c.use_llm,
+                &mut Lenient(&mut c.capture_interval_ms, lenient_u64),
             ],
         )?;
         Ok(c)
@@ -594,25 +589,20 @@ impl FromJson for PriceRow {
 impl FromJson for SummaryConfig {
     fn from_json(v: Value) -> DResult<Self> {
         let mut c = SummaryConfig::default();
+        const KEYS: &[(&str, bool)] = &[
+            ("useLlm", false),
+            ("maxCallsPerHour", false),
+            ("timeoutMs", false),
+            ("maxTokens", false),
+        ];
         crate::json::fill_strict(
             v,
+            KEYS,
             &mut [
-                ("useLlm", &mut c.use_llm, false),
-                (
-                    "maxCallsPerHour",
-                    &mut Lenient(&mut c.max_calls_per_hour, lenient_u32),
-                    false,
-                ),
-                (
-                    "timeoutMs",
-                    &mut Lenient(&mut c.timeout_ms, lenient_u64),
-                    false,
-                ),
-                (
-                    "maxTokens",
-                    &mut Lenient(&mut c.max_tokens, lenient_u32),
-                    false,
-                ),
+                &mut c.use_llm,
+                &mut Lenient(&mut c.max_calls_per_hour, lenient_u32),
+                &mut Lenient(&mut c.timeout_ms, lenient_u64),
+                &mut Lenient(&mut c.max_tokens, lenient_u32),
             ],
         )?;
         Ok(c)
@@ -622,22 +612,22 @@ impl FromJson for SummaryConfig {
 impl FromJson for PersistConfig {
     fn from_json(v: Value) -> DResult<Self> {
         let mut c = PersistConfig::default();
+        const KEYS: &[(&str, bool)] = &[
+            ("enabled", false),
+            ("thresholds", false),
+            ("defaultThreshold", false),
+            ("previewChars", false),
+            ("middleware", false),
+        ];
         crate::json::fill_strict(
             v,
+            KEYS,
             &mut [
-                ("enabled", &mut c.enabled, false),
-                ("thresholds", &mut c.thresholds, false),
-                (
-                    "defaultThreshold",
-                    &mut Lenient(&mut c.default_threshold, lenient_u64),
-                    false,
-                ),
-                (
-                    "previewChars",
-                    &mut Lenient(&mut c.preview_chars, lenient_u64),
-                    false,
-                ),
-                ("middleware", &mut c.middleware, false),
+                &mut c.enabled,
+                &mut c.thresholds,
+                &mut Lenient(&mut c.default_threshold, lenient_u64),
+                &mut Lenient(&mut c.preview_chars, lenient_u64),
+                &mut c.middleware,
             ],
         )?;
         Ok(c)
@@ -647,14 +637,8 @@ impl FromJson for PersistConfig {
 impl FromJson for ArtifactsConfig {
     fn from_json(v: Value) -> DResult<Self> {
         let mut c = ArtifactsConfig::default();
-        crate::json::fill_strict(
-            v,
-            &mut [(
-                "maxBytes",
-                &mut Lenient(&mut c.max_bytes, lenient_u64),
-                false,
-            )],
-        )?;
+        const KEYS: &[(&str, bool)] = &[("maxBytes", false)];
+        crate::json::fill_strict(v, KEYS, &mut [&mut Lenient(&mut c.max_bytes, lenient_u64)])?;
         Ok(c)
     }
 }

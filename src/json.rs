@@ -257,24 +257,26 @@ fn each(v: Value, f: &mut dyn FnMut(Value) -> DResult<()>) -> DResult<()> {
     Ok(())
 }
 
-/// Decode the object `v` into struct fields, in order: `(json name, slot, required)`; a
-/// required field's absence is an error unless its type has an absent value (`Option`). The
-/// code [`json_struct!`] generates per field is one entry of this table.
+/// Decode the object `v` into struct fields, in order: `keys[k]` is the JSON name of the field
+/// `slots[k]` and whether it is required (a required field's absence is an error unless its
+/// type has an absent value, `Option`). The names and flags are a constant table, so the code
+/// [`json_struct!`] generates per field is one slot pointer. Unknown members are ignored.
 #[inline(never)]
-pub fn fill(v: Value, fields: &mut [(&str, &mut dyn Slot, bool)]) -> DResult<()> {
-    fill_fields(v, fields).map(drop)
+pub fn fill(v: Value, keys: &[(&str, bool)], slots: &mut [&mut dyn Slot]) -> DResult<()> {
+    fill_fields(v, keys, slots).map(drop)
 }
 
-/// [`fill`], and an error for the first member that is not one of `fields` (serde's
+/// [`fill`], and an error for the first member that is not one of `keys` (serde's
 /// `deny_unknown_fields`).
 #[inline(never)]
-pub fn fill_strict(v: Value, fields: &mut [(&str, &mut dyn Slot, bool)]) -> DResult<()> {
-    fill_fields(v, fields)?.deny_unknown()
+pub fn fill_strict(v: Value, keys: &[(&str, bool)], slots: &mut [&mut dyn Slot]) -> DResult<()> {
+    fill_fields(v, keys, slots)?.deny_unknown()
 }
 
-fn fill_fields(v: Value, fields: &mut [(&str, &mut dyn Slot, bool)]) -> DResult<Fields> {
+fn fill_fields(v: Value, keys: &[(&str, bool)], slots: &mut [&mut dyn Slot]) -> DResult<Fields> {
+    debug_assert_eq!(keys.len(), slots.len(), "one name per slot");
     let mut f = Fields::new(v)?;
-    for (key, slot, required) in fields.iter_mut() {
+    for ((key, required), slot) in keys.iter().zip(slots.iter_mut()) {
         if *required {
             f.need(key, *slot)?;
         } else {
@@ -480,13 +482,14 @@ impl Fields {
 /// With `default` before the braces, every field is optional and a missing one keeps the
 /// struct's `Default` value (serde's container-level `#[serde(default)]`). Decoding starts
 /// from `<T as Default>::default()`, or from the expression in parentheses after `from`, and
-/// overwrites field by field through [`fill`]: the code per field is one table entry.
+/// overwrites field by field through [`fill`]: the code per field is one slot pointer.
 macro_rules! json_struct {
     ($ty:ident default { $($field:ident : $key:literal),* $(,)? }) => {
         impl $crate::json::FromJson for $ty {
             fn from_json(v: $crate::json::Value) -> $crate::json::DResult<Self> {
                 let mut out = <$ty as Default>::default();
-                $crate::json::fill(v, &mut [$(($key, &mut out.$field as &mut dyn $crate::json::Slot, false)),*])?;
+                const KEYS: &[(&str, bool)] = &[$(($key, false)),*];
+                $crate::json::fill(v, KEYS, &mut [$(&mut out.$field as &mut dyn $crate::json::Slot),*])?;
                 Ok(out)
             }
         }
@@ -495,11 +498,9 @@ macro_rules! json_struct {
         impl $crate::json::FromJson for $ty {
             fn from_json(v: $crate::json::Value) -> $crate::json::DResult<Self> {
                 let mut out = $crate::json::json_struct!(@blank $ty $(, $blank)?);
-                $crate::json::fill(v, &mut [$((
-                    $key,
-                    &mut out.$field as &mut dyn $crate::json::Slot,
-                    $crate::json::json_struct!(@required $($default)?),
-                )),*])?;
+                const KEYS: &[(&str, bool)] =
+                    &[$(($key, $crate::json::json_struct!(@required $($default)?))),*];
+                $crate::json::fill(v, KEYS, &mut [$(&mut out.$field as &mut dyn $crate::json::Slot),*])?;
                 Ok(out)
             }
         }

@@ -230,8 +230,8 @@ impl FromJson for Event {
     }
 }
 
-/// One event variant decoded through [`crate::json::fill`]: every field a slot in one table, so
-/// the per-field code is a table entry and the error path (dropping what was decoded) exists
+/// One event variant decoded through [`crate::json::fill`]: every field a slot beside a constant
+/// table of names, so the per-field code is one slot pointer and the error path (dropping what was decoded) exists
 /// once per variant. `field: Type = "key"` is required (absent → error, unless `Type` is an
 /// `Option`), `= "key" or(default)` optional, `= "key" from(init)` required for a type without
 /// `Default` (`init` is overwritten).
@@ -240,10 +240,8 @@ macro_rules! variant {
         // Decoded in place: no moves after decoding, and one drop of the event on an error.
         let mut e = Event::$v { $($field: variant!(@init $ty $(, $how($init))?)),* };
         if let Event::$v { $($field),* } = &mut e {
-            crate::json::fill(
-                $body,
-                &mut [$(($key, $field as &mut dyn crate::json::Slot, variant!(@req $($how)?))),*],
-            )?;
+            const KEYS: &[(&str, bool)] = &[$(($key, variant!(@req $($how)?))),*];
+            crate::json::fill($body, KEYS, &mut [$($field as &mut dyn crate::json::Slot),*])?;
         }
         e
     }};
