@@ -9,7 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::json::Value;
-use crate::json::{DResult, DecodeError, Fields, FromJson, Slot};
+use crate::json::{DResult, DecodeError, Fields, FromJson, Via};
 use crate::vecmap::VecMap;
 use serde::Serialize;
 #[cfg(test)]
@@ -165,7 +165,7 @@ impl FromJson for TopicsConfig {
             &mut [
                 &mut c.enabled,
                 &mut c.use_llm,
-                &mut Lenient(&mut c.max_calls_per_hour, lenient_u32),
+                &mut Via(&mut c.max_calls_per_hour, lenient_u32),
             ],
         )?;
         Ok(c)
@@ -458,20 +458,6 @@ fn lenient_u32(v: Value) -> DResult<u32> {
     u32::try_from(lenient_u64(v)?).map_err(|_| DecodeError::new("integer too large"))
 }
 
-/// A slot decoded by one of the lenient number readers above.
-struct Lenient<'a, T>(&'a mut T, fn(Value) -> DResult<T>);
-
-impl<T> Slot for Lenient<'_, T> {
-    fn put(&mut self, v: Value) -> DResult<()> {
-        *self.0 = (self.1)(v)?;
-        Ok(())
-    }
-
-    fn put_absent(&mut self) -> bool {
-        false
-    }
-}
-
 impl FromJson for Mode {
     fn from_json(v: Value) -> DResult<Self> {
         match String::from_json(v)?.as_str() {
@@ -518,13 +504,13 @@ impl FromJson for Config {
             &mut [
                 &mut c.mode,
                 &mut c.target_models,
-                &mut Lenient(&mut c.prefix_lock_count, lenient_u32),
-                &mut Lenient(&mut c.compact_ratio, lenient_f64),
-                &mut Lenient(&mut c.token_budget, lenient_u64),
-                &mut Lenient(&mut c.tail_tokens, lenient_u64),
-                &mut Lenient(&mut c.min_fold_tokens, lenient_u64),
-                &mut Lenient(&mut c.fold_record_budget, lenient_u64),
-                &mut Lenient(&mut c.expected_remaining_calls, lenient_u64),
+                &mut Via(&mut c.prefix_lock_count, lenient_u32),
+                &mut Via(&mut c.compact_ratio, lenient_f64),
+                &mut Via(&mut c.token_budget, lenient_u64),
+                &mut Via(&mut c.tail_tokens, lenient_u64),
+                &mut Via(&mut c.min_fold_tokens, lenient_u64),
+                &mut Via(&mut c.fold_record_budget, lenient_u64),
+                &mut Via(&mut c.expected_remaining_calls, lenient_u64),
                 &mut c.price,
                 &mut c.prices,
                 &mut c.summary,
@@ -559,10 +545,10 @@ impl FromJson for LessonsConfig {
             KEYS,
             &mut [
                 &mut c.enabled,
-                &mut Lenient(&mut c.max_inject_tokens, lenient_u32),
-                &mut Lenient(&mut c.auto_promote_after_ms, lenient_u64),
+                &mut Via(&mut c.max_inject_tokens, lenient_u32),
+                &mut Via(&mut c.auto_promote_after_ms, lenient_u64),
                 &mut c.use_llm,
-                &mut Lenient(&mut c.capture_interval_ms, lenient_u64),
+                &mut Via(&mut c.capture_interval_ms, lenient_u64),
             ],
         )?;
         Ok(c)
@@ -600,9 +586,9 @@ impl FromJson for SummaryConfig {
             KEYS,
             &mut [
                 &mut c.use_llm,
-                &mut Lenient(&mut c.max_calls_per_hour, lenient_u32),
-                &mut Lenient(&mut c.timeout_ms, lenient_u64),
-                &mut Lenient(&mut c.max_tokens, lenient_u32),
+                &mut Via(&mut c.max_calls_per_hour, lenient_u32),
+                &mut Via(&mut c.timeout_ms, lenient_u64),
+                &mut Via(&mut c.max_tokens, lenient_u32),
             ],
         )?;
         Ok(c)
@@ -625,8 +611,8 @@ impl FromJson for PersistConfig {
             &mut [
                 &mut c.enabled,
                 &mut c.thresholds,
-                &mut Lenient(&mut c.default_threshold, lenient_u64),
-                &mut Lenient(&mut c.preview_chars, lenient_u64),
+                &mut Via(&mut c.default_threshold, lenient_u64),
+                &mut Via(&mut c.preview_chars, lenient_u64),
                 &mut c.middleware,
             ],
         )?;
@@ -638,7 +624,7 @@ impl FromJson for ArtifactsConfig {
     fn from_json(v: Value) -> DResult<Self> {
         let mut c = ArtifactsConfig::default();
         const KEYS: &[(&str, bool)] = &[("maxBytes", false)];
-        crate::json::fill_strict(v, KEYS, &mut [&mut Lenient(&mut c.max_bytes, lenient_u64)])?;
+        crate::json::fill_strict(v, KEYS, &mut [&mut Via(&mut c.max_bytes, lenient_u64)])?;
         Ok(c)
     }
 }

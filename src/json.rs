@@ -312,6 +312,21 @@ impl<T: FromJson> Slot for T {
     }
 }
 
+/// A slot decoded by a function of its own (a lenient number, a map with integer keys):
+/// `Via(&mut field, decode)`.
+pub struct Via<'a, T>(pub &'a mut T, pub fn(Value) -> DResult<T>);
+
+impl<T> Slot for Via<'_, T> {
+    fn put(&mut self, v: Value) -> DResult<()> {
+        *self.0 = (self.1)(v)?;
+        Ok(())
+    }
+
+    fn put_absent(&mut self) -> bool {
+        false
+    }
+}
+
 impl<T: FromJson + Ord> FromJson for std::collections::BTreeSet<T> {
     fn from_json(v: Value) -> DResult<Self> {
         Ok(Vec::<T>::from_json(v)?.into_iter().collect())
@@ -341,20 +356,27 @@ fn pair(v: Value) -> DResult<[Value; 2]> {
     }
 }
 
-impl<T: FromJson> FromJson for [T; 2] {
+impl<T: FromJson + Default> FromJson for [T; 2] {
     fn from_json(v: Value) -> DResult<Self> {
         let (x, y) = <(T, T)>::from_json(v)?;
         Ok([x, y])
     }
 }
 
-impl<A: FromJson, B: FromJson> FromJson for (A, B) {
+impl<A: FromJson + Default, B: FromJson + Default> FromJson for (A, B) {
     fn from_json(v: Value) -> DResult<Self> {
-        let [x, y] = pair(v)?;
-        let x = A::from_json(x).map_err(|e| e.at_index(0))?;
-        let y = B::from_json(y).map_err(|e| e.at_index(1))?;
-        Ok((x, y))
+        let mut out = (A::default(), B::default());
+        fill_pair(v, &mut out.0, &mut out.1)?;
+        Ok(out)
     }
+}
+
+/// The two elements of the array `v` into `a` and `b` (not generic).
+#[inline(never)]
+fn fill_pair(v: Value, a: &mut dyn Slot, b: &mut dyn Slot) -> DResult<()> {
+    let [x, y] = pair(v)?;
+    a.put(x).map_err(|e| e.at_index(0))?;
+    b.put(y).map_err(|e| e.at_index(1))
 }
 
 /// The members of a JSON object.

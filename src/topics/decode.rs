@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::json::Value;
-use crate::json::{json_struct, DResult, DecodeError, Fields, FromJson};
+use crate::json::{json_struct, DResult, DecodeError, FromJson, Via};
 
 impl FromJson for Cause {
     fn from_json(v: Value) -> DResult<Self> {
@@ -29,21 +29,37 @@ json_struct!(Params default {
     tool_shift_bonus: "toolShiftBonus",
 });
 
-impl FromJson for Topic {
+impl FromJson for TopicId {
     fn from_json(v: Value) -> DResult<Self> {
-        let mut f = Fields::new(v)?;
-        Ok(Topic {
-            id: TopicId(f.req("id")?),
-            first: TurnId(f.req("first")?),
-            last: TurnId(f.req("last")?),
-            score: f.req("score")?,
-            cause: f.req("cause")?,
-            label: f.req("label")?,
-            keywords: f.req("keywords")?,
-            preview: f.req("preview")?,
-        })
+        u32::from_json(v).map(TopicId)
     }
 }
+
+impl FromJson for TurnId {
+    fn from_json(v: Value) -> DResult<Self> {
+        u32::from_json(v).map(TurnId)
+    }
+}
+
+json_struct!(Topic from (Topic {
+    id: TopicId(0),
+    first: TurnId(0),
+    last: TurnId(0),
+    score: 0.0,
+    cause: Cause::Start,
+    label: None,
+    keywords: Vec::new(),
+    preview: String::new(),
+}) {
+    id: "id",
+    first: "first",
+    last: "last",
+    score: "score",
+    cause: "cause",
+    label: "label",
+    keywords: "keywords",
+    preview: "preview",
+});
 
 /// A key of a map with `u32` keys: its canonical decimal text (no sign, no leading zero).
 fn u32_key(k: &str) -> DResult<u32> {
@@ -68,20 +84,39 @@ fn u32_map<T: FromJson>(v: Value) -> DResult<VecMap<u32, T>> {
 
 impl FromJson for Segmenter {
     fn from_json(v: Value) -> DResult<Self> {
-        let mut f = Fields::new(v)?;
         let mut s = Segmenter::default();
-        f.set("params", &mut s.params)?;
-        f.set("turns", &mut s.turns)?;
-        f.set("topics", &mut s.topics)?;
-        f.set("nextTopic", &mut s.next_topic)?;
-        f.set("frozen", &mut s.frozen)?;
-        f.set_with("df", &mut s.df, u32_map)?;
-        f.set("docs", &mut s.docs)?;
-        f.set_with("topicVocab", &mut s.topic_vocab, u32_map)?;
-        f.set("recent", &mut s.recent)?;
-        f.set("recentTools", &mut s.recent_tools)?;
-        f.set("lastUser", &mut s.last_user)?;
-        f.set("lastAtMs", &mut s.last_at_ms)?;
+        const KEYS: &[(&str, bool)] = &[
+            ("params", false),
+            ("turns", false),
+            ("topics", false),
+            ("nextTopic", false),
+            ("frozen", false),
+            ("df", false),
+            ("docs", false),
+            ("topicVocab", false),
+            ("recent", false),
+            ("recentTools", false),
+            ("lastUser", false),
+            ("lastAtMs", false),
+        ];
+        crate::json::fill(
+            v,
+            KEYS,
+            &mut [
+                &mut s.params,
+                &mut s.turns,
+                &mut s.topics,
+                &mut s.next_topic,
+                &mut s.frozen,
+                &mut Via(&mut s.df, u32_map),
+                &mut s.docs,
+                &mut Via(&mut s.topic_vocab, u32_map),
+                &mut s.recent,
+                &mut s.recent_tools,
+                &mut s.last_user,
+                &mut s.last_at_ms,
+            ],
+        )?;
         Ok(s)
     }
 }

@@ -377,13 +377,25 @@ pub fn digest_line(d: &Digest, max: usize) -> String {
 
 impl crate::json::FromJson for TurnTerms {
     fn from_json(v: crate::json::Value) -> crate::json::DResult<Self> {
-        let mut f = crate::json::Fields::new(v)?;
         let mut t = TurnTerms::default();
-        f.set("bag", &mut t.bag)?;
-        f.set("userTerms", &mut t.user_terms)?;
-        f.set("tools", &mut t.tools)?;
-        f.set("userText", &mut t.user_text)?;
-        f.set("keywords", &mut t.keywords)?;
+        const KEYS: &[(&str, bool)] = &[
+            ("bag", false),
+            ("userTerms", false),
+            ("tools", false),
+            ("userText", false),
+            ("keywords", false),
+        ];
+        crate::json::fill(
+            v,
+            KEYS,
+            &mut [
+                &mut t.bag,
+                &mut t.user_terms,
+                &mut t.tools,
+                &mut t.user_text,
+                &mut t.keywords,
+            ],
+        )?;
         // A set: ascending, each once (as the turn's own terms hold it).
         crate::sort::sort_dedup(&mut t.tools);
         Ok(t)
