@@ -141,8 +141,15 @@ impl<'a> Args<'a> {
     }
 
     /// Header field `key` (absent: the type's absent value, else an error naming it).
-    fn get<T: FromJson>(&mut self, key: &str) -> Result<T, JsValue> {
-        self.fields()?.req(key).map_err(|e| err(&e.into()))
+    fn get<T: FromJson + Default>(&mut self, key: &str) -> Result<T, JsValue> {
+        let mut out = T::default();
+        self.need(key, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Args::get`] through a slot (not generic).
+    fn need(&mut self, key: &str, slot: &mut dyn crate::json::Slot) -> Result<(), JsValue> {
+        self.fields()?.need(key, slot).map_err(|e| err(&e.into()))
     }
 
     /// Header field `toolName`, which must be a string: a tool name from the host is checked
