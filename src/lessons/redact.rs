@@ -130,7 +130,10 @@ fn key_value_at(s: &[u8], i: usize) -> Option<(usize, String)> {
     if k == 0 {
         return None;
     }
-    let key = String::from_utf8_lossy(&s[i..i + k]).to_ascii_lowercase();
+    // ASCII by construction (token bytes and dots), so the text is always valid UTF-8.
+    let key = std::str::from_utf8(&s[i..i + k])
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let hit = KEY_SUFFIXES.iter().any(|suf| {
         key.ends_with(suf) && {
             let before = key.len() - suf.len();
@@ -169,7 +172,8 @@ fn key_value_at(s: &[u8], i: usize) -> Option<(usize, String)> {
     if v == 0 {
         return None;
     }
-    let prefix = String::from_utf8_lossy(&s[i..j]).into_owned();
+    // ASCII too: the key, a quote, spaces, `=` or `:`.
+    let prefix = std::str::from_utf8(&s[i..j]).unwrap_or_default();
     Some((j + v - i, format!("{prefix}{MARK}")))
 }
 
