@@ -170,6 +170,38 @@ pub fn split<'a>(mut s: &'a str, sep: &str) -> Vec<&'a str> {
     out
 }
 
+/// A decimal integer as `str::parse::<u64>` reads it: an optional `+`, then one or more ASCII
+/// digits, no overflow (one shared copy instead of the standard parser per integer type).
+#[inline(never)]
+pub fn parse_u64(s: &str) -> Option<u64> {
+    let digits = s.strip_prefix('+').unwrap_or(s);
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for b in digits.bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(n)
+}
+
+/// `str::parse::<i64>`: an optional sign, then [`parse_u64`]'s digits, within `i64`'s range.
+pub fn parse_i64(s: &str) -> Option<i64> {
+    match s.strip_prefix('-') {
+        Some(d) if !d.starts_with('+') => 0i64.checked_sub_unsigned(parse_u64(d)?),
+        Some(_) => None,
+        None => i64::try_from(parse_u64(s)?).ok(),
+    }
+}
+
+/// `str::parse::<u32>`.
+pub fn parse_u32(s: &str) -> Option<u32> {
+    u32::try_from(parse_u64(s)?).ok()
+}
+
 /// Unicode's one-to-one lowercase mappings (every `c` whose `char::to_lowercase` is a single
 /// other character), as runs: `(start << 8 | (count - 1) << 1 | (stride - 1), delta)`, meaning
 /// `start + k·stride ↦ start + k·stride + delta` for `k < count`. 1.5 KB here; the standard
@@ -261,7 +293,54 @@ pub fn lower(s: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The integer readers are the standard library's, signs and overflow included.
+    #[test]
+    fn integer_parsing_is_the_standard_one() {
+        let cases = [
+            "",
+            "+",
+            "-",
+            "0",
+            "+0",
+            "-0",
+            "007",
+            "42",
+            "+42",
+            "-42",
+            "++1",
+            "+-1",
+            "-+1",
+            "--1",
+            " 1",
+            "1 ",
+            "1_000",
+            "4294967295",
+            "4294967296",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1e3",
+            "٣",
+        ];
+        for c in cases {
+            assert_eq!(parse_u64(c), c.parse::<u64>().ok(), "u64 {c:?}");
+            assert_eq!(parse_i64(c), c.parse::<i64>().ok(), "i64 {c:?}");
+            assert_eq!(parse_u32(c), c.parse::<u32>().ok(), "u32 {c:?}");
+        }
+    }
+
     proptest::proptest! {
+        /// Random digit strings and signs read as the standard parsers read them.
+        #[test]
+        fn integer_parsing_matches_on_random_text(s in "[-+]?[0-9]{0,21}") {
+            proptest::prop_assert_eq!(parse_u64(&s), s.parse::<u64>().ok());
+            proptest::prop_assert_eq!(parse_i64(&s), s.parse::<i64>().ok());
+            proptest::prop_assert_eq!(parse_u32(&s), s.parse::<u32>().ok());
+        }
+
         /// The searches are the standard library's (offsets, splits), incl. multi-byte text.
         #[test]
         fn searches_are_the_standard_ones(h in "[ab→é ]{0,14}", n in "[ab→é ]{0,3}") {

@@ -202,7 +202,7 @@ fn find_exit_code(text: &str) -> Option<i64> {
                 }
                 end = i + 1;
             }
-            if let Ok(n) = rest[..end].parse::<i64>() {
+            if let Some(n) = crate::text::parse_i64(&rest[..end]) {
                 return Some(n);
             }
         }

@@ -397,11 +397,7 @@ pub fn encode_line(seq: u64, e: &Event) -> Result<String> {
 pub fn decode_line(line: &str) -> std::result::Result<(u64, Event), &'static str> {
     let rest = line.strip_prefix(PREFIX).ok_or("parse")?;
     let comma = rest.find(',').ok_or("parse")?;
-    let seq: u64 = rest
-        .get(..comma)
-        .ok_or("parse")?
-        .parse()
-        .map_err(|_| "parse")?;
+    let seq = crate::text::parse_u64(rest.get(..comma).ok_or("parse")?).ok_or("parse")?;
     let rest = rest.get(comma..).ok_or("parse")?;
     let rest = rest.strip_prefix(",\"crc\":\"").ok_or("parse")?;
     let sum = rest.get(..8).ok_or("parse")?;

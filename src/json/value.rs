@@ -57,12 +57,12 @@ impl Number {
 
     /// The value when the text is an integer in `u64`'s range.
     pub fn as_u64(&self) -> Option<u64> {
-        self.n.parse().ok()
+        crate::text::parse_u64(&self.n)
     }
 
     /// The value when the text is an integer in `i64`'s range.
     pub fn as_i64(&self) -> Option<i64> {
-        self.n.parse().ok()
+        crate::text::parse_i64(&self.n)
     }
 
     /// The correctly rounded `f64` (None when out of range).

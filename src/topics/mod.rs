@@ -156,9 +156,7 @@ impl std::fmt::Display for TopicId {
 impl TurnId {
     /// Parse `t<k>` (k ≥ 1).
     pub fn parse(s: &str) -> Option<TurnId> {
-        s.strip_prefix('t')?
-            .parse()
-            .ok()
+        crate::text::parse_u32(s.strip_prefix('t')?)
             .filter(|k| *k >= 1)
             .map(TurnId)
     }
@@ -167,9 +165,7 @@ impl TurnId {
 impl TopicId {
     /// Parse `T<n>` (n ≥ 1).
     pub fn parse(s: &str) -> Option<TopicId> {
-        s.strip_prefix('T')?
-            .parse()
-            .ok()
+        crate::text::parse_u32(s.strip_prefix('T')?)
             .filter(|n| *n >= 1)
             .map(TopicId)
     }
