@@ -308,7 +308,11 @@ impl Big {
                 self.0.push(carry);
             }
         }
-        self.0.splice(0..0, std::iter::repeat(0).take(words));
+        if words > 0 {
+            let mut shifted = vec![0; words];
+            shifted.extend_from_slice(&self.0);
+            self.0 = shifted;
+        }
     }
 
     fn shr1(&mut self) {

@@ -202,6 +202,16 @@ pub fn parse_u32(s: &str) -> Option<u32> {
     u32::try_from(parse_u64(s)?).ok()
 }
 
+/// Remove the first `n` elements of `v` (all when it is shorter): `v.drain(..n)` without the
+/// drain machinery each element type instantiated in the wasm module.
+pub fn drop_front<T>(v: &mut Vec<T>, n: usize) {
+    if n >= v.len() {
+        v.clear();
+    } else if n > 0 {
+        *v = v.split_off(n);
+    }
+}
+
 /// Unicode's one-to-one lowercase mappings (every `c` whose `char::to_lowercase` is a single
 /// other character), as runs: `(start << 8 | (count - 1) << 1 | (stride - 1), delta)`, meaning
 /// `start + k·stride ↦ start + k·stride + delta` for `k < count`. 1.5 KB here; the standard
@@ -292,6 +302,18 @@ pub fn lower(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `drop_front` is `drain(..n)`, also past the end.
+    #[test]
+    fn drop_front_is_drain() {
+        for n in 0..6 {
+            let mut a: Vec<String> = (0..4).map(|i| i.to_string()).collect();
+            let mut b = a.clone();
+            drop_front(&mut a, n);
+            b.drain(..n.min(b.len()));
+            assert_eq!(a, b, "n {n}");
+        }
+    }
 
     /// The integer readers are the standard library's, signs and overflow included.
     #[test]

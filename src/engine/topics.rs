@@ -103,7 +103,7 @@ impl TopicState {
         // Bounded whatever the config says (the cap is at most 60 an hour).
         if self.llm_times.len() > 64 {
             let drop = self.llm_times.len() - 64;
-            self.llm_times.drain(..drop);
+            crate::text::drop_front(&mut self.llm_times, drop);
         }
         self.llm_turn = self.llm_turn.max(turn);
         self.llm_pending = Some(TopicPending {

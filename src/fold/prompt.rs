@@ -57,7 +57,9 @@ symbols exactly, character for character. Quote the user's instructions and cons
         dropped += 1;
     }
     if dropped > 0 {
-        outline.drain(1..1 + dropped);
+        let mut rest = outline.split_off(1 + dropped);
+        outline.truncate(1);
+        outline.append(&mut rest);
     }
     let mut user = format!(
         "Write the fold record for fold {fold_id} in at most {max_chars} characters, plain text, with these \

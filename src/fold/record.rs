@@ -293,8 +293,8 @@ impl Fitter {
             self.s[k].truncate(count);
             self.lens[k].truncate(count);
         } else {
-            self.s[k].drain(..dropped);
-            self.lens[k].drain(..dropped);
+            crate::text::drop_front(&mut self.s[k], dropped);
+            crate::text::drop_front(&mut self.lens[k], dropped);
         }
         self.body[k] = body;
     }

@@ -180,7 +180,7 @@ impl RateLimit {
         let cap = max_per_hour.max(1) as usize;
         if self.calls.len() > cap {
             let drop = self.calls.len() - cap;
-            self.calls.drain(..drop);
+            crate::text::drop_front(&mut self.calls, drop);
         }
     }
 }

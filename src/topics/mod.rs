@@ -490,7 +490,7 @@ impl Segmenter {
         let w = self.params.window.max(1);
         if self.recent.len() > w {
             let drop = self.recent.len() - w;
-            self.recent.drain(..drop);
+            crate::text::drop_front(&mut self.recent, drop);
         }
         for tool in &t.tools {
             if !self.recent_tools.contains(tool) {
@@ -499,7 +499,7 @@ impl Segmenter {
         }
         if self.recent_tools.len() > 16 {
             let drop = self.recent_tools.len() - 16;
-            self.recent_tools.drain(..drop);
+            crate::text::drop_front(&mut self.recent_tools, drop);
         }
         // Keywords: the topic's first turns' heaviest user words / file names by TF-IDF.
         let df = &self.df;

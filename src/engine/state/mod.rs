@@ -76,7 +76,7 @@ pub(crate) fn push_bounded<T>(v: &mut Vec<T>, x: T, max: usize) {
     v.push(x);
     if v.len() > max {
         let extra = v.len() - max;
-        v.drain(..extra);
+        crate::text::drop_front(v, extra);
     }
 }
 /// Version of the snapshot format.

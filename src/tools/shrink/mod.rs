@@ -383,7 +383,7 @@ fn replace_text(content: &mut Value, text: String) {
         Value::Array(parts) => {
             let mut text = Some(text);
             let mut out = Vec::with_capacity(parts.len());
-            for p in parts.drain(..) {
+            for p in std::mem::take(parts) {
                 if text_of(&p).is_some() {
                     if let Some(t) = text.take() {
                         let mut part = Map::new();
