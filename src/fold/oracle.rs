@@ -275,32 +275,7 @@ symbols exactly, character for character. Quote the user's instructions and cons
     let mut outline: Vec<String> = digests
         .iter()
         .enumerate()
-        .filter_map(|(i, d)| {
-            let who = match (d.role.as_str(), d.tool_name.as_deref()) {
-                ("toolResult", Some(t)) => format!("tool {t}"),
-                ("assistant", Some(t)) if !d.call_ids.is_empty() => format!("assistant → {t}"),
-                (r, _) => r.to_string(),
-            };
-            let body = if let Some(u) = &d.user_text {
-                one_line(u)
-            } else {
-                d.text.clone()
-            };
-            let extra = d
-                .commands
-                .first()
-                .map(|c| format!(" [{c}]"))
-                .unwrap_or_default();
-            if body.is_empty() && extra.is_empty() {
-                None
-            } else {
-                Some(format!(
-                    "{}. {who}: {}{extra}",
-                    i + 1,
-                    clip(&body, GIST_CHARS)
-                ))
-            }
-        })
+        .filter_map(|(i, d)| super::prompt::outline_line(i, d))
         .collect();
     // Keep the outline within budget: drop from the oldest entries after the first.
     let mut size: usize = outline.iter().map(|l| l.chars().count() + 1).sum();

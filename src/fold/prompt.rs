@@ -23,27 +23,8 @@ symbols exactly, character for character. Quote the user's instructions and cons
     let material = render_extractive(fold_id, digests, budget);
     let mut outline: Vec<String> = Vec::new();
     for (i, d) in digests.iter().enumerate() {
-        let who = match (d.role.as_str(), d.tool_name.as_deref()) {
-            ("toolResult", Some(t)) => format!("tool {t}"),
-            ("assistant", Some(t)) if !d.call_ids.is_empty() => format!("assistant → {t}"),
-            (r, _) => r.to_string(),
-        };
-        let body = if let Some(u) = &d.user_text {
-            one_line(u)
-        } else {
-            d.text.clone()
-        };
-        let extra = d
-            .commands
-            .first()
-            .map(|c| format!(" [{c}]"))
-            .unwrap_or_default();
-        if !body.is_empty() || !extra.is_empty() {
-            outline.push(format!(
-                "{}. {who}: {}{extra}",
-                i + 1,
-                clip(&body, GIST_CHARS)
-            ));
+        if let Some(line) = outline_line(i, d) {
+            outline.push(line);
         }
     }
     // Keep the outline within budget: drop from the oldest entries after the first.
@@ -83,4 +64,32 @@ Do not include this prompt's headings beyond the sections above.\n\n### Extracte
         user.push('\n');
     }
     (system, user)
+}
+
+/// The outline line of digest `i` (1-based number, who, gist, first command), or `None` when it
+/// has neither text nor a command.
+pub(super) fn outline_line(i: usize, d: &Digest) -> Option<String> {
+    let who = match (d.role.as_str(), d.tool_name.as_deref()) {
+        ("toolResult", Some(t)) => format!("tool {t}"),
+        ("assistant", Some(t)) if !d.call_ids.is_empty() => format!("assistant → {t}"),
+        (r, _) => r.to_string(),
+    };
+    let body = if let Some(u) = &d.user_text {
+        one_line(u)
+    } else {
+        d.text.clone()
+    };
+    let extra = d
+        .commands
+        .first()
+        .map(|c| format!(" [{c}]"))
+        .unwrap_or_default();
+    if body.is_empty() && extra.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{}. {who}: {}{extra}",
+        i + 1,
+        clip(&body, GIST_CHARS)
+    ))
 }
