@@ -422,14 +422,6 @@ impl Fields {
         object(v).map(Fields)
     }
 
-    /// Field `key`; when absent, the type's [`FromJson::absent`] value or an error.
-    pub fn req<T: FromJson>(&mut self, key: &str) -> DResult<T> {
-        match self.take(key) {
-            Some(v) => T::from_json(v).map_err(|e| e.at(key)),
-            None => T::absent().ok_or_else(|| missing(key)),
-        }
-    }
-
     /// Overwrite `slot` with field `key` when present (the slot holds the default).
     /// Not generic: the per-type code is [`Slot::put`] alone (the wasm module holds one copy
     /// of the lookup and error path instead of one per field type).
@@ -441,19 +433,6 @@ impl Fields {
         }
     }
 
-    /// Overwrite `slot` with field `key` decoded by `f` when present.
-    pub fn set_with<T>(
-        &mut self,
-        key: &str,
-        slot: &mut T,
-        f: fn(Value) -> DResult<T>,
-    ) -> DResult<()> {
-        if let Some(v) = self.take(key) {
-            *slot = f(v).map_err(|e| e.at(key))?;
-        }
-        Ok(())
-    }
-
     /// Overwrite `slot` with field `key`; when absent, the type's [`FromJson::absent`]
     /// value or an error.
     #[inline(never)]
@@ -462,24 +441,6 @@ impl Fields {
             Some(v) => slot.put(v).map_err(|e| e.at(key)),
             None if slot.put_absent() => Ok(()),
             None => Err(missing(key)),
-        }
-    }
-
-    /// Field `key`, or `default` when absent.
-    pub fn or<T: FromJson>(&mut self, key: &str, default: T) -> DResult<T> {
-        self.with(key, default, T::from_json)
-    }
-
-    /// Field `key` decoded by `f`, or `default` when absent.
-    pub fn with<T>(
-        &mut self,
-        key: &str,
-        default: T,
-        f: impl FnOnce(Value) -> DResult<T>,
-    ) -> DResult<T> {
-        match self.take(key) {
-            Some(v) => f(v).map_err(|e| e.at(key)),
-            None => Ok(default),
         }
     }
 
@@ -659,7 +620,7 @@ mod tests {
         assert!(Outer::from_json(json!({"list": null})).is_err());
         assert!(Outer::from_json(json!([])).is_err());
         let mut f = Fields::new(json!({"x": 1, "y": 2})).unwrap();
-        let _: u64 = f.req("x").unwrap();
+        assert!(f.take("x").is_some());
         assert_eq!(
             f.deny_unknown().unwrap_err().to_string(),
             "unknown field `y`"
