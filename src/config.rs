@@ -432,8 +432,9 @@ fn lenient_f64(v: Value) -> DResult<f64> {
         Value::Number(n) => {
             crate::float::number(n).ok_or_else(|| DecodeError::new("not a number"))?
         }
-        Value::String(s) => crate::float::parse(s.trim())
-            .ok_or_else(|| DecodeError::new(format!("expected a number, got {s:?}")))?,
+        Value::String(s) => crate::float::parse(s.trim()).ok_or_else(|| {
+            DecodeError::new(format!("expected a number, got {}", crate::text::quoted(s)))
+        })?,
         _ => return Err(DecodeError::expected("a number", &v)),
     };
     if !x.is_finite() {

@@ -126,6 +126,14 @@ pub trait FromJson: Sized {
     fn absent() -> Option<Self> {
         None
     }
+
+    /// Decode `v` over `self` (a struct field being filled, [`Slot::put`]). Structs of
+    /// [`json_struct!`] fill their fields in place, so their decoding code exists once, not
+    /// once more inside every slot that holds them.
+    fn put_json(&mut self, v: Value) -> DResult<()> {
+        *self = Self::from_json(v)?;
+        Ok(())
+    }
 }
 
 /// Parse JSON text and decode it (the parser's own errors keep their line and column).
@@ -239,11 +247,18 @@ pub fn array(v: Value) -> DResult<Vec<Value>> {
 impl<T: FromJson> FromJson for Vec<T> {
     fn from_json(v: Value) -> DResult<Self> {
         let mut out = Vec::new();
-        each(v, &mut |x| {
-            out.push(T::from_json(x)?);
-            Ok(())
-        })?;
+        out.put_json(v)?;
         Ok(out)
+    }
+
+    /// In place, so a `Vec` field's slot and a top-level `Vec` share one copy of the loop.
+    #[inline(never)]
+    fn put_json(&mut self, v: Value) -> DResult<()> {
+        self.clear();
+        each(v, &mut |x| {
+            self.push(T::from_json(x)?);
+            Ok(())
+        })
     }
 }
 
@@ -297,8 +312,7 @@ pub trait Slot {
 
 impl<T: FromJson> Slot for T {
     fn put(&mut self, v: Value) -> DResult<()> {
-        *self = T::from_json(v)?;
-        Ok(())
+        self.put_json(v)
     }
 
     fn put_absent(&mut self) -> bool {
@@ -471,9 +485,15 @@ macro_rules! json_struct {
         impl $crate::json::FromJson for $ty {
             fn from_json(v: $crate::json::Value) -> $crate::json::DResult<Self> {
                 let mut out = <$ty as Default>::default();
-                const KEYS: &[(&str, bool)] = &[$(($key, false)),*];
-                $crate::json::fill(v, KEYS, &mut [$(&mut out.$field as &mut dyn $crate::json::Slot),*])?;
+                $crate::json::FromJson::put_json(&mut out, v)?;
                 Ok(out)
+            }
+
+            #[inline(never)]
+            fn put_json(&mut self, v: $crate::json::Value) -> $crate::json::DResult<()> {
+                *self = <$ty as Default>::default();
+                const KEYS: &[(&str, bool)] = &[$(($key, false)),*];
+                $crate::json::fill(v, KEYS, &mut [$(&mut self.$field as &mut dyn $crate::json::Slot),*])
             }
         }
     };
@@ -481,10 +501,16 @@ macro_rules! json_struct {
         impl $crate::json::FromJson for $ty {
             fn from_json(v: $crate::json::Value) -> $crate::json::DResult<Self> {
                 let mut out = $crate::json::json_struct!(@blank $ty $(, $blank)?);
+                $crate::json::FromJson::put_json(&mut out, v)?;
+                Ok(out)
+            }
+
+            #[inline(never)]
+            fn put_json(&mut self, v: $crate::json::Value) -> $crate::json::DResult<()> {
+                *self = $crate::json::json_struct!(@blank $ty $(, $blank)?);
                 const KEYS: &[(&str, bool)] =
                     &[$(($key, $crate::json::json_struct!(@required $($default)?))),*];
-                $crate::json::fill(v, KEYS, &mut [$(&mut out.$field as &mut dyn $crate::json::Slot),*])?;
-                Ok(out)
+                $crate::json::fill(v, KEYS, &mut [$(&mut self.$field as &mut dyn $crate::json::Slot),*])
             }
         }
     };

@@ -13,6 +13,14 @@ pub fn one_line(s: &str) -> String {
     out
 }
 
+/// `s` as a JSON string literal, for quoting a value inside a message (instead of `{:?}`,
+/// whose escaping code and Unicode tables the wasm module would carry for a handful of errors).
+pub fn quoted(s: &str) -> String {
+    let mut out = String::new();
+    crate::json::out::string(&mut out, s);
+    out
+}
+
 /// The strings of `v` borrowed.
 pub fn strs(v: &[String]) -> Vec<&str> {
     let mut out = Vec::with_capacity(v.len());

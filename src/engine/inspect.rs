@@ -253,7 +253,8 @@ impl Session {
             ));
         }
         Err(unknown(format!(
-            "{id:?} is not a turn id (t<k>) or a topic id (T<n>)"
+            "{} is not a turn id (t<k>) or a topic id (T<n>)",
+            crate::text::quoted(id)
         )))
     }
 
@@ -296,7 +297,8 @@ impl Session {
     pub fn pin_turn(&mut self, id: &str) -> Result<Value> {
         let Some(t) = TurnId::parse(id) else {
             return Err(Error::InvalidId(format!(
-                "{id:?} is not a turn id (t<k>, see cachefold_topics)"
+                "{} is not a turn id (t<k>, see cachefold_topics)",
+                crate::text::quoted(id)
             )));
         };
         let end = self.st.recorded();

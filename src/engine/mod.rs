@@ -186,8 +186,8 @@ impl Session {
         };
         if st.session_id != session_id {
             return Err(Error::State(format!(
-                "snapshot belongs to session {:?}",
-                st.session_id
+                "snapshot belongs to session {}",
+                crate::text::quoted(&st.session_id)
             )));
         }
         let report = journal::replay(&mut st, journal);

@@ -180,7 +180,10 @@ impl Lesson {
                     .bytes()
                     .all(|b| b.is_ascii_lowercase() || b == b'-' || b == b'_')
             {
-                return Err(bad(format!("line {lineno}: bad key {k:?}")));
+                return Err(bad(format!(
+                    "line {lineno}: bad key {}",
+                    crate::text::quoted(k)
+                )));
             }
             let key = key.replace('_', "-");
             list_key = None;
@@ -238,8 +241,8 @@ impl Lesson {
         let bad = |m: String| Err(Error::Input(m));
         if !valid_name(&self.name) {
             return bad(format!(
-                "name {:?} must match [a-z0-9][a-z0-9._-]{{0,63}}",
-                self.name
+                "name {} must match [a-z0-9][a-z0-9._-]{{0,63}}",
+                crate::text::quoted(&self.name)
             ));
         }
         if self.description.trim().is_empty() {
@@ -261,7 +264,8 @@ impl Lesson {
             .find(|e| !valid_fingerprint_entry(e))
         {
             return bad(format!(
-                "fingerprint entry {e:?} must be a relative path inside the workspace"
+                "fingerprint entry {} must be a relative path inside the workspace",
+                crate::text::quoted(e)
             ));
         }
         if !self.fingerprint_hash.is_empty()

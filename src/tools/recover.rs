@@ -114,8 +114,8 @@ pub fn parse_target(id: &str) -> Result<RecoverTarget> {
         return Ok(RecoverTarget::Topic(id.to_string()));
     }
     Err(Error::InvalidId(format!(
-        "id must be {ID_SHAPES}, got {:?}",
-        short(id)
+        "id must be {ID_SHAPES}, got {}",
+        crate::text::quoted(&short(id))
     )))
 }
 

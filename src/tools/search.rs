@@ -141,10 +141,10 @@ pub fn answer(docs: &[OwnedDoc], query: &str, regex: bool, max_hits: usize) -> R
 pub fn render(query: &str, hits: &[Hit], docs_searched: usize, more: bool) -> String {
     let q = crate::text::head_chars(query, 80);
     let mut out = format!(
-        "[cachefold_search] {} {} for {:?} in {} {}",
+        "[cachefold_search] {} {} for {} in {} {}",
         hits.len(),
         if hits.len() == 1 { "hit" } else { "hits" },
-        q,
+        crate::text::quoted(q),
         docs_searched,
         if docs_searched == 1 {
             "document"
