@@ -64,6 +64,8 @@ export class Harness {
    *                                     fake provider that streams reasoning_content and requires it back
    * @param {number} [o.tokenScale]     the fake provider reports this many tokens per estimated token
    * @param {boolean} [o.local]          drive turns with `openclaw agent --local` (no Gateway)
+   * @param {boolean} [o.settle]         after each turn, wait for the host's post-turn work (default
+   *                                     true; see Harness#settle)
    * @param {boolean} [o.installLater]   configure the slot as legacy now; call installPlugin() later
    * @param {boolean} [o.batchConfig]    set the plugin config with one `config set` of the whole object
    */
@@ -360,8 +362,46 @@ export class Harness {
       requests: this.provider.requests.slice(before),
     };
     this.turns.push(t);
-    this.log(`[${this.engine}] turn ${t.index} ${t.ok ? "ok" : `FAILED: ${error.slice(0, 300)}`} ${r.ms} ms, ${t.requests.length} requests`);
+    if (this.o.settle !== false && !this.o.local) t.settled = await this.settle();
+    const after = t.settled?.requests ? `, then ${t.settled.requests} after it (${t.settled.ms} ms)` : "";
+    this.log(`[${this.engine}] turn ${t.index} ${t.ok ? "ok" : `FAILED: ${error.slice(0, 300)}`} ${r.ms} ms, ${t.requests.length} requests${after}`);
     return t;
+  }
+
+  /**
+   * Wait until the Gateway's work after a reply has run. OpenClaw starts its optional
+   * maintenance (the pre-compaction memory flush, then the compaction) once the reply is
+   * delivered, and a new message cancels it: a script that sends the next message at once
+   * races it, so whether the host flushed and compacted depended on machine speed (legacy's
+   * cost moved by a fifth between runs). A user reading the reply gives that work its time;
+   * so does this: it returns once neither the provider nor the plugin's decision log has moved
+   * for `quietMs`, or for `workQuietMs` when some request came after the reply (a flush is
+   * followed by its compaction seconds later), and at the latest after `maxMs`.
+   * The requests it saw belong to no turn (`turn.requests` stays the turn's own).
+   */
+  async settle({ quietMs = 1000, workQuietMs = 6000, maxMs = 45_000 } = {}) {
+    const t0 = Date.now();
+    const start = this.provider.requests.length;
+    const logSize = () => {
+      try {
+        return fs.statSync(this.decisionLogPath).size;
+      } catch {
+        return 0;
+      }
+    };
+    let sig = `${start}/${logSize()}`;
+    let since = t0;
+    while (Date.now() - t0 < maxMs) {
+      await sleep(100);
+      const now = `${this.provider.requests.length}/${logSize()}`;
+      if (now !== sig) {
+        sig = now;
+        since = Date.now();
+      }
+      const need = this.provider.requests.length > start ? workQuietMs : quietMs;
+      if (Date.now() - since >= need) break;
+    }
+    return { requests: this.provider.requests.length - start, ms: Date.now() - t0 };
   }
 
   /**
