@@ -222,10 +222,12 @@ describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, t
 
 describe("fold scenario vs legacy (issue targets)", { skip: SKIP || (process.env.CACHEFOLD_E2E_FOLD === "1" ? false : "set CACHEFOLD_E2E_FOLD=1 for the slow fold comparison"), timeout: 40 * 60_000 }, () => {
   const scenario = buildScenario("fold");
-  // Legacy's cost moves between runs ($0.073-$0.084 measured): when OpenClaw's own compaction
-  // and its memory-flush turn land depends on timing. So the comparison is the median of
-  // CACHEFOLD_E2E_FOLD_RUNS side-by-side pairs (default 3), as for any noisy benchmark.
-  const RUNS = Math.max(1, Number(process.env.CACHEFOLD_E2E_FOLD_RUNS ?? 3));
+  // Legacy's cost used to move between runs ($0.068-$0.084) with whether OpenClaw's post-reply
+  // memory flush and compaction ran before the next message; the harness now waits for that
+  // work (Harness#settle), and legacy's cost moves by 1 % at most ($0.0828-$0.0836). Still
+  // side-by-side pairs (CACHEFOLD_E2E_FOLD_RUNS, default 2), and with two the "median" below is
+  // the higher ratio: the worse run must pass.
+  const RUNS = Math.max(1, Number(process.env.CACHEFOLD_E2E_FOLD_RUNS ?? 2));
   const pairs = [];
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   before(async () => {
@@ -239,7 +241,7 @@ describe("fold scenario vs legacy (issue targets)", { skip: SKIP || (process.env
   it("every turn completed on both engines", () => {
     for (const p of pairs) for (const r of [p.legacy, p.cf]) for (const t of r.turns) assert.ok(t.ok, `${r.label} turn ${t.index} failed`);
   });
-  it("cachefold input cost <= 0.6x legacy (median of the runs)", () => {
+  it("cachefold input cost <= 0.6x legacy (upper median of the runs: of two, the higher)", () => {
     const ratios = pairs.map((p) => p.cf.summary.inputCostUsd / p.legacy.summary.inputCostUsd);
     log(`cost ratios: ${ratios.map((r) => r.toFixed(3)).join(", ")}`);
     assert.ok(median(ratios) <= 0.6, `median cost ratio ${median(ratios).toFixed(3)} (${ratios.map((r) => r.toFixed(3)).join(", ")})`);
