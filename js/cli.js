@@ -14,7 +14,7 @@ import { loadCore } from "./core.js";
 import * as lessons from "./lessons.js";
 import { userCommands } from "./commands.js";
 import { replayCommand } from "./replay.js";
-import { resolveConfig } from "./index.js";
+import { resolveConfig } from "./config.js";
 
 export const EXIT = { ok: 0, notFound: 1, usage: 2, stale: 3, error: 4, doctorFail: 5 };
 

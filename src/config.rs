@@ -429,11 +429,12 @@ impl Config {
 /// A number, or a string holding one (what `openclaw config set` stores).
 fn lenient_f64(v: Value) -> DResult<f64> {
     let x = match &v {
-        Value::Number(n) => {
-            crate::float::number(n).ok_or_else(|| DecodeError::new("not a number"))?
-        }
+        Value::Number(n) => n.as_f64().ok_or_else(|| DecodeError::new("not a number"))?,
         Value::String(s) => crate::float::parse(s.trim()).ok_or_else(|| {
-            DecodeError::new(format!("expected a number, got {}", crate::text::quoted(s)))
+            DecodeError::new(format!(
+                "expected a number, got {}",
+                crate::json::out::quoted(s)
+            ))
         })?,
         _ => return Err(DecodeError::expected("a number", &v)),
     };

@@ -5,8 +5,6 @@
 //! module; here short inputs take Clinger's exact fast path and the rest one exact big-integer
 //! division.
 
-use crate::json::{Number, Value};
-
 /// `s.parse::<f64>().ok()`.
 pub fn parse(s: &str) -> Option<f64> {
     let b = s.as_bytes();
@@ -23,19 +21,6 @@ pub fn parse(s: &str) -> Option<f64> {
         decimal(b)?
     };
     Some(if neg { -x } else { x })
-}
-
-/// A JSON number as `f64` when finite (`Number::as_f64`).
-pub fn number(n: &Number) -> Option<f64> {
-    parse(n.as_str()).filter(|x| x.is_finite())
-}
-
-/// `Value::as_f64`: a finite JSON number.
-pub fn value(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => number(n),
-        _ => None,
-    }
 }
 
 /// `digits[.digits][(e|E)[sign]digits]` with at least one mantissa digit, unsigned.

@@ -26,6 +26,11 @@ pub mod value;
 
 pub use value::{Map, Number, Value};
 
+/// `v` as a [`Value`] (what `serde_json::to_value` gives), through its JSON text.
+pub fn to_value<T: out::ToJson + serde::Serialize + ?Sized>(v: &T) -> Value {
+    parse::from_str(&out::to_string(v)).unwrap_or(Value::Null)
+}
+
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
@@ -208,7 +213,8 @@ impl FromJson for i64 {
 impl FromJson for f64 {
     fn from_json(v: Value) -> DResult<Self> {
         match &v {
-            Value::Number(n) => crate::float::number(n)
+            Value::Number(n) => n
+                .as_f64()
                 .ok_or_else(|| DecodeError::new(format!("number {n} out of range"))),
             _ => Err(DecodeError::expected("a number", &v)),
         }

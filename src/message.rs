@@ -134,7 +134,7 @@ impl Message {
 
     /// `timestamp` as milliseconds, when present and numeric.
     pub fn timestamp(&self) -> Option<f64> {
-        self.raw.get("timestamp").and_then(crate::float::value)
+        self.raw.get("timestamp").and_then(Value::as_f64)
     }
 
     /// Content parts. A string `content` is one text part; missing content is no parts.
@@ -216,12 +216,7 @@ impl Message {
     /// Usage of an assistant message: (input, cacheRead, cacheWrite, output), missing fields as 0.
     pub fn usage(&self) -> Option<Usage> {
         let u = self.raw.get("usage")?;
-        let g = |k: &str| {
-            u.get(k)
-                .and_then(crate::float::value)
-                .unwrap_or(0.0)
-                .max(0.0) as u64
-        };
+        let g = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
         Some(Usage {
             input: g("input"),
             cache_read: g("cacheRead"),

@@ -13,14 +13,6 @@ pub fn one_line(s: &str) -> String {
     out
 }
 
-/// `s` as a JSON string literal, for quoting a value inside a message (instead of `{:?}`,
-/// whose escaping code and Unicode tables the wasm module would carry for a handful of errors).
-pub fn quoted(s: &str) -> String {
-    let mut out = String::new();
-    crate::json::out::string(&mut out, s);
-    out
-}
-
 /// The strings of `v` borrowed.
 pub fn strs(v: &[String]) -> Vec<&str> {
     let mut out = Vec::with_capacity(v.len());
@@ -217,6 +209,16 @@ pub fn drop_front<T>(v: &mut Vec<T>, n: usize) {
         v.clear();
     } else if n > 0 {
         *v = v.split_off(n);
+    }
+}
+
+/// Append `x`, then drop the oldest entries beyond `max` (a bounded queue in a plain `Vec`: the
+/// queues are short, and `VecDeque` cost ~2 KB of wasm per element type).
+pub fn push_bounded<T>(v: &mut Vec<T>, x: T, max: usize) {
+    v.push(x);
+    if v.len() > max {
+        let extra = v.len() - max;
+        drop_front(v, extra);
     }
 }
 

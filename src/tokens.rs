@@ -120,7 +120,7 @@ impl Calibration {
         self.mean_y += dy / n;
         self.m2x += dx * (x - self.mean_x);
         self.cxy += dx * (y - self.mean_y);
-        crate::engine::state::push_bounded(
+        crate::text::push_bounded(
             &mut self.recent,
             (weighted_chars, prompt_tokens),
             Self::MAX_POINTS,

@@ -294,7 +294,7 @@ pub fn call(op: &str, header: &str, texts: Vec<String>) -> Result<JsValue, JsVal
 
 #[inline(never)]
 fn unknown(op: &str) -> JsValue {
-    input_err(format!("unknown op {}", crate::text::quoted(op)))
+    input_err(format!("unknown op {}", crate::json::out::quoted(op)))
 }
 
 // ---- session engine ------------------------------------------------------------------------

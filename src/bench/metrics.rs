@@ -1,10 +1,26 @@
 //! What one replayed (session, strategy) job measures: per-call points, the session's metrics
 //! (hits, misses, costs under each price row, recall, pairing) and the price lookups.
 
-use super::run::Options;
+use super::cache::Params;
 use crate::cost::{self, Price};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// Bench-wide options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Context window / token budget given to strategies.
+    pub window: u64,
+    /// Cache model.
+    pub cache: Params,
+    /// Headline price key; a `-auto` suffix (e.g. `deepseek-flash-auto`) picks peak/off-peak
+    /// per call from its timestamp.
+    pub price: String,
+    /// Warm start: the static prefix (and the summariser's) is already cached by earlier
+    /// sessions of the same account, as it is on any install that has run before
+    /// (docs/cache-model.md). `false` = every session starts cold.
+    pub warm_static: bool,
+}
 
 /// Costs under the fixed price rows, plus the headline.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

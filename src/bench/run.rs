@@ -7,7 +7,7 @@
 //! assistant message, replayed verbatim.
 
 use super::anchors::{AnchorId, Interner};
-use super::cache::{Params, Seq, Sim};
+use super::cache::{Seq, Sim};
 use super::render::{self, Slot};
 use super::store::{output_text, Store, M};
 use super::strategies::{Ctx, ExtraCall, Strategy};
@@ -18,23 +18,9 @@ use crate::replay::transcript::Transcript;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-pub use super::metrics::{call_costs, price_known, ratio, Costs, JobResult, Metrics, Point};
-
-/// Bench-wide options.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Context window / token budget given to strategies.
-    pub window: u64,
-    /// Cache model.
-    pub cache: Params,
-    /// Headline price key; a `-auto` suffix (e.g. `deepseek-flash-auto`) picks peak/off-peak
-    /// per call from its timestamp.
-    pub price: String,
-    /// Warm start: the static prefix (and the summariser's) is already cached by earlier
-    /// sessions of the same account, as it is on any install that has run before
-    /// (docs/cache-model.md). `false` = every session starts cold.
-    pub warm_static: bool,
-}
+pub use super::metrics::{
+    call_costs, price_known, ratio, Costs, JobResult, Metrics, Options, Point,
+};
 
 /// The fixed prefix every main request starts with.
 pub struct StaticPrefix {

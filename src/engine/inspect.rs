@@ -254,7 +254,7 @@ impl Session {
         }
         Err(unknown(format!(
             "{} is not a turn id (t<k>) or a topic id (T<n>)",
-            crate::text::quoted(id)
+            crate::json::out::quoted(id)
         )))
     }
 
@@ -298,7 +298,7 @@ impl Session {
         let Some(t) = TurnId::parse(id) else {
             return Err(Error::InvalidId(format!(
                 "{} is not a turn id (t<k>, see cachefold_topics)",
-                crate::text::quoted(id)
+                crate::json::out::quoted(id)
             )));
         };
         let end = self.st.recorded();

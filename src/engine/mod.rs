@@ -187,7 +187,7 @@ impl Session {
         if st.session_id != session_id {
             return Err(Error::State(format!(
                 "snapshot belongs to session {}",
-                crate::text::quoted(&st.session_id)
+                crate::json::out::quoted(&st.session_id)
             )));
         }
         let report = journal::replay(&mut st, journal);

@@ -68,7 +68,7 @@ impl Session {
                     match layout.get(p) {
                         Some(Src::Host(i)) => {
                             let r = rec(*i)?;
-                            if let Some(t) = r.ts.as_ref().and_then(crate::float::value) {
+                            if let Some(t) = r.ts.as_ref().and_then(Value::as_f64) {
                                 last_ts = t;
                             }
                             if *i < self.st.base {

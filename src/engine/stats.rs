@@ -2,7 +2,8 @@
 
 #[allow(unused_imports)]
 use super::*;
-use crate::json::out::{object_of, to_value};
+use crate::json::out::object_of;
+use crate::json::to_value;
 
 impl Session {
     /// A tool result was shrunk to a preview plus an artifact (`tool_result_persist` or the

@@ -8,13 +8,7 @@
 // The methods are `serde_json::Map`'s, by name and behaviour; each is a line or two.
 #![allow(missing_docs)]
 
-use super::value::Value;
-
-/// A JSON object: members in insertion order.
-#[derive(Clone, Debug)]
-pub struct Map<K = String, V = Value> {
-    m: Vec<(K, V)>,
-}
+use super::value::{Map, Value};
 
 impl Default for Map<String, Value> {
     fn default() -> Self {

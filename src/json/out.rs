@@ -21,6 +21,14 @@ pub trait ToJson {
     fn write_json(&self, out: &mut String);
 }
 
+/// `s` as a JSON string literal, for quoting a value inside a message (instead of `{:?}`,
+/// whose escaping code and Unicode tables the wasm module would carry for a handful of errors).
+pub fn quoted(s: &str) -> String {
+    let mut out = String::new();
+    string(&mut out, s);
+    out
+}
+
 /// The compact JSON text of `v`.
 #[cfg(not(test))]
 pub fn to_string<T: ToJson + ?Sized>(v: &T) -> String {
@@ -63,11 +71,6 @@ fn object_from(members: Vec<(&str, Value)>) -> Value {
         m.insert(k.to_string(), v);
     }
     Value::Object(m)
-}
-
-/// `v` as a `crate::json::Value` (what `serde_json::to_value` gives), through its JSON text.
-pub fn to_value<T: ToJson + serde::Serialize + ?Sized>(v: &T) -> Value {
-    super::parse::from_str(&to_string(v)).unwrap_or(Value::Null)
 }
 
 /// `,` unless first, then `"k":` (`k` is a field name: nothing to escape).
@@ -318,6 +321,26 @@ impl<A: ToJson, B: ToJson> ToJson for (A, B) {
         out.push(',');
         self.1.write_json(out);
         out.push(']');
+    }
+}
+
+impl super::Number {
+    /// The shortest round-trip text of a finite `x`; `None` when not finite.
+    pub fn from_f64(x: f64) -> Option<super::Number> {
+        x.is_finite().then(|| {
+            let mut n = String::new();
+            float(&mut n, x);
+            super::Number::from_text(n)
+        })
+    }
+}
+
+impl std::fmt::Display for Value {
+    /// Compact JSON text.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = String::new();
+        value(&mut s, self);
+        f.write_str(&s)
     }
 }
 

@@ -380,6 +380,21 @@ impl Parser<'_> {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
+impl From<serde_json::Value> for Value {
+    /// Through its text (tests and the native bench).
+    fn from(v: serde_json::Value) -> Value {
+        from_str(&v.to_string()).unwrap_or(Value::Null)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl From<Value> for serde_json::Value {
+    fn from(v: Value) -> serde_json::Value {
+        serde_json::from_str(&v.to_string()).unwrap_or(serde_json::Value::Null)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,6 +540,30 @@ mod tests {
             let at = (0..=at).rev().find(|&k| t.is_char_boundary(k)).unwrap_or(0);
             agree(&format!("{}{junk}{}", &t[..at], &t[at..]));
             agree(&t[..at]);
+        }
+    }
+
+    /// An object's text with these members in this order (keys may repeat).
+    fn obj(members: &[(String, u8)]) -> String {
+        let body: Vec<String> = members
+            .iter()
+            .map(|(k, v)| format!("\"{k}\":{v}"))
+            .collect();
+        format!("{{{}}}", body.join(","))
+    }
+
+    proptest! {
+        /// Repeated keys, few or many: the same members in the same order as `serde_json`.
+        #[test]
+        fn repeated_keys_as_serde_json(members in prop::collection::vec(("[a-e]{1,2}", any::<u8>()), 0..40)) {
+            let text = obj(&members);
+            let ours = from_str(&text).unwrap();
+            let theirs: serde_json::Value = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(ours.to_string(), theirs.to_string());
+            // And through serde in both directions.
+            prop_assert_eq!(serde_json::to_string(&ours).unwrap(), theirs.to_string());
+            let back: Value = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(back.to_string(), theirs.to_string());
         }
     }
 }

@@ -182,7 +182,7 @@ impl Lesson {
             {
                 return Err(bad(format!(
                     "line {lineno}: bad key {}",
-                    crate::text::quoted(k)
+                    crate::json::out::quoted(k)
                 )));
             }
             let key = key.replace('_', "-");
@@ -242,7 +242,7 @@ impl Lesson {
         if !valid_name(&self.name) {
             return bad(format!(
                 "name {} must match [a-z0-9][a-z0-9._-]{{0,63}}",
-                crate::text::quoted(&self.name)
+                crate::json::out::quoted(&self.name)
             ));
         }
         if self.description.trim().is_empty() {
@@ -265,7 +265,7 @@ impl Lesson {
         {
             return bad(format!(
                 "fingerprint entry {} must be a relative path inside the workspace",
-                crate::text::quoted(e)
+                crate::json::out::quoted(e)
             ));
         }
         if !self.fingerprint_hash.is_empty()

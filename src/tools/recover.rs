@@ -115,7 +115,7 @@ pub fn parse_target(id: &str) -> Result<RecoverTarget> {
     }
     Err(Error::InvalidId(format!(
         "id must be {ID_SHAPES}, got {}",
-        crate::text::quoted(&short(id))
+        crate::json::out::quoted(&short(id))
     )))
 }
 
@@ -273,7 +273,7 @@ pub fn spec_from_params(params: &Value) -> Result<RangeSpec> {
 }
 
 fn count(v: &Value) -> Option<u64> {
-    let f = crate::float::value(v)?;
+    let f = v.as_f64()?;
     // 9e15 < 2^53: every integer below it is exact in f64.
     (f >= 0.0 && f.fract() == 0.0 && f < 9.0e15).then_some(f as u64)
 }

@@ -144,7 +144,7 @@ pub fn render(query: &str, hits: &[Hit], docs_searched: usize, more: bool) -> St
         "[cachefold_search] {} {} for {} in {} {}",
         hits.len(),
         if hits.len() == 1 { "hit" } else { "hits" },
-        crate::text::quoted(q),
+        crate::json::out::quoted(q),
         docs_searched,
         if docs_searched == 1 {
             "document"

@@ -141,7 +141,7 @@ pub fn validate_artifact_id(id: &str) -> Result<()> {
     let shown = crate::text::head_chars(id, 48);
     Err(Error::InvalidId(format!(
         "artifact id must be 40 lowercase hex digits, got {}",
-        crate::text::quoted(shown)
+        crate::json::out::quoted(shown)
     )))
 }
 
