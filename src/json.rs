@@ -26,13 +26,13 @@ pub mod value;
 
 pub use value::{Map, Number, Value};
 
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+
 /// `v` as a [`Value`] (what `serde_json::to_value` gives), through its JSON text.
 pub fn to_value<T: out::ToJson + serde::Serialize + ?Sized>(v: &T) -> Value {
     parse::from_str(&out::to_string(v)).unwrap_or(Value::Null)
 }
-
-use std::collections::{BTreeMap, VecDeque};
-use std::fmt;
 
 /// Why a JSON value could not be decoded, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]

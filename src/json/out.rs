@@ -10,7 +10,7 @@
 //! module the generic serializer and every derived `Serialize` were about a tenth of the code.
 //! Under `cfg(test)`, [`to_string`] checks every value it writes against `serde_json`.
 
-use crate::json::{Map, Value};
+use crate::json::{Map, Number, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 pub use cachefold_derive::ToJson;
@@ -324,13 +324,13 @@ impl<A: ToJson, B: ToJson> ToJson for (A, B) {
     }
 }
 
-impl super::Number {
+impl Number {
     /// The shortest round-trip text of a finite `x`; `None` when not finite.
-    pub fn from_f64(x: f64) -> Option<super::Number> {
+    pub fn from_f64(x: f64) -> Option<Number> {
         x.is_finite().then(|| {
             let mut n = String::new();
             float(&mut n, x);
-            super::Number::from_text(n)
+            Number::from_text(n)
         })
     }
 }

@@ -224,8 +224,9 @@ describe("fold scenario vs legacy (issue targets)", { skip: SKIP || (process.env
   const scenario = buildScenario("fold");
   // Legacy's cost used to move between runs ($0.068-$0.084) with whether OpenClaw's post-reply
   // memory flush and compaction ran before the next message; the harness now waits for that
-  // work (Harness#settle), and legacy's cost moves by 1 % at most ($0.0828-$0.0836). Still
-  // side-by-side pairs (CACHEFOLD_E2E_FOLD_RUNS, default 2), and with two the "median" below is
+  // work (Harness#settle): legacy's cost moved by 1 % ($0.0828-$0.0836) with the e2e files one
+  // at a time and by up to 3.5 % ($0.0807-$0.0836) two at a time, when the host ran one flush
+  // after a different turn. Still side-by-side pairs (CACHEFOLD_E2E_FOLD_RUNS, default 2), and with two the "median" below is
   // the higher ratio: the worse run must pass.
   const RUNS = Math.max(1, Number(process.env.CACHEFOLD_E2E_FOLD_RUNS ?? 2));
   const pairs = [];
