@@ -317,7 +317,7 @@ export function scheduleGc(stateDir, opts = {}) {
 }
 
 /**
- * Enforce the size budget. opts = {maxBytes, liveDays, nowMs}.
+ * Enforce the size budget. opts = {maxBytes, liveDays, nowMs, dryRun} (dryRun: report, delete nothing).
  * Returns {scanned, bytesBefore, bytesAfter, evicted: [ids], liveKept, staleRefFiles, overBudget}.
  */
 export async function collectGarbage(stateDir, opts = {}) {
@@ -341,7 +341,7 @@ export async function collectGarbage(stateDir, opts = {}) {
       continue;
     }
     if (now - st.mtimeMs > liveDays * DAY_MS) {
-      await unlink(p).catch(() => {});
+      if (!opts.dryRun) await unlink(p).catch(() => {});
       report.staleRefFiles += 1;
       continue;
     }
@@ -382,12 +382,14 @@ export async function collectGarbage(stateDir, opts = {}) {
       // A reference made while we scanned (another turn, another process) wins.
       const meta = await readFile(`${a.path}.json`, "utf8").then(JSON.parse).catch(() => null);
       if (Number.isFinite(meta?.lastRefAt) && meta.lastRefAt >= started) continue;
-      try {
-        await unlink(a.path);
-      } catch {
-        continue;
+      if (!opts.dryRun) {
+        try {
+          await unlink(a.path);
+        } catch {
+          continue;
+        }
+        await unlink(`${a.path}.json`).catch(() => {});
       }
-      await unlink(`${a.path}.json`).catch(() => {});
       total -= a.bytes;
       report.evicted.push(a.id);
     }

@@ -208,7 +208,7 @@ test("doctor checks capability consent as OpenClaw records it, and names the fix
   // Outside the openclaw CLI (no inspection to be had) the check is left out.
   const outside = await run(["doctor", "--json"], config, { hostConfig: hostConfig() });
   assert.equal(outside.json.checks.find((x) => x.id === "consent"), undefined);
-  const { inspectThroughHost } = await import("../../js/commands.js");
+  const { inspectThroughHost } = await import("../../js/cli/doctor.js");
   assert.match((await inspectThroughHost(["node", "/usr/bin/not-the-host"])).error, /not running inside the openclaw CLI/);
 });
 
@@ -243,7 +243,7 @@ test("doctor reads OpenClaw's log for turns it ran on legacy (or quarantined) af
   const none = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), hostLogFiles: [join(dir, "missing.log")] });
   assert.equal(none.json.checks.find((c) => c.id === "quarantine"), undefined);
   // Where doctor looks by default: logging.file first.
-  const { hostLogFiles } = await import("../../js/commands.js");
+  const { hostLogFiles } = await import("../../js/cli/doctor.js");
   assert.equal(hostLogFiles({ logging: { file: text } })[0], text);
 });
 
@@ -253,7 +253,7 @@ test("doctor finds model calls in OpenClaw's transcript that cachefold never saw
   if (!inProcess && !existsSync(NODE24)) return t.skip("needs node:sqlite with zstd (Node >= 22.15) or Node 24 (.ci/setup node24)");
   const { execFileSync } = await import("node:child_process");
   const { config, stateDir } = await driveSession("sess-engine", 1);
-  const { listSessions } = await import("../../js/commands.js");
+  const { listSessions } = await import("../../js/cli/sessions.js");
   const [sess] = await listSessions(stateDir);
   const dir = tempDir();
   const msg = (role, text, extra = {}) => JSON.stringify({ type: "message", message: { role, content: [{ type: "text", text }], timestamp: 1, ...extra } });
@@ -273,8 +273,8 @@ test("doctor finds model calls in OpenClaw's transcript that cachefold never saw
   const spec = [{ id: "sess-engine", file: jsonl, t0 }];
   if (inProcess) await (await import("./sqlite-store.mjs")).writeStore(db, spec);
   else execFileSync(NODE24, [join(ROOT, "tests/js/sqlite-store.mjs"), db, JSON.stringify(spec)]);
-  const check = `const c = await import(${JSON.stringify(join(ROOT, "js/commands.js"))}); process.stdout.write(JSON.stringify(await c.callsCachefoldMissed(${JSON.stringify([sess])}, ${JSON.stringify([db, join(dir, "missing.sqlite")])})));`;
-  const missed = inProcess ? await (await import("../../js/commands.js")).callsCachefoldMissed([sess], [db, join(dir, "missing.sqlite")]) : JSON.parse(execFileSync(NODE24, ["--input-type=module", "-e", check], { encoding: "utf8" }));
+  const check = `const c = await import(${JSON.stringify(join(ROOT, "js/cli/doctor.js"))}); process.stdout.write(JSON.stringify(await c.callsCachefoldMissed(${JSON.stringify([sess])}, ${JSON.stringify([db, join(dir, "missing.sqlite")])})));`;
+  const missed = inProcess ? await (await import("../../js/cli/doctor.js")).callsCachefoldMissed([sess], [db, join(dir, "missing.sqlite")]) : JSON.parse(execFileSync(NODE24, ["--input-type=module", "-e", check], { encoding: "utf8" }));
   // The served turn and the host's own /cachefold answer are not counted; the last call is.
   assert.deepEqual(missed, [{ sessionId: "sess-engine", db, calls: 1, firstAt: t0 + 5, lastAt: t0 + 5 }]);
   if (!inProcess) return; // doctor itself needs node:sqlite in this process (OpenClaw's Node 24 has it)
@@ -326,7 +326,7 @@ test("export writes state, folds and referenced artifacts as one JSON bundle", {
 test("restore explains what it needs on a Node without node:sqlite, else restores previews", { skip }, async () => {
   const { config, stateDir } = await driveSession("sess-restore", 1);
   const { loadCore } = await import("../../js/core.js");
-  const { restoreEvent } = await import("../../js/commands.js");
+  const { restoreEvent } = await import("../../js/cli/gc.js");
   const core = await loadCore();
   const { writeArtifact } = await import("../../js/artifacts.js");
   const full = Array.from({ length: 600 }, (_, i) => `row ${i}`).join("\n");

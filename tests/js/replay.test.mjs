@@ -258,7 +258,7 @@ test("missing addon: the reason, the build command, then the recorded-usage fall
 });
 
 test("state dir, --since and session selection follow the host's rules", async () => {
-  const { hostStateDir, parseSince, selectSessions } = await import("../../js/replay.js");
+  const { hostStateDir, parseSince, selectSessions } = await import("../../js/cli/replay.js");
   const home = tempDir("replay-home");
   assert.equal(hostStateDir({ OPENCLAW_STATE_DIR: " /srv/oc ", HOME: home }), "/srv/oc");
   assert.equal(hostStateDir({ OPENCLAW_STATE_DIR: "~/state", OPENCLAW_HOME: home }), join(home, "state"));
