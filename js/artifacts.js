@@ -26,7 +26,7 @@
 //
 // The write path is synchronous (tool_result_persist is synchronous in OpenClaw): one
 // existsSync, one tmp write + rename for new content, one small metadata rewrite, one append.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import {
   chmodSync,
   closeSync,
@@ -37,14 +37,10 @@ import {
   mkdirSync,
   openSync,
   realpathSync,
-  renameSync,
-  unlinkSync,
-  writeFileSync,
-  writeSync,
 } from "node:fs";
 import { readdir, readFile, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
-import { readNoFollow, unsafe } from "./store.js";
+import { readNoFollow, unsafe, writeAll, writeFileAtomic as writeAtomic } from "./io/files.js";
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
@@ -132,16 +128,7 @@ function isRegularFile(path) {
 }
 
 function writeFileAtomic(path, data) {
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
-  try {
-    writeFileSync(tmp, data, { mode: FILE_MODE });
-    renameSync(tmp, path);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {}
-    throw err;
-  }
+  writeAtomic(path, data, { mkdir: false, sync: false });
 }
 
 function readMeta(path) {
@@ -217,7 +204,7 @@ function appendRef(stateDir, file, text) {
   }
   try {
     if (!fstatSync(fd).isFile()) throw unsafe(`refusing ${file}: not a regular file`);
-    writeSync(fd, text);
+    writeAll(fd, text);
   } finally {
     closeSync(fd);
   }

@@ -13,7 +13,7 @@
 // kept beside it, so a damaged lessons.json never drops the session's lessons). Nothing here
 // throws into a turn: lessonsAddition() and captureAfterTurn() turn every failure into "no lessons".
 import { renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { loadCore } from "./core.js";
 import * as store from "./store.js";
 import { readRegular, withTimeout, writeFileAtomic } from "./io/files.js";
@@ -93,14 +93,23 @@ function workspaceOf(params, factoryCtx) {
   return rc.workspaceDir ?? factoryCtx?.workspaceDir ?? rc.cwd ?? null;
 }
 
+/** True unless both workspaces are known and differ. */
+function sameWorkspace(a, b) {
+  return !a || !b || resolve(a) === resolve(b);
+}
+
 async function decide(ctx, params, factoryCtx, sessionId) {
   const core = await loadCore();
   const path = decisionPath(core, ctx, sessionId);
+  const workspace = workspaceOf(params, factoryCtx);
   const recorded = readDecision(path);
-  if (recorded) return recorded;
+  if (recorded) {
+    if (sameWorkspace(recorded.workspace, workspace)) return recorded;
+    // The same session id in another workspace: never the first workspace's lessons.
+    return { v: 1, sessionId, workspace, inject: false, text: "", reason: `this session id decided its lessons in another workspace (${recorded.workspace})`, elsewhere: true };
+  }
   const messages = Array.isArray(params.messages) ? params.messages : [];
   const request = typeof params.prompt === "string" ? params.prompt : "";
-  const workspace = workspaceOf(params, factoryCtx);
   const base = { v: 1, sessionId, decidedAt: nowIso(), workspace, inject: false, text: "", tokens: 0, chosen: [] };
   let d;
   if (messages.length > 0) {
@@ -174,6 +183,7 @@ export async function lessonsAddition(ctx, params, factoryCtx) {
     const sessionId = String(params?.sessionId ?? "");
     if (!sessionId) return undefined;
     let d = decisions.get(sessionId);
+    if (d && !sameWorkspace(d.workspace, workspaceOf(params, factoryCtx))) d = null;
     if (!d) {
       let p = pending.get(sessionId);
       if (!p) {
@@ -181,7 +191,7 @@ export async function lessonsAddition(ctx, params, factoryCtx) {
         pending.set(sessionId, p);
       }
       d = await p;
-      decisions.set(sessionId, d);
+      if (!d.elsewhere) decisions.set(sessionId, d);
     }
     return d.inject && d.text ? d.text : undefined;
   } catch (err) {

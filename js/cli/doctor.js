@@ -1,6 +1,6 @@
 // `openclaw cachefold doctor`: checks of the OpenClaw setup for cachefold (exit 5 when one fails).
 import { readdirSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { homedir, hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readRegular } from "../io/files.js";
@@ -60,11 +60,13 @@ const DEGRADE_RE = /context engine "?cachefold"?[^\n]*?(degraded to "?legacy"?|q
 const ISO_RE = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)/;
 
 /**
- * Host log lines saying cachefold was degraded to legacy or quarantined, newer than `since` (ms;
- * the engine's last managed assemble: a turn it served since then shows it recovered). Lines
- * without a time count. null when no log could be read.
+ * Host log lines saying cachefold was degraded to legacy or quarantined, newer than `since` (ms:
+ * cachefold's last managed turn; a turn it served since then shows it recovered). A JSON file-log
+ * line naming a session (`session_id`) counts from that session's own last write (`sessions`:
+ * [{sessionId, updatedAt}]); one naming another host (`hostname`) is another gateway's and does
+ * not count. Lines without a time count. null when no log could be read.
  */
-export function hostLogHits(files, since = 0) {
+export function hostLogHits(files, since = 0, { sessions = [], host = hostname() } = {}) {
   const hits = [];
   let read = 0;
   for (const f of files) {
@@ -74,17 +76,19 @@ export function hostLogHits(files, since = 0) {
     for (const line of text.split("\n")) {
       // The JSON file log escapes the quotes of the message.
       if (!DEGRADE_RE.test(line.replace(/\\"/g, '"'))) continue;
+      let j = null;
+      try {
+        j = JSON.parse(line);
+      } catch {
+        /* a text log line */
+      }
+      if (typeof j?.hostname === "string" && j.hostname && j.hostname !== host) continue;
+      const own = typeof j?.session_id === "string" ? sessions.find((s) => s.sessionId === j.session_id) : null;
       const at = Date.parse(ISO_RE.exec(line)?.[0] ?? "");
-      if (Number.isFinite(at) && at <= since) continue;
-      const msg = (() => {
-        try {
-          const j = JSON.parse(line);
-          return Object.keys(j).filter((k) => /^\d+$/.test(k)).map((k) => j[k]).filter((v) => typeof v === "string" && DEGRADE_RE.test(v)).join(" ") || line;
-        } catch {
-          return line;
-        }
-      })();
-      hits.push(`${f}: ${Number.isFinite(at) ? new Date(at).toISOString() + " " : ""}${msg.replace(/^\S*\s*\[context-engine\]\s*/, "").slice(0, 300)}`);
+      if (Number.isFinite(at) && at <= (own ? Math.max(own.updatedAt, since) : since)) continue;
+      const msg = (j && Object.keys(j).filter((k) => /^\d+$/.test(k)).map((k) => j[k]).filter((v) => typeof v === "string" && DEGRADE_RE.test(v)).join(" ")) || line;
+      const who = [typeof j?.hostname === "string" ? `gateway ${j.hostname}` : "", own ? `session ${own.sessionId}` : ""].filter(Boolean).join(", ");
+      hits.push(`${f}: ${Number.isFinite(at) ? new Date(at).toISOString() + " " : ""}${who ? `(${who}) ` : ""}${msg.replace(/^\S*\s*\[context-engine\]\s*/, "").slice(0, 300)}`);
     }
   }
   return read ? hits : null;
@@ -274,8 +278,12 @@ export async function doctorChecks(ctx, io = {}) {
   // Decision log / gateway log: degraded or quarantined.
   const events = readDecisionLog(ctx);
   const sessions = (await listSessions(ctx.stateDir)).slice(0, 10);
-  const lastAssemble = (events ?? []).reduce((t, e) => (e.event === "assemble" && !e.passthrough ? Math.max(t, Date.parse(e.at ?? "") || 0) : t), 0);
-  const gw = hostLogHits(io.hostLogFiles ?? hostLogFiles(host), lastAssemble);
+  // cachefold's last managed turn: the decision log's last managed assemble, else (logFile off)
+  // the newest write of a session's own state.
+  const lastAssemble = events
+    ? events.reduce((t, e) => (e.event === "assemble" && !e.passthrough ? Math.max(t, Date.parse(e.at ?? "") || 0) : t), 0)
+    : sessions.reduce((t, s) => Math.max(t, s.updatedAt), 0);
+  const gw = hostLogHits(io.hostLogFiles ?? hostLogFiles(host), lastAssemble, { sessions });
   if (gw?.length) add("quarantine", "fail", `OpenClaw's log says it ran legacy instead of cachefold (or quarantined it) after cachefold's last managed turn:\n${gw.slice(-3).join("\n")}`, "openclaw logs --follow while sending a message; fix the cause it names, then openclaw gateway restart");
   if (!events) add("decision-log", "warn", "no decision log: engine state per session is unknown", "openclaw config set plugins.entries.cachefold.config.logFile ~/.openclaw/cachefold/decisions.jsonl");
   else {

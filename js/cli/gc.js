@@ -5,7 +5,7 @@ import { existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadCore } from "../core.js";
 import * as store from "../store.js";
-import { collectGarbage, readArtifact, sessionArtifactIds } from "../artifacts.js";
+import { artifactMeta, collectGarbage, readArtifact, sessionArtifactIds } from "../artifacts.js";
 import { writeFileAtomic } from "../io/files.js";
 import { agentStores, hostStateDir, openTranscriptStore } from "../host/openclaw.js";
 import { intFlag, UsageError } from "./args.js";
@@ -50,7 +50,43 @@ async function gcRun({ values }, io) {
   return E.ok;
 }
 
-const ID_IN_TEXT = /→ artifact ([0-9a-f]{40})/g;
+/**
+ * Which artifacts a session may export or restore: those its own reference files name (by
+ * session id and the given session keys), and one named by a shrunk tool result whose tool call
+ * the artifact's metadata records. A preview of another session's artifact quoted in this one
+ * (pasted, read from a file) matches neither.
+ */
+export function artifactOwner(stateDir, keys) {
+  const own = new Set(keys.filter(Boolean).flatMap((k) => sessionArtifactIds(stateDir, k)));
+  return (id, callId) => {
+    if (own.has(id)) return true;
+    if (typeof callId !== "string" || !callId) return false;
+    try {
+      return (artifactMeta(stateDir, id)?.refs ?? []).some((r) => r?.callId === callId);
+    } catch {
+      return false;
+    }
+  };
+}
+
+/** [id, toolCallId] of every shrunk tool result in a fold's raw message lines. */
+function foldPreviews(core, text) {
+  const out = [];
+  for (const line of text.split("\n")) {
+    let m;
+    try {
+      m = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (m?.role !== "toolResult" || !Array.isArray(m.content)) continue;
+    for (const part of m.content) {
+      const id = part?.type === "text" && typeof part.text === "string" ? core.isShrunk(part.text) : null;
+      if (id) out.push([id, m.toolCallId ?? null]);
+    }
+  }
+  return out;
+}
 
 async function exportRun({ values: opts, positionals: pos }, io) {
   const ctx = io.ctx;
@@ -64,13 +100,17 @@ async function exportRun({ values: opts, positionals: pos }, io) {
     return E.notFound;
   }
   const { stats, snapshot, paths } = await readSession(ctx, s);
+  const core = await loadCore();
+  const owns = artifactOwner(ctx.stateDir, [s.sessionId, opts["session-key"]]);
   const folds = {};
   const ids = new Set();
+  const foreign = new Set();
   for (const id of store.listFolds(paths)) {
     folds[id] = store.readFold(paths, id) ?? "";
-    for (const m of folds[id].matchAll(ID_IN_TEXT)) ids.add(m[1]);
+    for (const [aid, callId] of foldPreviews(core, folds[id])) (owns(aid, callId) ? ids : foreign).add(aid);
   }
   for (const key of [s.sessionId, opts["session-key"]].filter(Boolean)) for (const id of sessionArtifactIds(ctx.stateDir, key)) ids.add(id);
+  for (const id of ids) foreign.delete(id);
   const artifacts = {};
   const missing = [];
   for (const id of ids) {
@@ -78,15 +118,18 @@ async function exportRun({ values: opts, positionals: pos }, io) {
     if (t == null) missing.push(id);
     else artifacts[id] = t;
   }
-  const bundle = { format: "cachefold-export", version: 1, sessionId: s.sessionId, exportedAt: new Date().toISOString(), stats, state: JSON.parse(snapshot), folds, artifacts, missingArtifacts: missing };
+  const bundle = { format: "cachefold-export", version: 1, sessionId: s.sessionId, exportedAt: new Date().toISOString(), stats, state: JSON.parse(snapshot), folds, artifacts, missingArtifacts: missing, notThisSession: foreign.size };
   const out = resolve(opts.out ?? join(ctx.stateDir, "exports", `${s.name}.json`));
   writeOutput(out, JSON.stringify(bundle), opts);
-  io.o.out({ path: out, sessionId: s.sessionId, folds: Object.keys(folds).length, artifacts: Object.keys(artifacts).length, missingArtifacts: missing.length }, `wrote ${out} (${Object.keys(folds).length} folds, ${Object.keys(artifacts).length} artifacts${missing.length ? `, ${missing.length} missing` : ""})`);
+  io.o.out({ path: out, sessionId: s.sessionId, folds: Object.keys(folds).length, artifacts: Object.keys(artifacts).length, missingArtifacts: missing.length }, `wrote ${out} (${Object.keys(folds).length} folds, ${Object.keys(artifacts).length} artifacts${missing.length ? `, ${missing.length} missing` : ""}${foreign.size ? `, ${foreign.size} named in the text but not this session's: left out` : ""})`);
   return E.ok;
 }
 
-/** Replace every shrunk preview in a transcript event by its artifact's original text. */
-export function restoreEvent(core, stateDir, event, counts) {
+/**
+ * Replace every shrunk preview in a transcript event by its artifact's original text; with
+ * `owns` (artifactOwner), only the previews of this session's own artifacts.
+ */
+export function restoreEvent(core, stateDir, event, counts, owns = null) {
   const content = event?.message?.content;
   if (!Array.isArray(content)) return event;
   let changed = false;
@@ -94,6 +137,10 @@ export function restoreEvent(core, stateDir, event, counts) {
     if (part?.type !== "text" || typeof part.text !== "string") return part;
     const id = core.isShrunk(part.text);
     if (!id) return part;
+    if (owns && !owns(id, event?.message?.role === "toolResult" ? event.message.toolCallId : null)) {
+      counts.foreign = (counts.foreign ?? 0) + 1;
+      return part;
+    }
     const original = readArtifact(stateDir, id);
     if (original == null) {
       counts.missing.push(id);
@@ -121,12 +168,13 @@ async function restoreRun({ values: opts, positionals: pos }, io) {
       io.o.err(`restore reads OpenClaw's SQLite transcript with node:sqlite, which needs Node >= 22.5 (this is ${process.version}; OpenClaw itself runs on Node 24)`);
       return E.error;
     }
-    const counts = { events: 0, restored: 0, missing: [] };
+    const counts = { events: 0, restored: 0, missing: [], foreign: 0 };
+    const owns = artifactOwner(ctx.stateDir, [sessionId, opts["session-key"]]);
     const lines = [];
     try {
       for (const { event } of st.events(sessionId)) {
         counts.events += 1;
-        if (event) lines.push(JSON.stringify(restoreEvent(core, ctx.stateDir, event, counts, sessionId)));
+        if (event) lines.push(JSON.stringify(restoreEvent(core, ctx.stateDir, event, counts, owns)));
       }
     } finally {
       st.close();
@@ -134,7 +182,7 @@ async function restoreRun({ values: opts, positionals: pos }, io) {
     if (!counts.events) continue;
     const out = resolve(opts.out ?? join(ctx.stateDir, "restored", `${core.sessionDirName(sessionId)}.jsonl`));
     writeOutput(out, `${lines.join("\n")}\n`, opts);
-    io.o.out({ path: out, db, sessionId, events: counts.events, restored: counts.restored, missing: counts.missing }, `wrote ${out}: ${counts.events} events, ${counts.restored} previews replaced by their originals${counts.missing.length ? `, ${counts.missing.length} artifacts missing` : ""} (the host database ${db} was only read)`);
+    io.o.out({ path: out, db, sessionId, events: counts.events, restored: counts.restored, missing: counts.missing, notThisSession: counts.foreign }, `wrote ${out}: ${counts.events} events, ${counts.restored} previews replaced by their originals${counts.missing.length ? `, ${counts.missing.length} artifacts missing` : ""} (the host database ${db} was only read)`);
     return E.ok;
   }
   io.o.err(`no transcript of session ${sessionId} in ${dbs.length ? dbs.join(", ") : `${join(hostStateDir(), "agents")}/*/agent/openclaw-agent.sqlite`}`);
@@ -156,8 +204,8 @@ export const exportCommand = {
 };
 export const restoreCommand = {
   description: "copy of a session's transcript with every shrunk preview replaced by its original",
-  usage: "restore <sessionId> [--db FILE] [--agent ID] [--out FILE.jsonl] [--force]",
-  options: { db: { type: "string" }, agent: { type: "string" }, out: { type: "string" }, force: { type: "boolean" } },
+  usage: "restore <sessionId> [--db FILE] [--agent ID] [--session-key KEY] [--out FILE.jsonl] [--force]",
+  options: { db: { type: "string" }, agent: { type: "string" }, "session-key": { type: "string" }, out: { type: "string" }, force: { type: "boolean" } },
   maxPositionals: 1,
   run: restoreRun,
 };

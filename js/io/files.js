@@ -69,22 +69,23 @@ export function fsyncDir(dir) {
  * Replace `path` atomically: a fresh temporary file (O_EXCL, never a planted link) gets every
  * byte and an fsync, then is renamed over `path` (or, with `exclusive`, linked to it: the call
  * fails with EEXIST when `path` exists, and nobody ever sees a half-written file). The
- * directory is created (0700) unless `mkdir` is false.
+ * directory is created (0700) unless `mkdir` is false. `sync: false` skips the fsyncs (content
+ * that may be lost in a power cut but never torn: the artifact store's hot path).
  */
-export function writeFileAtomic(path, data, { mode = FILE_MODE, exclusive = false, mkdir = true } = {}) {
+export function writeFileAtomic(path, data, { mode = FILE_MODE, exclusive = false, mkdir = true, sync = true } = {}) {
   if (mkdir) mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   const fd = openSync(tmp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, mode);
   try {
     try {
       writeAll(fd, data);
-      fsyncSync(fd);
+      if (sync) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
     if (exclusive) linkSync(tmp, path);
     else renameSync(tmp, path);
-    fsyncDir(dirname(path));
+    if (sync) fsyncDir(dirname(path));
   } finally {
     try {
       unlinkSync(tmp);
