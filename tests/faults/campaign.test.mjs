@@ -16,12 +16,11 @@ import { syncBuiltinESMExports } from "node:module";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { tempDir, engineFor, sessionDir } from "../js/helpers.mjs";
+import { tempDir, engineFor, sessionDir, pkgSkip } from "../js/helpers.mjs";
 import { history, turn, MODEL, shortHash } from "./turns.mjs";
 
 const FULL = process.env.CACHEFOLD_FAULTS === "full";
-const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
-const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 const WORKER = fileURLToPath(new URL("./worker.mjs", import.meta.url));
 const sha1 = (t) => createHash("sha1").update(t, "utf8").digest("hex");
 const rand = (n) => Math.floor(Math.random() * n);
@@ -80,7 +79,25 @@ const corrupt = (logFile) => events(logFile).filter((e) => e.event === "journal_
 
 // ---- SIGKILL during turns ------------------------------------------------------------------
 
-test("SIGKILL at random moments: no corrupt state, no lost committed turn, append-only output", { skip, timeout: 600_000 }, async (t) => {
+// Folds on: a 3,000-token budget folds (emergency) about every third turn of turns.mjs, so the
+// append-only check meets folds and condensations, not only appends.
+const FOLDING = { tokenBudget: 3000, minFoldTokens: 500, tailTokens: 600 };
+
+/**
+ * Append-only across assembles: `out` extends `prev`, except where the report declares a fold or
+ * condensation, and then its first `stable` entries (at least the pinned head) are `prev`'s.
+ * The reason it does not, or null.
+ */
+function appendOnlyBreak(prev, out, stable, headLen) {
+  if (!prev) return null;
+  const limit = Math.min(stable ?? prev.length, prev.length);
+  if (stable !== null && stable < Math.min(headLen, prev.length)) return `stable prefix ${stable} shorter than the head (${headLen})`;
+  if (out.length < limit) return `output shorter (${out.length}) than the ${stable === null ? "previous output" : "stable prefix"} (${limit})`;
+  const j = prev.slice(0, limit).findIndex((h, i) => out[i] !== h);
+  return j < 0 ? null : `${stable === null ? "previous output" : "stable prefix"} differs at ${j}`;
+}
+
+test("SIGKILL at random moments, folds on: no corrupt state, no lost committed turn, append-only output", { skip, timeout: 600_000 }, async (t) => {
   const tries = FULL ? 100 : 10;
   const stateDir = tempDir("cachefold-kill-");
   const logFile = join(stateDir, "log.jsonl");
@@ -88,9 +105,11 @@ test("SIGKILL at random moments: no corrupt state, no lost committed turn, appen
   const r = { tries: 0, failures: 0, lost: 0, notes: [] };
   const acked = new Set();
   let next = 0;
-  let lastOut = null; // assemble output hashes of the newest acknowledged turn
+  let lastOut = null; // assemble output hashes of the newest assemble seen
+  let folds = 0; // folds made by the assembles seen
+  let foldsChecked = 0; // of them, folds the append-only check compared with an earlier output
   for (let i = 0; i < tries; i++) {
-    const w = startWorker({ stateDir, logFile, sessionId: sid, start: next, count: 10_000, keyPrefix: "k", assemble: true });
+    const w = startWorker({ stateDir, logFile, sessionId: sid, start: next, count: 10_000, keyPrefix: "k", assemble: true, config: FOLDING });
     await w.ready;
     await new Promise((res) => setTimeout(res, rand(FULL ? 400 : 250)));
     w.child.kill("SIGKILL");
@@ -98,13 +117,21 @@ test("SIGKILL at random moments: no corrupt state, no lost committed turn, appen
     r.tries += 1;
     let failed = false;
     for (const line of w.lines) {
-      const [kind, a, b] = line.split(" ");
+      const [kind, a, b, nFolds, stablePrefix, headLen, declared] = line.split(" ");
       if (kind === "A") {
         const out = b ? b.split(",") : [];
-        if (lastOut && (out.length < lastOut.length || lastOut.some((h, j) => out[j] !== h))) {
+        const stable = stablePrefix === "-" ? null : Number(stablePrefix);
+        const why = appendOnlyBreak(lastOut, out, stable, Number(headLen));
+        if (why) {
           failed = true;
-          r.notes.push(`turn ${a}: assembled context is not an extension of the previous one`);
+          r.notes.push(`turn ${a}: assembled context is not an extension of the previous one (${why})`);
         }
+        if (declared !== "0") {
+          failed = true;
+          r.notes.push(`turn ${a}: unexpected divergence, environment change or passthrough`);
+        }
+        folds += Number(nFolds);
+        if (lastOut) foldsChecked += Number(nFolds);
         lastOut = out;
       } else if (kind === "C") {
         if (b === "committed" && acked.has(a)) {
@@ -120,7 +147,7 @@ test("SIGKILL at random moments: no corrupt state, no lost committed turn, appen
       }
     }
     // Restore in this process and check every acknowledged turn is still known.
-    const eng = await engineFor({ stateDir, logFile, minFoldTokens: 1e9, tokenBudget: 1e9 });
+    const eng = await engineFor({ stateDir, logFile, ...FOLDING });
     for (const key of acked) {
       const k = Number(key.slice(1));
       if (k < next - 3 && !FULL) continue; // short form: the newest ones (the rest were checked before)
@@ -138,17 +165,21 @@ test("SIGKILL at random moments: no corrupt state, no lost committed turn, appen
     if (failed) r.failures += 1;
   }
   // Finally the assembled context over the full history still extends the last one seen.
-  const eng = await engineFor({ stateDir, logFile, minFoldTokens: 1e9, tokenBudget: 1e9 });
-  const res = await eng.assemble({ sessionId: sid, messages: history(next), model: MODEL, tokenBudget: 1e9 });
+  const eng = await engineFor({ stateDir, logFile, ...FOLDING });
+  const res = await eng.assemble({ sessionId: sid, messages: history(next), model: MODEL, tokenBudget: FOLDING.tokenBudget });
   const out = res.messages.map(shortHash);
-  if (lastOut && lastOut.some((h, j) => out[j] !== h)) {
+  const rep = events(logFile).filter((e) => e.event === "assemble").pop()?.report ?? {};
+  const why = appendOnlyBreak(lastOut, out, rep.stablePrefix ?? null, rep.headLen ?? 0);
+  if (why) {
     r.failures += 1;
-    r.notes.push("final assemble is not an extension of the last acknowledged one");
+    r.notes.push(`final assemble is not an extension of the last one seen (${why})`);
   }
-  r.notes.push(`${acked.size} turns acknowledged, ${readdirSync(await sessionDir(stateDir, sid)).length} files`);
+  folds += (rep.folds ?? []).length;
+  r.notes.push(`${acked.size} turns acknowledged, ${folds} folds (${foldsChecked} met by the append-only check), ${readdirSync(await sessionDir(stateDir, sid)).length} files`);
   report(t, "sigkill", r);
   assert.equal(r.lost, 0, r.notes.join("\n"));
   assert.equal(r.failures, 0, r.notes.join("\n"));
+  assert.ok(foldsChecked > 0, `no fold met the append-only check (${folds} folds in ${acked.size} turns): the campaign tested appends only`);
 });
 
 // ---- two and three processes on one session -------------------------------------------------
