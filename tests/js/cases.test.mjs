@@ -3,9 +3,9 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { pkgSkip } from "./helpers.mjs";
 
 const DIR = new URL("../cases/", import.meta.url);
-const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
 const T0 = 1_763_900_000_000;
 
 function text(t) {
@@ -66,7 +66,7 @@ const files = existsSync(DIR) ? readdirSync(DIR).filter((f) => f.endsWith(".json
 test("the case files are there", () => assert.ok(files.length >= 5, `cases: ${files.length}`));
 
 for (const file of files) {
-  test(`case ${file} on the wasm core`, { skip: built ? false : "needs pkg/" }, async () => {
+  test(`case ${file} on the wasm core`, { skip: pkgSkip() }, async () => {
     const { loadCore } = await import("../../js/core.js");
     const core = await loadCore();
     const c = JSON.parse(readFileSync(new URL(file, DIR), "utf8"));

@@ -5,11 +5,10 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult, pkgSkip, underNode24 } from "./helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const built = existsSync(join(ROOT, "pkg/cachefold_bg.wasm"));
-const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 const manifest = JSON.parse(readFileSync(join(ROOT, "openclaw.plugin.json"), "utf8"));
 
 const usage = (input, cacheRead, output = 20) => ({ input, output, cacheRead, cacheWrite: 0, totalTokens: input + cacheRead + output, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
@@ -247,11 +246,12 @@ test("doctor reads OpenClaw's log for turns it ran on legacy (or quarantined) af
   assert.equal(hostLogFiles({ logging: { file: text } })[0], text);
 });
 
-test("doctor finds model calls in OpenClaw's transcript that cachefold never saw (turns served by another engine)", { skip }, async (t) => {
-  const NODE24 = process.env.CACHEFOLD_NODE24 ?? join(ROOT, ".cache/node24/node_modules/node/bin/node");
+const DOCTOR_TRANSCRIPT_TEST = "doctor finds model calls in OpenClaw's transcript that cachefold never saw (turns served by another engine)";
+test(DOCTOR_TRANSCRIPT_TEST, { skip }, async (t) => {
+  // doctor reads the store with node:sqlite in its own process (OpenClaw's Node 24 has it; zstd
+  // rows need Node >= 22.15): on an older Node the whole test runs under Node 24.
   const inProcess = await import("node:sqlite").then(async () => typeof (await import("node:zlib")).zstdCompressSync === "function", () => false);
-  if (!inProcess && !existsSync(NODE24)) return t.skip("needs node:sqlite with zstd (Node >= 22.15) or Node 24 (.ci/setup node24)");
-  const { execFileSync } = await import("node:child_process");
+  if (!inProcess) return underNode24(t, import.meta.url, DOCTOR_TRANSCRIPT_TEST);
   const { config, stateDir } = await driveSession("sess-engine", 1);
   const { listSessions } = await import("../../js/cli/sessions.js");
   const [sess] = await listSessions(stateDir);
@@ -271,13 +271,10 @@ test("doctor finds model calls in OpenClaw's transcript that cachefold never saw
   writeFileSync(jsonl, `${lines.join("\n")}\n`);
   const db = join(dir, "openclaw-agent.sqlite");
   const spec = [{ id: "sess-engine", file: jsonl, t0 }];
-  if (inProcess) await (await import("./sqlite-store.mjs")).writeStore(db, spec);
-  else execFileSync(NODE24, [join(ROOT, "tests/js/sqlite-store.mjs"), db, JSON.stringify(spec)]);
-  const check = `const c = await import(${JSON.stringify(join(ROOT, "js/cli/doctor.js"))}); process.stdout.write(JSON.stringify(await c.callsCachefoldMissed(${JSON.stringify([sess])}, ${JSON.stringify([db, join(dir, "missing.sqlite")])})));`;
-  const missed = inProcess ? await (await import("../../js/cli/doctor.js")).callsCachefoldMissed([sess], [db, join(dir, "missing.sqlite")]) : JSON.parse(execFileSync(NODE24, ["--input-type=module", "-e", check], { encoding: "utf8" }));
+  await (await import("./sqlite-store.mjs")).writeStore(db, spec);
+  const missed = await (await import("../../js/cli/doctor.js")).callsCachefoldMissed([sess], [db, join(dir, "missing.sqlite")]);
   // The served turn and the host's own /cachefold answer are not counted; the last call is.
   assert.deepEqual(missed, [{ sessionId: "sess-engine", db, calls: 1, firstAt: t0 + 5, lastAt: t0 + 5 }]);
-  if (!inProcess) return; // doctor itself needs node:sqlite in this process (OpenClaw's Node 24 has it)
   const r = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), transcriptDbs: [db] });
   const c = r.json.checks.find((x) => x.id === "engine");
   assert.equal(c.status, "fail");

@@ -5,10 +5,9 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { pkgSkip } from "./helpers.mjs";
 
-const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
-const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 
 const inputError = (re) => (e) => e.code === "CACHEFOLD_INPUT" && re.test(e.message);
 

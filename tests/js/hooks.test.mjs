@@ -8,11 +8,11 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { registerHooks, beforeToolCall, persistToolResult, toolResultMiddleware } from "../../js/hooks.js";
 import { artifactPath, readArtifact, sessionRefs, storeRoot } from "../../js/artifacts.js";
-import { fakeApi, tempDir, toolResult, loadTestCore } from "./helpers.mjs";
+import { fakeApi, tempDir, toolResult, loadTestCore, skipUnless } from "./helpers.mjs";
 
 
 const core = await loadTestCore("processToolResult");
-const skip = core ? false : "wasm core not built with the tool-output bindings (build pkg/ with wasm-pack, or set CACHEFOLD_PKG)";
+const skip = skipUnless(core, "wasm core not built with the tool-output bindings (build pkg/ with wasm-pack, or set CACHEFOLD_PKG)");
 const sha1 = (t) => createHash("sha1").update(t, "utf8").digest("hex");
 
 function makeCtx(config = {}, extra = {}) {

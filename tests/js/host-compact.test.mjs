@@ -9,10 +9,10 @@ import { readFileSync, readdirSync, existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { tempDir, engineFor, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+import { tempDir, engineFor, user, assistantText, assistantCall, toolResult, pkgSkip } from "./helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const skip = existsSync(join(ROOT, "pkg/cachefold_bg.wasm")) ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 const NODE24 = process.env.CACHEFOLD_NODE24 ?? join(ROOT, ".cache/node24/node_modules/node/bin/node");
 const DIST = join(ROOT, ".cache/openclaw/node_modules/openclaw/dist");
 

@@ -5,10 +5,9 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync, readdirSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult, pkgSkip, hasSqlite, underNode24 } from "./helpers.mjs";
 
-const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
-const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 
 function workspace() {
   const ws = tempDir("cachefold-ws-");
@@ -329,12 +328,8 @@ test("LLM capture: bounded call, proposals validated and redacted; off with summ
 
 // OpenClaw 2026.9.6 keeps the transcript in SQLite (table transcript_events, event_json or
 // event_zstd) and keeps the sessionId across /new (a `reset` entry follows the old conversation).
-let sqlite = null;
-try {
-  sqlite = await import("node:sqlite");
-} catch {
-  /* Node < 22.5: the transcript tests skip */
-}
+// On a Node without node:sqlite the transcript test runs itself under Node 24 (underNode24).
+const sqlite = hasSqlite ? await import("node:sqlite") : null;
 
 function hostDb(dir, sessionId, conversations, cwd) {
   const db = join(dir, "openclaw-agent.sqlite");
@@ -352,7 +347,9 @@ function hostDb(dir, sessionId, conversations, cwd) {
   return db;
 }
 
-test("capture reads the host transcript: a one-turn session's passing test command, the last conversation of a reused id", { skip: skip || (sqlite ? false : "node:sqlite needs Node >= 22.5") }, async () => {
+const TRANSCRIPT_TEST = "capture reads the host transcript: a one-turn session's passing test command, the last conversation of a reused id";
+test(TRANSCRIPT_TEST, { skip }, async (tc) => {
+  if (!sqlite) return underNode24(tc, import.meta.url, TRANSCRIPT_TEST);
   const h = await setup();
   const ws = workspace();
   const logged = [];

@@ -6,10 +6,9 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "./helpers.mjs";
+import { tempDir, pkgSkip } from "./helpers.mjs";
 
-const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
-const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 
 function stateWithData() {
   const stateDir = tempDir("cachefold-cli-state-");

@@ -11,10 +11,9 @@ import assert from "node:assert/strict";
 import fs, { existsSync, readFileSync, readlinkSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { join } from "node:path";
-import { tempDir, engineFor, sessionDir, user, assistantText, commitInNewProcess } from "./helpers.mjs";
+import { tempDir, engineFor, sessionDir, user, assistantText, commitInNewProcess, pkgSkip } from "./helpers.mjs";
 
-const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
-const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 const realWrite = fs.writeSync;
 
 /** Make writes to files under `root` fail after `budget` more bytes; returns the undo. */

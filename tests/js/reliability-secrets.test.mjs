@@ -4,10 +4,9 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult, pkgSkip } from "./helpers.mjs";
 
-const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
-const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 
 // [text carrying a secret, the secret itself]
 const SECRETS = [

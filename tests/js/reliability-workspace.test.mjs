@@ -5,12 +5,11 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fakeApi, tempDir, user, assistantText } from "./helpers.mjs";
+import { fakeApi, tempDir, user, assistantText, pkgSkip } from "./helpers.mjs";
 
-const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
-const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 const CLI = new URL("../../js/cli.js", import.meta.url).href;
 
 function hostileWorkspace() {
