@@ -6,11 +6,15 @@ import { artifactStoreSize, findSession, LEGACY_NOTE, listSessions, money, readD
 
 const E = { ok: 0, notFound: 1, usage: 2, error: 4 };
 
-async function statusRun({ values }, io) {
-  const ctx = io.ctx;
-  const limit = intFlag(values, "limit", { min: 1, max: 10_000, fallback: 10 });
+/**
+ * What `status --json` prints: sessions `offset`..`offset+limit` (most recently written first),
+ * each through sessionStatus, plus the artifact store's size. The report page's data route
+ * (js/ui/) answers with this same object.
+ */
+export async function statusData(ctx, { offset = 0, limit = 10 } = {}) {
   const events = readDecisionLog(ctx);
-  const sessions = (await listSessions(ctx.stateDir)).slice(0, limit);
+  const all = await listSessions(ctx.stateDir);
+  const sessions = all.slice(offset, offset + limit);
   const rows = [];
   for (const s of sessions) {
     try {
@@ -21,8 +25,15 @@ async function statusRun({ values }, io) {
     }
   }
   const artifacts = artifactStoreSize(ctx.stateDir);
-  const data = { stateDir: ctx.stateDir, decisionLog: events ? resolve(ctx.config.logFile) : null, legacyEstimate: LEGACY_NOTE, artifacts: { count: artifacts.count, bytes: artifacts.bytes }, sessions: rows };
-  const head = `state ${ctx.stateDir} · artifacts ${artifacts.count} (${(artifacts.bytes / 1048576).toFixed(1)} MiB)`;
+  return { stateDir: ctx.stateDir, decisionLog: events ? resolve(ctx.config.logFile) : null, legacyEstimate: LEGACY_NOTE, artifacts: { count: artifacts.count, bytes: artifacts.bytes }, total: all.length, offset, sessions: rows };
+}
+
+async function statusRun({ values }, io) {
+  const ctx = io.ctx;
+  const limit = intFlag(values, "limit", { min: 1, max: 10_000, fallback: 10 });
+  const data = await statusData(ctx, { limit });
+  const rows = data.sessions;
+  const head = `state ${ctx.stateDir} · artifacts ${data.artifacts.count} (${(data.artifacts.bytes / 1048576).toFixed(1)} MiB)`;
   const table = rows.length
     ? rows.map((r) => `${r.sessionId.slice(0, 36).padEnd(36)} ${r.error ? `UNREADABLE: ${r.error}` : statusLine(r)}`).join("\n")
     : "no sessions recorded yet";
@@ -57,6 +68,17 @@ export function reportSvg(sessionId, rows) {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${2 * H + 30}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/><text x="${pad}" y="18" font-size="14">cachefold session ${esc(sessionId)}</text>${panel(20, [{ key: "cf", color: "#1f77b4", name: "cachefold (spent)" }, { key: "un", color: "#d62728", name: "legacy estimate (no hit)" }], maxCost, "cumulative cost (USD)", (v) => `$${v.toFixed(3)}`)}${panel(20 + H, [{ key: "prompt", color: "#2ca02c", name: "context (prompt tokens)" }], maxPrompt, "context size per call (tokens)", (v) => `${Math.round(v)}`)}</svg>\n`;
 }
 
+/**
+ * What `report --json` prints for one session (its per-call table and totals), with the core's
+ * stats, rows and snapshot for the report page's session view (js/ui/).
+ */
+export async function reportData(ctx, s) {
+  const { stats, rows, snapshot, paths } = await readSession(ctx, s);
+  const calls = rows.map((r, i) => ({ call: i + 1, at: r.at, prompt: r.prompt, hit: r.hit, miss: r.miss, predictedHit: r.predicted, output: r.output, costUsd: r.costUsd, legacyEstimateUsd: r.uncachedUsd }));
+  const totals = { calls: stats.calls, costUsd: stats.costUsd, legacyEstimateUsd: stats.uncachedUsd, hitPct: stats.hitPct, predictedHitPct: stats.predictedHitPct };
+  return { stats, rows, snapshot, paths, calls, totals };
+}
+
 async function reportRun({ values, positionals: pos }, io) {
   const opts = values;
   const ctx = io.ctx;
@@ -69,8 +91,7 @@ async function reportRun({ values, positionals: pos }, io) {
     io.o.err(`no cachefold session matches ${pos[0]} (see openclaw cachefold status)`);
     return E.notFound;
   }
-  const { stats, rows } = await readSession(ctx, s);
-  const calls = rows.map((r, i) => ({ call: i + 1, prompt: r.prompt, hit: r.hit, miss: r.miss, predictedHit: r.predicted, output: r.output, costUsd: r.costUsd, legacyEstimateUsd: r.uncachedUsd }));
+  const { stats, rows, calls, totals } = await reportData(ctx, s);
   const svg = resolve(opts.out ?? join(ctx.stateDir, "reports", `${s.name}.svg`));
   writeFileAtomic(svg, reportSvg(s.sessionId, rows), { mode: 0o644 });
   const text = [
@@ -79,7 +100,7 @@ async function reportRun({ values, positionals: pos }, io) {
     ...calls.map((c) => `${String(c.call).padStart(4)} ${String(c.prompt).padStart(8)} ${String(c.hit).padStart(8)} ${String(c.miss).padStart(8)} ${String(c.predictedHit).padStart(10)} ${money(c.costUsd).padStart(9)}`),
     `chart: ${svg}`,
   ].join("\n");
-  io.o.out({ sessionId: s.sessionId, calls, totals: { calls: stats.calls, costUsd: stats.costUsd, legacyEstimateUsd: stats.uncachedUsd, hitPct: stats.hitPct, predictedHitPct: stats.predictedHitPct }, chart: svg }, text);
+  io.o.out({ sessionId: s.sessionId, calls, totals, chart: svg }, text);
   return E.ok;
 }
 
