@@ -110,7 +110,7 @@ function put(dir, label, bytes, session, refAt) {
 
 function ageRefs(dir, session, ageMs) {
   const p = join(storeRoot(dir), "sessions", sha1(session) + ".jsonl");
-  if (!existsSync(p)) return;
+  assert.ok(existsSync(p), `no refs file for ${session}`);
   const t = (Date.now() - ageMs) / 1000;
   utimesSync(p, t, t);
 }

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync, readdirSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult, pkgSkip, hasSqlite, underNode24 } from "./helpers.mjs";
+import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult, pkgSkip, hasSqlite, underNode24, CI } from "./helpers.mjs";
 
 const skip = pkgSkip();
 
@@ -210,7 +210,7 @@ test("lessons failures never fail or pass through a turn", { skip }, async () =>
   assert.equal(r3.systemPromptAddition, undefined);
 });
 
-test("CLI: registration, cli-metadata mode, usage and exit codes, text on a TTY", { skip }, async () => {
+test("CLI: registration, cli-metadata mode, usage and exit codes, text on a TTY", { skip }, async (t) => {
   const { default: plugin } = await import("../../js/index.js");
   const cli = await import("../../js/cli.js");
   const calls = [];
@@ -222,10 +222,15 @@ test("CLI: registration, cli-metadata mode, usage and exit codes, text on a TTY"
   assert.deepEqual(manifest.cliCommands, [cli.ROOT]);
 
   // The registrar builds `cachefold lessons …` on a real commander program.
-  const { Command } = await import(new URL("../../.cache/openclaw/node_modules/commander/index.js", import.meta.url).href).catch(() => ({}));
+  const COMMANDER = new URL("../../.cache/openclaw/node_modules/commander/index.js", import.meta.url);
+  const { Command } = await import(COMMANDER.href).catch(() => ({}));
   const ws = workspace();
   const stateDir = tempDir("cachefold-cli-state-");
-  if (Command) {
+  if (!Command) {
+    // OpenClaw's commander comes with `.ci/setup node24`: under CI its absence is a failure.
+    if (CI) assert.fail(`no commander at ${COMMANDER.pathname} (.ci/setup node24)`);
+    t.diagnostic(`registrar on commander not run: no ${COMMANDER.pathname} (.ci/setup node24)`);
+  } else {
     const program = new Command().exitOverride();
     const api2 = { pluginConfig: { stateDir }, registerCli: (fn) => fn({ program, workspaceDir: ws, logger: console }) };
     cli.registerCli(api2);
