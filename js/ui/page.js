@@ -1,7 +1,10 @@
 // The report page and the dashboard widget: one self-contained HTML document each (inline CSS
-// and script under a per-response CSP nonce, no outside URL). The script fetches the plugin's
-// own data route (relative URLs, same origin) and fills the DOM with textContent only; the
-// charts arrive as SVG drawn by js/ui/chart.js on the server, every value escaped there.
+// and script under a per-response CSP nonce, no outside URL). The server embeds the document's
+// data (the same objects the JSON data route answers) as a JSON block, so the page needs no
+// request of its own: inside the Control UI it runs in an opaque sandboxed frame whose fetches
+// would be cross-origin. Paging and the session view are plain links (GET navigations, which the
+// frame's grant covers). The script fills the DOM with textContent only; the charts arrive as
+// SVG drawn by js/ui/chart.js on the server, every value escaped there.
 
 const CSS = `
 :root{color-scheme:light dark;--bg:#ffffff;--fg:#111827;--muted:#4b5563;--line:#e5e7eb;--card:#f9fafb;--accent:#2563eb;--bad:#dc2626;--good:#059669;--warn:#f59e0b}
@@ -64,13 +67,12 @@ const SCRIPT = String.raw`
     if (theme) p.set("theme", theme);
     return el("a", { href: "?" + p.toString(), text: text });
   }
-  function getJson(url) {
-    return fetch(url, { credentials: "same-origin", headers: { accept: "application/json" } }).then(function (r) {
-      return r.json().catch(function () { return {}; }).then(function (b) {
-        if (!r.ok) throw new Error((b && b.error) || ("HTTP " + r.status));
-        return b;
-      });
-    });
+  var DATA = JSON.parse(document.getElementById("cf-data").textContent);
+  function getJson(key) {
+    var d = DATA[key];
+    if (!d) return Promise.reject(new Error("no data"));
+    if (d.error) return Promise.reject(new Error(d.error));
+    return Promise.resolve(d);
   }
   function fail(err) { root.appendChild(el("div", { cls: "err", role: "alert", text: "cachefold: " + (err && err.message ? err.message : String(err)) })); }
   function brk(b) { return b ? "message " + b.messageIndex + " (" + b.cause + ")" : "no cache break"; }
@@ -85,7 +87,7 @@ const SCRIPT = String.raw`
     root.appendChild(el("p", { cls: "muted", id: "legacy-note" }));
     var cards = el("div", { cls: "cards", id: "summary" });
     root.appendChild(cards);
-    getJson("api/summary").then(function (s) {
+    getJson("summary").then(function (s) {
       cards.appendChild(card("saved today (UTC)", "savedTodayUsd", s.savedTodayUsd, money(s.savedTodayUsd)));
       cards.appendChild(card("saved this week (UTC, from Monday)", "savedThisWeekUsd", s.savedThisWeekUsd, money(s.savedThisWeekUsd)));
       cards.appendChild(card("sessions written this week", "sessionsThisWeek", s.sessionsThisWeek, String(s.sessionsThisWeek)));
@@ -94,9 +96,10 @@ const SCRIPT = String.raw`
     var pager = el("div", { cls: "pager" });
     root.appendChild(pager);
     root.appendChild(holder);
-    var limit = Math.min(200, Math.max(1, parseInt(q.get("limit") || "50", 10) || 50));
-    function load(offset) {
-      getJson("api/sessions?offset=" + offset + "&limit=" + limit).then(function (d) {
+    (function () {
+      getJson("sessions").then(function (d) {
+        var offset = d.offset;
+        var limit = d.limit;
         document.getElementById("legacy-note").textContent = d.legacyEstimate;
         var rows = d.sessions.map(function (r) {
           if (r.error) return el("tr", { "data-session": r.sessionId }, [td("l", [link({ session: r.sessionId }, r.sessionId)]), el("td", { cls: "wrap bad", colspan: "10", text: "unreadable: " + r.error })]);
@@ -118,23 +121,20 @@ const SCRIPT = String.raw`
         if (!rows.length) holder.appendChild(el("p", { cls: "muted", text: "no sessions recorded yet" }));
         else holder.appendChild(table([["session", "l"], ["engine", "l"], ["turns"], ["calls"], ["folds"], ["spent"], ["legacy estimate"], ["saved"], ["hit"], ["predicted"], ["last cache break", "l"]], rows));
         pager.textContent = "";
-        var prev = el("button", { type: "button", text: "← newer" });
-        var next = el("button", { type: "button", text: "older →" });
-        prev.disabled = offset === 0;
-        next.disabled = d.nextOffset == null;
-        prev.addEventListener("click", function () { load(Math.max(0, offset - limit)); });
-        next.addEventListener("click", function () { load(d.nextOffset); });
+        var prev = offset > 0 ? link({ offset: String(Math.max(0, offset - limit)), limit: String(limit) }, "← newer") : el("span", { cls: "muted", text: "← newer" });
+        var next = d.nextOffset != null ? link({ offset: String(d.nextOffset), limit: String(limit) }, "older →") : el("span", { cls: "muted", text: "older →" });
+        prev.setAttribute("id", "page-prev");
+        next.setAttribute("id", "page-next");
         pager.appendChild(prev);
         pager.appendChild(el("span", { cls: "muted", id: "page-info", text: (d.total ? offset + 1 : 0) + "–" + (offset + d.sessions.length) + " of " + d.total }));
         pager.appendChild(next);
       }).catch(fail);
-    }
-    load(0);
+    })();
   }
 
   function oneSession(id) {
     root.appendChild(el("p", {}, [link({}, "← all sessions")]));
-    getJson("api/session?id=" + encodeURIComponent(id)).then(function (v) {
+    getJson("session").then(function (v) {
       var s = v.status;
       root.appendChild(el("h1", {}, ["session ", el("span", { "data-field": "sessionId", text: v.sessionId })]));
       root.appendChild(el("p", { cls: "muted", text: s.engine + (s.engineReason ? " (" + s.engineReason + ")" : "") + " · model " + (s.model || "?") + " · updated " + s.updatedAt }));
@@ -198,7 +198,8 @@ const WIDGET_SCRIPT = String.raw`
   var root = document.getElementById("app");
   var money = function (x) { return "$" + (x == null ? 0 : x).toFixed(4); };
   function el(tag, attrs, text) { var e = document.createElement(tag); for (var k in attrs) e.setAttribute(k, attrs[k]); if (text != null) e.textContent = text; return e; }
-  fetch("api/summary", { credentials: "same-origin" }).then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); }).then(function (s) {
+  var DATA = JSON.parse(document.getElementById("cf-data").textContent);
+  (DATA.summary && !DATA.summary.error ? Promise.resolve(DATA.summary) : Promise.reject(new Error((DATA.summary && DATA.summary.error) || "no data"))).then(function (s) {
     var cards = el("div", { class: "cards" });
     [["saved today", "savedTodayUsd"], ["saved this week", "savedThisWeekUsd"]].forEach(function (c) {
       var d = el("div", { class: "card" });
@@ -230,24 +231,32 @@ const WIDGET_SCRIPT = String.raw`
 const WIDGET_CSS = `${CSS}
 main{padding:10px}.cards{grid-template-columns:repeat(2,minmax(0,1fr));margin:0 0 8px}ul{margin:4px 0;padding-left:18px}li{margin:2px 0;overflow-wrap:anywhere}p{margin:6px 0}`;
 
-function doc(title, nonce, css, script) {
+/** JSON for a <script type="application/json"> block: nothing in it can close the element. */
+export function embedJson(data) {
+  return JSON.stringify(data).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+}
+
+function doc(title, nonce, css, script, data) {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${title}</title><style nonce="${nonce}">${css}</style></head>
-<body><main id="app"></main><script nonce="${nonce}">${script}</script></body></html>
+<body><main id="app"></main><script type="application/json" id="cf-data">${embedJson(data ?? {})}</script><script nonce="${nonce}">${script}</script></body></html>
 `;
 }
 
-/** The report page (sessions table, or one session with `?session=`). */
-export function reportPage(nonce) {
-  return doc("cachefold report", nonce, CSS, SCRIPT);
+/**
+ * The report page: `data` is {sessions, summary} (the sessions table) or {session} (one
+ * session's view), each the JSON data route's answer or {error}.
+ */
+export function reportPage(nonce, data) {
+  return doc("cachefold report", nonce, CSS, SCRIPT, data);
 }
 
-/** The dashboard widget's document (saving today / this week, recent breaks, link to the page). */
-export function widgetPage(nonce) {
-  return doc("cachefold savings", nonce, WIDGET_CSS, WIDGET_SCRIPT);
+/** The dashboard widget's document (`data.summary`: saving today / this week, recent breaks). */
+export function widgetPage(nonce, data) {
+  return doc("cachefold savings", nonce, WIDGET_CSS, WIDGET_SCRIPT, data);
 }
 
-/** The Content-Security-Policy of both documents: nothing but this response's inline code and the same origin. */
+/** The Content-Security-Policy of both documents: nothing but this response's inline code (no request at all). */
 export function csp(nonce) {
-  return `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'`;
+  return `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; base-uri 'none'; form-action 'none'`;
 }

@@ -2,7 +2,7 @@
 // /plugins/cachefold, gateway auth: the Gateway refuses a request without its token or the
 // Control UI's frame grant before this handler runs) and the Control UI descriptors.
 //
-//   GET /plugins/cachefold/report[?session=<id>]   the page (HTML)
+//   GET /plugins/cachefold/report[?offset&limit | ?session=<id>]   the page (HTML, its data embedded)
 //   GET /plugins/cachefold/widget                  the dashboard widget's document (HTML)
 //   GET /plugins/cachefold/api/sessions?offset&limit   one page of `status --json`
 //   GET /plugins/cachefold/api/session?id=<id>     one session's view, with its two charts (SVG)
@@ -31,9 +31,44 @@ function send(res, status, type, body, extra = {}) {
 
 const json = (res, status, data) => send(res, status, "application/json; charset=utf-8", JSON.stringify(data));
 
-function html(res, page) {
+function html(res, page, data, status = 200) {
   const nonce = randomBytes(16).toString("base64");
-  send(res, 200, "text/html; charset=utf-8", page(nonce), { "content-security-policy": csp(nonce) });
+  send(res, status, "text/html; charset=utf-8", page(nonce, data), { "content-security-policy": csp(nonce) });
+}
+
+/** One session's view with its two charts, or null. */
+async function sessionWithCharts(ctx, id) {
+  if (!id || id.length > 512) throw new BadRequest("id must name a session (1 to 512 characters)");
+  const view = await sessionView(ctx, id);
+  return view && { ...view, charts: { hitMiss: hitMissChart(view.calls, view.marks), cost: costChart(view.calls, view.marks) } };
+}
+
+const notFound = (id) => `no cachefold session matches ${JSON.stringify(String(id).slice(0, 80))}`;
+
+/** The page's data: the sessions table (with the widget's summary) or one session's view. */
+async function pageData(ctx, p) {
+  const id = p.get("session");
+  if (id != null) {
+    try {
+      const session = await sessionWithCharts(ctx, id);
+      return session ? { status: 200, data: { session } } : { status: 404, data: { session: { error: notFound(id) } } };
+    } catch (err) {
+      if (err instanceof BadRequest) return { status: 400, data: { session: { error: err.message } } };
+      throw err;
+    }
+  }
+  let sessions;
+  let status = 200;
+  try {
+    const offset = intParam(p, "offset", { min: 0, fallback: 0 });
+    const limit = intParam(p, "limit", { min: 1, max: PAGE_MAX, fallback: PAGE_DEFAULT });
+    sessions = await sessionsPage(ctx, { offset, limit });
+  } catch (err) {
+    if (!(err instanceof BadRequest)) throw err;
+    sessions = { error: err.message };
+    status = 400;
+  }
+  return { status, data: { sessions, summary: await widgetSummary(ctx) } };
 }
 
 /** The route handler: answers every request under BASE (true), never throws to the Gateway. */
@@ -49,11 +84,13 @@ export function createHandler(ctx) {
       }
       const p = url.searchParams;
       switch (sub) {
-        case "/report":
-          html(res, reportPage);
+        case "/report": {
+          const { status, data } = await pageData(ctx, p);
+          html(res, reportPage, data, status);
           return true;
+        }
         case "/widget":
-          html(res, widgetPage);
+          html(res, widgetPage, { summary: await widgetSummary(ctx) });
           return true;
         case "/api/sessions": {
           const offset = intParam(p, "offset", { min: 0, fallback: 0 });
@@ -63,13 +100,9 @@ export function createHandler(ctx) {
         }
         case "/api/session": {
           const id = p.get("id");
-          if (!id || id.length > 512) throw new BadRequest("id must name a session (1 to 512 characters)");
-          const view = await sessionView(ctx, id);
-          if (!view) {
-            json(res, 404, { error: `no cachefold session matches ${JSON.stringify(id.slice(0, 80))}` });
-            return true;
-          }
-          json(res, 200, { ...view, charts: { hitMiss: hitMissChart(view.calls, view.marks), cost: costChart(view.calls, view.marks) } });
+          const view = await sessionWithCharts(ctx, id);
+          if (!view) json(res, 404, { error: notFound(id) });
+          else json(res, 200, view);
           return true;
         }
         case "/api/summary":

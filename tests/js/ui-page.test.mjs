@@ -3,7 +3,7 @@
 // locked by a per-response CSP nonce, and charts drawn on 1-2-5 ticks with integer call ticks.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { csp, reportPage, widgetPage } from "../../js/ui/page.js";
+import { csp, embedJson, reportPage, widgetPage } from "../../js/ui/page.js";
 import { callTicks, costChart, fmtTokens, fmtUsd, hitMissChart, niceTicks } from "../../js/ui/chart.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg"; // an XML namespace name, never fetched
@@ -21,8 +21,8 @@ const marks = [
 
 test("the page, the widget and the charts name no outside URL", () => {
   for (const [name, text] of [
-    ["report page", reportPage("n0nce")],
-    ["widget", widgetPage("n0nce")],
+    ["report page", reportPage("n0nce", {})],
+    ["widget", widgetPage("n0nce", {})],
     ["hit/miss chart", hitMissChart(calls, marks)],
     ["cost chart", costChart(calls, marks, { standalone: true })],
   ]) {
@@ -35,24 +35,31 @@ test("the page, the widget and the charts name no outside URL", () => {
   assert.deepEqual(outsideUrls('<script src="//cdn.example/x.js">'), ["//cdn.example/x.js"]);
 });
 
-test("inline style and script run only under the response's nonce; the data is fetched from relative URLs", () => {
-  const html = reportPage("abc123");
+test("inline style and script run only under the response's nonce; the data is embedded, no request is made", () => {
+  const html = reportPage("abc123", { sessions: { error: "x" } });
   assert.equal((html.match(/<script nonce="abc123">/g) ?? []).length, 1);
   assert.equal((html.match(/<style nonce="abc123">/g) ?? []).length, 1);
-  assert.doesNotMatch(html, /<script(?! nonce="abc123")/);
+  assert.equal((html.match(/<script type="application\/json" id="cf-data">/g) ?? []).length, 1);
+  assert.doesNotMatch(html, /<script(?! nonce="abc123"| type="application\/json" id="cf-data")/);
   assert.doesNotMatch(html, /\son[a-z]+=/i, "no inline event handler attributes");
-  assert.match(html, /getJson\("api\/sessions\?offset="/);
-  assert.match(html, /"api\/session\?id="/);
-  assert.match(widgetPage("x"), /fetch\("api\/summary"/);
+  assert.doesNotMatch(html + widgetPage("x"), /fetch\(|XMLHttpRequest|WebSocket|EventSource/, "the documents make no request");
   const policy = csp("abc123");
   assert.match(policy, /default-src 'none'/);
   assert.match(policy, /script-src 'nonce-abc123'/);
-  assert.match(policy, /connect-src 'self'/);
-  assert.doesNotMatch(policy, /unsafe-inline|unsafe-eval|https?:/);
+  assert.doesNotMatch(policy, /connect-src|unsafe-inline|unsafe-eval|https?:/);
+});
+
+test("embedded data cannot close its script element", () => {
+  const evil = { sessions: { sessions: [{ sessionId: "</script><script>alert(1)</script>", note: "a & b \u2028" }] } };
+  const html = reportPage("n", evil);
+  const block = html.slice(html.indexOf('id="cf-data">') + 13, html.indexOf("</script>", html.indexOf('id="cf-data">')));
+  assert.doesNotMatch(block, /[<>]/);
+  assert.deepEqual(JSON.parse(block), evil);
+  assert.deepEqual(JSON.parse(embedJson(evil)), evil);
 });
 
 test("light and dark themes, a phone layout", () => {
-  const html = reportPage("n");
+  const html = reportPage("n", {});
   assert.match(html, /@media \(prefers-color-scheme:dark\)/);
   assert.match(html, /:root\[data-theme=dark\]/);
   assert.match(html, /@media \(max-width:640px\)/);

@@ -191,6 +191,45 @@ test("api/sessions pages a gateway with thousands of sessions; bad paging parame
   }
 });
 
+/** The JSON block a page embeds. */
+function embedded(html) {
+  const at = html.indexOf('<script type="application/json" id="cf-data">');
+  assert.ok(at >= 0, "the page embeds its data");
+  const from = html.indexOf(">", at) + 1;
+  return JSON.parse(html.slice(from, html.indexOf("</script>", from)));
+}
+
+test("the page embeds the data route's own answers: the sessions table, one session's view, the widget's summary", { skip }, async () => {
+  const { reg } = await setup();
+  const srv = await serve(reg.routes[0]);
+  try {
+    const list = await srv.get("/plugins/cachefold/report?limit=1");
+    assert.equal(list.status, 200);
+    assert.match(list.headers.get("content-security-policy"), /script-src 'nonce-[A-Za-z0-9+/=]{20,}'/);
+    const data = embedded(list.body);
+    assert.deepEqual(data.sessions, (await srv.get("/plugins/cachefold/api/sessions?limit=1")).body);
+    assert.equal(data.sessions.nextOffset, 1, "paged: one of two");
+    assert.deepEqual(Object.keys(data.summary).sort(), Object.keys((await srv.get("/plugins/cachefold/api/summary")).body).sort());
+    const one = await srv.get("/plugins/cachefold/report?session=sess-ui-a");
+    assert.deepEqual(embedded(one.body).session, (await srv.get("/plugins/cachefold/api/session?id=sess-ui-a")).body);
+    const missing = await srv.get("/plugins/cachefold/report?session=nope");
+    assert.equal(missing.status, 404);
+    assert.match(embedded(missing.body).session.error, /no cachefold session matches/);
+    const bad = await srv.get("/plugins/cachefold/report?limit=9999");
+    assert.equal(bad.status, 400);
+    assert.match(embedded(bad.body).sessions.error, /must be an integer/);
+    const w = await srv.get("/plugins/cachefold/widget");
+    assert.equal(w.status, 200);
+    assert.ok(embedded(w.body).summary.savedThisWeekUsd > 0);
+    // Two responses, two nonces.
+    const n1 = list.headers.get("content-security-policy");
+    const n2 = (await srv.get("/plugins/cachefold/report")).headers.get("content-security-policy");
+    assert.notEqual(n1, n2);
+  } finally {
+    await srv.close();
+  }
+});
+
 test("the widget's summary adds up the saving of this week's calls as report lists them", { skip }, async () => {
   const { reg, config } = await setup();
   const srv = await serve(reg.routes[0]);
