@@ -50,6 +50,9 @@ export async function openPage(context, { colorScheme = "light", viewport = { wi
   });
   page.on("pageerror", (e) => problems.push(`pageerror: ${e?.message ?? e}`));
   page.on("requestfailed", (r) => problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText ?? ""}`));
+  page.on("response", (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+  });
   await page.emulateMedia({ colorScheme });
   await page.setViewportSize(viewport);
   if (headers) await page.setExtraHTTPHeaders(headers);
