@@ -430,7 +430,10 @@ test("README samples of status, report, doctor and /cachefold are the commands' 
   const { dispatch } = await import("../../js/cli.js");
   const stateDir = tempDir();
   const logFile = `${stateDir}/decisions.jsonl`;
-  const { api, reg } = fakeApi({ stateDir, logFile });
+  // The price row pinned: with price "auto" the figures follow the UTC peak band of the hour the
+  // test runs in (peak 01-04 and 06-10 UTC on weekdays), and the sample would be stale for those hours.
+  const price = "deepseek-flash-offpeak";
+  const { api, reg } = fakeApi({ stateDir, logFile, price });
   const commands = [];
   api.registerCommand = (c) => commands.push(c);
   plugin.register(api);
@@ -450,7 +453,7 @@ test("README samples of status, report, doctor and /cachefold are the commands' 
     let text = "";
     const tty = { isTTY: true, write: (s) => (text += s) };
     // doctor inside the openclaw CLI also asks OpenClaw about capability consent (here: accepted).
-    await dispatch(argv, { stdout: tty, stderr: tty, pluginConfig: { stateDir, logFile }, hostConfig: host, inspectPlugin: async () => inspectAnswer(), hostLogFiles: [], transcriptDbs: [] });
+    await dispatch(argv, { stdout: tty, stderr: tty, pluginConfig: { stateDir, logFile, price }, hostConfig: host, inspectPlugin: async () => inspectAnswer(), hostLogFiles: [], transcriptDbs: [] });
     const want = sample(argv[0]);
     assert.ok(want, `README has no sample of ${argv[0]}`);
     assert.equal(text.split(stateDir).join("<stateDir>").trimEnd(), want.trimEnd(), `README sample of ${argv.join(" ")} is stale`);
