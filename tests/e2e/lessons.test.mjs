@@ -59,15 +59,16 @@ function json(r, what) {
   }
 }
 
-async function waitFor(what, fn, { timeoutMs = 45_000, everyMs = 1_000 } = {}) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  while (Date.now() < deadline) {
-    last = await fn();
-    if (last) return last;
-    await sleep(everyMs);
-  }
-  assert.fail(`${what}: not after ${timeoutMs} ms`);
+/** Poll `fn` until it returns a truthy value; fails, naming `what`, once the Gateway stops moving. */
+function waitFor(h, what, fn) {
+  const polled = (async () => {
+    for (;;) {
+      const v = await fn();
+      if (v) return v;
+      await sleep(200);
+    }
+  })();
+  return h.progress.wait(polled, `lessons: waiting for ${what}`, { stallMs: 30_000 });
 }
 
 test("lessons: capture → candidate → promote → inject → stale in a real OpenClaw, fewer requests once learned", { skip: SKIP, timeout: 8 * 60_000 }, async () => {
@@ -84,8 +85,7 @@ test("lessons: capture → candidate → promote → inject → stale in a real 
   // the same transcript), so a session's events are told apart by time, not by id.
   const during = (name, t) => events(name).filter((e) => Date.parse(e.at) >= t.startedAt && Date.parse(e.at) <= t.endedAt + 2_000);
   const sessionNew = async () => {
-    const r = await h.oc(["gateway", "call", "sessions.reset", "--params", JSON.stringify({ key: `agent:main:${KEY}`, reason: "new" }), "--json"]);
-    return json(r, "sessions.reset");
+    return h.request("sessions.reset", { key: `agent:main:${KEY}`, reason: "new" }, "lessons: /new (sessions.reset)");
   };
   const figures = {};
   const candidateFile = path.join(lessonsDir, "_candidates", "testing.md");
@@ -133,8 +133,8 @@ test("lessons: capture → candidate → promote → inject → stale in a real 
 
     // ---- /new: session_end ---------------------------------------------------------------------
     await sessionNew();
-    await waitFor("the testing candidate", () => fs.existsSync(candidateFile));
-    await waitFor("session_end(new)", () => events("lessons_session_end").some((e) => e.reason === "new"));
+    await waitFor(h, "the testing candidate", () => fs.existsSync(candidateFile));
+    await waitFor(h, "session_end(new)", () => events("lessons_session_end").some((e) => e.reason === "new"));
     const cap = events("lessons_capture").filter((e) => e.sessionId === s1.sid);
     assert.ok(cap.some((e) => e.written?.includes("testing") && e.source === "transcript"), `capture events: ${JSON.stringify(cap)}`);
     // reason "new", the same id goes on (2026.9.6), and session 1's decision is ended.

@@ -38,7 +38,6 @@
 import { describe, it, before } from "node:test";
 import assert from "node:assert/strict";
 import { Harness } from "./lib/harness.mjs";
-import { waitQuiet } from "./lib/session.mjs";
 import { scriptMarker } from "./lib/script.mjs";
 import { summarizeRun, prefixBreaks, requestKind, requestContains, resimulate } from "./lib/analyze.mjs";
 import { contentText } from "./lib/tokenize.mjs";
@@ -302,12 +301,10 @@ async function runSession(topicsEnabled, session, window) {
     const r = await h.turn(key, check.message);
     r.kind = check.kind;
     r.topic = check.topic;
-    await waitQuiet(h, 1500, 5_000);
     const compared = h.provider.requests.length; // (a) compares the session up to here
     const rt = await h.turn(key, TOPICS_TURN.message);
     rt.kind = TOPICS_TURN.kind;
     rt.topic = TOPICS_TURN.topic;
-    await waitQuiet(h, 1500, 15_000);
     const events = h.decisionEvents();
     const requests = h.provider.requests;
     const summary = summarizeRun({ requests, turns: h.turns, scenario: { needle: NEEDLE } });

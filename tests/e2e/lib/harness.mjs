@@ -103,7 +103,6 @@ export class Harness {
    * @param {boolean} [o.settle]         after each turn, wait for the host's post-turn work (default
    *                                     true; see Harness#settle)
    * @param {boolean} [o.installLater]   configure the slot as legacy now; call installPlugin() later
-   * @param {boolean} [o.batchConfig]    set the plugin config with one `config set` of the whole object
    */
   static async create(o = {}) {
     const h = new Harness(o);

@@ -1,11 +1,11 @@
 // The plugin installed once per run and copied into every OpenClaw the run starts.
 //
 // `openclaw plugins install npm-pack:<tgz> --force --accept-capabilities` (the README's route)
-// takes 10-20 s: it unpacks the tarball into `<state>/npm/projects/cachefold`, runs `npm install`
+// takes 10-40 s: it unpacks the tarball into `<state>/npm/projects/cachefold`, runs `npm install`
 // for its dependencies and records the install (paths, manifest, accepted capabilities) in
 // `<state>/state/openclaw.sqlite` (`config_machine_state`, key `plugins.installedIndex`). So the
-// run installs once into a template state, keyed by the tarball's bytes (npm pack writes fixed
-// mtimes, so the same files give the same hash), and each harness copies the template's
+// run installs once into a template state, keyed by a hash of the files npm would publish (their
+// paths and bytes; no `npm pack` when the template exists), and each harness copies the template's
 // `npm/` and `state/` directories into its own state dir and rewrites the template's state path
 // in that one record. A harness whose checks touch the installed copy itself (cli.test edits the
 // installed manifest) installs on its own (`install: "pack-fresh"`).
@@ -20,6 +20,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { run } from "./env.mjs";
+import { packageFiles } from "./stage-plugin.mjs";
 
 const ROOT = path.join(os.tmpdir(), "cachefold-e2e-installs");
 const INDEX_KEY = "plugins.installedIndex";
@@ -39,17 +40,18 @@ export function npmPack(pluginDir, dest) {
 export async function pluginTemplate({ pluginDir, tc, baseEnv, log = () => {} }) {
   const t0 = Date.now();
   fs.mkdirSync(ROOT, { recursive: true });
-  const packDir = fs.mkdtempSync(path.join(ROOT, "pack-"));
-  const tgz = npmPack(pluginDir, packDir);
-  const hash = crypto.createHash("sha256").update(fs.readFileSync(tgz)).digest("hex").slice(0, 20);
+  const h = crypto.createHash("sha256");
+  for (const rel of packageFiles(pluginDir)) h.update(`${rel}\0`).update(fs.readFileSync(path.join(pluginDir, rel))).update("\0");
+  const hash = h.digest("hex").slice(0, 20);
   const dir = path.join(ROOT, hash);
   const ready = path.join(dir, "ready.json");
   if (fs.existsSync(ready)) {
-    fs.rmSync(packDir, { recursive: true, force: true });
     touch(dir);
     return { ...JSON.parse(fs.readFileSync(ready, "utf8")), dir, built: false, ms: Date.now() - t0 };
   }
   prune(hash);
+  const packDir = fs.mkdtempSync(path.join(ROOT, "pack-"));
+  const tgz = npmPack(pluginDir, packDir);
   const tmp = fs.mkdtempSync(path.join(ROOT, `${hash}.building-`));
   const dirs = { home: path.join(tmp, "home"), state: path.join(tmp, "state"), work: path.join(tmp, "work"), tmp: path.join(tmp, "tmp") };
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
