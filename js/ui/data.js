@@ -123,7 +123,7 @@ export async function sessionView(ctx, query) {
     const d = JSON.parse(readRegular(`${paths.dir}/lessons.json`, { maxBytes: 1 << 20 }) ?? "null");
     if (d) lessons = { inject: !!d.inject, chosen: Array.isArray(d.chosen) ? d.chosen : [], tokens: d.tokens ?? 0, reason: d.reason ?? null, decidedAt: d.decidedAt ?? null, text: typeof d.text === "string" ? d.text : "" };
   } catch {}
-  return { sessionId: s.sessionId, status, totals, calls, marks: axisMarks(eventsOf(events, s.sessionId), calls), folds, artifacts, lessons };
+  return { sessionId: s.sessionId, status, totals, calls, marks: axisMarks(eventsOf(events, s.sessionId), calls), decisionLog: events != null, folds, artifacts, lessons };
 }
 
 /** Monday 00:00 UTC of the week holding `now`, and 00:00 UTC of its day (ms). */

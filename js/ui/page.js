@@ -156,7 +156,7 @@ const SCRIPT = String.raw`
       c2.innerHTML = v.charts.cost;
       root.appendChild(c2);
       root.appendChild(el("h2", { text: "folds and host breaks on the time axis" }));
-      if (!v.marks.length) root.appendChild(el("p", { cls: "muted", text: "none logged (the decision log holds them: set logFile)" }));
+      if (!v.marks.length) root.appendChild(el("p", { cls: "muted", text: v.decisionLog ? "none in the decision log" : "no decision log (set logFile): folds and host breaks are logged there" }));
       else root.appendChild(table([["before call"], ["what", "l"], ["when", "l"]], v.marks.map(function (m) {
         return el("tr", { "data-mark": m.kind }, [td("", [String(m.call + 1)]), td("wrap", [m.kind === "fold" ? "fold " + m.id + " (" + (m.reason || "") + ", messages " + m.from + "–" + m.to + ", " + m.foldedTokens + " tokens)" : "host break: " + m.cause + (m.action ? " → " + m.action : "")]), td("l", [m.at])]);
       })));
