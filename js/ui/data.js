@@ -69,7 +69,8 @@ export function axisMarks(events, calls) {
     }
     const d = e.report.divergence;
     if (d) marks.push({ kind: "break", call: at, at: e.at, cause: d.cause, action: d.action ?? null, messageIndex: d.at });
-    for (const c of e.report.envChanges ?? []) marks.push({ kind: "break", call: at, at: e.at, cause: typeof c === "string" ? c : (c?.kind ?? c?.cause ?? "environment change"), action: null, messageIndex: null });
+    // A model or system-prompt-addition change (the core's env causes, also a divergence at 0).
+    if (!d) for (const c of e.report.envChanges ?? []) if (typeof c === "string") marks.push({ kind: "break", call: at, at: e.at, cause: c, action: null, messageIndex: 0 });
   }
   return marks;
 }
@@ -165,10 +166,12 @@ export async function widgetSummary(ctx, now = Date.now()) {
   const events = readDecisionLog(ctx) ?? [];
   for (let i = events.length - 1; i >= 0 && breaks.length < 5; i -= 1) {
     const e = events[i];
-    const d = e?.event === "assemble" ? e.report?.divergence : null;
-    if (!d || seen.has(e.sessionId)) continue;
+    if (e?.event !== "assemble" || !e.report || seen.has(e.sessionId)) continue;
+    const d = e.report.divergence;
+    const env = Array.isArray(e.report.envChanges) ? e.report.envChanges.filter((c) => typeof c === "string") : [];
+    if (!d && !env.length) continue;
     seen.add(e.sessionId);
-    breaks.push({ sessionId: e.sessionId, at: e.at, cause: d.cause, action: d.action ?? null, messageIndex: d.at });
+    breaks.push(d ? { sessionId: e.sessionId, at: e.at, cause: d.cause, action: d.action ?? null, messageIndex: d.at } : { sessionId: e.sessionId, at: e.at, cause: env.join(", "), action: null, messageIndex: 0 });
   }
   const round6 = (x) => Math.round(x * 1e6) / 1e6;
   return {

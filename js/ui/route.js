@@ -46,7 +46,7 @@ async function sessionWithCharts(ctx, id) {
 const notFound = (id) => `no cachefold session matches ${JSON.stringify(String(id).slice(0, 80))}`;
 
 /** The page's data: the sessions table (with the widget's summary) or one session's view. */
-async function pageData(ctx, p) {
+async function pageData(ctx, p, summary) {
   const id = p.get("session");
   if (id != null) {
     try {
@@ -68,11 +68,20 @@ async function pageData(ctx, p) {
     sessions = { error: err.message };
     status = 400;
   }
-  return { status, data: { sessions, summary: await widgetSummary(ctx) } };
+  return { status, data: { sessions, summary: await summary() } };
 }
 
+/** The widget's summary reads every session written this week: kept for SUMMARY_TTL_MS. */
+export const SUMMARY_TTL_MS = 30_000;
+
 /** The route handler: answers every request under BASE (true), never throws to the Gateway. */
-export function createHandler(ctx) {
+export function createHandler(ctx, { now = Date.now } = {}) {
+  let cached = null;
+  const summary = async () => {
+    const t = now();
+    if (!cached || t - cached.at >= SUMMARY_TTL_MS || t < cached.at) cached = { at: t, value: await widgetSummary(ctx, t) };
+    return cached.value;
+  };
   return async function cachefoldUi(req, res) {
     try {
       const url = new URL(req.url ?? "/", "http://gateway.invalid");
@@ -85,12 +94,12 @@ export function createHandler(ctx) {
       const p = url.searchParams;
       switch (sub) {
         case "/report": {
-          const { status, data } = await pageData(ctx, p);
+          const { status, data } = await pageData(ctx, p, summary);
           html(res, reportPage, data, status);
           return true;
         }
         case "/widget":
-          html(res, widgetPage, { summary: await widgetSummary(ctx) });
+          html(res, widgetPage, { summary: await summary() });
           return true;
         case "/api/sessions": {
           const offset = intParam(p, "offset", { min: 0, fallback: 0 });
@@ -106,7 +115,7 @@ export function createHandler(ctx) {
           return true;
         }
         case "/api/summary":
-          json(res, 200, await widgetSummary(ctx));
+          json(res, 200, await summary());
           return true;
         default:
           json(res, 404, { error: `no such cachefold page: ${sub.slice(0, 80)}` });

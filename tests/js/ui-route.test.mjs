@@ -264,3 +264,46 @@ test("only GET and HEAD; unknown paths are a 404; the handler never throws to th
     await srv.close();
   }
 });
+
+test("the widget's summary is read at most once per 30 s per handler, then afresh", { skip }, async () => {
+  const stateDir = tempDir();
+  const config = { stateDir, logFile: join(stateDir, "decisions.jsonl") };
+  await drive("sess-ttl-a", 2, config, 100000);
+  const { createHandler, SUMMARY_TTL_MS } = await import("../../js/ui/route.js");
+  const { cliContext } = await import("../../js/cli.js");
+  let clock = Date.now();
+  const srv = await serve({ handler: createHandler(await cliContext(config), { now: () => clock }) });
+  try {
+    const first = (await srv.get("/plugins/cachefold/api/summary")).body;
+    await drive("sess-ttl-b", 2, config, 100000);
+    assert.deepEqual((await srv.get("/plugins/cachefold/api/summary")).body, first, "within the TTL: the same answer");
+    clock += SUMMARY_TTL_MS;
+    const later = (await srv.get("/plugins/cachefold/api/summary")).body;
+    assert.equal(later.sessionsThisWeek, first.sessionsThisWeek + 1);
+    assert.ok(later.savedThisWeekUsd > first.savedThisWeekUsd);
+  } finally {
+    await srv.close();
+  }
+});
+
+test("axis marks: folds, divergences and model changes from the decision log, placed before the next call", async () => {
+  const { axisMarks } = await import("../../js/ui/data.js");
+  const t = (s) => `2026-11-26T10:00:${String(s).padStart(2, "0")}.000Z`;
+  const calls = [1, 5, 9].map((s, i) => ({ call: i + 1, at: Date.parse(t(s)) }));
+  const events = [
+    { event: "assemble", at: t(0), report: { fold: null, divergence: null, envChanges: [] } },
+    { event: "assemble", at: t(4), report: { folds: [{ id: "f1", from: 3, to: 7, reason: "priced", foldedTokens: 900 }], divergence: null, envChanges: [] } },
+    { event: "assemble", at: t(8), report: { divergence: { at: 5, cause: "host_compaction", action: "truncate" }, envChanges: [] } },
+    { event: "assemble", at: t(10), report: { divergence: null, envChanges: ["model_changed"] } },
+    { event: "commitTurn", at: t(11) },
+    { event: "assemble", at: "not a time", report: { fold: { id: "f9" } } },
+  ];
+  assert.deepEqual(
+    axisMarks(events, calls).map((m) => [m.kind, m.call, m.id ?? m.cause]),
+    [
+      ["fold", 1, "f1"],
+      ["break", 2, "host_compaction"],
+      ["break", 3, "model_changed"],
+    ],
+  );
+});
