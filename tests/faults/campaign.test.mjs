@@ -17,7 +17,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tempDir, engineFor, sessionDir, pkgSkip } from "../js/helpers.mjs";
-import { history, turn, MODEL, shortHash } from "./turns.mjs";
+import { history, turn, MODEL, outputEntry } from "./turns.mjs";
 
 const FULL = process.env.CACHEFOLD_FAULTS === "full";
 const skip = pkgSkip();
@@ -58,6 +58,10 @@ function startWorker(opts) {
   let buf = "";
   let onReady;
   const ready = new Promise((r) => (onReady = r));
+  const waiters = []; // [count, resolve]: resolved once `count` lines arrived (or the child exited)
+  const wake = (all) => {
+    for (let j = waiters.length - 1; j >= 0; j--) if (all || lines.length >= waiters[j][0]) waiters.splice(j, 1)[0][1]();
+  };
   child.stdout.on("data", (d) => {
     buf += d;
     let i;
@@ -67,12 +71,18 @@ function startWorker(opts) {
       lines.push(line);
       if (line === "ready") onReady();
     }
+    wake(false);
   });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   const exit = new Promise((r) => child.on("exit", (code, signal) => r({ code, signal })));
-  child.on("exit", () => onReady());
-  return { child, lines, ready, exit, stderr: () => stderr };
+  child.on("exit", () => {
+    onReady();
+    wake(true);
+  });
+  /** Resolves when `n` more lines than now have arrived (progress, not wall time). */
+  const more = (n) => new Promise((r) => (lines.length + n <= lines.length ? r() : waiters.push([lines.length + n, r])));
+  return { child, lines, ready, exit, more, stderr: () => stderr };
 }
 
 const corrupt = (logFile) => events(logFile).filter((e) => e.event === "journal_repaired" && e.stopped && e.stopped !== "torn");
@@ -81,20 +91,30 @@ const corrupt = (logFile) => events(logFile).filter((e) => e.event === "journal_
 
 // Folds on: a 3,000-token budget folds (emergency) about every third turn of turns.mjs, so the
 // append-only check meets folds and condensations, not only appends.
-const FOLDING = { tokenBudget: 3000, minFoldTokens: 500, tailTokens: 600 };
+const FOLDING = { tokenBudget: 3000, minFoldTokens: 500, tailTokens: 1000 };
+
+const recordId = (entry) => entry.split("~")[1] ?? null;
 
 /**
  * Append-only across assembles: `out` extends `prev`, except where the report declares a fold or
  * condensation, and then its first `stable` entries (at least the pinned head) are `prev`'s.
- * The reason it does not, or null.
+ * `afterKill`: a process was killed since `prev`, so a fold it journaled may have lost its
+ * report with it; then the change may also begin, after the head, at a record `prev` did not
+ * have (a new fold or condensed record), and everything before it is `prev`'s.
+ * The reason it does not, or null; `{ undeclared }` when only the lost report explains it.
  */
-function appendOnlyBreak(prev, out, stable, headLen) {
+function appendOnlyBreak(prev, out, stable, headLen, afterKill = false) {
   if (!prev) return null;
   const limit = Math.min(stable ?? prev.length, prev.length);
   if (stable !== null && stable < Math.min(headLen, prev.length)) return `stable prefix ${stable} shorter than the head (${headLen})`;
-  if (out.length < limit) return `output shorter (${out.length}) than the ${stable === null ? "previous output" : "stable prefix"} (${limit})`;
-  const j = prev.slice(0, limit).findIndex((h, i) => out[i] !== h);
-  return j < 0 ? null : `${stable === null ? "previous output" : "stable prefix"} differs at ${j}`;
+  const what = stable === null ? "previous output" : "stable prefix";
+  let j = prev.slice(0, limit).findIndex((h, i) => out[i] !== h);
+  if (j < 0 && out.length < limit) j = out.length;
+  if (j < 0) return null;
+  const known = new Set(prev.map(recordId).filter(Boolean));
+  const id = out[j] && recordId(out[j]);
+  if (afterKill && stable === null && j >= headLen && id && !known.has(id)) return { undeclared: `${id} at ${j}` };
+  return `${what} differs at ${j}${out.length < limit ? ` (output shorter: ${out.length} < ${limit})` : ""}`;
 }
 
 test("SIGKILL at random moments, folds on: no corrupt state, no lost committed turn, append-only output", { skip, timeout: 600_000 }, async (t) => {
@@ -108,21 +128,31 @@ test("SIGKILL at random moments, folds on: no corrupt state, no lost committed t
   let lastOut = null; // assemble output hashes of the newest assemble seen
   let folds = 0; // folds made by the assembles seen
   let foldsChecked = 0; // of them, folds the append-only check compared with an earlier output
+  let undeclared = 0; // folds journaled by a process killed before it reported them
   for (let i = 0; i < tries; i++) {
     const w = startWorker({ stateDir, logFile, sessionId: sid, start: next, count: 10_000, keyPrefix: "k", assemble: true, config: FOLDING });
     await w.ready;
-    await new Promise((res) => setTimeout(res, rand(FULL ? 400 : 250)));
+    // The kill moment follows the worker's progress, not the clock (a loaded machine runs fewer
+    // turns per second): after 4-11 more lines (a turn prints an A and a C line), then at a
+    // random point of the next few milliseconds, inside whatever the worker is doing.
+    await w.more(4 + rand(8));
+    await new Promise((res) => setTimeout(res, rand(FULL ? 40 : 25)));
     w.child.kill("SIGKILL");
     await w.exit;
     r.tries += 1;
     let failed = false;
+    let afterKill = true; // this worker's first assemble follows a killed one
     for (const line of w.lines) {
       const [kind, a, b, nFolds, stablePrefix, headLen, declared] = line.split(" ");
       if (kind === "A") {
         const out = b ? b.split(",") : [];
         const stable = stablePrefix === "-" ? null : Number(stablePrefix);
-        const why = appendOnlyBreak(lastOut, out, stable, Number(headLen));
-        if (why) {
+        const why = appendOnlyBreak(lastOut, out, stable, Number(headLen), afterKill);
+        afterKill = false;
+        if (why?.undeclared) {
+          undeclared += 1;
+          r.notes.push(`turn ${a}: fold ${why.undeclared} made by the killed process (its report died with it)`);
+        } else if (why) {
           failed = true;
           r.notes.push(`turn ${a}: assembled context is not an extension of the previous one (${why})`);
         }
@@ -167,15 +197,16 @@ test("SIGKILL at random moments, folds on: no corrupt state, no lost committed t
   // Finally the assembled context over the full history still extends the last one seen.
   const eng = await engineFor({ stateDir, logFile, ...FOLDING });
   const res = await eng.assemble({ sessionId: sid, messages: history(next), model: MODEL, tokenBudget: FOLDING.tokenBudget });
-  const out = res.messages.map(shortHash);
+  const out = res.messages.map(outputEntry);
   const rep = events(logFile).filter((e) => e.event === "assemble").pop()?.report ?? {};
-  const why = appendOnlyBreak(lastOut, out, rep.stablePrefix ?? null, rep.headLen ?? 0);
-  if (why) {
+  const why = appendOnlyBreak(lastOut, out, rep.stablePrefix ?? null, rep.headLen ?? 0, true);
+  if (why?.undeclared) undeclared += 1;
+  else if (why) {
     r.failures += 1;
     r.notes.push(`final assemble is not an extension of the last one seen (${why})`);
   }
   folds += (rep.folds ?? []).length;
-  r.notes.push(`${acked.size} turns acknowledged, ${folds} folds (${foldsChecked} met by the append-only check), ${readdirSync(await sessionDir(stateDir, sid)).length} files`);
+  r.notes.push(`${acked.size} turns acknowledged, ${folds} folds (${foldsChecked} met by the append-only check, ${undeclared} more made by killed processes), ${readdirSync(await sessionDir(stateDir, sid)).length} files`);
   report(t, "sigkill", r);
   assert.equal(r.lost, 0, r.notes.join("\n"));
   assert.equal(r.failures, 0, r.notes.join("\n"));

@@ -5,13 +5,14 @@
 // (`config`: plugin config merged over stateDir/logFile; default: folds off).
 // stdout, one line each: "ready",
 //   "A <k> <hash,hash,...> <folds> <stablePrefix|-> <headLen> <declared>" (assemble output of
-//   turn k, one short hash per message; from the assemble's report in the decision log: folds
+//   turn k, one short hash per message, `hash~f12` for a fold or condensed record with its id;
+//   from the assemble's report in the decision log: folds
 //   made by this call, the output entries declared unchanged, the pinned head's length, and 1
 //   when the report declares a divergence, an environment change or a passthrough),
 //   "C <key> <status>" (commitTurn answered), "done".
 import { closeSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import plugin from "../../js/index.js";
-import { history, turn, MODEL, shortHash } from "./turns.mjs";
+import { history, turn, MODEL, outputEntry } from "./turns.mjs";
 
 const opts = JSON.parse(process.argv[2]);
 const config = opts.config ?? { minFoldTokens: 1e9, tokenBudget: 1e9 };
@@ -58,7 +59,7 @@ for (let k = opts.start; k < opts.start + opts.count; k++) {
     const ev = assembleEvent(at);
     const rep = ev?.report ?? {};
     const declared = !ev || ev.passthrough || !!rep.divergence || (rep.envChanges ?? []).length > 0;
-    say(`A ${k} ${r.messages.map(shortHash).join(",")} ${(rep.folds ?? []).length} ${rep.stablePrefix ?? "-"} ${rep.headLen ?? 0} ${declared ? 1 : 0}`);
+    say(`A ${k} ${r.messages.map(outputEntry).join(",")} ${(rep.folds ?? []).length} ${rep.stablePrefix ?? "-"} ${rep.headLen ?? 0} ${declared ? 1 : 0}`);
   }
   const c = await engine.commitTurn({ sessionId: opts.sessionId, advancementKey: `${opts.keyPrefix}${k}`, messages: turn(k) });
   say(`C ${opts.keyPrefix}${k} ${c.status}`);
