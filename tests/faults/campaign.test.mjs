@@ -211,6 +211,8 @@ test("SIGKILL at random moments, folds on: no corrupt state, no lost committed t
   assert.equal(r.lost, 0, r.notes.join("\n"));
   assert.equal(r.failures, 0, r.notes.join("\n"));
   assert.ok(foldsChecked > 0, `no fold met the append-only check (${folds} folds in ${acked.size} turns): the campaign tested appends only`);
+  const configErrors = events(logFile).filter((e) => e.event === "config" && e.error);
+  assert.deepEqual(configErrors.map((e) => e.error), [], "the campaign's config is valid (else it runs on defaults)");
 });
 
 // ---- two and three processes on one session -------------------------------------------------
