@@ -189,11 +189,15 @@ export function runModule(source, opts = {}) {
   return execFileSync(process.execPath, [file], { encoding: "utf8", maxBuffer: 64 << 20, ...opts });
 }
 
-/** The engine a fresh registration of the plugin with `config` creates (one per turn, as OpenClaw does). */
+/**
+ * The engine a fresh registration of the plugin with `config` creates (one per turn, as OpenClaw
+ * does). A config the plugin rejects is an error here: the test would run on the defaults.
+ */
 export async function engineFor(config) {
   const { default: plugin } = await import("../../js/index.js");
   const { api, reg } = fakeApi(config);
   plugin.register(api);
+  assert.deepEqual(reg.errors, [], "engineFor: the plugin rejected the test's config");
   return reg.engines.cachefold({});
 }
 
