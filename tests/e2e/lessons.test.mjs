@@ -200,16 +200,25 @@ test("lessons: capture → candidate → promote → inject → stale in a real 
       const row = (x) => ({ on: totals(c.lessonsOn, main(x)), off: totals(c.lessonsOff, main(x)) });
       return { mode, s2: row(s2), s3: row(s3), s4: row(s4) };
     });
-    for (const c of cf) {
-      // The session after the first one with the same lessons: the block costs no cache hit
-      // (a 128-token unit of slack per request for where the unit boundaries fall).
-      assert.ok(c.s3.on.hit >= c.s3.off.hit - 128 * s3.fig.requests, `${c.mode}: ${JSON.stringify(c.s3)}`);
-    }
+    // The session after the first one with the same lessons: the block costs no cache hit. Judged
+    // on the block-granular replay (every 128-token boundary cached), within a unit per request:
+    // the strict DS-unit replay persists units only at each request's end and at common
+    // prefixes, and whether such a unit lands inside OpenClaw's transient tail moves with every
+    // byte in front of it, so a 53-token block, or a longer temp path or host name in the
+    // system prompt, moved the strict figure by thousands of tokens (a clean clone failed with
+    // 40,576 vs 43,904 hit). The strict figures stay in the printed table and the JSON.
+    const aligned = cf.find((c) => c.mode === "optimistic");
+    assert.ok(aligned.s3.on.hit >= aligned.s3.off.hit - 128 * s3.fig.requests, `block-granular replay, session 3 with / without the lesson: ${JSON.stringify(aligned.s3)}`);
     const start = {
       s2: sessionStartPrefix(s1.main.at(-1), s2.main[0], s2.d.text), // from no lesson to the lesson
       s3: sessionStartPrefix(s2.main.at(-1), s3.main[0], s2.d.text), // the same lesson again
       s4: sessionStartPrefix(s3.main.at(-1), s4.main[0], null), // from the lesson to none
     };
+    // What cachefold controls, independent of the machine's strings: session 3 opens with the
+    // bytes session 2 sent up to past the end of the injected block (same block, same offset,
+    // same bytes before it), so the provider can serve all of it from the cache.
+    const blockEnd = Math.floor((offset + Buffer.byteLength(`${s2.d.text}`)) / 4);
+    assert.ok(start.s3.withTokens >= blockEnd, `session 3's first request shares ${start.s3.withTokens} tokens with session 2's last, not past the end of the lesson block (token ${blockEnd})`);
     const all = { s1, s2, s3, s4 };
     figures.sameSessionIdAcrossNew = new Set(Object.values(all).map((x) => x.sid)).size === 1; // true on 2026.9.6
     figures.sessions = Object.fromEntries(Object.entries(all).map(([k, x]) => [k, { sessionId: x.sid, inject: x.d.inject, reason: x.d.reason, ...x.fig, rows: requestRows(x.t.requests) }]));

@@ -357,9 +357,9 @@ for (const window of WINDOWS) {
     const runs = {};
     before(async () => {
       locateToolchain();
-      // One OpenClaw at a time (2 shared cores); "on" first so a broken engine fails early.
-      runs.on = await runSession(true, session, window);
-      runs.off = await runSession(false, session, window);
+      // Both arms side by side, each on its own Gateway: every turn waits for the host's post-turn
+      // work to land (Harness#settle), so neither arm's figures depend on the other's speed.
+      [runs.on, runs.off] = await Promise.all([runSession(true, session, window), runSession(false, session, window)]);
       for (const r of [runs.on, runs.off]) if (KEEP) log(`kept: ${r.dir}`);
       log(table([runs.on, runs.off]));
       for (const r of [runs.on, runs.off]) {

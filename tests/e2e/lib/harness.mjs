@@ -165,6 +165,7 @@ export class Harness {
     const r = await run(this.tc.node, [this.tc.openclaw, ...args], { env: this.env(env), cwd: this.work, timeoutMs });
     const entry = { args, code: r.code, ms: r.ms, timedOut: r.timedOut };
     this.cliCalls.push(entry);
+    this.log(`[${this.engine}] openclaw ${args.slice(0, 3).join(" ")}: exit ${r.code}${r.timedOut ? " (timed out)" : ""}, ${r.ms} ms`);
     fs.appendFileSync(this.cliLogPath, `\n$ openclaw ${args.join(" ")}\n[exit ${r.code}${r.timedOut ? " TIMEOUT" : ""} ${r.ms} ms]\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}\n`);
     if (!allowFail && (r.code !== 0 || r.timedOut)) {
       throw new Error(`openclaw ${args.join(" ")} failed (exit ${r.code}${r.timedOut ? ", timed out" : ""} after ${r.ms} ms)\n${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}\n(logs: ${this.dir})`);
@@ -253,6 +254,10 @@ export class Harness {
         await this.oc(["plugins", "install", "-l", this.pluginDir, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
       } else if (mode === "stage") {
         this.installedFrom = stagePlugin(this.pluginDir, path.join(this.dir, "plugin"));
+        // A linked plugin runs with its own node_modules (a developer's checkout after `npm ci`):
+        // the staged copy gets the checkout's production dependencies (copied: OpenClaw's install
+        // scan refuses a node_modules symlink that leaves the plugin's root).
+        for (const name of productionDeps(this.pluginDir)) fs.cpSync(path.join(this.pluginDir, "node_modules", name), path.join(this.installedFrom, "node_modules", name), { recursive: true });
         await this.oc(["plugins", "install", "-l", this.installedFrom, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
       } else throw new Error(`unknown install mode ${mode} (pack|pack-fresh|stage|link)`);
       this.log(`[${this.engine}] plugins install ${mode} ${this.installedFrom} (${Date.now() - t0} ms)`);
@@ -594,6 +599,22 @@ export class Harness {
     this.unhook?.();
     if (!keep) fs.rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** The package names a checkout's production dependencies need, from its installed node_modules. */
+export function productionDeps(dir) {
+  const out = new Set();
+  const visit = (pkgJson) => {
+    for (const name of Object.keys(JSON.parse(fs.readFileSync(pkgJson, "utf8")).dependencies ?? {})) {
+      if (out.has(name)) continue;
+      const p = path.join(dir, "node_modules", name, "package.json");
+      if (!fs.existsSync(p)) throw new Error(`dependency ${name} is not installed in ${dir}/node_modules (run npm ci, or .ci/setup)`);
+      out.add(name);
+      visit(p);
+    }
+  };
+  visit(path.join(dir, "package.json"));
+  return [...out];
 }
 
 export function deepMerge(a, b) {
