@@ -115,7 +115,11 @@ test("openclaw cachefold status / chat / replay / doctor / lessons in the real C
     const first = reqs[0].body;
     const staticPart = { messages: first.messages.filter((m) => m.role === "system" || m.role === "developer"), tools: first.tools };
     const prefixTokens = countTokens(serializeRequest(staticPart));
-    const rep = await h.oc(["cachefold", "replay", "--session", sessionId, "--json", "--tokens", "bytes4", "--prefix-tokens", String(prefixTokens), "--strategy", "S0,S1a,S3", "--cold", "--jobs", "1"], { allowFail: true });
+    // The replay and the first doctor only read the state: two CLI processes side by side.
+    const [rep, good] = await Promise.all([
+      h.oc(["cachefold", "replay", "--session", sessionId, "--json", "--tokens", "bytes4", "--prefix-tokens", String(prefixTokens), "--strategy", "S0,S1a,S3", "--cold", "--jobs", "1"], { allowFail: true }),
+      h.oc(["cachefold", "doctor", "--json"], { allowFail: true }),
+    ]);
     const rj = json(rep, "replay");
     assert.equal(rep.code, 0, rep.stderr);
     assert.equal(rj.source, "native", `the addon ran: ${JSON.stringify(rj.addon ?? rj.source)}`);
@@ -133,7 +137,6 @@ test("openclaw cachefold status / chat / replay / doctor / lessons in the real C
     assert.ok(prompt - reqs.length * prefixTokens > 0.05 * prompt, "the messages carry more than 5 % of the prompt");
 
     // ---- doctor: good setup, then each planted fault ----
-    const good = await h.oc(["cachefold", "doctor", "--json"], { allowFail: true });
     const dg = json(good, "doctor");
     assert.equal(dg.failed, 0, JSON.stringify(dg.checks.filter((c) => c.status !== "ok")));
     assert.equal(good.code, 0, `doctor on the good setup: exit ${good.code}`);

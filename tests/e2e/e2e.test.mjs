@@ -72,7 +72,15 @@ describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, t
       // README's npm-pack route), so both documented install commands run here.
       { label: "cachefold", engine: "cachefold", install: "stage", pluginConfig: { ...EXTRA_CONFIG, tailTokens: PROBE_TAIL_TOKENS } },
       scenario,
-      { pluginDir: PLUGIN_DIR, keep: KEEP, log },
+      {
+        pluginDir: PLUGIN_DIR,
+        keep: KEEP,
+        log,
+        // The artifacts' text, read while the run dir exists (it is removed when the harness closes).
+        inspect: async (_h, r) => {
+          r.artifactTexts = Object.fromEntries(r.artifacts.filter((f) => !f.path.endsWith(".json") && !f.path.endsWith(".jsonl")).map((f) => [f.path, fs.readFileSync(f.path, "utf8")]));
+        },
+      },
     );
     if (KEEP) log(`kept: ${run.dir}`);
     log(markdownTable([run]));
@@ -151,7 +159,8 @@ describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, t
     const execId = ARTIFACT_RE.exec(toolResultText(shrunk.find((m) => m.toolName === "exec")))[1];
     const execFile = run.artifacts.find((f) => f.path.includes(execId) && !f.path.endsWith(".json"));
     assert.ok(execFile, `no stored text for exec artifact ${execId} (have ${run.artifacts.map((f) => f.path).join(", ")})`);
-    const stored = fs.readFileSync(execFile.path, "utf8");
+    const stored = run.artifactTexts[execFile.path];
+    assert.equal(typeof stored, "string", `exec artifact ${execFile.path} was not read`);
     assert.ok(stored.includes(seqRows(1, 2000)), `exec artifact ${execFile.path} differs from the command output (${stored.length} chars: ${JSON.stringify(stored.slice(0, 200))})`);
   });
 
