@@ -73,7 +73,7 @@ export async function beforeToolCall(ctx, event, hookCtx) {
  * Shared by both rewrite paths: run the core, store the artifact, return the rewritten object
  * (parsed from the core's JSON) or null when nothing changes or storing failed.
  */
-function transform(ctx, core, { toolName, payload, compactDetails, path, session, callId }) {
+function transform(ctx, core, { toolName, payload, compactDetails, path, session, sessionId, callId }) {
   const p = call(core, "processToolResult", ctx.configJson, toolName, JSON.stringify(payload), compactDetails);
   if (!p || p.action === "none" || p.messageJson == null) return null;
   if (p.artifactId) {
@@ -82,6 +82,7 @@ function transform(ctx, core, { toolName, payload, compactDetails, path, session
       tool: p.toolName,
       callId: callId ?? null,
       session,
+      sessionId,
       originalChars: p.originalChars,
       shrunkChars: p.shrunkChars,
     });
@@ -121,6 +122,7 @@ export async function toolResultMiddleware(ctx, event, mwCtx) {
       compactDetails: false,
       path: "middleware",
       session: mwCtx?.sessionKey ?? mwCtx?.sessionId ?? "unknown",
+      sessionId: mwCtx?.sessionId,
       callId: event.toolCallId,
     });
     if (!out) return undefined;
