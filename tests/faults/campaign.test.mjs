@@ -467,6 +467,154 @@ test("read-only or full state dir: turns served, commits deferred, nothing lost 
   assert.equal(r.failures, 0, r.notes.join("\n"));
 });
 
+// ---- disk full at every write of a turn ----------------------------------------------------------
+
+/** fs.writeSync with write number `k` (1-based, counting writes under `root`) failing: "enospc"
+ * (that write and every later one fail) or "short" (half of it lands, then the disk is full). */
+function failWriteAt(root, k, mode) {
+  const real = fs.writeSync;
+  let n = 0;
+  let full = false;
+  const hit = [];
+  fs.writeSync = function (fd, data, ...rest) {
+    let target = "";
+    try {
+      target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {}
+    if (!target.startsWith(root)) return real.call(fs, fd, data, ...rest);
+    n += 1;
+    if (n === k) hit.push(target.slice(root.length).replace(/\.tmp-.*|lock\.new-.*/, (m) => (m.startsWith("lock") ? "lock.new" : ".tmp")));
+    const enospc = () => Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC", errno: -28, syscall: "write" });
+    if (full) throw enospc();
+    if (n < k) return real.call(fs, fd, data, ...rest);
+    full = true;
+    if (mode === "enospc") throw enospc();
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    const off = typeof data === "string" ? 0 : (rest[0] ?? 0);
+    const len = typeof data === "string" ? buf.length : (rest[1] ?? buf.length - off);
+    const pos = typeof data === "string" ? (rest[0] ?? null) : (rest[2] ?? null);
+    if (len < 2) throw enospc();
+    return real.call(fs, fd, buf, off, Math.floor(len / 2), pos);
+  };
+  syncBuiltinESMExports();
+  return {
+    writes: () => n,
+    hit,
+    undo() {
+      fs.writeSync = real;
+      syncBuiltinESMExports();
+    },
+  };
+}
+
+/** In a fresh process: commit `keys` (turn k's messages for key d<k>) in each of `sessions`. */
+function commitAllInNewProcess(sessions) {
+  const helpers = new URL("../js/helpers.mjs", import.meta.url).href;
+  const turns = new URL("./turns.mjs", import.meta.url).href;
+  const script = `import { engineFor } from ${JSON.stringify(helpers)};
+    import { turn } from ${JSON.stringify(turns)};
+    const out = [];
+    for (const s of ${JSON.stringify(sessions)}) {
+      const eng = await engineFor({ ...s.config, stateDir: s.stateDir });
+      const st = [];
+      for (const k of s.turns) st.push((await eng.commitTurn({ sessionId: s.sid, advancementKey: "d" + k, messages: turn(k) })).status);
+      out.push(st);
+    }
+    console.log(JSON.stringify(out));`;
+  const file = join(tempDir("cachefold-script-"), "main.mjs");
+  writeFileSync(file, script);
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [file], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`verifier exited ${code}`))));
+  });
+}
+
+test("disk full at every write of a turn: 0 lost turns, 0 false committed, a fresh process restores", { skip, timeout: 900_000 }, async (t) => {
+  const r = { tries: 0, failures: 0, lost: 0, notes: [] };
+  const config = FOLDING;
+  // Turns whose writes differ: the first (journal header, lessons decision), plain ones, and
+  // ones that store a fold. The full form takes every turn up to 40.
+  const faultTurns = FULL ? Array.from({ length: 40 }, (_, i) => i) : [0, 3, 6];
+  const cases = [];
+  const hitFiles = new Set();
+  for (const k of faultTurns) {
+    // How many writes turn k makes with room on the disk.
+    const probeDir = tempDir("cachefold-full-probe-");
+    const probe = await engineFor({ ...config, stateDir: probeDir });
+    for (let i = 0; i < k; i++) {
+      await probe.assemble({ sessionId: "probe", messages: history(i), model: MODEL, tokenBudget: config.tokenBudget });
+      await probe.commitTurn({ sessionId: "probe", advancementKey: `d${i}`, messages: turn(i) });
+    }
+    const count = failWriteAt(probeDir, Infinity, "enospc");
+    await probe.assemble({ sessionId: "probe", messages: history(k), model: MODEL, tokenBudget: config.tokenBudget });
+    await probe.commitTurn({ sessionId: "probe", advancementKey: `d${k}`, messages: turn(k) });
+    count.undo();
+    const writes = count.writes();
+    for (const mode of ["enospc", "short"]) {
+      for (let w = 1; w <= writes; w++) {
+        r.tries += 1;
+        const stateDir = tempDir("cachefold-full-");
+        const sid = `s-full-${k}-${mode}-${w}`;
+        const eng = await engineFor({ ...config, stateDir });
+        for (let i = 0; i < k; i++) {
+          await eng.assemble({ sessionId: sid, messages: history(i), model: MODEL, tokenBudget: config.tokenBudget });
+          await eng.commitTurn({ sessionId: sid, advancementKey: `d${i}`, messages: turn(i) });
+        }
+        const fault = failWriteAt(stateDir, w, mode);
+        let status = "threw";
+        try {
+          const h = history(k);
+          const a = await eng.assemble({ sessionId: sid, messages: h, model: MODEL, tokenBudget: config.tokenBudget });
+          if (!Array.isArray(a?.messages) || (h.length && !a.messages.length)) throw new Error("turn not served");
+          status = (await eng.commitTurn({ sessionId: sid, advancementKey: `d${k}`, messages: turn(k) })).status;
+        } catch (err) {
+          r.failures += 1;
+          r.notes.push(`turn ${k} ${mode} at write ${w}: ${err.message}`);
+        } finally {
+          fault.undo();
+        }
+        for (const f of fault.hit) hitFiles.add(f.replace(/^\/sessions\/[^/]+\//, ""));
+        const snap = join(await sessionDir(stateDir, sid), "snapshot.json");
+        if (existsSync(snap)) {
+          try {
+            JSON.parse(readFileSync(snap, "utf8"));
+          } catch {
+            r.failures += 1;
+            r.notes.push(`turn ${k} ${mode} at write ${w}: torn snapshot`);
+          }
+        }
+        cases.push({ stateDir, sid, k, mode, w, status, config, turns: Array.from({ length: k + 1 }, (_, i) => i) });
+      }
+    }
+  }
+  // A fresh process with room on the disk again.
+  const again = await commitAllInNewProcess(cases.map(({ stateDir, sid, config: c, turns }) => ({ stateDir, sid, config: c, turns })));
+  cases.forEach((c, i) => {
+    const st = again[i];
+    for (let j = 0; j < c.k; j++) {
+      if (st[j] !== "duplicate") {
+        r.lost += 1;
+        r.notes.push(`turn ${c.k} ${c.mode} at write ${c.w}: earlier turn d${j} answers ${st[j]}`);
+      }
+    }
+    const last = st[c.k];
+    if (c.status === "committed" && last !== "duplicate") {
+      r.failures += 1;
+      r.lost += 1;
+      r.notes.push(`turn ${c.k} ${c.mode} at write ${c.w}: answered committed, a fresh process answers ${last} (false committed)`);
+    } else if (last !== "committed" && last !== "duplicate") {
+      r.failures += 1;
+      r.notes.push(`turn ${c.k} ${c.mode} at write ${c.w}: not restorable (${last})`);
+    }
+  });
+  r.notes.unshift(`writes hit: ${[...hitFiles].sort().join(" ")}`);
+  report(t, "disk full at every write", r);
+  assert.equal(r.lost, 0, r.notes.join("\n"));
+  assert.equal(r.failures, 0, r.notes.join("\n"));
+});
+
 test.after(() => {
   console.log(`faults total: tries ${totals.tries}, failures ${totals.failures}, data lost ${totals.lost}`);
 });

@@ -8,7 +8,11 @@
 //        that every id its ref file names is stored (no GC may delete it: the session is active),
 //        then ages its ref file past the 30-day window so the next GC may evict again.
 //        Prints "R <round> <referenced> <missing> <missing ids, comma separated>" per round.
-import { utimesSync, existsSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { utimesSync, existsSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { mkdtempSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { collectGarbage, writeArtifact, readArtifact, sessionArtifactIds, sha1Hex, storeRoot } from "../../js/artifacts.js";
 import { join } from "node:path";
 
@@ -22,7 +26,51 @@ export function bodies(n) {
   return out;
 }
 
-const o = process.argv[2] ? JSON.parse(process.argv[2]) : { role: "none" };
+const DAY = 86_400_000;
+const SELF = fileURLToPath(import.meta.url);
+
+function child(arg) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [SELF, JSON.stringify(arg)], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.on("error", reject);
+    p.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${arg.role} exited ${code}: ${out}`))));
+  });
+}
+
+/**
+ * n artifacts of a session gone for 40 days, two processes running GC (budget 0) in a loop and a
+ * third re-referencing every artifact, `rounds` times. Returns the references made, the
+ * referenced artifacts missing afterwards (per round), the GC runs and evictions.
+ */
+export async function raceGc({ n, rounds }) {
+  const stateDir = mkdtempSync(join(tmpdir(), "cachefold-gc-race-"));
+  const all = bodies(n);
+  for (const [id, t] of all) writeArtifact(stateDir, id, t, { tool: "read", callId: "seed", session: "seed", nowMs: Date.now() - 40 * DAY });
+  const old = (Date.now() - 40 * DAY) / 1000;
+  utimesSync(join(storeRoot(stateDir), "sessions", `${sha1Hex("seed")}.jsonl`), old, old);
+  const stop = join(stateDir, "stop");
+  const gcs = [child({ role: "gc", stateDir, stop }), child({ role: "gc", stateDir, stop })];
+  let ref;
+  try {
+    ref = await child({ role: "ref", stateDir, n, rounds });
+  } finally {
+    writeFileSync(stop, "");
+  }
+  const g = (await Promise.all(gcs)).map((out) => out.trim().split(" "));
+  const lines = ref.trim().split("\n").map((l) => l.split(" "));
+  return {
+    referenced: lines.reduce((sum, l) => sum + Number(l[2]), 0),
+    missing: lines.flatMap((l) => (Number(l[3]) ? [`round ${l[1]}: ${l[4]}`] : [])),
+    missingCount: lines.reduce((sum, l) => sum + Number(l[3]), 0),
+    gcRuns: g.reduce((sum, l) => sum + Number(l[1]), 0),
+    evicted: g.reduce((sum, l) => sum + Number(l[2]), 0),
+  };
+}
+
+const main = process.argv[1] === SELF;
+const o = main && process.argv[2] ? JSON.parse(process.argv[2]) : { role: "none" };
 const all = bodies(o.n ?? 0);
 const text = (id) => all.get(id);
 

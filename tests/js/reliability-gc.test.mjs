@@ -2,17 +2,14 @@
 // own activity, and GC racing other processes never deletes an artifact a session references.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, utimesSync, writeFileSync } from "node:fs";
+import { utimesSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { collectGarbage, readArtifact, sha1Hex, storeRoot, writeArtifact } from "../../js/artifacts.js";
-import { bodies } from "../faults/gc-race.mjs";
+import { raceGc } from "../faults/gc-race.mjs";
 import { engineFor, pkgSkip, tempDir, user, assistantText } from "./helpers.mjs";
 
 const skip = pkgSkip();
 const DAY = 86_400_000;
-const RACE = fileURLToPath(new URL("../faults/gc-race.mjs", import.meta.url));
 
 function age(path, days) {
   const t = (Date.now() - days * DAY) / 1000;
@@ -39,41 +36,6 @@ test("a session active today keeps an artifact it shrank 31 days ago (ref keyed 
   assert.deepEqual(r.evicted, [sha1Hex(c)]);
   assert.equal(r.staleRefFiles, 1);
 });
-
-function child(arg) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [RACE, JSON.stringify(arg)], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    p.stdout.on("data", (d) => (out += d));
-    p.on("error", reject);
-    p.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${arg.role} exited ${code}: ${out}`))));
-  });
-}
-
-/** Two GC processes and one referencing process; returns {referenced, missing, evicted}. */
-export async function raceGc({ n, rounds }) {
-  const stateDir = tempDir();
-  const all = bodies(n);
-  for (const [id, t] of all) writeArtifact(stateDir, id, t, { tool: "read", callId: "seed", session: "seed", nowMs: Date.now() - 40 * DAY });
-  age(join(storeRoot(stateDir), "sessions", `${sha1Hex("seed")}.jsonl`), 40);
-  const stop = join(stateDir, "stop");
-  const gcs = [child({ role: "gc", stateDir, stop }), child({ role: "gc", stateDir, stop })];
-  let ref;
-  try {
-    ref = await child({ role: "ref", stateDir, n, rounds });
-  } finally {
-    writeFileSync(stop, "");
-  }
-  const g = (await Promise.all(gcs)).map((o) => o.trim().split(" "));
-  const lines = ref.trim().split("\n").map((l) => l.split(" "));
-  return {
-    referenced: lines.reduce((s, l) => s + Number(l[2]), 0),
-    missing: lines.flatMap((l) => (Number(l[3]) ? [`round ${l[1]}: ${l[4]}`] : [])),
-    missingCount: lines.reduce((s, l) => s + Number(l[3]), 0),
-    gcRuns: g.reduce((s, l) => s + Number(l[1]), 0),
-    evicted: g.reduce((s, l) => s + Number(l[2]), 0),
-  };
-}
 
 test("two processes racing gc while a third re-references: no referenced artifact deleted", { skip, timeout: 120_000 }, async () => {
   const r = await raceGc({ n: 400, rounds: 8 });
