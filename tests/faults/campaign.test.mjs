@@ -615,6 +615,42 @@ test("disk full at every write of a turn: 0 lost turns, 0 false committed, a fre
   assert.equal(r.failures, 0, r.notes.join("\n"));
 });
 
+// ---- hostile workspace files ---------------------------------------------------------------------
+
+const HOSTILE = fileURLToPath(new URL("./hostile.mjs", import.meta.url));
+const HOSTILE_VARIANTS = ["fifo", "fifo-json", "dev-zero", "dev-zero-json", "huge-input", "huge-lesson", "dir-input", "dir-lesson", "fifo-lesson", "zero-lesson", "torn-lessons-json", "dir-lessons-json", "fifo-lessons-json"];
+
+test("hostile workspace files: no call blocks over 100 ms, nothing crashes, lessons kept", { skip, timeout: 900_000 }, async (t) => {
+  const r = { tries: 0, failures: 0, lost: 0, notes: [] };
+  const arg = { variants: HOSTILE_VARIANTS, reps: FULL ? 5 : 2, hugeBytes: FULL ? 2 ** 31 : 134_000_000 };
+  const out = await new Promise((resolve) => {
+    const p = spawn(process.execPath, [HOSTILE, JSON.stringify(arg)], { stdio: ["ignore", "pipe", "pipe"] });
+    let text = "";
+    let err = "";
+    p.stdout.on("data", (d) => (text += d));
+    p.stderr.on("data", (d) => (err += d));
+    const timer = setTimeout(() => p.kill("SIGKILL"), FULL ? 600_000 : 120_000);
+    p.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ text, err, code, signal });
+    });
+  });
+  const lines = out.text.split("\n").filter((l) => l.startsWith("H "));
+  let worst = 0;
+  for (const l of lines) {
+    const [, variant, call, ms, res] = l.split(" ");
+    r.tries += 1;
+    worst = Math.max(worst, Number(ms));
+    if (!(Number(ms) <= 100)) (r.failures += 1), r.notes.push(`${variant} ${call}: blocked ${ms} ms`);
+    if (res !== "ok") (r.failures += 1), r.notes.push(`${variant} ${call}: ${res}`);
+  }
+  if (!out.text.includes("done\n")) (r.failures += 1), r.notes.push(`the calls did not finish (exit ${out.code ?? out.signal}; last: ${lines.at(-1) ?? "none"}) ${out.err.slice(-300)}`);
+  if (lines.length !== HOSTILE_VARIANTS.length * 3) (r.failures += 1), r.notes.push(`${lines.length} of ${HOSTILE_VARIANTS.length * 3} calls reported`);
+  r.notes.unshift(`longest block ${worst} ms`);
+  report(t, "hostile workspace files", r);
+  assert.equal(r.failures, 0, r.notes.join("\n"));
+});
+
 test.after(() => {
   console.log(`faults total: tries ${totals.tries}, failures ${totals.failures}, data lost ${totals.lost}`);
 });
