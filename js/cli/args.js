@@ -45,7 +45,8 @@ export function parseCommand(argv, { options = {}, maxPositionals = 0 } = {}) {
 /** parseArgs' errors in the words of the other messages. */
 function wording(err) {
   const msg = String(err?.message ?? err);
-  const flag = /'(-[^' ]+)/.exec(msg)?.[1] ?? "";
+  // parseArgs names a flag with a short alias as '-h, --help': the long name is the one to show.
+  const flag = /'(?:-[^-' ], )?(-[^' ]+)/.exec(msg)?.[1] ?? "";
   if (err?.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return `unknown option ${flag}`;
   if (/does not take an argument/.test(msg)) return `${flag} takes no value (a flag is on when given, off when not)`;
   if (/argument missing|ambiguous/.test(msg)) return `${flag} needs a value${/ambiguous/.test(msg) ? " (the next argument is a flag; write " + flag + "=VALUE for a value starting with -)" : ""}`;

@@ -85,7 +85,7 @@ async function lessonsRun({ values: opts, positionals: pos }, io) {
       return stale.length ? EXIT.stale : EXIT.ok;
     }
     default:
-      o.err(`unknown lessons action ${action}\n${LESSONS_USAGE}`);
+      o.err(`unknown lessons action ${JSON.stringify(action)}\n${LESSONS_USAGE}`);
       return EXIT.usage;
   }
 }

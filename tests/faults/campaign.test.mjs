@@ -1,6 +1,7 @@
 // Fault campaign for the shim's durable state: SIGKILL during turns, two and three processes on
-// one session, stale and foreign locks, cross-session reads, symlinks planted in the store, and
-// an unwritable state directory. `npm test` runs the short form; `npm run faults`
+// one session, stale and foreign locks, cross-session reads, symlinks planted in the store, an
+// unwritable state directory, disk full at every write of a turn, hostile workspace files, flag
+// fuzzing of every CLI command and two processes racing artifact GC. `npm test` runs the short form; `npm run faults`
 // (CACHEFOLD_FAULTS=full) the full one. Each section prints: tries, failures, data lost.
 //
 // "Data lost" = a turn commitTurn answered "committed" (or "duplicate") that the state on disk
@@ -17,6 +18,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tempDir, engineFor, sessionDir, pkgSkip } from "../js/helpers.mjs";
+import { withTimeout } from "../../js/io/files.js";
 import { history, turn, MODEL, outputEntry } from "./turns.mjs";
 
 const FULL = process.env.CACHEFOLD_FAULTS === "full";
@@ -648,6 +650,139 @@ test("hostile workspace files: no call blocks over 100 ms, nothing crashes, less
   if (lines.length !== HOSTILE_VARIANTS.length * 3) (r.failures += 1), r.notes.push(`${lines.length} of ${HOSTILE_VARIANTS.length * 3} calls reported`);
   r.notes.unshift(`longest block ${worst} ms`);
   report(t, "hostile workspace files", r);
+  assert.equal(r.failures, 0, r.notes.join("\n"));
+});
+
+// ---- flag fuzzing of every CLI command ---------------------------------------------------------
+
+const FUZZ_VALUES = ["", "0", "1", "-1", "0x10", "1e3", "1.5", " 5", "10000000000000000000000", "true", "false", "yes", "no", "--yes", "--all", "-", "--", "s-1", "../x"];
+const FUZZ_UNKNOWN = ["--bogus", "-x", "--yes-please", "--al", "--ALL", "--dry_run", "--max_bytes=1", "-y", "--no-yes"];
+
+test("flag fuzzing of every CLI command: no deletion without a literal --yes, no crash, exit 2 names the flag", { skip, timeout: 900_000 }, async (t) => {
+  const r = { tries: 0, failures: 0, lost: 0, notes: [] };
+  const { dispatch, COMMANDS } = await import("../../js/cli.js");
+  const host = tempDir("cachefold-fuzz-host-");
+  const saved = { OPENCLAW_STATE_DIR: process.env.OPENCLAW_STATE_DIR, OPENCLAW_HOME: process.env.OPENCLAW_HOME };
+  process.env.OPENCLAW_STATE_DIR = host; // restore, replay and doctor see an empty host
+  process.env.OPENCLAW_HOME = host;
+  const cwd = process.cwd();
+  const scratch = tempDir("cachefold-fuzz-cwd-");
+  process.chdir(scratch); // a relative --out lands here
+  const names = [...COMMANDS.keys()];
+  const flagsOf = (name) => ({ json: { type: "boolean" }, help: { type: "boolean" }, ...(COMMANDS.get(name).options ?? {}) });
+  const allFlags = [...new Set(names.flatMap((n) => Object.keys(flagsOf(n))))];
+  const pick = (a) => a[rand(a.length)];
+  const value = (flag) => (["out", "db", "workspace", "state-dir", "tokenizer"].includes(flag) && rand(2) ? join(scratch, `f${rand(1000)}`) : pick(FUZZ_VALUES));
+  const token = (name) => {
+    const own = Object.keys(flagsOf(name));
+    const f = rand(4) ? pick(own) : pick(allFlags);
+    switch (rand(4)) {
+      case 0:
+        return [`--${f}`];
+      case 1:
+        return [`--${f}=${value(f)}`];
+      case 2:
+        return [`--${f}`, value(f)];
+      default:
+        return rand(3) ? [pick(FUZZ_VALUES)] : [pick(FUZZ_UNKNOWN)];
+    }
+  };
+  const cases = [];
+  // Boundary sets: every flag of every command alone, bare and with every value; every unknown flag first.
+  for (const name of names) {
+    for (const f of Object.keys(flagsOf(name))) {
+      cases.push([name, `--${f}`]);
+      for (const v of FUZZ_VALUES) cases.push([name, `--${f}=${v}`], [name, `--${f}`, v]);
+    }
+    for (const u of FUZZ_UNKNOWN) cases.push([name, u], [name, u, "--all", "--yes"]);
+  }
+  for (const g of [["--all", "--yes"], ["--all", "--yes", "--dry-run"], ["--yes", "--all"], ["--all=true", "--yes"], ["--all", "--yes=true"], ["--all", "--yes", "--max-bytes", "0"]]) cases.push(["gc", ...g]);
+  // Random sets.
+  const randomTries = FULL ? 20_000 : 600;
+  for (let i = 0; i < randomTries; i++) {
+    const name = rand(20) ? pick(names) : pick(["bogus", "GC", "help", "--all"]);
+    const argv = [name];
+    const unknownFirst = rand(6) === 0;
+    if (unknownFirst) argv.push(pick(FUZZ_UNKNOWN));
+    for (let n = rand(5); n > 0; n--) argv.push(...(COMMANDS.has(name) ? token(name) : [pick(FUZZ_VALUES)]));
+    cases.push(argv);
+  }
+  const stateDir = tempDir("cachefold-fuzz-state-");
+  const OWN = ["sessions", "artifacts", "lessons", "reports"];
+  const plant = () => {
+    for (const d of ["sessions/s-1", "artifacts/ab", "lessons", "reports"]) mkdirSync(join(stateDir, d), { recursive: true });
+    writeFileSync(join(stateDir, "sessions/s-1/journal.jsonl"), "");
+    writeFileSync(join(stateDir, "artifacts/ab", "ab".padEnd(40, "0")), "x");
+  };
+  const ctx = { stateDir, config: { artifacts: { maxBytes: 1 << 30 } }, configJson: "{}", configProblems: [], log() {} };
+  const fail = (argv, why) => {
+    r.failures += 1;
+    if (r.notes.length < 40) r.notes.push(`${JSON.stringify(argv)}: ${why}`);
+  };
+  try {
+    for (const argv of cases) {
+      r.tries += 1;
+      plant();
+      let out = "";
+      let err = "";
+      let code;
+      try {
+        code = await withTimeout(dispatch(argv, { ctx, stdout: { write: (x) => (out += x) }, stderr: { write: (x) => (err += x) }, workspace: scratch }), 30_000, "dispatch");
+      } catch (e) {
+        fail(argv, `crashed: ${e?.message ?? e}`);
+        continue;
+      }
+      if (![0, 1, 2, 3, 4, 5].includes(code)) fail(argv, `exit ${code}`);
+      const gone = OWN.filter((d) => !existsSync(join(stateDir, d)));
+      const confirmed = argv[0] === "gc" && argv.includes("--all") && argv.includes("--yes") && !argv.includes("--dry-run");
+      if (gone.length && !confirmed) fail(argv, `deleted ${gone.join(", ")} without a literal --all --yes`);
+      if (gone.length && code !== 0) fail(argv, `deleted ${gone.join(", ")} and exited ${code}`);
+      if (code === 2 && COMMANDS.has(argv[0])) {
+        // A usage error names what it refuses: a flag or argument of this command line.
+        const named = argv.slice(1).some((a) => {
+          const flag = /^(--?[^=]+)/.exec(a)?.[1];
+          return (flag && err.includes(flag)) || err.includes(JSON.stringify(a));
+        });
+        if (!named && !/needs|usage: openclaw cachefold/.test(err.split("\n")[0])) fail(argv, `exit 2 without naming a flag: ${err.split("\n")[0]}`);
+      }
+      const unknown = argv.slice(1).find((a) => FUZZ_UNKNOWN.includes(a));
+      if (unknown !== undefined && COMMANDS.has(argv[0]) && argv[1] === unknown) {
+        const flag = /^(--?[^=]+)/.exec(unknown)[1];
+        if (code !== 2) fail(argv, `unknown flag ${unknown} first: exit ${code}`);
+        else if (!err.includes(flag)) fail(argv, `unknown flag ${unknown}: the error does not name it: ${err.split("\n")[0]}`);
+      }
+    }
+  } finally {
+    process.chdir(cwd);
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  report(t, "flag fuzzing", r);
+  assert.equal(r.failures, 0, r.notes.join("\n"));
+});
+
+// ---- two processes racing gc -------------------------------------------------------------------
+
+test("two processes racing gc while a third re-references artifacts: 0 referenced artifacts deleted", { skip, timeout: 900_000 }, async (t) => {
+  const { raceGc } = await import("./gc-race.mjs");
+  const r = { tries: 0, failures: 0, lost: 0, notes: [] };
+  const runs = FULL ? 5 : 1;
+  let gcRuns = 0;
+  let evicted = 0;
+  for (let i = 0; i < runs; i++) {
+    const g = await raceGc({ n: FULL ? 3000 : 300, rounds: FULL ? 10 : 6 });
+    r.tries += g.referenced;
+    r.failures += g.missingCount;
+    r.lost += g.missingCount;
+    r.notes.push(...g.missing);
+    gcRuns += g.gcRuns;
+    evicted += g.evicted;
+  }
+  r.notes.unshift(`${gcRuns} gc runs, ${evicted} evicted`);
+  report(t, "gc race", r);
+  // The GCs did race: they ran and evicted between the rounds.
+  assert.ok(gcRuns >= 2 * runs, `${gcRuns} gc runs`);
+  assert.ok(evicted > 0, `${evicted} evicted`);
   assert.equal(r.failures, 0, r.notes.join("\n"));
 });
 
