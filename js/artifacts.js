@@ -96,7 +96,7 @@ export function artifactPath(stateDir, id) {
   return path;
 }
 
-/** Lowercase hex sha1 of a UTF-8 string (session ref file names). */
+/** Lowercase hex sha1 of a UTF-8 string (or of a Buffer's bytes). */
 export function sha1Hex(text) {
   return createHash("sha1").update(text, "utf8").digest("hex");
 }
@@ -158,7 +158,7 @@ function readMeta(path) {
 }
 
 /**
- * Store the full text of a shrunk result and record the reference.
+ * Store the full text of a shrunk result (a string, or its UTF-8 bytes) and record the reference.
  * `ref` = {tool, callId, session, nowMs, originalChars, shrunkChars}.
  * Returns {id, path, created, bytes}. Throws on I/O failure (callers then keep the original result).
  */
@@ -169,7 +169,7 @@ export function writeArtifact(stateDir, id, text, ref = {}) {
   if (!existsSync(shard)) mkdirSync(shard, { recursive: true, mode: DIR_MODE });
   assertInStore(stateDir, path);
   let created = false;
-  const buf = Buffer.from(text, "utf8");
+  const buf = Buffer.isBuffer(text) ? text : Buffer.from(text, "utf8");
   const bytes = buf.length;
   if (!isRegularFile(path)) {
     // Absent (or a planted non-file, which the rename replaces).

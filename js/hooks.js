@@ -16,6 +16,7 @@
 // data and writes artifacts. If the artifact cannot be written, the original result is kept.
 import { scheduleGc, withArtifactPath, writeArtifact } from "./artifacts.js";
 import { toolsCore, toolsCoreSync } from "./core.js";
+import { cutOversized } from "./oversize.js";
 
 /** The hooks' wasm core for synchronous paths (their own instance, see core.js), or null. */
 function syncCore(ctx) {
@@ -74,6 +75,10 @@ export async function beforeToolCall(ctx, event, hookCtx) {
  * (parsed from the core's JSON) or null when nothing changes or storing failed.
  */
 function transform(ctx, core, { toolName, payload, compactDetails, path, session, sessionId, callId }) {
+  // A huge text is stored and cut here, before it is copied into the core (see oversize.js).
+  const big = cutOversized(ctx.stateDir, payload, { tool: toolName || null, callId: callId ?? null, session, sessionId });
+  if (big.cuts.length) ctx.log?.({ event: "tool_result_cut", path, tool: toolName || null, toolCallId: callId ?? null, session, cuts: big.cuts });
+  payload = big.payload;
   const p = call(core, "processToolResult", ctx.configJson, toolName, JSON.stringify(payload), compactDetails);
   if (!p || p.action === "none" || p.messageJson == null) return null;
   if (p.artifactId) {
