@@ -9,7 +9,7 @@
 // reported (a hostile file blocks on every run, machine noise does not).
 // For a damaged lessons.json the assemble must still inject the session's lessons.
 // stdout, one line per call: "H <variant> <call> <blockMs> <ok|error:...>", then "done".
-import { mkdirSync, symlinkSync, truncateSync, writeFileSync, openSync, ftruncateSync, closeSync } from "node:fs";
+import { mkdirSync, symlinkSync, truncateSync, writeFileSync, writeSync, openSync, ftruncateSync, closeSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
@@ -51,9 +51,15 @@ function build(variant) {
       entry = "huge.bin";
       break;
     }
-    case "huge-lesson":
-      writeFileSync(join(dir, "huge.md"), `---\nname: huge\ndescription: Test runner and test file layout\n---\n${"- x\n".repeat(Math.floor(o.hugeBytes / 4))}`);
+    case "huge-lesson": {
+      // Written in 1 MiB chunks (a 2 GiB string cannot be made), at most 512 MiB.
+      const fd = openSync(join(dir, "huge.md"), "w");
+      writeSync(fd, "---\nname: huge\ndescription: Test runner and test file layout\n---\n");
+      const chunk = Buffer.from("- x\n".repeat(1 << 18));
+      for (let left = Math.min(o.hugeBytes, 512 << 20); left > 0; left -= chunk.length) writeSync(fd, chunk);
+      closeSync(fd);
       break;
+    }
     case "dir-input":
       mkdirSync(join(ws, "adir.json"));
       entry = "adir.json#a";
