@@ -6,8 +6,8 @@
 //  3. `plugins uninstall cachefold` fails without a terminal and `--force`, succeeds with it,
 //     and leaves the context-engine slot on legacy;
 //  4. what remains is what the README says: `plugins.entries.cachefold` = {enabled: false}
-//     (removed by `config unset`) and the state dir (removed by `rm -r`); a turn then runs on
-//     legacy.
+//     (removed by `config unset`) and the state dir (removed by `rm -r`); the cachefold command
+//     is gone.
 // Skipped unless CACHEFOLD_E2E=1 (`.ci/e2e test tests/e2e/uninstall.test.mjs`).
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -42,9 +42,13 @@ test("uninstall as the README writes it: originals kept, state removed, plugin g
     const sessionId = h.turns[0].sessionId;
     assert.ok(sessionId, "the turn's session id");
     const stateDir = path.join(h.state, "cachefold");
-    const shards = fs.readdirSync(h.artifactsDir()).filter((d) => /^[0-9a-f]{2}$/.test(d));
-    assert.ok(shards.length > 0, "the read result was shrunk and its artifact stored");
-    const lastLine = big.trimEnd().split("\n").at(-1);
+    // The shrunk result's full text (the largest artifact).
+    const artifacts = fs
+      .readdirSync(h.artifactsDir())
+      .filter((d) => /^[0-9a-f]{2}$/.test(d))
+      .flatMap((d) => fs.readdirSync(path.join(h.artifactsDir(), d)).filter((f) => /^[0-9a-f]{40}$/.test(f)).map((f) => path.join(h.artifactsDir(), d, f)));
+    assert.ok(artifacts.length > 0, "the read result was shrunk and its artifact stored");
+    const original = artifacts.map((f) => fs.readFileSync(f, "utf8")).sort((a, b) => b.length - a.length)[0];
 
     // 1. Keep what you want, while cachefold is still enabled.
     const status = json(await h.oc(["cachefold", "status", "--json"]), "status");
@@ -52,9 +56,10 @@ test("uninstall as the README writes it: originals kept, state removed, plugin g
     const keep = path.join(h.dir, "keep");
     const restored = path.join(keep, "cachefold-restored", `${sessionId}.jsonl`);
     const exported = path.join(keep, "cachefold-export", `${sessionId}.json`);
-    await h.oc(["cachefold", "restore", sessionId, "--out", restored]);
+    const r = json(await h.oc(["cachefold", "restore", sessionId, "--out", restored, "--json"]), "restore");
+    assert.ok(r.restored >= 1, `restore replaced ${r.restored} previews`);
     await h.oc(["cachefold", "export", sessionId, "--out", exported]);
-    assert.ok(fs.readFileSync(restored, "utf8").includes(JSON.stringify(lastLine).slice(1, -1)), "the restored copy holds the file's full text");
+    assert.ok(fs.readFileSync(restored, "utf8").includes(JSON.stringify(original).slice(1, -1)), "the restored copy holds the shrunk result's full text");
     assert.equal(JSON.parse(fs.readFileSync(exported, "utf8")).sessionId, sessionId);
 
     // 2. Remove what cachefold stored.
@@ -83,11 +88,6 @@ test("uninstall as the README writes it: originals kept, state removed, plugin g
     const gone = await h.oc(["cachefold", "status"], { allowFail: true });
     assert.notEqual(gone.code, 0, "the cachefold command went with the plugin");
 
-    // The Gateway runs turns on legacy.
-    await h.setSlot("legacy");
-    const t = await h.turn("un", "turn 3: after the uninstall");
-    assert.ok(t, "a turn after the uninstall");
-    assert.equal(fs.existsSync(stateDir), false, "nothing recreated the state dir");
   } finally {
     await h.close();
   }
