@@ -87,7 +87,6 @@ test("uninstall as the README writes it: originals kept, state removed, plugin g
     fs.rmSync(stateDir, { recursive: true }); // the README's `rm -r`
     const gone = await h.oc(["cachefold", "status"], { allowFail: true });
     assert.notEqual(gone.code, 0, "the cachefold command went with the plugin");
-
   } finally {
     await h.close();
   }
