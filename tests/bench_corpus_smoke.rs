@@ -1,7 +1,7 @@
 //! Reads every corpus session when `../shared/corpus` next to the checkout (or
 //! `$CACHEFOLD_CORPUS`) exists and checks the readers' counts against the corpus README;
 //! skipped with a message otherwise.
-use cachefold::replay::transcript::parse_auto;
+use cachefold_bench::replay::transcript::parse_auto;
 use std::path::PathBuf;
 
 fn corpus() -> Option<PathBuf> {

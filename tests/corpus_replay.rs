@@ -5,8 +5,8 @@
 //! the `shared/corpus` folder beside the checkout); when it is absent the test prints that it was skipped.
 
 use cachefold::config::Config;
-use cachefold::replay::transcript::parse_auto;
-use cachefold::replay::{replay, ReplayOptions, SummaryMode};
+use cachefold_bench::replay::transcript::parse_auto;
+use cachefold_bench::replay::{replay, ReplayOptions, SummaryMode};
 use std::path::{Path, PathBuf};
 
 fn corpus_dir() -> Option<PathBuf> {

@@ -15,7 +15,7 @@ import { tempDir } from "./helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const NODE24 = process.env.CACHEFOLD_NODE24 ?? join(ROOT, ".cache/node24/node_modules/node/bin/node");
-const FIX = join(ROOT, "tests/fixtures/bench");
+const FIX = join(ROOT, "crates/bench/tests/fixtures");
 const SESSIONS = [
   { id: "s-small", file: join(FIX, "pi_small.jsonl"), t0: Date.UTC(2026, 0, 1) },
   { id: "s-branch", file: join(FIX, "pi_branch.jsonl"), t0: Date.UTC(2026, 5, 1) },
