@@ -18,11 +18,24 @@
 // as an unknown one, and reading never adds a reference for an artifact the session did not have.
 //
 // Garbage collection (size budget `artifacts.maxBytes`, 1 GiB by default): an artifact is *live*
-// while any session ref file that names it was modified in the last LIVE_SESSION_DAYS days (30).
-// Live artifacts are never evicted, even over budget. Above the budget, the others go in order of
-// least recent reference (metadata lastRefAt, then id). Ref files older than the window are
-// deleted by GC (they no longer protect anything). GC runs off the hot path (setImmediate, async
-// fs), at most once a minute per process, after a new artifact was written.
+// while any session ref file that names it belongs to a session active in the last
+// LIVE_SESSION_DAYS days (30). A ref file's activity is the latest of its own mtime and the last
+// write of every session it belongs to (journal, snapshot, folds, lessons decision under
+// sessions/<dir>/): the session whose id hashes to the file's name, and every session id its
+// lines name (`sid`, recorded when the caller knows it: a ref keyed by the session key). A
+// session active today keeps an artifact it shrank 31 days ago. Live artifacts are never evicted,
+// even over budget. Above the budget, the others go in order of least recent reference (metadata
+// lastRefAt, then id). Inactive ref files are deleted by GC. GC runs off the hot path
+// (setImmediate, async fs), at most once a minute per process, after a new artifact was written.
+//
+// GC against concurrent references (other processes, no lock: tool_result_persist is
+// synchronous and cannot wait for one): every reference writes the metadata first, then its ref
+// line, then checks the artifact is still there and writes it again if not. GC evicts by renaming
+// the artifact and its metadata aside (tombstones), then compares the metadata with what its scan
+// read: changed means a reference came in, and both are put back. A reference whose metadata
+// write came after that comparison finds the artifact gone and writes it again. Ref files are
+// removed the same way (renamed aside, size compared, lines written meanwhile appended back), and
+// an append checks afterwards that its file is still the one at the path.
 //
 // The write path is synchronous (tool_result_persist is synchronous in OpenClaw): one
 // existsSync, one tmp write + rename for new content, one small metadata rewrite, one append.
@@ -34,17 +47,17 @@ import {
   existsSync,
   fstatSync,
   lstatSync,
+  linkSync,
   mkdirSync,
   openSync,
+  readFileSync,
   realpathSync,
   renameSync,
   unlinkSync,
-  writeFileSync,
-  writeSync,
 } from "node:fs";
-import { readdir, readFile, stat, unlink } from "node:fs/promises";
+import { appendFile, lstat, open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
-import { readNoFollow, unsafe } from "./store.js";
+import { readNoFollow, unsafe, writeAll, writeFileAtomic as writeAtomic } from "./io/files.js";
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
@@ -83,7 +96,7 @@ export function artifactPath(stateDir, id) {
   return path;
 }
 
-/** Lowercase hex sha1 of a UTF-8 string (session ref file names). */
+/** Lowercase hex sha1 of a UTF-8 string (or of a Buffer's bytes). */
 export function sha1Hex(text) {
   return createHash("sha1").update(text, "utf8").digest("hex");
 }
@@ -132,16 +145,7 @@ function isRegularFile(path) {
 }
 
 function writeFileAtomic(path, data) {
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
-  try {
-    writeFileSync(tmp, data, { mode: FILE_MODE });
-    renameSync(tmp, path);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {}
-    throw err;
-  }
+  writeAtomic(path, data, { mkdir: false, sync: false });
 }
 
 function readMeta(path) {
@@ -154,7 +158,7 @@ function readMeta(path) {
 }
 
 /**
- * Store the full text of a shrunk result and record the reference.
+ * Store the full text of a shrunk result (a string, or its UTF-8 bytes) and record the reference.
  * `ref` = {tool, callId, session, nowMs, originalChars, shrunkChars}.
  * Returns {id, path, created, bytes}. Throws on I/O failure (callers then keep the original result).
  */
@@ -165,47 +169,60 @@ export function writeArtifact(stateDir, id, text, ref = {}) {
   if (!existsSync(shard)) mkdirSync(shard, { recursive: true, mode: DIR_MODE });
   assertInStore(stateDir, path);
   let created = false;
-  let bytes;
-  if (isRegularFile(path)) {
-    bytes = lstatSync(path).size;
-  } else {
+  const buf = Buffer.isBuffer(text) ? text : Buffer.from(text, "utf8");
+  const bytes = buf.length;
+  if (!isRegularFile(path)) {
     // Absent (or a planted non-file, which the rename replaces).
-    const buf = Buffer.from(text, "utf8");
-    bytes = buf.length;
     writeFileAtomic(path, buf);
     created = true;
   }
   recordRef(stateDir, id, path, { ...ref, bytes, chars: ref.originalChars });
+  // A GC in another process may have evicted it between the check and the reference.
+  if (!isRegularFile(path)) {
+    writeFileAtomic(path, buf);
+    created = true;
+  }
   return { id, path, created, bytes };
 }
 
-/** Note that a session referenced an existing artifact (recover keeps it live). */
-export function touchArtifact(stateDir, id, ref = {}) {
+/**
+ * Note that a session referenced an existing artifact (recover keeps it live). `text` is its
+ * content when the caller has it (read otherwise): a GC evicting it meanwhile is undone.
+ */
+export function touchArtifact(stateDir, id, ref = {}, text = undefined) {
   const path = artifactPath(stateDir, id);
   if (!isRegularFile(path)) return false;
-  recordRef(stateDir, id, path, { ...ref, bytes: lstatSync(path).size });
+  const body = text ?? readArtifact(stateDir, id);
+  if (body == null) return false;
+  const buf = Buffer.from(body, "utf8");
+  recordRef(stateDir, id, path, { ...ref, bytes: buf.length });
+  if (!isRegularFile(path)) writeFileAtomic(path, buf);
   return true;
 }
 
 function recordRef(stateDir, id, path, ref) {
   const at = Number.isFinite(ref.nowMs) ? ref.nowMs : Date.now();
   const session = ref.session ?? "unknown";
-  const entry = { tool: ref.tool ?? null, callId: ref.callId ?? null, session, at };
-  const meta = readMeta(path) ?? { id, bytes: ref.bytes, chars: ref.chars ?? null, tool: ref.tool ?? null, createdAt: at, refs: [] };
-  meta.lastRefAt = at;
-  meta.refs = [...(Array.isArray(meta.refs) ? meta.refs : []), entry].slice(-META_REFS);
-  writeFileAtomic(`${path}.json`, JSON.stringify(meta));
+  // The ref line first, then the metadata: a GC whose scan missed the line sees a metadata
+  // written after its start (see collectGarbage).
   const line = {
     id,
     tool: ref.tool ?? null,
     callId: ref.callId ?? null,
     at,
+    ...(typeof ref.sessionId === "string" && ref.sessionId && ref.sessionId !== session ? { sid: ref.sessionId } : {}),
     ...(ref.originalChars != null ? { originalChars: ref.originalChars, shrunkChars: ref.shrunkChars ?? null } : {}),
   };
   appendRef(stateDir, sessionRefsPath(stateDir, session), `${JSON.stringify(line)}\n`);
+  const entry = { tool: ref.tool ?? null, callId: ref.callId ?? null, session, at };
+  const meta = readMeta(path) ?? { id, bytes: ref.bytes, chars: ref.chars ?? null, tool: ref.tool ?? null, createdAt: at, refs: [] };
+  meta.lastRefAt = at;
+  meta.refs = [...(Array.isArray(meta.refs) ? meta.refs : []), entry].slice(-META_REFS);
+  meta.touchedAt = Date.now();
+  writeFileAtomic(`${path}.json`, JSON.stringify(meta));
 }
 
-function appendRef(stateDir, file, text) {
+function appendRef(stateDir, file, text, opts = {}) {
   ensureStore(stateDir);
   assertInStore(stateDir, file);
   let fd;
@@ -215,12 +232,21 @@ function appendRef(stateDir, file, text) {
     if (err.code === "ELOOP") throw unsafe(`refusing to follow the symlink ${file}`);
     throw err;
   }
+  let ino;
   try {
-    if (!fstatSync(fd).isFile()) throw unsafe(`refusing ${file}: not a regular file`);
-    writeSync(fd, text);
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw unsafe(`refusing ${file}: not a regular file`);
+    ino = st.ino;
+    writeAll(fd, text);
   } finally {
     closeSync(fd);
   }
+  // A GC that renamed the file aside before this line landed in it: write the line again.
+  let now = null;
+  try {
+    now = lstatSync(file).ino;
+  } catch {}
+  if (now !== ino && !(opts.again === false)) appendRef(stateDir, file, text, { again: false });
 }
 
 /** Full text of an artifact, or null when it is not stored (never stored, or evicted). */
@@ -317,18 +343,19 @@ export function scheduleGc(stateDir, opts = {}) {
 }
 
 /**
- * Enforce the size budget. opts = {maxBytes, liveDays, nowMs}.
+ * Enforce the size budget. opts = {maxBytes, liveDays, nowMs, dryRun} (dryRun: report, delete nothing).
  * Returns {scanned, bytesBefore, bytesAfter, evicted: [ids], liveKept, staleRefFiles, overBudget}.
  */
 export async function collectGarbage(stateDir, opts = {}) {
   const maxBytes = Number.isFinite(opts.maxBytes) ? opts.maxBytes : 2 ** 30;
   const liveDays = Number.isFinite(opts.liveDays) ? opts.liveDays : LIVE_SESSION_DAYS;
   const now = Number.isFinite(opts.nowMs) ? opts.nowMs : Date.now();
-  const started = Date.now();
+  const started = Date.now(); // before the ref files are read (see evict)
   const root = storeRoot(stateDir);
   const report = { scanned: 0, bytesBefore: 0, bytesAfter: 0, evicted: [], liveKept: 0, staleRefFiles: 0, overBudget: false };
+  const activity = await sessionActivity(stateDir);
 
-  // Live set from session ref files.
+  // Live set from the ref files of sessions active within the window.
   const live = new Set();
   const sessionsDir = join(root, "sessions");
   for (const name of await listDir(sessionsDir)) {
@@ -340,19 +367,28 @@ export async function collectGarbage(stateDir, opts = {}) {
     } catch {
       continue;
     }
-    if (now - st.mtimeMs > liveDays * DAY_MS) {
-      await unlink(p).catch(() => {});
+    const text = await readFile(p, "utf8").catch(() => "");
+    const ids = [];
+    let active = Math.max(st.mtimeMs, activity.byRefName.get(name.slice(0, 40)) ?? 0);
+    for (const line of text.split("\n")) {
+      const m = /"id":"([0-9a-f]{40})"/.exec(line);
+      if (m) ids.push(m[1]);
+      const sid = /"sid":("(?:[^"\\]|\\.)*")/.exec(line);
+      if (sid) {
+        try {
+          active = Math.max(active, (await activity.ofSession(JSON.parse(sid[1]))) ?? 0);
+        } catch {}
+      }
+    }
+    if (now - active > liveDays * DAY_MS) {
+      if (!opts.dryRun) await removeRefFile(p, Buffer.byteLength(text));
       report.staleRefFiles += 1;
       continue;
     }
-    const text = await readFile(p, "utf8").catch(() => "");
-    for (const line of text.split("\n")) {
-      const m = /"id":"([0-9a-f]{40})"/.exec(line);
-      if (m) live.add(m[1]);
-    }
+    for (const id of ids) live.add(id);
   }
 
-  // Every artifact with its size and last reference.
+  // Every artifact with its size, last reference and metadata as scanned.
   const all = [];
   for (const shard of await listDir(root)) {
     if (!SHARD_RE.test(shard)) continue;
@@ -365,9 +401,13 @@ export async function collectGarbage(stateDir, opts = {}) {
       } catch {
         continue;
       }
-      const meta = await readFile(`${path}.json`, "utf8").then(JSON.parse).catch(() => null);
+      const metaText = await readFile(`${path}.json`, "utf8").catch(() => null);
+      let meta = null;
+      try {
+        meta = JSON.parse(metaText);
+      } catch {}
       const lastRefAt = Number.isFinite(meta?.lastRefAt) ? meta.lastRefAt : st.mtimeMs;
-      all.push({ id: name, path, bytes: st.size, lastRefAt });
+      all.push({ id: name, path, bytes: st.size, lastRefAt, metaText });
       report.bytesBefore += st.size;
     }
   }
@@ -379,15 +419,7 @@ export async function collectGarbage(stateDir, opts = {}) {
     candidates.sort((a, b) => a.lastRefAt - b.lastRefAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     for (const a of candidates) {
       if (total <= maxBytes) break;
-      // A reference made while we scanned (another turn, another process) wins.
-      const meta = await readFile(`${a.path}.json`, "utf8").then(JSON.parse).catch(() => null);
-      if (Number.isFinite(meta?.lastRefAt) && meta.lastRefAt >= started) continue;
-      try {
-        await unlink(a.path);
-      } catch {
-        continue;
-      }
-      await unlink(`${a.path}.json`).catch(() => {});
+      if (!opts.dryRun && !(await evict(a, started))) continue;
       total -= a.bytes;
       report.evicted.push(a.id);
     }
@@ -395,6 +427,137 @@ export async function collectGarbage(stateDir, opts = {}) {
   report.bytesAfter = total;
   report.overBudget = total > maxBytes;
   return report;
+}
+
+/**
+ * Evict one artifact unless a reference came in since the scan: artifact and metadata are
+ * renamed aside, then the metadata aside is compared with the scanned one and its last write
+ * (`touchedAt`, the clock of the referencing process) with the GC's start. A reference writes its
+ * ref line, then the metadata, then checks the artifact: a line the ref scan missed has its
+ * metadata written after `started` (caught here), or after the rename (the referencing process
+ * finds the artifact gone and writes it again). Returns true when the artifact was deleted.
+ */
+async function evict(a, started) {
+  // Not set aside at all when a reference is visible already (the common race, no gap).
+  if (!unreferencedSince(readText(`${a.path}.json`), a.metaText, started)) return false;
+  // The set-aside, compare and put-back run synchronously: the artifact is missing from its
+  // path for a few system calls only, never across a turn of the event loop.
+  const tag = `.gc-${process.pid}-${randomBytes(4).toString("hex")}`;
+  const tomb = `${a.path}${tag}`;
+  const metaTomb = `${a.path}.json${tag}`;
+  try {
+    renameSync(a.path, tomb);
+  } catch {
+    return false; // gone already (another GC): not ours to count
+  }
+  let metaMoved = true;
+  try {
+    renameSync(`${a.path}.json`, metaTomb);
+  } catch {
+    metaMoved = false;
+  }
+  const metaNow = metaMoved ? readText(metaTomb) : null;
+  if (!unreferencedSince(metaNow, a.metaText, started)) {
+    // Referenced meanwhile: put both back (a copy a referencing process wrote again wins).
+    for (const [from, to] of metaMoved ? [[tomb, a.path], [metaTomb, `${a.path}.json`]] : [[tomb, a.path]]) {
+      try {
+        linkSync(from, to);
+      } catch {}
+      try {
+        unlinkSync(from);
+      } catch {}
+    }
+    return false;
+  }
+  await unlink(tomb).catch(() => {});
+  if (metaMoved) await unlink(metaTomb).catch(() => {});
+  return true;
+}
+
+/** True when the metadata is what the scan read and was not written since the GC started. */
+function unreferencedSince(metaNow, scanned, started) {
+  if (metaNow !== scanned) return false;
+  try {
+    const m = JSON.parse(metaNow);
+    return !((m?.touchedAt ?? 0) >= started || (m?.lastRefAt ?? 0) >= started);
+  } catch {
+    return true;
+  }
+}
+
+function readText(path) {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+/** Remove an inactive ref file unless lines were appended since the scan (then they are kept). */
+async function removeRefFile(path, scannedBytes) {
+  const tomb = `${path}.gc-${process.pid}-${randomBytes(4).toString("hex")}`;
+  try {
+    await rename(path, tomb);
+  } catch {
+    return;
+  }
+  const text = await readFile(tomb).catch(() => null);
+  if (text && text.length > scannedBytes) {
+    // An append raced the removal: keep the whole file (its appender may also write its line
+    // again; a duplicate ref line is harmless).
+    await appendFile(path, text, { mode: FILE_MODE, flag: "a" }).catch(() => {});
+  }
+  await unlink(tomb).catch(() => {});
+}
+
+/**
+ * When each session was last active: the latest mtime of its journal, snapshot, folds and
+ * lessons decision. `byRefName` maps sha1(session id) (a ref file keyed by the session id) to it;
+ * `ofSession(id)` answers for any session id (through the core's directory name).
+ */
+async function sessionActivity(stateDir) {
+  const dir = join(stateDir, "sessions");
+  const byDir = new Map();
+  const byRefName = new Map();
+  for (const name of await listDir(dir)) {
+    const d = join(dir, name);
+    let t = 0;
+    for (const f of ["journal.jsonl", "snapshot.json", "folds", "lessons.json"]) {
+      try {
+        t = Math.max(t, (await lstat(join(d, f))).mtimeMs);
+      } catch {}
+    }
+    if (!t) continue;
+    byDir.set(name, t);
+    const ids = new Set([name.replace(/-[0-9a-f]{12}$/, "")]);
+    try {
+      const head = await readHead(join(d, "snapshot.json"), 4096);
+      const m = /"sessionId":("(?:[^"\\]|\\.)*")/.exec(head);
+      if (m) ids.add(JSON.parse(m[1]));
+    } catch {}
+    for (const id of ids) byRefName.set(sha1Hex(id), Math.max(t, byRefName.get(sha1Hex(id)) ?? 0));
+  }
+  let core = null;
+  return {
+    byRefName,
+    async ofSession(id) {
+      if (!byDir.size) return null;
+      core ??= await import("./core.js").then((m) => m.loadCore());
+      return byDir.get(core.sessionDirName(id)) ?? null;
+    },
+  };
+}
+
+async function readHead(path, n) {
+  const fh = await open(path, C.O_RDONLY | NOFOLLOW | (C.O_NONBLOCK ?? 0));
+  try {
+    if (!(await fh.stat()).isFile()) return "";
+    const buf = Buffer.alloc(n);
+    const { bytesRead } = await fh.read(buf, 0, n, 0);
+    return buf.toString("utf8", 0, bytesRead);
+  } finally {
+    await fh.close();
+  }
 }
 
 async function listDir(dir) {

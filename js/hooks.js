@@ -16,6 +16,7 @@
 // data and writes artifacts. If the artifact cannot be written, the original result is kept.
 import { scheduleGc, withArtifactPath, writeArtifact } from "./artifacts.js";
 import { toolsCore, toolsCoreSync } from "./core.js";
+import { cutOversized } from "./oversize.js";
 
 /** The hooks' wasm core for synchronous paths (their own instance, see core.js), or null. */
 function syncCore(ctx) {
@@ -73,7 +74,11 @@ export async function beforeToolCall(ctx, event, hookCtx) {
  * Shared by both rewrite paths: run the core, store the artifact, return the rewritten object
  * (parsed from the core's JSON) or null when nothing changes or storing failed.
  */
-function transform(ctx, core, { toolName, payload, compactDetails, path, session, callId }) {
+function transform(ctx, core, { toolName, payload, compactDetails, path, session, sessionId, callId }) {
+  // A huge text is stored and cut here, before it is copied into the core (see oversize.js).
+  const big = cutOversized(ctx.stateDir, payload, { tool: toolName || null, callId: callId ?? null, session, sessionId });
+  if (big.cuts.length) ctx.log?.({ event: "tool_result_cut", path, tool: toolName || null, toolCallId: callId ?? null, session, cuts: big.cuts });
+  payload = big.payload;
   const p = call(core, "processToolResult", ctx.configJson, toolName, JSON.stringify(payload), compactDetails);
   if (!p || p.action === "none" || p.messageJson == null) return null;
   if (p.artifactId) {
@@ -82,6 +87,7 @@ function transform(ctx, core, { toolName, payload, compactDetails, path, session
       tool: p.toolName,
       callId: callId ?? null,
       session,
+      sessionId,
       originalChars: p.originalChars,
       shrunkChars: p.shrunkChars,
     });
@@ -121,6 +127,7 @@ export async function toolResultMiddleware(ctx, event, mwCtx) {
       compactDetails: false,
       path: "middleware",
       session: mwCtx?.sessionKey ?? mwCtx?.sessionId ?? "unknown",
+      sessionId: mwCtx?.sessionId,
       callId: event.toolCallId,
     });
     if (!out) return undefined;

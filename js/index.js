@@ -3,18 +3,19 @@
 // unusable state directory is reported (key, value, what is allowed) and the plugin still
 // registers, passing history through where it cannot work. The wasm core is instantiated here
 // once per process (~1 ms after the first compile) so synchronous hooks can use it.
-import { homedir } from "node:os";
-import { join, isAbsolute, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { statSync, openSync, closeSync, accessSync, constants as C } from "node:fs";
 import { loadCoreSync } from "./core.js";
 import { createEngineFactory } from "./engine.js";
 import { registerHooks } from "./hooks.js";
 import { registerTools } from "./tools.js";
 import { registerCli } from "./cli.js";
-import { chatCommand } from "./commands.js";
+import { chatCommand } from "./cli/chat.js";
+import { cachefoldStateDir } from "./host/openclaw.js";
 import { registerLessons } from "./lessons.js";
 import { ensureDir, logLine } from "./store.js";
 import { resolveConfig, show } from "./config.js";
+import { registerUi } from "./ui/route.js";
 
 export { PROFILES, allowedFor, applyProfile, editDistance, nearestKey, resolveConfig } from "./config.js";
 
@@ -47,8 +48,7 @@ export function makeContext(api) {
   const { config, problems } = resolveConfig(core, raw);
   for (const p of problems) logger.error?.(p.message);
   const configJson = JSON.stringify(config);
-  const base = process.env.OPENCLAW_STATE_DIR || join(homedir(), ".openclaw");
-  const stateDir = config.stateDir ? (isAbsolute(config.stateDir) ? config.stateDir : resolve(config.stateDir)) : join(base, "cachefold");
+  const stateDir = cachefoldStateDir(config);
   const dirProblem = stateDirProblem(stateDir);
   if (dirProblem) {
     // Kept as configured (state never silently moves elsewhere): every call retries it and
@@ -96,7 +96,7 @@ export default {
     } catch (err) {
       // Last resort (e.g. the wasm core cannot load): register a passthrough engine.
       logger.error?.(`cachefold: cannot start (${err?.message ?? err}); history is passed through unchanged`);
-      ctx = { config: { mode: "off" }, configJson: '{"mode":"off"}', configError: err, configProblems: [], stateDir: join(process.env.OPENCLAW_STATE_DIR || join(homedir(), ".openclaw"), "cachefold"), logger, log: () => {} };
+      ctx = { config: { mode: "off" }, configJson: '{"mode":"off"}', configError: err, configProblems: [], stateDir: cachefoldStateDir({}), logger, log: () => {} };
     }
     for (const [what, fn] of [
       ["context engine", () => api.registerContextEngine("cachefold", createEngineFactory(ctx))],
@@ -104,6 +104,7 @@ export default {
       ["tools", () => registerTools(api, ctx)],
       ["lessons", () => registerLessons(api, ctx)],
       ["/cachefold command", () => typeof api.registerCommand === "function" && api.registerCommand(chatCommand(ctx))],
+      ["report page and dashboard widget", () => registerUi(api, ctx)],
     ]) {
       try {
         fn();

@@ -1,4 +1,5 @@
-// Workspace lessons: the file side (read, write, fingerprint inputs) of src/lessons/.
+// Workspace lessons: the session side (the decision at the first assemble, capture after turns)
+// of src/lessons/; the files are lessons/files.js, the redaction lessons/redact.js.
 //
 // Layout (one Markdown file per lesson, frontmatter parsed by the core):
 //   <workspace>/.cachefold/lessons/<name>.md              project scope (meant to be committed)
@@ -8,262 +9,25 @@
 //
 // Cache rule: the addition is decided once, at the first assemble of a fresh session, and the
 // recorded text is returned byte for byte by every later assemble of that session (in any
-// process: the file is created exclusively, the first writer wins). Nothing here throws into a
-// turn: lessonsAddition() and captureAfterTurn() turn every failure into "no lessons".
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
-import { homedir } from "node:os";
-import { isAbsolute, join, relative, resolve } from "node:path";
+// process: the file is created exclusively and whole, the first writer wins; a second copy is
+// kept beside it, so a damaged lessons.json never drops the session's lessons). Nothing here
+// throws into a turn: lessonsAddition() and captureAfterTurn() turn every failure into "no lessons".
+import { renameSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { loadCore } from "./core.js";
 import * as store from "./store.js";
+import { readRegular, withTimeout, writeFileAtomic } from "./io/files.js";
+import { readTranscript, transcriptDb } from "./host/openclaw.js";
+import { CANDIDATES, autoPromote, gatherInputs, readAll, readLesson, scopes, writeCandidates } from "./lessons/files.js";
+import { redact, redactSync } from "./lessons/redact.js";
 
-export const PROJECT_DIR = join(".cachefold", "lessons");
-const CANDIDATES = "_candidates";
-const REJECTED = ".rejected.json";
-const MAX_INPUT_BYTES = 8 << 20;
+export { CANDIDATES, PROJECT_DIR, autoPromote, find, gatherInputs, inputFor, inspect, promote, readAll, remove, scopes, writeCandidates } from "./lessons/files.js";
+export { transcriptDb } from "./host/openclaw.js";
+
 const decisions = new Map(); // sessionId -> decision (this process)
 const pending = new Map(); // sessionId -> in-flight decision promise
-
-// ---- paths and files -----------------------------------------------------------------------
-
-/** The lesson scopes for a workspace (project first) and the state dir. */
-export function scopes(ctx, workspace) {
-  const out = [];
-  if (workspace) out.push({ scope: "project", dir: join(resolve(workspace), PROJECT_DIR), mode: 0o644 });
-  out.push({ scope: "global", dir: join(ctx.stateDir, "lessons"), mode: 0o600 });
-  return out;
-}
-
-function writeFileAtomic(path, text, mode) {
-  mkdirSync(join(path, ".."), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, "w", mode);
-  try {
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-}
-
-function mdFiles(dir) {
-  try {
-    return readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isFile() && d.name.endsWith(".md"))
-      .map((d) => d.name)
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
-/** Lesson files of every scope: `[{scope, kind: "lesson"|"candidate", file, path, text}]`. */
-export function readAll(ctx, workspace, { candidates = true } = {}) {
-  const out = [];
-  for (const s of scopes(ctx, workspace)) {
-    const dirs = [["lesson", s.dir]];
-    if (candidates) dirs.push(["candidate", join(s.dir, CANDIDATES)]);
-    for (const [kind, dir] of dirs) {
-      for (const file of mdFiles(dir)) {
-        const path = join(dir, file);
-        try {
-          out.push({ scope: s.scope, kind, file, path, text: readFileSync(path, "utf8") });
-        } catch {
-          /* vanished or unreadable: skipped */
-        }
-      }
-    }
-  }
-  return out;
-}
-
-function rejected(dir) {
-  try {
-    return new Set(JSON.parse(readFileSync(join(dir, CANDIDATES, REJECTED), "utf8")));
-  } catch {
-    return new Set();
-  }
-}
-
-function reject(dir, name, mode) {
-  const set = rejected(dir);
-  set.add(name);
-  writeFileAtomic(join(dir, CANDIDATES, REJECTED), `${JSON.stringify([...set].sort())}\n`, mode);
-}
-
-// ---- fingerprint inputs --------------------------------------------------------------------
-
-function inside(root, p) {
-  const abs = resolve(root, p);
-  const rel = relative(root, abs);
-  return rel.startsWith("..") || isAbsolute(rel) ? null : abs;
-}
-
-function canonical(v) {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (v && typeof v === "object") return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(",")}}`;
-  return JSON.stringify(v);
-}
-
-function listing(abs) {
-  return readdirSync(abs, { withFileTypes: true })
-    .map((d) => (d.isDirectory() ? `${d.name}/` : d.name))
-    .sort()
-    .join("\n");
-}
-
-/**
- * The content of one fingerprint entry, or null when it does not exist: a directory = its sorted
- * entry names, `file#a.b` = the canonical JSON of that field, a file = its bytes (latin-1, so
- * every byte counts).
- */
-export function inputFor(workspace, entry) {
-  try {
-    if (!workspace) return null;
-    const hash = entry.indexOf("#");
-    const path = hash >= 0 ? entry.slice(0, hash) : entry;
-    const abs = inside(resolve(workspace), path);
-    if (!abs) return null;
-    if (hash >= 0) {
-      let v = JSON.parse(readFileSync(abs, "utf8"));
-      for (const k of entry.slice(hash + 1).split(".").filter(Boolean)) {
-        if (v === null || typeof v !== "object" || !Object.hasOwn(v, k)) return null;
-        v = v[k];
-      }
-      return canonical(v);
-    }
-    const st = statSync(abs);
-    if (st.isDirectory()) return listing(abs);
-    if (path.endsWith("/")) return null;
-    if (st.size > MAX_INPUT_BYTES) return `large file: ${st.size} bytes, mtime ${st.mtimeMs}`;
-    return readFileSync(abs).toString("latin1");
-  } catch {
-    return null;
-  }
-}
-
-/** Inputs for every entry of every lesson text that parses. */
-export function gatherInputs(core, workspace, texts) {
-  const entries = new Set();
-  for (const t of texts) {
-    try {
-      for (const e of core.lessonParse(t).fingerprint) entries.add(e);
-    } catch {
-      /* invalid files are reported by the caller */
-    }
-  }
-  return [...entries].sort().map((entry) => ({ entry, content: inputFor(workspace, entry) }));
-}
-
-// ---- operations shared by capture, injection and the CLI ------------------------------------
-
-function nowIso() {
-  return new Date().toISOString();
-}
-
-/** Find a lesson or candidate by name: `[{scope, kind, path, text, dir, mode}]`. */
-export function find(ctx, workspace, name) {
-  const out = [];
-  for (const s of scopes(ctx, workspace)) {
-    for (const [kind, dir] of [["lesson", s.dir], ["candidate", join(s.dir, CANDIDATES)]]) {
-      const path = join(dir, `${name}.md`);
-      if (existsSync(path)) out.push({ scope: s.scope, kind, path, text: readFileSync(path, "utf8"), dir: s.dir, mode: s.mode });
-    }
-  }
-  return out;
-}
-
-/** Promote a candidate (REFRESH notes and refresh-of dropped; hashed now if it never was). */
-export function promote(core, ctx, workspace, name) {
-  const c = find(ctx, workspace, name).find((x) => x.kind === "candidate");
-  if (!c) return null;
-  const l = core.lessonParse(c.text);
-  l.refreshOf = "";
-  l.body = l.body.filter((line) => !line.startsWith("- REFRESH:"));
-  let text = core.lessonRender(JSON.stringify(l));
-  if (!l.fingerprintHash && l.fingerprint.length) text = core.lessonStamp(text, JSON.stringify(gatherInputs(core, workspace, [text])));
-  const path = join(c.dir, `${l.name}.md`);
-  writeFileAtomic(path, text, c.mode);
-  unlinkSync(c.path);
-  return { name: l.name, scope: c.scope, path };
-}
-
-/** Remove a lesson and/or candidate; a removed candidate is remembered as rejected. */
-export function remove(ctx, workspace, name, { scope } = {}) {
-  const hits = find(ctx, workspace, name).filter((x) => !scope || x.scope === scope);
-  for (const h of hits) {
-    unlinkSync(h.path);
-    if (h.kind === "candidate") reject(h.dir, name, h.mode);
-  }
-  return hits.map((h) => ({ scope: h.scope, kind: h.kind, path: h.path }));
-}
-
-/** Every lesson and candidate with its parse result and staleness. */
-export function inspect(core, ctx, workspace) {
-  const files = readAll(ctx, workspace);
-  const inputs = gatherInputs(core, workspace, files.map((f) => f.text));
-  return files.map((f) => {
-    try {
-      const l = core.lessonParse(f.text);
-      const st = core.lessonStaleness(f.text, JSON.stringify(inputs));
-      return { ...f, lesson: l, stale: st.stale, changed: st.changed };
-    } catch (err) {
-      return { ...f, error: err.message };
-    }
-  });
-}
-
-/** Promote candidates older than lessons.autoPromoteAfterMs, fresh and never rejected. */
-export function autoPromote(core, ctx, workspace, now = Date.now()) {
-  const after = Number(ctx.config.lessons?.autoPromoteAfterMs ?? 0);
-  if (!(after > 0)) return [];
-  const done = [];
-  for (const s of scopes(ctx, workspace)) {
-    const no = rejected(s.dir);
-    for (const file of mdFiles(join(s.dir, CANDIDATES))) {
-      try {
-        const text = readFileSync(join(s.dir, CANDIDATES, file), "utf8");
-        const l = core.lessonParse(text);
-        const at = Date.parse(l.capturedAt);
-        if (l.refreshOf || no.has(l.name) || !(now - at >= after)) continue;
-        if (core.lessonStaleness(text, JSON.stringify(gatherInputs(core, workspace, [text]))).stale) continue;
-        const p = promote(core, ctx, workspace, l.name);
-        if (p) done.push(p);
-      } catch (err) {
-        ctx.log({ event: "lessons_skip", file: join(s.dir, CANDIDATES, file), error: String(err?.message ?? err) });
-      }
-    }
-  }
-  if (done.length) ctx.log({ event: "lessons_promoted", auto: true, names: done.map((d) => d.name) });
-  return done;
-}
-
-/** Write candidates (lesson objects from the core) into `_candidates/` of the right scope. */
-export function writeCandidates(core, ctx, workspace, lessons) {
-  const s = scopes(ctx, workspace)[0];
-  const no = rejected(s.dir);
-  const written = [];
-  for (const l of lessons) {
-    try {
-      if (no.has(l.name)) continue;
-      const same = (path) => {
-        try {
-          return JSON.stringify(core.lessonParse(readFileSync(path, "utf8")).body) === JSON.stringify(l.body);
-        } catch {
-          return false;
-        }
-      };
-      // The same fact already promoted, or already waiting (its capture time is kept).
-      if (same(join(s.dir, `${l.name}.md`)) || same(join(s.dir, CANDIDATES, `${l.name}.md`))) continue;
-      let text = core.lessonRender(JSON.stringify(l));
-      text = core.lessonStamp(text, JSON.stringify(gatherInputs(core, workspace, [text])));
-      writeFileAtomic(join(s.dir, CANDIDATES, `${l.name}.md`), text, s.mode);
-      written.push(l.name);
-    } catch (err) {
-      ctx.log({ event: "lessons_skip", candidate: l?.name ?? null, error: String(err?.message ?? err) });
-    }
-  }
-  return written;
-}
+const MAX_DECISION_BYTES = 1 << 20;
+const nowIso = () => new Date().toISOString();
 
 // ---- the session's decision (assemble) --------------------------------------------------------
 
@@ -271,29 +35,55 @@ function decisionPath(core, ctx, sessionId) {
   return join(store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId)).dir, "lessons.json");
 }
 
-function readDecision(path) {
+function parseDecision(text) {
   try {
-    const d = JSON.parse(readFileSync(path, "utf8"));
+    const d = JSON.parse(text ?? "");
     return d && typeof d.text === "string" ? d : null;
   } catch {
     return null;
   }
 }
 
-/** Create the decision file exclusively; when another process won, its decision is returned. */
+/** The recorded decision: lessons.json, else its copy (which then repairs lessons.json); or null. */
+function readDecision(path) {
+  const read = (p) => {
+    try {
+      return parseDecision(readRegular(p, { maxBytes: MAX_DECISION_BYTES }));
+    } catch {
+      return null;
+    }
+  };
+  const d = read(path);
+  if (d) return d;
+  const copy = read(`${path}.copy`);
+  if (copy) {
+    try {
+      writeFileAtomic(path, `${JSON.stringify(copy)}\n`);
+    } catch {
+      /* served from the copy until it can be repaired */
+    }
+  }
+  return copy;
+}
+
+/**
+ * Record the decision: written whole under a private name, then linked into place (the link
+ * fails when another process recorded first: its decision is returned). A copy is kept beside.
+ */
 function recordDecision(path, d) {
-  mkdirSync(join(path, ".."), { recursive: true, mode: 0o700 });
-  let fd;
+  const text = `${JSON.stringify(d)}\n`;
   try {
-    fd = openSync(path, "wx", 0o600);
+    writeFileAtomic(path, text, { exclusive: true });
   } catch (err) {
-    if (err.code === "EEXIST") return readDecision(path) ?? d;
-    throw err;
+    if (err.code !== "EEXIST") throw err;
+    const other = readDecision(path);
+    if (other) return other;
+    writeFileAtomic(path, text); // damaged and no copy: this decision replaces it
   }
   try {
-    writeSync(fd, `${JSON.stringify(d)}\n`);
-  } finally {
-    closeSync(fd);
+    writeFileAtomic(`${path}.copy`, text);
+  } catch {
+    /* lessons.json itself is whole */
   }
   return d;
 }
@@ -303,14 +93,23 @@ function workspaceOf(params, factoryCtx) {
   return rc.workspaceDir ?? factoryCtx?.workspaceDir ?? rc.cwd ?? null;
 }
 
+/** True unless both workspaces are known and differ. */
+function sameWorkspace(a, b) {
+  return !a || !b || resolve(a) === resolve(b);
+}
+
 async function decide(ctx, params, factoryCtx, sessionId) {
   const core = await loadCore();
   const path = decisionPath(core, ctx, sessionId);
+  const workspace = workspaceOf(params, factoryCtx);
   const recorded = readDecision(path);
-  if (recorded) return recorded;
+  if (recorded) {
+    if (sameWorkspace(recorded.workspace, workspace)) return recorded;
+    // The same session id in another workspace: never the first workspace's lessons.
+    return { v: 1, sessionId, workspace, inject: false, text: "", reason: `this session id decided its lessons in another workspace (${recorded.workspace})`, elsewhere: true };
+  }
   const messages = Array.isArray(params.messages) ? params.messages : [];
   const request = typeof params.prompt === "string" ? params.prompt : "";
-  const workspace = workspaceOf(params, factoryCtx);
   const base = { v: 1, sessionId, decidedAt: nowIso(), workspace, inject: false, text: "", tokens: 0, chosen: [] };
   let d;
   if (messages.length > 0) {
@@ -352,9 +151,11 @@ async function decide(ctx, params, factoryCtx, sessionId) {
       };
     }
   }
+  // Nothing reaches the system prompt, the file or the log unredacted.
+  d.text = await redact(d.text, core);
   d.sha1 = core.sha1Hex(d.text);
   const out = recordDecision(path, d);
-  ctx.log({ event: "lessons_decision", ...out, request: core.redactSecrets(request).slice(0, 200) });
+  ctx.log({ event: "lessons_decision", ...out, request: redactSync(request, core).slice(0, 200) });
   return out;
 }
 
@@ -364,7 +165,8 @@ function queueRefresh(ctx, workspace, stale) {
       const sc = scopes(ctx, workspace).find((x) => x.scope === s.scope);
       if (!sc) continue;
       const path = join(sc.dir, CANDIDATES, `${s.name}.md`);
-      if (!existsSync(path) || readFileSync(path, "utf8").includes("\nrefresh-of: ")) writeFileAtomic(path, s.refresh, sc.mode);
+      const old = readLesson(path);
+      if (old == null || old.includes("\nrefresh-of: ")) writeFileAtomic(path, redactSync(s.refresh), { mode: 0o600 });
     } catch (err) {
       ctx.log({ event: "lessons_skip", refresh: s.name, error: String(err?.message ?? err) });
     }
@@ -381,6 +183,7 @@ export async function lessonsAddition(ctx, params, factoryCtx) {
     const sessionId = String(params?.sessionId ?? "");
     if (!sessionId) return undefined;
     let d = decisions.get(sessionId);
+    if (d && !sameWorkspace(d.workspace, workspaceOf(params, factoryCtx))) d = null;
     if (!d) {
       let p = pending.get(sessionId);
       if (!p) {
@@ -388,7 +191,7 @@ export async function lessonsAddition(ctx, params, factoryCtx) {
         pending.set(sessionId, p);
       }
       d = await p;
-      decisions.set(sessionId, d);
+      if (!d.elsewhere) decisions.set(sessionId, d);
     }
     return d.inject && d.text ? d.text : undefined;
   } catch (err) {
@@ -421,55 +224,17 @@ export function forgetDecisions() {
 
 const lastCapture = new Map(); // sessionId -> ms
 
-function withTimeout(promise, ms) {
-  let timer;
-  return Promise.race([promise, new Promise((_, rej) => (timer = setTimeout(() => rej(new Error(`timed out after ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
-}
-
-function openclawStateDir() {
-  return process.env.OPENCLAW_STATE_DIR || join(homedir(), ".openclaw");
-}
-
-/** The host transcript database of a session: the runtime's storePath, else the agent's default. */
-export function transcriptDb(params, hctx) {
-  const rc = params?.runtimeContext ?? {};
-  const target = rc.sessionTarget ?? params?.sessionTarget ?? null;
-  const store = target?.storePath ?? rc.storePath ?? null;
-  if (typeof store === "string" && store.endsWith(".sqlite")) return store;
-  const agent = target?.agentId ?? hctx?.agentId ?? params?.agentId ?? "main";
-  return join(openclawStateDir(), "agents", String(agent), "agent", "openclaw-agent.sqlite");
-}
-
 /**
  * Messages of the session's last conversation in the host transcript (`reset` entries split the
  * conversations that share one sessionId), and the session's cwd. Null when it cannot be read.
  */
 export async function hostTranscript(db, sessionId) {
-  if (!db || !existsSync(db)) return null;
-  let sqlite;
-  try {
-    sqlite = await import("node:sqlite");
-  } catch {
-    return null; // Node < 22.5 (OpenClaw itself runs on 24)
-  }
-  const zlib = await import("node:zlib");
-  let rows;
-  const conn = new sqlite.DatabaseSync(db, { readOnly: true });
-  try {
-    rows = conn.prepare("SELECT seq, event_json, event_zstd FROM transcript_events WHERE session_id = ? ORDER BY seq").all(sessionId);
-  } finally {
-    conn.close();
-  }
-  if (!rows.length) return null;
+  const rows = await readTranscript(db, sessionId);
+  if (!rows?.length) return null;
   const parts = [[]];
   let cwd = null;
-  for (const r of rows) {
-    let e;
-    try {
-      e = JSON.parse(r.event_json ?? zlib.zstdDecompressSync(Buffer.from(r.event_zstd)).toString("utf8"));
-    } catch {
-      continue; // one unreadable event never stops the capture
-    }
+  for (const { event: e } of rows) {
+    if (!e) continue; // one unreadable event never stops the capture
     if (e?.type === "session" && typeof e.cwd === "string") cwd = e.cwd;
     else if (e?.type === "reset") parts.push([]);
     else if (e?.type === "message" && e.message && typeof e.message === "object") parts[parts.length - 1].push(e.message);
@@ -507,7 +272,7 @@ export async function captureAfterTurn(ctx, params, { force = false, factoryCtx 
     const stamp = join(paths.dir, "lessons-capture.json");
     let last = lastCapture.get(sessionId) ?? 0;
     try {
-      last = Math.max(last, JSON.parse(readFileSync(stamp, "utf8")).at ?? 0);
+      last = Math.max(last, JSON.parse(readRegular(stamp, { maxBytes: 4096 }) ?? "{}").at ?? 0);
     } catch {
       /* never captured */
     }
@@ -536,7 +301,7 @@ export async function captureAfterTurn(ctx, params, { force = false, factoryCtx 
     }
     lastCapture.set(sessionId, now);
     try {
-      writeFileAtomic(stamp, `${JSON.stringify({ at: now })}\n`, 0o600);
+      writeFileAtomic(stamp, `${JSON.stringify({ at: now })}\n`);
     } catch {
       /* the in-process limit still applies */
     }
@@ -558,12 +323,18 @@ export async function captureAfterTurn(ctx, params, { force = false, factoryCtx 
         const res = await withTimeout(
           params.runtimeContext.llm.complete({ systemPrompt: llmReq.system, messages: [{ role: "user", content: llmReq.prompt }], maxTokens: llmReq.maxTokens, temperature: 0, purpose: "cachefold lessons capture" }),
           Number(ctx.config.summary?.timeoutMs ?? 45000),
+          "lessons capture LLM call",
         );
         const proposed = core.lessonsParseLlm(String(res?.text ?? ""), input);
         found = found.concat(proposed.filter((p) => !found.some((f) => f.name === p.name)));
       } catch (err) {
         ctx.log({ event: "lessons_capture", sessionId, llm: false, message: String(err?.message ?? err) });
       }
+    }
+    // Every text of a candidate is redacted (all layers) before it is rendered and written.
+    for (const l of found) {
+      if (Array.isArray(l.body)) l.body = await Promise.all(l.body.map((line) => redact(line, core)));
+      if (typeof l.description === "string") l.description = await redact(l.description, core);
     }
     const written = writeCandidates(core, ctx, workspace, found);
     autoPromote(core, ctx, workspace, now);
@@ -593,6 +364,7 @@ export async function endDecision(ctx, sessionId) {
     const d = readDecision(path);
     if (!d) return null;
     renameSync(path, join(path, "..", `lessons-ended-${Date.now()}.json`));
+    rmSync(`${path}.copy`, { force: true });
     return d;
   } catch (err) {
     ctx.log({ event: "error", where: "lessons_end", message: String(err?.message ?? err) });

@@ -74,7 +74,7 @@ export function recoverTool(ctx, toolCtx = {}) {
       if (target.kind === "artifact") {
         // Only this session's own artifacts: a foreign id answers like an unknown one.
         text = readSessionArtifact(ctx.stateDir, refKey, target.id);
-        if (text != null) touchArtifact(ctx.stateDir, target.id, { tool: "cachefold_recover", session: refKey });
+        if (text != null) touchArtifact(ctx.stateDir, target.id, { tool: "cachefold_recover", session: refKey, sessionId }, text);
       } else if (sessionId) {
         const engine = await engineView(ctx);
         // Folds (f<k>) and condensed ranges (c<k>) are both stored by store.writeFold.

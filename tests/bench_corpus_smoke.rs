@@ -1,20 +1,13 @@
 //! Reads every corpus session when `../shared/corpus` next to the checkout (or
 //! `$CACHEFOLD_CORPUS`) exists and checks the readers' counts against the corpus README;
-//! skipped with a message otherwise.
-use cachefold_bench::replay::transcript::parse_auto;
-use std::path::PathBuf;
+//! without it the test fails under CI and prints that it was skipped elsewhere (`tests/prereq`).
+mod prereq;
 
-fn corpus() -> Option<PathBuf> {
-    let p = std::env::var("CACHEFOLD_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
-    p.is_dir().then_some(p)
-}
+use cachefold_bench::replay::transcript::parse_auto;
 
 #[test]
 fn corpus_sessions_parse() {
-    let Some(root) = corpus() else {
-        eprintln!("corpus not found: skipping");
+    let Some(root) = prereq::corpus("corpus_sessions_parse") else {
         return;
     };
     for (rel, min_calls) in [

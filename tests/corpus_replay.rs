@@ -2,17 +2,15 @@
 //! violations (pairing, completeness, append-only, budget, idempotence, journal restore).
 //!
 //! The corpus lives next to the repository (`../shared/corpus` relative to the crate, i.e.
-//! the `shared/corpus` folder beside the checkout); when it is absent the test prints that it was skipped.
+//! the `shared/corpus` folder beside the checkout, or `$CACHEFOLD_CORPUS`); when it is absent
+//! the tests fail under CI and print that they were skipped elsewhere (`tests/prereq`).
+
+mod prereq;
 
 use cachefold::config::Config;
 use cachefold_bench::replay::transcript::parse_auto;
 use cachefold_bench::replay::{replay, ReplayOptions, SummaryMode};
 use std::path::{Path, PathBuf};
-
-fn corpus_dir() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    p.is_dir().then_some(p)
-}
 
 fn sessions(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -22,9 +20,8 @@ fn sessions(root: &Path) -> Vec<PathBuf> {
         "reasonix-tau-bench",
         "entireio-cli",
     ] {
-        let Ok(rd) = std::fs::read_dir(root.join(sub)) else {
-            continue;
-        };
+        let rd = std::fs::read_dir(root.join(sub))
+            .unwrap_or_else(|e| panic!("corpus folder {sub}: {e}"));
         let mut files: Vec<PathBuf> = rd
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jsonl"))
@@ -36,8 +33,7 @@ fn sessions(root: &Path) -> Vec<PathBuf> {
 }
 
 fn run(opts: &ReplayOptions, cfg: &Config, label: &str) {
-    let Some(root) = corpus_dir() else {
-        eprintln!("corpus_replay: ../shared/corpus not found, skipped");
+    let Some(root) = prereq::corpus(&format!("corpus_replay [{label}]")) else {
         return;
     };
     let files = sessions(&root);

@@ -1,5 +1,6 @@
 //! Pairing repair, digests and fold records over the real pi sessions of the replay corpus
-//! (`../shared/corpus` next to the checkout, or `$CACHEFOLD_CORPUS`); skipped with a message when it is absent.
+//! (`../shared/corpus` next to the checkout, or `$CACHEFOLD_CORPUS`); when it is absent the test
+//! fails under CI and prints that it was skipped elsewhere (`tests/prereq`).
 //!
 //! Real histories carry real pairing damage (before-compaction.jsonl has 454 calls but 448
 //! results), so this checks the repair invariants on data no generator wrote.
@@ -8,14 +9,8 @@ use cachefold::fold::record::{fold_header, render_extractive};
 use cachefold::pairing::{cut_points, repair, violations, Shape};
 use cachefold::{Config, Message};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
-fn corpus() -> Option<PathBuf> {
-    let p = std::env::var("CACHEFOLD_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
-    p.is_dir().then_some(p)
-}
+mod prereq;
 
 /// `message` entries of a pi session JSONL file, in file order.
 fn pi_messages(text: &str) -> Vec<Message> {
@@ -28,8 +23,7 @@ fn pi_messages(text: &str) -> Vec<Message> {
 
 #[test]
 fn corpus_pairing_and_digests() {
-    let Some(root) = corpus() else {
-        eprintln!("corpus not found: skipping");
+    let Some(root) = prereq::corpus("corpus_pairing_and_digests") else {
         return;
     };
     let cfg = Config::default();

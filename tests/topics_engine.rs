@@ -559,6 +559,7 @@ fn a_pin_survives_a_restart_from_snapshot_plus_journal() {
 fn a_topic_boundary_never_delays_a_fold() {
     let subjects = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0, 0, 0, 1, 1, 1];
     // Without the check, 17 of these 96 settings folded a turn later or never.
+    let mut compared = 0;
     for tail in [1_000, 1_500, 3_000] {
         for size in [2_500, 3_500, 5_000, 8_000] {
             for min_fold in (1_000..5_000).step_by(500) {
@@ -575,6 +576,7 @@ fn a_topic_boundary_never_delays_a_fold() {
                 let off = run(cfg(false), &subjects, size);
                 let on = run(cfg(true), &subjects, size);
                 if let Some(f_off) = first(&off) {
+                    compared += 1;
                     let f_on = first(&on);
                     assert!(
                         f_on.is_some_and(|f| f <= f_off),
@@ -584,6 +586,11 @@ fn a_topic_boundary_never_delays_a_fold() {
             }
         }
     }
+    // A setting where topics off never folds compares nothing: 46 of the 96 fold (measured).
+    assert!(
+        compared >= 40,
+        "only {compared} of 96 settings folded without topics"
+    );
 }
 
 /// A closed-topic line names the topic's whole turn range, also when its first turns were

@@ -2,7 +2,8 @@
 //!
 //! The labels name turns of real sessions of the shared corpus (`../shared/corpus`, not in
 //! the repository) where the user clearly starts a new task; the corpus files are read in
-//! place and checked by size. Without the corpus the test says so and passes.
+//! place and checked by size. Without the corpus (or a labelled file) the test fails under CI
+//! and prints that it was skipped elsewhere (`tests/prereq`).
 //!
 //! `TOPICS_DUMP=1 cargo test --test topics_eval -- --nocapture` prints every turn's user
 //! text (the labelling view); the scores print with `--nocapture` too.
@@ -14,6 +15,8 @@ use cachefold::topics::{cue, Params, Segmenter, TurnId, TurnInput};
 use serde::Deserialize;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
+
+mod prereq;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -36,12 +39,6 @@ struct Labelled {
 
 /// A session's completed turns (digests, user-message time) and its labelled boundaries.
 type LabelledTurns = (Vec<(Vec<Digest>, Option<f64>)>, BTreeSet<u32>);
-
-fn corpus() -> PathBuf {
-    std::env::var("CACHEFOLD_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"))
-}
 
 /// Completed turns of a transcript as digests (a turn starts at each user message), with the
 /// user message's timestamp.
@@ -125,11 +122,9 @@ fn segmentation_quality_on_labelled_sessions() {
         .expect("labels.json"),
     )
     .expect("labels parse");
-    let root = corpus();
-    if !root.is_dir() {
-        eprintln!("topics_eval: no corpus at {}; skipped", root.display());
+    let Some(root) = prereq::corpus("topics_eval") else {
         return;
-    }
+    };
     let dump = std::env::var("TOPICS_DUMP").is_ok();
     // `TOPICS_DUMP=<file under the corpus>`: print that session's turns for labelling.
     if let Some(file) = std::env::var("TOPICS_DUMP")
@@ -173,9 +168,7 @@ fn segmentation_quality_on_labelled_sessions() {
     let (mut ctp, mut cfound, mut ctruth) = (0, 0, 0);
     let mut all: Vec<LabelledTurns> = Vec::new();
     for l in &labels.sessions {
-        let path = root.join(&l.file);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            eprintln!("topics_eval: {} missing; skipped", l.file);
+        let Some(text) = prereq::corpus_file("topics_eval", &root, &l.file) else {
             continue;
         };
         assert_eq!(

@@ -72,7 +72,15 @@ describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, t
       // README's npm-pack route), so both documented install commands run here.
       { label: "cachefold", engine: "cachefold", install: "stage", pluginConfig: { ...EXTRA_CONFIG, tailTokens: PROBE_TAIL_TOKENS } },
       scenario,
-      { pluginDir: PLUGIN_DIR, keep: KEEP, log },
+      {
+        pluginDir: PLUGIN_DIR,
+        keep: KEEP,
+        log,
+        // The artifacts' text, read while the run dir exists (it is removed when the harness closes).
+        inspect: async (_h, r) => {
+          r.artifactTexts = Object.fromEntries(r.artifacts.filter((f) => !f.path.endsWith(".json") && !f.path.endsWith(".jsonl")).map((f) => [f.path, fs.readFileSync(f.path, "utf8")]));
+        },
+      },
     );
     if (KEEP) log(`kept: ${run.dir}`);
     log(markdownTable([run]));
@@ -81,7 +89,8 @@ describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, t
   });
 
   it("every scripted turn completed", () => {
-    for (const t of run.turns) assert.ok(t.ok, `turn ${t.index} (${t.kind}) failed: exit ${t.code}${t.timedOut ? " (timeout)" : ""}\n${t.stderr.slice(-1500)}`);
+    assert.equal(run.turns.length, scenario.turns.length, "every scripted turn ran");
+    for (const t of run.turns) assert.ok(t.ok, `turn ${t.index} (${t.kind}) failed: ${String(t.error).slice(0, 1500)}`);
   });
 
   it("the engine was not degraded to legacy or quarantined", () => {
@@ -99,10 +108,11 @@ describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, t
 
   it("assemble ran on every user turn", () => {
     const assembles = run.events.filter((e) => e.event === "assemble");
+    assert.ok(run.sessionId, "the turns' events name the host session id");
     for (const t of run.turns) {
       const inTurn = assembles.filter((e) => eventTime(e) >= t.startedAt - 50 && eventTime(e) <= t.endedAt + 50);
       assert.ok(inTurn.length >= 1, `no assemble event during turn ${t.index} (${t.kind})`);
-      if (run.sessionId) assert.ok(inTurn.some((e) => e.sessionId === run.sessionId), `assemble in turn ${t.index} had another sessionId`);
+      assert.ok(inTurn.some((e) => e.sessionId === run.sessionId), `assemble in turn ${t.index} had another sessionId`);
     }
     assert.equal(run.events.filter((e) => e.event === "error" && e.where === "assemble").length, 0, "assemble reported errors");
   });
@@ -148,8 +158,10 @@ describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, t
     // The exec artifact holds the command's output byte for byte (plain-text store).
     const execId = ARTIFACT_RE.exec(toolResultText(shrunk.find((m) => m.toolName === "exec")))[1];
     const execFile = run.artifacts.find((f) => f.path.includes(execId) && !f.path.endsWith(".json"));
-    const stored = fs.existsSync(execFile.path) ? fs.readFileSync(execFile.path, "utf8") : null;
-    if (stored != null && stored.includes("row 000001")) assert.ok(stored.includes(seqRows(1, 2000)), "exec artifact differs from the command output");
+    assert.ok(execFile, `no stored text for exec artifact ${execId} (have ${run.artifacts.map((f) => f.path).join(", ")})`);
+    const stored = run.artifactTexts[execFile.path];
+    assert.equal(typeof stored, "string", `exec artifact ${execFile.path} was not read`);
+    assert.ok(stored.includes(seqRows(1, 2000)), `exec artifact ${execFile.path} differs from the command output (${stored.length} chars: ${JSON.stringify(stored.slice(0, 200))})`);
   });
 
   it("cachefold_recover returns the exact original bytes through OpenClaw's tool path", () => {
@@ -207,7 +219,8 @@ describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, t
       const endOfResult = messageEndOffsets(rf.body).ends[first.mi];
       const needHit = Math.floor(endOfResult / BYTES_PER_TOKEN / 128) * 128;
       const later = main.slice(first.i + 1, first.i + 3);
-      if (later.length < 2) continue; // the last tool result of the session has no followers
+      // The read and exec turns come before the recover, text and check turns: both results have followers.
+      assert.equal(later.length, 2, `shrunk result ${id} (request ${rf.seq}) has ${later.length} later requests`);
       const lcp = lcpBytes(serializeRequest(rf.body), serializeRequest(later[0].body));
       assert.ok(lcp >= endOfResult, `request ${later[0].seq} diverges from ${rf.seq} at byte ${lcp}, before the end of result ${id} (${endOfResult})`);
       const hits = later.map((r) => r.usage.prompt_cache_hit_tokens);
@@ -223,24 +236,32 @@ describe("cachefold in a real OpenClaw Gateway: tools scenario", { skip: SKIP, t
 describe("fold scenario vs legacy (issue targets)", { skip: SKIP || (process.env.CACHEFOLD_E2E_FOLD === "1" ? false : "set CACHEFOLD_E2E_FOLD=1 for the slow fold comparison"), timeout: 40 * 60_000 }, () => {
   const scenario = buildScenario("fold");
   // Legacy's cost used to move between runs ($0.068-$0.084) with whether OpenClaw's post-reply
-  // memory flush and compaction ran before the next message; the harness now waits for that
-  // work (Harness#settle): legacy's cost moved by 1 % ($0.0828-$0.0836) with the e2e files one
-  // at a time and by up to 3.5 % ($0.0807-$0.0836) two at a time, when the host ran one flush
-  // after a different turn. Still side-by-side pairs (CACHEFOLD_E2E_FOLD_RUNS, default 2), and with two the "median" below is
-  // the higher ratio: the worse run must pass.
-  const RUNS = Math.max(1, Number(process.env.CACHEFOLD_E2E_FOLD_RUNS ?? 2));
+  // memory flush and compaction ran before the next message. The harness now waits for that work
+  // to land, from the host's own maintenance records (Harness#settle), not for a quiet period, so
+  // whether it ran no longer depends on machine speed: one pair by default, its two arms on two
+  // Gateways side by side (CACHEFOLD_E2E_FOLD_RUNS pairs; with several the "median" below is the
+  // upper median).
+  const RUNS = Math.max(1, Number(process.env.CACHEFOLD_E2E_FOLD_RUNS ?? 1));
   const pairs = [];
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   before(async () => {
     for (let k = 0; k < RUNS; k++) {
-      const legacy = await runScenario({ label: "legacy", engine: "legacy" }, scenario, { keep: KEEP, log, transcript: false });
-      const cf = await runScenario({ label: "cachefold", engine: "cachefold" }, scenario, { pluginDir: PLUGIN_DIR, keep: KEEP, log, transcript: false });
+      const [legacy, cf] = await Promise.all([
+        runScenario({ label: "legacy", engine: "legacy" }, scenario, { keep: KEEP, log, transcript: false }),
+        runScenario({ label: "cachefold", engine: "cachefold" }, scenario, { pluginDir: PLUGIN_DIR, keep: KEEP, log, transcript: false }),
+      ]);
       log(markdownTable([legacy, cf]));
       pairs.push({ legacy, cf });
     }
   });
   it("every turn completed on both engines", () => {
-    for (const p of pairs) for (const r of [p.legacy, p.cf]) for (const t of r.turns) assert.ok(t.ok, `${r.label} turn ${t.index} failed`);
+    assert.equal(pairs.length, RUNS);
+    for (const p of pairs) {
+      for (const r of [p.legacy, p.cf]) {
+        assert.equal(r.turns.length, scenario.turns.length, `${r.label}: every scripted turn ran`);
+        for (const t of r.turns) assert.ok(t.ok, `${r.label} turn ${t.index} failed: ${String(t.error).slice(0, 500)}`);
+      }
+    }
   });
   it("cachefold input cost <= 0.6x legacy (upper median of the runs: of two, the higher)", () => {
     const ratios = pairs.map((p) => p.cf.summary.inputCostUsd / p.legacy.summary.inputCostUsd);
@@ -257,6 +278,14 @@ describe("fold scenario vs legacy (issue targets)", { skip: SKIP || (process.env
     const lgHit = median(pairs.map((p) => p.legacy.summary.hitPct));
     log(`hit rate (median): cachefold ${cfHit.toFixed(1)}% vs legacy ${lgHit.toFixed(1)}% (issue target 93%)`);
     assert.ok(cfHit >= lgHit - 1, `cachefold ${cfHit.toFixed(1)}% < legacy ${lgHit.toFixed(1)}% - 1`);
+  });
+  it("the paths compared were taken: the host compacted on legacy (summary requests), cachefold folded", () => {
+    for (const p of pairs) {
+      const summaries = p.legacy.requests.filter((r) => requestKind(r) === "summary").length;
+      assert.ok(summaries > 0, `legacy: no compaction summary request in ${p.legacy.requests.length} requests`);
+      const folds = p.cf.events.filter((e) => e.event === "assemble" || e.event === "compact").reduce((n, e) => n + ((e.report ?? e.answer?.report)?.folds?.length ?? 0) + ((e.report ?? e.answer?.report)?.fold ? 1 : 0), 0);
+      assert.ok(folds > 0, `cachefold: no fold in its decision log (${p.cf.events.length} events)`);
+    }
   });
   it("no 400s", () => {
     for (const p of pairs) assert.equal(p.cf.summary.http400, 0);

@@ -270,3 +270,50 @@ test("scenarios are deterministic and sized as documented", () => {
   assert.equal(f.defaultWindow, 48_000);
   for (const c of Object.values(f.files)) assert.ok(c.length < 12_000, "fold reads stay under the read shrink threshold");
 });
+
+// ---- progress-bounded waits, the host's maintenance records, the lessons block check ----------
+
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Progress } from "./lib/progress.mjs";
+import { HostLogTail } from "./lib/host-log.mjs";
+import { sessionStartPrefix } from "./lib/lessons-measure.mjs";
+
+test("Progress: a step with no progress fails naming itself; a moving signal keeps it alive", async () => {
+  let n = 0;
+  const p = new Progress({ counters: () => [n], describe: () => "last: x" });
+  await assert.rejects(p.wait(new Promise(() => {}), "step A", { stallMs: 150, everyMs: 20 }), /^Error: step A: no progress for 0 s \(0 s in step; last: x\)$/);
+  const moving = setInterval(() => n++, 30);
+  const late = new Promise((r) => setTimeout(() => r("done"), 400));
+  assert.equal(await p.wait(late, "step B", { stallMs: 150, everyMs: 20 }), "done");
+  clearInterval(moving);
+  await assert.rejects(p.wait(new Promise(() => {}), "step C", { stallMs: 10_000, everyMs: 20, check: () => { throw new Error("process died"); } }), /process died/);
+});
+
+test("HostLogTail: maintenance owners per session key, read incrementally, partial lines kept", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cf-hostlog-"));
+  const file = path.join(dir, "log.jsonl");
+  const rec = (phase, id, key = "agent:main:s") => JSON.stringify({ 0: '{"subsystem":"agents/session-maintenance"}', 1: { event: "session_maintenance", phase, sessionKey: key, maintenanceId: id }, 2: "session maintenance lifecycle" });
+  fs.writeFileSync(file, `${rec("pending", 0)}\n${rec("started", 0)}\n{"0":"other line"}\n`);
+  const tail = new HostLogTail(file);
+  const mark = tail.seen("agent:main:s");
+  assert.deepEqual([...mark], [0]);
+  fs.appendFileSync(file, `${rec("settled", 0)}\n${rec("pending", 1)}\n${rec("pending", 5, "agent:main:other")}\n${rec("settled", 1).slice(0, 40)}`);
+  assert.deepEqual(tail.since("agent:main:s", mark), [{ id: 1, phases: ["pending"], settled: false }]);
+  fs.appendFileSync(file, `${rec("settled", 1).slice(40)}\n`);
+  assert.deepEqual(tail.since("agent:main:s", mark), [{ id: 1, phases: ["pending", "settled"], settled: true }]);
+  assert.deepEqual(tail.since("agent:main:s", new Set()).map((o) => o.id), [0, 1]);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("sessionStartPrefix: the common prefix passes the injected block only when its bytes repeat", () => {
+  const req = (system, user) => ({ body: { messages: [{ role: "system", content: system }, { role: "user", content: user }] } });
+  const block = "[testing] run the tests with `npm test` (package.json#scripts.test)";
+  const sys = (b) => `You are a helpful agent. ${"stable ".repeat(200)}\n\n${b}\n\nTools follow.`;
+  const prev = req(sys(block), "[Thu 2026-11-26 07:01 UTC] task");
+  const blockEnd = Math.floor((sys(block).indexOf(block) + block.length) / 4);
+  assert.ok(sessionStartPrefix(prev, req(sys(block), "[Thu 2026-11-26 07:02 UTC] task"), block).withTokens >= blockEnd);
+  const changed = block.replace("npm test", "npm tests");
+  assert.ok(sessionStartPrefix(prev, req(sys(changed), "[Thu 2026-11-26 07:02 UTC] task"), changed).withTokens < blockEnd);
+});

@@ -59,15 +59,16 @@ function json(r, what) {
   }
 }
 
-async function waitFor(what, fn, { timeoutMs = 45_000, everyMs = 1_000 } = {}) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  while (Date.now() < deadline) {
-    last = await fn();
-    if (last) return last;
-    await sleep(everyMs);
-  }
-  assert.fail(`${what}: not after ${timeoutMs} ms`);
+/** Poll `fn` until it returns a truthy value; fails, naming `what`, once the Gateway stops moving. */
+function waitFor(h, what, fn) {
+  const polled = (async () => {
+    for (;;) {
+      const v = await fn();
+      if (v) return v;
+      await sleep(200);
+    }
+  })();
+  return h.progress.wait(polled, `lessons: waiting for ${what}`, { stallMs: 30_000 });
 }
 
 test("lessons: capture → candidate → promote → inject → stale in a real OpenClaw, fewer requests once learned", { skip: SKIP, timeout: 8 * 60_000 }, async () => {
@@ -84,8 +85,7 @@ test("lessons: capture → candidate → promote → inject → stale in a real 
   // the same transcript), so a session's events are told apart by time, not by id.
   const during = (name, t) => events(name).filter((e) => Date.parse(e.at) >= t.startedAt && Date.parse(e.at) <= t.endedAt + 2_000);
   const sessionNew = async () => {
-    const r = await h.oc(["gateway", "call", "sessions.reset", "--params", JSON.stringify({ key: `agent:main:${KEY}`, reason: "new" }), "--json"]);
-    return json(r, "sessions.reset");
+    return h.request("sessions.reset", { key: `agent:main:${KEY}`, reason: "new" }, "lessons: /new (sessions.reset)");
   };
   const figures = {};
   const candidateFile = path.join(lessonsDir, "_candidates", "testing.md");
@@ -133,8 +133,8 @@ test("lessons: capture → candidate → promote → inject → stale in a real 
 
     // ---- /new: session_end ---------------------------------------------------------------------
     await sessionNew();
-    await waitFor("the testing candidate", () => fs.existsSync(candidateFile));
-    await waitFor("session_end(new)", () => events("lessons_session_end").some((e) => e.reason === "new"));
+    await waitFor(h, "the testing candidate", () => fs.existsSync(candidateFile));
+    await waitFor(h, "session_end(new)", () => events("lessons_session_end").some((e) => e.reason === "new"));
     const cap = events("lessons_capture").filter((e) => e.sessionId === s1.sid);
     assert.ok(cap.some((e) => e.written?.includes("testing") && e.source === "transcript"), `capture events: ${JSON.stringify(cap)}`);
     // reason "new", the same id goes on (2026.9.6), and session 1's decision is ended.
@@ -200,16 +200,25 @@ test("lessons: capture → candidate → promote → inject → stale in a real 
       const row = (x) => ({ on: totals(c.lessonsOn, main(x)), off: totals(c.lessonsOff, main(x)) });
       return { mode, s2: row(s2), s3: row(s3), s4: row(s4) };
     });
-    for (const c of cf) {
-      // The session after the first one with the same lessons: the block costs no cache hit
-      // (a 128-token unit of slack per request for where the unit boundaries fall).
-      assert.ok(c.s3.on.hit >= c.s3.off.hit - 128 * s3.fig.requests, `${c.mode}: ${JSON.stringify(c.s3)}`);
-    }
+    // The session after the first one with the same lessons: the block costs no cache hit. Judged
+    // on the block-granular replay (every 128-token boundary cached), within a unit per request:
+    // the strict DS-unit replay persists units only at each request's end and at common
+    // prefixes, and whether such a unit lands inside OpenClaw's transient tail moves with every
+    // byte in front of it, so a 53-token block, or a longer temp path or host name in the
+    // system prompt, moved the strict figure by thousands of tokens (a clean clone failed with
+    // 40,576 vs 43,904 hit). The strict figures stay in the printed table and the JSON.
+    const aligned = cf.find((c) => c.mode === "optimistic");
+    assert.ok(aligned.s3.on.hit >= aligned.s3.off.hit - 128 * s3.fig.requests, `block-granular replay, session 3 with / without the lesson: ${JSON.stringify(aligned.s3)}`);
     const start = {
       s2: sessionStartPrefix(s1.main.at(-1), s2.main[0], s2.d.text), // from no lesson to the lesson
       s3: sessionStartPrefix(s2.main.at(-1), s3.main[0], s2.d.text), // the same lesson again
       s4: sessionStartPrefix(s3.main.at(-1), s4.main[0], null), // from the lesson to none
     };
+    // What cachefold controls, independent of the machine's strings: session 3 opens with the
+    // bytes session 2 sent up to past the end of the injected block (same block, same offset,
+    // same bytes before it), so the provider can serve all of it from the cache.
+    const blockEnd = Math.floor((offset + Buffer.byteLength(`${s2.d.text}`)) / 4);
+    assert.ok(start.s3.withTokens >= blockEnd, `session 3's first request shares ${start.s3.withTokens} tokens with session 2's last, not past the end of the lesson block (token ${blockEnd})`);
     const all = { s1, s2, s3, s4 };
     figures.sameSessionIdAcrossNew = new Set(Object.values(all).map((x) => x.sid)).size === 1; // true on 2026.9.6
     figures.sessions = Object.fromEntries(Object.entries(all).map(([k, x]) => [k, { sessionId: x.sid, inject: x.d.inject, reason: x.d.reason, ...x.fig, rows: requestRows(x.t.requests) }]));

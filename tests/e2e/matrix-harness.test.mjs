@@ -9,7 +9,7 @@ import { startFakeProvider } from "./lib/fake-provider.mjs";
 import { scriptMarker, INTERNAL_CONTEXT_MARK } from "./lib/script.mjs";
 import { turnError } from "./lib/turn-result.mjs";
 import { buildMatrixScenario, makeMarkdownFile } from "./lib/matrix-scenarios.mjs";
-import { CELLS, VARIANTS, resolveAt, cellScenario, judgeRun, matrixRow, matrixTable, logFindings, reasoningReplay } from "./lib/matrix.mjs";
+import { CELLS, VARIANTS, resolveAt, cellScenario, judgeRun, matrixRow, matrixTable, logFindings, reasoningReplay, reachedPaths } from "./lib/matrix.mjs";
 
 const call = (id) => ({ id, type: "function", function: { name: "read", arguments: "{}" } });
 const sys = { role: "system", content: "S" };
@@ -132,6 +132,7 @@ test("matrix verdict and table: failed turns, 400s, recall, cost vs legacy", () 
     logFindings: logFindings(o.logs ?? ""),
     runtimeEvents: [],
     totalMs: 60_000,
+    reached: o.reached ?? { fold: 2, evicted: 0, compacted: 0, manualCompact: 0 },
   });
   const legacy = mk("legacy", "legacy", { cost: 0.02 });
   assert.deepEqual(judgeRun(legacy, legacy), { ok: true, failures: [] });
@@ -143,6 +144,9 @@ test("matrix verdict and table: failed turns, 400s, recall, cost vs legacy", () 
   assert.match(bad.failures.join("\n"), /ZEBRA-4417 .* not recalled/);
   assert.match(bad.failures.join("\n"), /1\.500x legacy/);
   assert.match(bad.failures.join("\n"), /degraded to legacy/);
+  // A cachefold run that never reached its cell's host path (repro-48k: a fold) fails.
+  const noFold = judgeRun(mk("cf", "cachefold", { cost: 0.01, reached: { fold: 0, evicted: 0, compacted: 0, manualCompact: 0 } }), legacy);
+  assert.deepEqual(noFold.failures.map((f) => f.split(" (")[0]), ["the cell's host path was not reached: no fold"]);
   const rows = [matrixRow(legacy, legacy), matrixRow(mk("cachefold ownsCompaction=true", "cachefold", { cost: 0.005, fail: [2] }), legacy), matrixRow({ cell: "x", label: "y", error: "boom|1" }, null)];
   assert.equal(rows[1].costXLegacy, 0.25);
   const t = matrixTable(rows).split("\n");
@@ -151,6 +155,26 @@ test("matrix verdict and table: failed turns, 400s, recall, cost vs legacy", () 
   assert.match(t[2], /^\| repro-48k \| legacy \| 3\/3 \| 9 \| 100,000 \| 80\.0 \| 1\.000 \| 0 \| yes \| pass \|$/);
   assert.match(t[3], /\| 2\/3 \| .* \| 0\.250 \| 0 \| yes \| FAIL: turns failed: 2 /);
   assert.match(t[4], /ERROR: boom\\\|1/);
+});
+
+test("reachedPaths reads folds, host evictions and the manual /compact from the decision log", () => {
+  const ev = (event, o) => ({ event, ...o });
+  const run = {
+    events: [
+      ev("assemble", { report: { folds: [{ id: "f1" }, { id: "f2" }] } }),
+      ev("assemble", { report: { folds: [], divergence: { cause: "host_evicted", action: "evict" } } }),
+      ev("compact", { trigger: "manual", answer: { reason: "already compacted" } }),
+      ev("compact", { report: { fold: { id: "f3" } } }),
+      ev("config", {}),
+    ],
+    turns: [
+      { kind: "compact", ok: true, text: "⚙️ Compaction skipped: nothing compactable in this session yet" },
+      { kind: "compact", ok: true, text: "⚙️ Compacted (40k → 9k)" },
+      { kind: "work", ok: true, text: "done" },
+    ],
+  };
+  assert.deepEqual(reachedPaths(run), { fold: 3, evicted: 1, compacted: 1, manualCompact: 1 });
+  assert.deepEqual(reachedPaths({ events: [], turns: [] }), { fold: 0, evicted: 0, compacted: 0, manualCompact: 0 });
 });
 
 test("reasoningReplay counts tool-call messages sent back with (non-empty) reasoning_content", () => {

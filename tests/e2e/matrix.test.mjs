@@ -1,17 +1,23 @@
-// The CI subset of the e2e matrix (the full matrix: `npm run e2e -- --matrix`, tests/e2e/matrix.mjs).
-// Skipped unless CACHEFOLD_E2E=1 (`.ci/e2e test`, part of `npm test`).
+// The `npm test` subset of the e2e matrix (the full matrix: `npm run e2e -- --matrix`,
+// tests/e2e/matrix.mjs). Skipped unless CACHEFOLD_E2E=1 (`.ci/e2e test`, part of `npm test`).
 //
-// Budget (2 shared cores, measured): each engine run is ~40 s of setup (npm pack, plugins install,
-// one config set, Gateway start) plus ~3 s per turn (8 tool rounds each).
-//   repro-48k,   18 turns: legacy + cachefold ownsCompaction true + false   4.8 min measured (1.5+1.4+1.6)
-//   compact,     12 turns: legacy + cachefold (default config)              ~2.5 min
-//   window-128k, 12 turns: cachefold (the host evicts old messages)        ~1.2 min
-// Total ~8.5 min (the run that fails fast takes about as long as a passing one). CACHEFOLD_E2E_MATRIX_CELLS=a,b picks other cells (same variants),
-// CACHEFOLD_E2E_MATRIX_TURNS=N shortens every cell.
+// Each run guards one real host path, at the fewest turns that reach it, and asserts that it was
+// reached (lib/matrix.mjs `reach`, judged by judgeRun from the engine's decision log):
+//   repro-48k,   4 turns, legacy + cachefold (ownsCompaction true): a fold at a small window, and
+//                the input cost below legacy's (the first fold comes in turn 1);
+//   compact,     4 turns, cachefold: the user's /compact typed into the chat reaches cachefold's
+//                compact() (trigger "manual");
+//   window-128k, 11 turns, cachefold: OpenClaw drops its oldest messages (first in turn 9) and
+//                cachefold recognises the eviction (divergence "host_evicted"); the planted head
+//                fact survives.
+// Cells with the same host configuration share one Gateway as separate sessions (repro-48k and
+// compact on cachefold), so the subset starts three Gateways. The ownsCompaction=false variant and
+// the other cells run in the full matrix. CACHEFOLD_E2E_MATRIX_CELLS=a,b runs other cells instead
+// (all variants, each on its own Gateway); CACHEFOLD_E2E_MATRIX_TURNS=N sets every cell's turns.
 
-import { describe, it, before } from "node:test";
+import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { CELLS, VARIANTS, runCell, judgeRun, matrixRow, matrixTable } from "./lib/matrix.mjs";
+import { CELLS, VARIANTS, runCell, cellHarness, sameHost, judgeRun, matrixRow, matrixTable } from "./lib/matrix.mjs";
 import { locateToolchain, REPO_ROOT } from "./lib/env.mjs";
 
 const ENABLED = process.env.CACHEFOLD_E2E === "1";
@@ -21,38 +27,49 @@ const PLUGIN_DIR = process.env.CACHEFOLD_E2E_PLUGIN_DIR || REPO_ROOT;
 const TURNS = process.env.CACHEFOLD_E2E_MATRIX_TURNS ? Number(process.env.CACHEFOLD_E2E_MATRIX_TURNS) : undefined;
 const log = (s) => process.stderr.write(`${s}\n`);
 
-/** cell → [variants, turns] run by default in CI. */
-const DEFAULT_SUBSET = {
-  "repro-48k": [VARIANTS, 18],
-  compact: [[VARIANTS[0], { label: "cachefold (default config)", engine: "cachefold" }], 12],
-  // OpenClaw drops the oldest messages after ~240 at this window: the planted head fact must survive.
-  "window-128k": [[VARIANTS[1]], 12],
-};
+/** Gateways of the default subset, each with the [cell, variant, turns] runs it hosts in order. */
+const DEFAULT_SUBSET = [
+  { label: "48K legacy", runs: [["repro-48k", VARIANTS[0], 4]] },
+  { label: "48K cachefold", runs: [["repro-48k", VARIANTS[1], 4], ["compact", VARIANTS[1], 4]] },
+  { label: "128K cachefold", runs: [["window-128k", VARIANTS[1], 11]] },
+];
 const SUBSET = process.env.CACHEFOLD_E2E_MATRIX_CELLS
-  ? Object.fromEntries(process.env.CACHEFOLD_E2E_MATRIX_CELLS.split(",").map((c) => [c.trim(), [VARIANTS, undefined]]))
+  ? process.env.CACHEFOLD_E2E_MATRIX_CELLS.split(",").flatMap((c) => VARIANTS.map((v) => ({ label: `${c.trim()} ${v.label}`, runs: [[c.trim(), v, undefined]] })))
   : DEFAULT_SUBSET;
 
-for (const [name, [variants, turns]] of Object.entries(SUBSET)) {
-  describe(`e2e matrix cell ${name}`, { skip: SKIP || (CELLS[name] ? false : `unknown cell ${name}`), timeout: 30 * 60_000 }, () => {
-    const runs = [];
+const runs = [];
+const legacyOf = (cell) => runs.find((r) => r.cell === cell && r.variant.engine === "legacy" && !r.error);
+
+for (const group of SUBSET) {
+  describe(`e2e matrix: ${group.label}`, { skip: SKIP, timeout: 30 * 60_000 }, () => {
+    const mine = [];
+    let h = null;
     before(async () => {
       locateToolchain();
-      for (const v of variants) {
+      for (const [name, v, turns] of group.runs) {
+        assert.ok(CELLS[name], `unknown cell ${name}`);
         let run;
         try {
-          run = await runCell(name, CELLS[name], v, { turns: TURNS ?? turns, pluginDir: PLUGIN_DIR, keep: KEEP, log });
+          // The first run makes the harness; a later one with the same host configuration joins it.
+          const [firstName] = group.runs[0];
+          if (group.runs.length > 1 && !h) h = await cellHarness(CELLS[firstName], v, { pluginDir: PLUGIN_DIR, keep: KEEP, log });
+          if (h) assert.ok(sameHost(CELLS[name], CELLS[firstName]), `${name} cannot share ${firstName}'s Gateway`);
+          run = await runCell(name, CELLS[name], v, { turns: TURNS ?? turns, pluginDir: PLUGIN_DIR, keep: KEEP, log, harness: h ?? undefined });
         } catch (e) {
           run = { cell: name, label: v.label, variant: v, error: String(e.stack ?? e) };
         }
         runs.push(run);
+        mine.push(run);
         if (KEEP && run.dir) log(`kept: ${run.dir}`);
       }
-      const legacy = runs.find((r) => r.variant.engine === "legacy");
-      log(matrixTable(runs.map((r) => matrixRow(r, legacy))));
+      log(matrixTable(mine.map((r) => matrixRow(r, legacyOf(r.cell)))));
     });
-    for (const v of variants) {
-      const get = () => runs.find((r) => r.label === v.label);
-      it(`${v.label}: every turn completed`, () => {
+    after(async () => {
+      await h?.close({ keep: KEEP });
+    });
+    for (const [name, v] of group.runs) {
+      const get = () => mine.find((r) => r.cell === name && r.label === v.label);
+      it(`${name} / ${v.label}: every turn completed`, () => {
         const r = get();
         assert.ok(!r.error, r.error);
         const bad = r.turns.filter((t) => !t.ok);
@@ -63,10 +80,12 @@ for (const [name, [variants, turns]] of Object.entries(SUBSET)) {
         );
         assert.equal(r.turns.length, r.turnsPlanned);
       });
-      it(`${v.label}: no degradation, quarantine or HTTP 400; facts recalled${v.engine === "legacy" ? "" : "; input cost below legacy"}`, () => {
+      it(`${name} / ${v.label}: no degradation, quarantine or HTTP 400; facts recalled${v.engine === "legacy" ? "" : "; the cell's host path reached; input cost below legacy where legacy ran"}`, () => {
         const r = get();
-        const legacy = runs.find((x) => x.variant.engine === "legacy" && !x.error);
-        const verdict = judgeRun(r, legacy);
+        assert.ok(!r.error, r.error);
+        const legacyPlanned = v.engine !== "legacy" && SUBSET.some((g) => g.runs.some(([n, w]) => n === name && w.engine === "legacy"));
+        assert.ok(!legacyPlanned || legacyOf(name), `${name}: the legacy baseline run is missing or failed, so the cost check cannot run`);
+        const verdict = judgeRun(r, legacyOf(name));
         const other = verdict.failures.filter((f) => !f.startsWith("turns failed"));
         assert.deepEqual(other, []);
       });

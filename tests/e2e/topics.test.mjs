@@ -38,7 +38,6 @@
 import { describe, it, before } from "node:test";
 import assert from "node:assert/strict";
 import { Harness } from "./lib/harness.mjs";
-import { waitQuiet } from "./lib/session.mjs";
 import { scriptMarker } from "./lib/script.mjs";
 import { summarizeRun, prefixBreaks, requestKind, requestContains, resimulate } from "./lib/analyze.mjs";
 import { contentText } from "./lib/tokenize.mjs";
@@ -302,12 +301,10 @@ async function runSession(topicsEnabled, session, window) {
     const r = await h.turn(key, check.message);
     r.kind = check.kind;
     r.topic = check.topic;
-    await waitQuiet(h, 1500, 5_000);
     const compared = h.provider.requests.length; // (a) compares the session up to here
     const rt = await h.turn(key, TOPICS_TURN.message);
     rt.kind = TOPICS_TURN.kind;
     rt.topic = TOPICS_TURN.topic;
-    await waitQuiet(h, 1500, 15_000);
     const events = h.decisionEvents();
     const requests = h.provider.requests;
     const summary = summarizeRun({ requests, turns: h.turns, scenario: { needle: NEEDLE } });
@@ -360,9 +357,9 @@ for (const window of WINDOWS) {
     const runs = {};
     before(async () => {
       locateToolchain();
-      // One OpenClaw at a time (2 shared cores); "on" first so a broken engine fails early.
-      runs.on = await runSession(true, session, window);
-      runs.off = await runSession(false, session, window);
+      // Both arms side by side, each on its own Gateway: every turn waits for the host's post-turn
+      // work to land (Harness#settle), so neither arm's figures depend on the other's speed.
+      [runs.on, runs.off] = await Promise.all([runSession(true, session, window), runSession(false, session, window)]);
       for (const r of [runs.on, runs.off]) if (KEEP) log(`kept: ${r.dir}`);
       log(table([runs.on, runs.off]));
       for (const r of [runs.on, runs.off]) {

@@ -29,3 +29,10 @@ export function history(k) {
 export function shortHash(m) {
   return createHash("sha1").update(JSON.stringify(m)).digest("hex").slice(0, 10);
 }
+
+/** One assembled output entry: its short hash, and for a fold or condensed record `~<id>`. */
+export function outputEntry(m) {
+  const text = m?.role === "user" && Array.isArray(m.content) ? m.content[0]?.text : null;
+  const id = typeof text === "string" ? text.match(/^\[cachefold fold ([a-z]\d+)\]/)?.[1] : null;
+  return id ? `${shortHash(m)}~${id}` : shortHash(m);
+}

@@ -3,14 +3,14 @@
 // Through the real wasm build in pkg/.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult, pkgSkip } from "./helpers.mjs";
 import { messageJson } from "../../js/engine.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const skip = existsSync(join(ROOT, "pkg/cachefold_bg.wasm")) ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 
 test("messageJson: stable placeholder text for what JSON.stringify cannot handle", () => {
   assert.equal(messageJson({ a: 1 }), '{"a":1}');

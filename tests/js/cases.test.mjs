@@ -3,9 +3,9 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { pkgSkip } from "./helpers.mjs";
 
 const DIR = new URL("../cases/", import.meta.url);
-const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
 const T0 = 1_763_900_000_000;
 
 function text(t) {
@@ -65,8 +65,27 @@ const files = existsSync(DIR) ? readdirSync(DIR).filter((f) => f.endsWith(".json
 
 test("the case files are there", () => assert.ok(files.length >= 5, `cases: ${files.length}`));
 
+// Every key a case may use: a misspelt expectation would otherwise check nothing.
+const KEYS = {
+  turn: ["replace", "evict", "front", "append", "expect"],
+  expect: ["folds", "passthrough", "pairingValid", "extendsPrevious", "headUnchanged", "contains", "divergence", "repairsAtLeast", "maxTokensAfter"],
+  expectOverall: ["foldsAtLeast"],
+};
+const unknownKeys = (obj, known) => Object.keys(obj ?? {}).filter((k) => !known.includes(k));
+
 for (const file of files) {
-  test(`case ${file} on the wasm core`, { skip: built ? false : "needs pkg/" }, async () => {
+  test(`case ${file}: every key is known and some turn expects something`, () => {
+    const c = JSON.parse(readFileSync(new URL(file, DIR), "utf8"));
+    c.turns.forEach((turn, t) => {
+      assert.deepEqual(unknownKeys(turn, KEYS.turn), [], `${file} turn ${t}`);
+      assert.deepEqual(unknownKeys(turn.expect, KEYS.expect), [], `${file} turn ${t} expect`);
+    });
+    assert.deepEqual(unknownKeys(c.expectOverall, KEYS.expectOverall), [], `${file} expectOverall`);
+    const expectations = c.turns.reduce((n, turn) => n + Object.keys(turn.expect ?? {}).length, 0) + Object.keys(c.expectOverall ?? {}).length;
+    assert.ok(expectations > 0, `${file} expects nothing`);
+  });
+
+  test(`case ${file} on the wasm core`, { skip: pkgSkip() }, async () => {
     const { loadCore } = await import("../../js/core.js");
     const core = await loadCore();
     const c = JSON.parse(readFileSync(new URL(file, DIR), "utf8"));

@@ -9,10 +9,9 @@ import { syncBuiltinESMExports } from "node:module";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { fakeApi, tempDir, engineFor, sessionDir, user, assistantText, commitInNewProcess, runModule, pluginPrelude } from "./helpers.mjs";
+import { fakeApi, tempDir, engineFor, sessionDir, user, assistantText, commitInNewProcess, runModule, pluginPrelude, pkgSkip } from "./helpers.mjs";
 
-const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
-const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 const STORE = new URL("../../js/store.js", import.meta.url).href;
 const sha1 = (t) => createHash("sha1").update(t, "utf8").digest("hex");
 const MODEL = "deepseek-v4-flash";

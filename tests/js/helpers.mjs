@@ -2,8 +2,62 @@
 import { mkdtempSync, readFileSync, existsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { execFileSync } from "node:child_process";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { execFileSync, spawnSync } from "node:child_process";
+import assert from "node:assert/strict";
+
+/** True under CI (`CI=true` or `CI=1`, as `.ci/run` runs). */
+export const CI = /^(1|true)$/i.test(process.env.CI ?? "");
+
+/**
+ * The `skip` option of a test that needs something built or installed (pkg/, the native addon,
+ * Node 24): false when `ok`, else `why` (reported as the skip reason). Under CI a missing
+ * prerequisite is a failure, not a skip: this throws, and the test file fails with `why`.
+ */
+export function skipUnless(ok, why) {
+  if (ok) return false;
+  if (CI) throw new Error(`${why}: under CI=true a missing prerequisite is a failure, not a skip`);
+  return why;
+}
+
+/** Inside a running test: skip with `why` outside CI, fail with it under CI. */
+export function skipOrFail(t, why) {
+  if (CI) throw new Error(`${why}: under CI=true a missing prerequisite is a failure, not a skip`);
+  t.skip(why);
+}
+
+/** OpenClaw's Node (installed by `.ci/setup node24`), or $CACHEFOLD_NODE24. */
+export const NODE24 = process.env.CACHEFOLD_NODE24 ?? fileURLToPath(new URL("../../.cache/node24/node_modules/node/bin/node", import.meta.url));
+
+/** Whether this Node has node:sqlite (OpenClaw 2026.9.6 keeps its transcripts in SQLite). */
+export const hasSqlite = await import("node:sqlite").then(
+  () => true,
+  () => false,
+);
+
+/**
+ * Run the test named `name` of the test file `fileUrl` under Node 24 (for a test that needs
+ * node:sqlite where this Node has none) and assert that it ran there and passed. Without
+ * Node 24: skipped outside CI, a failure under CI.
+ */
+export function underNode24(t, fileUrl, name) {
+  if (!existsSync(NODE24)) return skipOrFail(t, `needs node:sqlite (Node >= 22.15) or Node 24 at ${NODE24} (.ci/setup node24)`);
+  const pattern = `^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
+  // Without NODE_TEST_CONTEXT, which `node --test` sets for its own children: this run reports.
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+  const args = ["--test", "--test-reporter=tap", `--test-name-pattern=${pattern}`, fileURLToPath(fileUrl)];
+  const r = spawnSync(NODE24, args, { encoding: "utf8", env, maxBuffer: 64 << 20 });
+  const out = `${r.stdout}\n${r.stderr}`;
+  assert.equal(r.status, 0, `under Node 24:\n${out}`);
+  assert.match(r.stdout, /^# pass 1$/m, `under Node 24 the test did not run:\n${out}`);
+  assert.match(r.stdout, /^# skipped 0$/m, `under Node 24 the test was skipped:\n${out}`);
+  t.diagnostic(`ran under ${NODE24}`);
+}
+
+/** The `skip` option of a test that needs the wasm build in pkg/ (see skipUnless). */
+export function pkgSkip() {
+  return skipUnless(existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url)), "pkg/ not built (run `npm run build`)");
+}
 
 /**
  * The wasm core for tests: $CACHEFOLD_PKG (a wasm-pack --target web out dir) or pkg/, both
@@ -135,11 +189,15 @@ export function runModule(source, opts = {}) {
   return execFileSync(process.execPath, [file], { encoding: "utf8", maxBuffer: 64 << 20, ...opts });
 }
 
-/** The engine a fresh registration of the plugin with `config` creates (one per turn, as OpenClaw does). */
+/**
+ * The engine a fresh registration of the plugin with `config` creates (one per turn, as OpenClaw
+ * does). A config the plugin rejects is an error here: the test would run on the defaults.
+ */
 export async function engineFor(config) {
   const { default: plugin } = await import("../../js/index.js");
   const { api, reg } = fakeApi(config);
   plugin.register(api);
+  assert.deepEqual(reg.errors, [], "engineFor: the plugin rejected the test's config");
   return reg.engines.cachefold({});
 }
 

@@ -5,10 +5,11 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { registerHooks } from "../../js/hooks.js";
-import { fakeApi, tempDir, toolResult } from "./helpers.mjs";
+import { fakeApi, tempDir, toolResult, skipUnless } from "./helpers.mjs";
 
 const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
-const skip = built && !process.env.CACHEFOLD_PKG ? false : "needs pkg/ (js/core.js loads it)";
+// With CACHEFOLD_PKG (another build under test) these need js/core.js's own pkg/ instance.
+const skip = skipUnless(built, "needs pkg/ (js/core.js loads it)") || (process.env.CACHEFOLD_PKG ? "CACHEFOLD_PKG is set: these test js/core.js's own pkg/ instance" : false);
 
 async function setup() {
   const coreJs = await import("../../js/core.js");

@@ -9,18 +9,24 @@ import { readFileSync, readdirSync, existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { tempDir, engineFor, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+import { tempDir, engineFor, user, assistantText, assistantCall, toolResult, pkgSkip, CI } from "./helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const skip = existsSync(join(ROOT, "pkg/cachefold_bg.wasm")) ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 const NODE24 = process.env.CACHEFOLD_NODE24 ?? join(ROOT, ".cache/node24/node_modules/node/bin/node");
 const DIST = join(ROOT, ".cache/openclaw/node_modules/openclaw/dist");
 
-/** The host's classifier, run in Node 24 on the pinned package; null when not installed. */
+/**
+ * The host's classifier, run in Node 24 on the pinned package; null when not installed (a
+ * failure under CI, where `.ci/setup node24` installs it).
+ */
 function hostVerdicts(results) {
-  if (!existsSync(NODE24) || !existsSync(DIST)) return null;
+  if (!existsSync(NODE24) || !existsSync(DIST)) {
+    if (CI) assert.fail(`OpenClaw's classifier needs ${NODE24} and ${DIST} (.ci/setup node24)`);
+    return null;
+  }
   const file = readdirSync(DIST).find((f) => /^compact-reasons-.*\.mjs$/.test(f));
-  if (!file) return null;
+  assert.ok(file, `no compact-reasons-*.mjs in ${DIST}: the pinned OpenClaw changed its layout`);
   const script = `const m = await import(${JSON.stringify(join(DIST, file))});
     const benign = Object.values(m).find((f) => typeof f === "function" && f.name === "isBenignCompactionSkipResult");
     const rs = JSON.parse(process.argv[1]);
@@ -84,6 +90,7 @@ for (const ownsCompaction of [true, false]) {
 
     const names = Object.keys(answers);
     const verdicts = hostVerdicts(names.map((k) => answers[k])) ?? names.map((k) => continues(answers[k]));
+    assert.equal(verdicts.length, names.length);
     names.forEach((k, i) => assert.ok(verdicts[i], `${k}: the host would fail the turn on ${JSON.stringify(answers[k])}`));
 
     // The long session folds for real: compacted, a smaller projection, and the next assemble

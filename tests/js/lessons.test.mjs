@@ -5,10 +5,9 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync, readdirSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult } from "./helpers.mjs";
+import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult, pkgSkip, hasSqlite, underNode24, CI } from "./helpers.mjs";
 
-const built = existsSync(new URL("../../pkg/cachefold_bg.wasm", import.meta.url));
-const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 
 function workspace() {
   const ws = tempDir("cachefold-ws-");
@@ -211,7 +210,7 @@ test("lessons failures never fail or pass through a turn", { skip }, async () =>
   assert.equal(r3.systemPromptAddition, undefined);
 });
 
-test("CLI: registration, cli-metadata mode, usage and exit codes, text on a TTY", { skip }, async () => {
+test("CLI: registration, cli-metadata mode, usage and exit codes, text on a TTY", { skip }, async (t) => {
   const { default: plugin } = await import("../../js/index.js");
   const cli = await import("../../js/cli.js");
   const calls = [];
@@ -223,10 +222,15 @@ test("CLI: registration, cli-metadata mode, usage and exit codes, text on a TTY"
   assert.deepEqual(manifest.cliCommands, [cli.ROOT]);
 
   // The registrar builds `cachefold lessons …` on a real commander program.
-  const { Command } = await import(new URL("../../.cache/openclaw/node_modules/commander/index.js", import.meta.url).href).catch(() => ({}));
+  const COMMANDER = new URL("../../.cache/openclaw/node_modules/commander/index.js", import.meta.url);
+  const { Command } = await import(COMMANDER.href).catch(() => ({}));
   const ws = workspace();
   const stateDir = tempDir("cachefold-cli-state-");
-  if (Command) {
+  if (!Command) {
+    // OpenClaw's commander comes with `.ci/setup node24`: under CI its absence is a failure.
+    if (CI) assert.fail(`no commander at ${COMMANDER.pathname} (.ci/setup node24)`);
+    t.diagnostic(`registrar on commander not run: no ${COMMANDER.pathname} (.ci/setup node24)`);
+  } else {
     const program = new Command().exitOverride();
     const api2 = { pluginConfig: { stateDir }, registerCli: (fn) => fn({ program, workspaceDir: ws, logger: console }) };
     cli.registerCli(api2);
@@ -329,12 +333,8 @@ test("LLM capture: bounded call, proposals validated and redacted; off with summ
 
 // OpenClaw 2026.9.6 keeps the transcript in SQLite (table transcript_events, event_json or
 // event_zstd) and keeps the sessionId across /new (a `reset` entry follows the old conversation).
-let sqlite = null;
-try {
-  sqlite = await import("node:sqlite");
-} catch {
-  /* Node < 22.5: the transcript tests skip */
-}
+// On a Node without node:sqlite the transcript test runs itself under Node 24 (underNode24).
+const sqlite = hasSqlite ? await import("node:sqlite") : null;
 
 function hostDb(dir, sessionId, conversations, cwd) {
   const db = join(dir, "openclaw-agent.sqlite");
@@ -352,7 +352,9 @@ function hostDb(dir, sessionId, conversations, cwd) {
   return db;
 }
 
-test("capture reads the host transcript: a one-turn session's passing test command, the last conversation of a reused id", { skip: skip || (sqlite ? false : "node:sqlite needs Node >= 22.5") }, async () => {
+const TRANSCRIPT_TEST = "capture reads the host transcript: a one-turn session's passing test command, the last conversation of a reused id";
+test(TRANSCRIPT_TEST, { skip }, async (tc) => {
+  if (!sqlite) return underNode24(tc, import.meta.url, TRANSCRIPT_TEST);
   const h = await setup();
   const ws = workspace();
   const logged = [];

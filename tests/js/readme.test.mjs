@@ -1,5 +1,7 @@
 // The README stays true: its two commands exist, every config key is documented, and every
-// command it shows is exercised by a test or CI script (named here, checked by content).
+// command it shows is backed by the project: npm scripts exist (and the options passed to them
+// are parsed by the program the script runs), `cargo` lines are run verbatim by a CI script,
+// and each OpenClaw command is run by the e2e suite (named here, checked by content).
 import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, existsSync, readdirSync } from "node:fs";
@@ -46,10 +48,42 @@ function exercised(pattern, dirs) {
   return null;
 }
 
+/** Text of every CI script (.ci/*) and every package.json script, whitespace collapsed. */
+function ciText() {
+  const dir = join(ROOT, ".ci");
+  const files = readdirSync(dir).map((f) => readFileSync(join(dir, f), "utf8"));
+  return [...files, ...Object.values(pkg.scripts)].join("\n").replace(/[ \t]+/g, " ");
+}
+
+// The program that parses the options of each npm script the README passes options to.
+const PROGRAM = { bench: "crates/bench/src/main.rs", compare: "tests/e2e/compare.mjs" };
+
+/** `npm run <script> [-- options]`: the script exists and its program parses each --option. */
+function npmRun(m) {
+  const [, script, args] = m;
+  assert.ok(pkg.scripts[script], `package.json has no script ${script}`);
+  const flags = (args ?? "").split(/\s+/).filter((a) => a.startsWith("--"));
+  if (!flags.length) return;
+  assert.ok(PROGRAM[script], `README passes ${flags.join(" ")} to npm run ${script}: name the program that parses them in PROGRAM`);
+  const text = readFileSync(join(ROOT, PROGRAM[script]), "utf8");
+  for (const f of flags) {
+    // A match arm ("--loso" =>) or a node:util parseArgs option (scenario: { type: ...).
+    const name = f.slice(2).replace(/=.*$/, "");
+    const parsed = text.includes(`"--${name}"`) || new RegExp(`^\\s*"?${name}"?: \\{ type:`, "m").test(text);
+    assert.ok(parsed, `${PROGRAM[script]} does not parse --${name} (README: ${m[0]})`);
+  }
+}
+
 // How each kind of README command is exercised.
 const RULES = [
-  { match: /^npm test$/, check: () => assert.ok(pkg.scripts.test.includes(".ci/test")) && assert.ok(readFileSync(join(ROOT, ".ci/run"), "utf8").includes("npm test")) },
-  { match: /^npm run (\w[\w:-]*)/, check: (m) => assert.ok(pkg.scripts[m[1]], `package.json has no script ${m[1]}`) },
+  {
+    match: /^npm test$/,
+    check: () => {
+      assert.match(pkg.scripts.test, /\.ci\/test/, "npm test runs .ci/test");
+      assert.match(readFileSync(join(ROOT, ".ci/run"), "utf8"), /^npm test$/m, "CI (.ci/run) runs npm test");
+    },
+  },
+  { match: /^npm run (\w[\w:-]*)(?: -- (.*))?$/, check: npmRun },
   { match: /^npm pack$/, check: () => assert.ok(exercised('"pack"', ["tests/js"]) || exercised("npm pack", ["tests/js", "tests/e2e"])) },
   { match: /^openclaw plugins install -l /, check: () => assert.ok(exercised("--accept-capabilities", ["tests/e2e"]), "e2e installs with -l") },
   { match: /^openclaw plugins install npm-pack:/, check: () => assert.ok(exercised("npm-pack:", ["tests/e2e"]), "e2e installs from npm pack") },
@@ -59,7 +93,7 @@ const RULES = [
   { match: /^openclaw config set plugins\.entries\.cachefold\.enabled /, check: () => assert.ok(exercised("plugins.entries.cachefold.enabled", ["tests/e2e"]) || exercised("plugins.entries.${this.pluginId}.enabled", ["tests/e2e"])) },
   { match: /^node tests\/js\/(\S+)/, check: (m) => assert.ok(existsSync(join(ROOT, "tests/js", m[1])), m[1]) },
   { match: /^(CACHEFOLD_\w+=\S+ )?(\.\/)?target\/release\/cachefold-bench/, check: () => assert.ok(readFileSync(join(ROOT, ".ci/bench"), "utf8").includes("cachefold-bench")) },
-  { match: /^cargo /, check: () => assert.ok(readFileSync(join(ROOT, ".ci/test"), "utf8").includes("cargo test")) },
+  { match: /^cargo /, check: (m) => assert.ok(ciText().includes(m.input.replace(/\s+/g, " ")), `no CI script runs \`${m.input}\``) },
   { match: /^(bash )?\.ci\/(\S+)/, check: (m) => assert.ok(existsSync(join(ROOT, ".ci", m[2])), m[2]) },
 ];
 

@@ -11,7 +11,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { tempDir } from "./helpers.mjs";
+import { tempDir, skipUnless, skipOrFail } from "./helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const NODE24 = process.env.CACHEFOLD_NODE24 ?? join(ROOT, ".cache/node24/node_modules/node/bin/node");
@@ -69,11 +69,12 @@ function benchBinary() {
 const { loadNative } = await import("../../js/native.js");
 const native = loadNative();
 const bench = benchBinary();
-const skipNative = native.addon ? (bench ? false : "no target/*/cachefold-bench (cargo build --features bench)") : `addon not built: ${native.reason}`;
+const skipAddon = skipUnless(native.addon, `addon not built: ${native.reason}`);
+const skipNative = skipAddon || skipUnless(bench, "no target/*/cachefold-bench (cargo build -p cachefold-bench)");
 
 test("replay through the addon gives cachefold-bench's totals on the same store", { skip: skipNative }, async (t) => {
   const made = await makeStateDir();
-  if (!made.state) return t.skip(made.why);
+  if (!made.state) return skipOrFail(t, made.why);
   const tok = tokenizerArgs();
   const svg = join(made.state, "..", "replay.svg");
   const r = await cli(["replay", "--all", "--json", "--state-dir", made.state, "--out", svg, "--jobs", "2", ...tok], { cachefoldState: join(made.state, "cachefold") });
@@ -129,9 +130,9 @@ test("replay through the addon gives cachefold-bench's totals on the same store"
   assert.match(none.err, /no session matches nope/);
 });
 
-test("--tokens bytes4 counts UTF-8 bytes / 4 and --prefix-tokens sizes the static prefix", { skip: native.addon ? false : `addon not built: ${native.reason}` }, async (t) => {
+test("--tokens bytes4 counts UTF-8 bytes / 4 and --prefix-tokens sizes the static prefix", { skip: skipAddon }, async (t) => {
   const made = await makeStateDir();
-  if (!made.state) return t.skip(made.why);
+  if (!made.state) return skipOrFail(t, made.why);
   const svg = join(made.state, "..", "replay.svg");
   const replay = async (...args) => {
     const r = await cli(["replay", "--session", "s-small", "--json", "--state-dir", made.state, "--out", svg, "--strategy", "S0,S3", "--cold", "--jobs", "1", ...args]);
@@ -158,9 +159,9 @@ test("--tokens bytes4 counts UTF-8 bytes / 4 and --prefix-tokens sizes the stati
   assert.equal(alias.by.S0.promptTokens, o.by.S0.promptTokens);
 });
 
-test("README sample of replay is the command's current output", { skip: native.addon ? false : `addon not built: ${native.reason}` }, async (t) => {
+test("README sample of replay is the command's current output", { skip: skipAddon }, async (t) => {
   const made = await makeStateDir();
-  if (!made.state) return t.skip(made.why);
+  if (!made.state) return skipOrFail(t, made.why);
   const { dispatch } = await import("../../js/cli.js");
   const cfState = join(made.state, "cachefold");
   let text = "";
@@ -203,7 +204,7 @@ test("replay usage errors and a missing store", async () => {
 
 test("missing addon: the reason, the build command, then the recorded-usage fallback", async (t) => {
   const made = await makeStateDir();
-  if (!made.state) return t.skip(made.why);
+  if (!made.state) return skipOrFail(t, made.why);
   const gone = join(made.state, "no-such-addon.node");
   const expected = { calls: 0, prompt: 0, cached: 0, output: 0 };
   for (const s of SESSIONS) {
@@ -222,7 +223,7 @@ test("missing addon: the reason, the build command, then the recorded-usage fall
   const check = (code, out, err) => {
     assert.match(err, new RegExp(`native addon not found at ${gone.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
     assert.match(err, /build it: npm run build/);
-    assert.match(err, /cargo build --profile native --lib --features native/);
+    assert.match(err, /cargo build --profile native -p cachefold-native/);
     assert.match(err, /falling back to the usage your provider recorded/);
     assert.equal(code, 0, err);
     const got = JSON.parse(out);
@@ -249,7 +250,7 @@ test("missing addon: the reason, the build command, then the recorded-usage fall
     assert.match(r.err, /no node:sqlite to read the store without the addon/);
     assert.equal(r.out, "");
     // … and under the host's Node 24 the fallback reads the store.
-    if (!existsSync(NODE24)) return t.skip(`the Node 24 half needs ${NODE24}`);
+    if (!existsSync(NODE24)) return skipOrFail(t, `the Node 24 half needs ${NODE24}`);
     const script = `import { dispatch } from ${JSON.stringify(join(ROOT, "js/cli.js"))}; process.exitCode = await dispatch(${JSON.stringify(args)}, { ctx: { stateDir: "/nonexistent" } });`;
     const r24 = spawnSync(NODE24, ["--input-type=module", "-e", script], { encoding: "utf8", env: { ...process.env, CACHEFOLD_NATIVE_ADDON: gone } });
     const [code, out, err] = [r24.status, r24.stdout, r24.stderr];
@@ -258,7 +259,7 @@ test("missing addon: the reason, the build command, then the recorded-usage fall
 });
 
 test("state dir, --since and session selection follow the host's rules", async () => {
-  const { hostStateDir, parseSince, selectSessions } = await import("../../js/replay.js");
+  const { hostStateDir, parseSince, selectSessions } = await import("../../js/cli/replay.js");
   const home = tempDir("replay-home");
   assert.equal(hostStateDir({ OPENCLAW_STATE_DIR: " /srv/oc ", HOME: home }), "/srv/oc");
   assert.equal(hostStateDir({ OPENCLAW_STATE_DIR: "~/state", OPENCLAW_HOME: home }), join(home, "state"));

@@ -1,16 +1,15 @@
 // The plugin shim against a fake OpenClaw API, through the real wasm build in pkg/.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, existsSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { fakeApi, toolNames, tempDir, engineFor, user, assistantText, assistantCall, toolResult, commitInNewProcess } from "./helpers.mjs";
+import { fakeApi, toolNames, tempDir, engineFor, user, assistantText, assistantCall, toolResult, commitInNewProcess, pkgSkip } from "./helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const manifest = JSON.parse(readFileSync(join(ROOT, "openclaw.plugin.json"), "utf8"));
-const built = existsSync(join(ROOT, "pkg/cachefold_bg.wasm"));
-const skip = built ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 
 async function loadPlugin(config) {
   const { default: plugin } = await import("../../js/index.js");

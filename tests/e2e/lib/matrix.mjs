@@ -14,7 +14,7 @@ import path from "node:path";
 import { Harness } from "./harness.mjs";
 import { summarizeRun } from "./analyze.mjs";
 import { buildMatrixScenario } from "./matrix-scenarios.mjs";
-import { dirContains, waitQuiet } from "./session.mjs";
+import { dirContains } from "./session.mjs";
 
 // The issue's session shape: 18 turns, each reading markdown docs of 12-40 KB and running shell
 // commands with a few KB of output (8 read+exec pairs per turn: an agent surveying a doc set),
@@ -29,10 +29,12 @@ const SCALE = 1.14;
  * (0 < f < 1) scale with --turns. `estimate` is minutes per engine run at the default turns.
  */
 export const CELLS = {
-  // The issue's failing session: 48K window, reads 12-40 KB, exec a few KB, 18 turns.
-  "repro-48k": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, estimate: 1.5 },
+  // The issue's failing session: 48K window, reads 12-40 KB, exec a few KB, 18 turns. cachefold
+  // must fold in it (`reach`: asserted by judgeRun, see reachedPaths).
+  "repro-48k": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, reach: ["fold"], estimate: 1.5 },
   "window-32k": { tokenScale: SCALE, window: 32_000, script: DEFAULT_SCRIPT, estimate: 2 },
-  "window-128k": { tokenScale: SCALE, window: 128_000, script: DEFAULT_SCRIPT, estimate: 2 },
+  // OpenClaw drops the oldest messages at this window (after ~240): cachefold must absorb it.
+  "window-128k": { tokenScale: SCALE, window: 128_000, script: DEFAULT_SCRIPT, reach: ["evicted"], estimate: 2 },
   "window-1m": { tokenScale: SCALE, window: 1_000_000, script: DEFAULT_SCRIPT, estimate: 2.7 },
   // Long session: 60 turns, reads 10-60 KB, exec 1-30 KB (~12 min per engine run).
   "long-60": { tokenScale: SCALE, window: 128_000, script: { turns: 60, readKB: [10, 60], execKB: [1, 30], toolsPerTurn: 2, agentsMdKB: 16 }, estimate: 12 },
@@ -46,9 +48,9 @@ export const CELLS = {
   "slot-switch": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.34: "slot:legacy", 0.67: "slot:engine" }, estimate: 4.5 },
   // Two session keys, turns interleaved; each plants and checks its own fact.
   "two-sessions": { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 20, sessions: ["a", "b"] }, estimate: 4 },
-  // The user's /compact, twice (through `openclaw sessions compact <key>`, the Gateway RPC the slash
-  // command runs; the CLI refuses "/compact" as an `agent --message`).
-  compact: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, compactAt: [0.4, 0.75] }, estimate: 1.6 },
+  // The user's /compact, twice, typed into the chat (`chat.send "/compact"`, the host's command
+  // path); the host must hand it to cachefold's compact() (which may decline: "already compacted").
+  compact: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, compactAt: [0.4, 0.75] }, reach: ["manualCompact"], estimate: 1.6 },
   // `openclaw agent --local`: a fresh process per turn, no Gateway (~20-30 s per turn).
   local: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 10 }, local: true, estimate: 5 },
 };
@@ -78,28 +80,49 @@ export function cellScenario(name, cell, { turns } = {}) {
   return buildMatrixScenario({ ...cell.script, turns: n, compactAt, name });
 }
 
+/** The harness (one OpenClaw, one Gateway) a cell's variant runs on. */
+export function cellHarness(cell, variant, opts = {}) {
+  const isLegacy = variant.engine === "legacy";
+  return Harness.create({
+    engine: variant.engine,
+    pluginDir: opts.pluginDir,
+    pluginConfig: isLegacy ? undefined : { logFile: "<auto>", ...(variant.pluginConfig ?? {}) },
+    contextWindow: cell.window,
+    reasoning: !!cell.reasoning,
+    tokenScale: cell.tokenScale,
+    local: !!cell.local,
+    installLater: !isLegacy && !!cell.installLater,
+    keep: opts.keep,
+    log: opts.log,
+  });
+}
+
+/** Can `cell` run as another session on a harness made for `other` (same host configuration)? */
+export function sameHost(cell, other) {
+  const key = (c) => JSON.stringify([c.window, c.tokenScale, !!c.reasoning, !!c.local, !!c.installLater, Object.keys(c.at ?? {}).length]);
+  return key(cell) === key(other) && !cell.at;
+}
+
 /**
  * Run one cell on one engine variant. Never throws for a failed turn (that is a result); throws
- * only when the runtime cannot be set up.
+ * only when the runtime cannot be set up. `opts.harness` runs the cell as another session on a
+ * running harness (a cell without runtime events and with the same host configuration, see
+ * sameHost); the run then counts only its own turns, requests and decisions, and the harness
+ * stays open.
  */
 export async function runCell(name, cell, variant, opts = {}) {
   const scenario = cellScenario(name, cell, opts);
   const isLegacy = variant.engine === "legacy";
   const t0 = Date.now();
-  const h = await Harness.create({
-    engine: variant.engine,
-    pluginDir: opts.pluginDir,
-    pluginConfig: isLegacy ? undefined : { logFile: "<auto>", ...(variant.pluginConfig ?? {}) },
-    contextWindow: cell.window,
-    files: scenario.files,
-    reasoning: !!cell.reasoning,
-    tokenScale: cell.tokenScale,
-    local: !!cell.local,
-    installLater: !isLegacy && !!cell.installLater,
-    batchConfig: true,
-    keep: opts.keep,
-    log: opts.log,
-  });
+  const shared = opts.harness ?? null;
+  const h = shared ?? (await cellHarness(cell, variant, opts));
+  for (const [file, content] of Object.entries(scenario.files)) {
+    const p = path.join(h.work, file);
+    if (fs.existsSync(p) && fs.readFileSync(p, "utf8") !== content) throw new Error(`cell ${name}: workspace file ${file} differs from the one an earlier cell on this harness wrote`);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, content);
+  }
+  const from = { turns: h.turns.length, requests: h.provider.requests.length, events: h.decisionEvents().length };
   const at = resolveAt(cell.at, scenario.turns.length);
   const runtimeEvents = [];
   const prefix = `mx-${name}`.replace(/[^a-z0-9-]/gi, "-").toLowerCase();
@@ -112,8 +135,7 @@ export async function runCell(name, cell, variant, opts = {}) {
         if (ev === "restart" || isLegacy) await (cell.local ? Promise.resolve() : h.restartGateway());
         else if (ev === "install") {
           await h.stopGateway();
-          await h.installPlugin();
-          await h.configSet("plugins.slots.contextEngine", variant.engine);
+          await h.installPlugin(); // also selects the slot
           await h.startGateway();
         } else if (ev === "slot:legacy") await h.setSlot("legacy");
         else if (ev === "slot:engine") await h.setSlot(variant.engine);
@@ -124,7 +146,8 @@ export async function runCell(name, cell, variant, opts = {}) {
       r.kind = t.kind;
       r.scriptSession = t.session;
     }
-    await waitQuiet(h, 1500, 15_000);
+    const turns = h.turns.slice(from.turns);
+    const requests = h.provider.requests.slice(from.requests);
     const logs = h.allLogs();
     const result = {
       cell: name,
@@ -136,22 +159,46 @@ export async function runCell(name, cell, variant, opts = {}) {
       totalMs: Date.now() - t0,
       setupMs: h.setupMs,
       runtimeEvents,
-      turns: h.turns,
-      requests: h.provider.requests,
-      stats: { ...h.provider.stats },
+      turns,
+      requests,
+      events: h.decisionEvents().slice(from.events),
+      gatewayStarts: h.gatewayStarts ?? 0,
+      sharedHarness: !!shared,
+      cliCalls: h.cliCalls.length,
+      stats: { reasoning400: requests.filter((r) => r.status === 400 && (r.violations ?? []).some((v) => v.kind === "missing_reasoning_content")).length },
       logs,
       logFindings: logFindings(logs),
     };
-    result.summary = summarizeRun({ requests: h.provider.requests, turns: h.turns, scenario, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), scenario.needle) });
+    result.reached = reachedPaths(result);
+    result.summary = summarizeRun({ requests, turns, scenario, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), scenario.needle) });
     result.recall = scenario.facts.map((f) => {
-      const turns = h.turns.filter((t) => t.scriptSession === f.session);
+      const sessionTurns = turns.filter((t) => t.scriptSession === f.session);
       const s = summarizeRun({ requests: [], turns, scenario: { needle: f.needle }, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), f.needle) });
-      return { session: f.session, needle: f.needle, reachable: s.factReachable, reply: turns.at(-1) ? (turns.at(-1).ok ? turns.at(-1).text.slice(0, 120) : `(turn failed: ${String(turns.at(-1).error).slice(0, 100)})`) : null };
+      const last = sessionTurns.at(-1);
+      return { session: f.session, needle: f.needle, reachable: s.factReachable, reply: last ? (last.ok ? last.text.slice(0, 120) : `(turn failed: ${String(last.error).slice(0, 100)})`) : null };
     });
     return result;
   } finally {
-    await h.close({ keep: opts.keep });
+    if (!shared) await h.close({ keep: opts.keep });
   }
+}
+
+/**
+ * Which host paths a run reached, from what the engine and the host recorded: `fold` (cachefold
+ * folded: an assemble or compact report with a fold), `evicted` (the host dropped its oldest
+ * messages and cachefold recognised it: an assemble report with divergence cause
+ * `host_evicted`), `compacted` (a /compact turn the host answered with a compaction, not a skip),
+ * `manualCompact` (the host handed the user's /compact to cachefold's compact(), trigger "manual").
+ */
+export function reachedPaths(run) {
+  const events = run.events ?? [];
+  const reports = events.filter((e) => e.event === "assemble" || e.event === "compact").map((e) => e.report ?? e.answer?.report ?? null).filter(Boolean);
+  return {
+    fold: reports.reduce((n, r) => n + (r.folds?.length ?? 0) + (r.fold ? 1 : 0), 0),
+    evicted: reports.filter((r) => r.divergence?.cause === "host_evicted").length,
+    compacted: run.turns.filter((t) => t.kind === "compact" && t.ok && !/skipped|nothing/i.test(t.text)).length,
+    manualCompact: events.filter((e) => e.event === "compact" && e.trigger === "manual").length,
+  };
 }
 
 /** Log lines that matter to the verdict (host degradation, quarantine, preflight failures). */
@@ -179,6 +226,9 @@ export function judgeRun(run, legacy) {
   if (run.logFindings.quarantine.length) failures.push(`quarantine: ${run.logFindings.quarantine[0]}`);
   if (run.summary.http400) failures.push(`${run.summary.http400} HTTP 400 at the provider${run.stats.reasoning400 ? ` (${run.stats.reasoning400} missing reasoning_content)` : ""}`);
   for (const r of run.recall) if (r.reachable === "no") failures.push(`fact ${r.needle} (session ${r.session}) not recalled; last reply: ${r.reply}`);
+  if (run.variant.engine !== "legacy") {
+    for (const path of CELLS[run.cell]?.reach ?? []) if (!(run.reached?.[path] > 0)) failures.push(`the cell's host path was not reached: no ${path} (${JSON.stringify(run.reached)})`);
+  }
   if (legacy?.summary && run.variant.engine !== "legacy" && !(run.summary.inputCostUsd < legacy.summary.inputCostUsd)) {
     failures.push(`input cost ${(run.summary.inputCostUsd / legacy.summary.inputCostUsd).toFixed(3)}x legacy (not below)`);
   }
@@ -207,6 +257,8 @@ export function matrixRow(run, legacy) {
     maxPrompt: s.maxPrompt,
     reasoningReplay: reasoningReplay(run.requests),
     recall: run.recall.map((r) => r.reachable),
+    reached: run.reached,
+    gatewayStarts: run.gatewayStarts,
     runtimeEvents: run.runtimeEvents,
     logFindings: Object.fromEntries(Object.entries(run.logFindings).map(([k, v2]) => [k, v2.slice(0, 3)])),
     minutes: run.totalMs / 60_000,

@@ -47,12 +47,9 @@ export async function runScenario(spec, scenario, opts = {}) {
     for (const [i, t] of scenario.turns.entries()) {
       const r = await h.turn(session, t.message);
       r.kind = t.kind;
-      if (!r.ok) {
-        opts.log?.(`[${spec.label}] turn ${i} (${t.kind}) failed: exit ${r.code}${r.timedOut ? " (timeout)" : ""}\n${r.stderr.slice(-1500)}`);
-      }
+      if (!r.ok) opts.log?.(`[${spec.label}] turn ${i} (${t.kind}) failed: ${String(r.error).slice(0, 1500)}`);
     }
-    // Let the turn's trailing maintenance (commitTurn → maintain) finish before reading logs.
-    await waitQuiet(h, 1500, 15_000);
+    // Each turn waited for the host's post-turn work (Harness#settle), so the logs are complete.
     const storeContainsNeedle = dirContains(path.join(h.state, "cachefold"), scenario.needle);
     const summary = summarizeRun({ requests: h.provider.requests, turns: h.turns, scenario, storeContainsNeedle });
     result = {
@@ -91,25 +88,6 @@ export async function runScenario(spec, scenario, opts = {}) {
     await h.close({ keep: opts.keep });
   }
   return result;
-}
-
-/** Wait until the decision log and the provider have been idle for `quietMs` (bounded). */
-export async function waitQuiet(h, quietMs, maxMs) {
-  const end = Date.now() + maxMs;
-  let last = -1;
-  let since = Date.now();
-  while (Date.now() < end) {
-    let size = 0;
-    try {
-      size = fs.statSync(h.decisionLogPath).size;
-    } catch {}
-    const sig = size * 1000 + h.provider.requests.length;
-    if (sig !== last) {
-      last = sig;
-      since = Date.now();
-    } else if (Date.now() - since >= quietMs) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 export function listFiles(dir) {

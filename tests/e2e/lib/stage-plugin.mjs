@@ -4,24 +4,25 @@ import fs from "node:fs";
 import path from "node:path";
 
 /**
- * Copy a plugin package (package.json, openclaw.plugin.json and what package.json#files lists:
- * exact paths, directories, `dir/*.ext` globs) into `dest`. Returns `dest`.
+ * The files of a plugin package as npm would publish them (package.json, openclaw.plugin.json and
+ * what package.json#files lists: exact paths, directories, `dir/*.ext` globs), relative to `src`,
+ * sorted. Throws when the build output is missing.
  */
-export function stagePlugin(src, dest) {
+export function packageFiles(src) {
   const pkg = JSON.parse(fs.readFileSync(path.join(src, "package.json"), "utf8"));
   const patterns = ["package.json", "openclaw.plugin.json", ...(pkg.files ?? [])];
   for (const ext of pkg.openclaw?.extensions ?? []) patterns.push(ext.replace(/^\.\//, ""));
-  const copy = (rel) => {
-    const from = path.join(src, rel);
-    const to = path.join(dest, rel);
-    fs.mkdirSync(path.dirname(to), { recursive: true });
-    fs.cpSync(from, to, { recursive: true });
+  const out = new Set();
+  const walk = (rel) => {
+    const abs = path.join(src, rel);
+    if (fs.statSync(abs).isDirectory()) for (const n of fs.readdirSync(abs)) walk(path.join(rel, n));
+    else out.add(rel);
   };
   const missing = [];
   for (const pat of patterns) {
     const clean = pat.replace(/^\.\//, "").replace(/\/$/, "");
     if (!clean.includes("*")) {
-      if (fs.existsSync(path.join(src, clean))) copy(clean);
+      if (fs.existsSync(path.join(src, clean))) walk(clean);
       else missing.push(clean);
       continue;
     }
@@ -33,10 +34,19 @@ export function stagePlugin(src, dest) {
     } catch {}
     const hits = names.filter((n) => re.test(n));
     if (hits.length === 0) missing.push(clean);
-    for (const n of hits) copy(path.join(dir, n));
+    for (const n of hits) walk(path.join(dir, n));
   }
   if (missing.some((m) => /\.wasm$|index\.js$|openclaw\.plugin\.json$/.test(m))) {
     throw new Error(`plugin at ${src} is incomplete (missing ${missing.join(", ")}); build it first (wasm-pack: .ci/build)`);
+  }
+  return [...out].sort();
+}
+
+/** Copy a plugin package's published files (packageFiles) into `dest`. Returns `dest`. */
+export function stagePlugin(src, dest) {
+  for (const rel of packageFiles(src)) {
+    fs.mkdirSync(path.dirname(path.join(dest, rel)), { recursive: true });
+    fs.copyFileSync(path.join(src, rel), path.join(dest, rel));
   }
   return dest;
 }

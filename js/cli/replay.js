@@ -11,14 +11,19 @@
 //
 // Exit codes: 0 ok (also for the fallback; JSON `source` says which) · 1 no store or no session
 // matches · 2 usage · 4 error (including: no addon and no node:sqlite to fall back on).
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BUILD_HINT, loadNative } from "./native.js";
+import { BUILD_HINT, loadNative } from "../native.js";
+import { writeFileAtomic } from "../io/files.js";
+import { agentStores, hostStateDir, openTranscriptStore } from "../host/openclaw.js";
+import { intFlag, UsageError } from "./args.js";
+
+export { agentStores, hostStateDir } from "../host/openclaw.js";
 
 const E = { ok: 0, notFound: 1, usage: 2, error: 4 };
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 export const USAGE = `usage: openclaw cachefold replay [--session ID | --all] [--since WHEN] [--json]
        [--state-dir DIR] [--agent ID] [--db FILE.sqlite] [--out FILE.svg]
@@ -41,44 +46,27 @@ export const USAGE = `usage: openclaw cachefold replay [--session ID | --all] [-
                  hold) is N tokens; default: the bench's OpenClaw profile (11,660 DeepSeek tokens)
 exit codes: 0 ok (also the fallback without the addon), 1 nothing matches, 2 usage, 4 error`;
 
-const BOOL = new Set(["all", "json", "cold", "o200k", "quiet", "help"]);
-const VALUE = new Set(["session", "since", "stateDir", "agent", "db", "out", "tokenizer", "tokens", "prefixTokens", "strategy", "price", "window", "jobs"]);
 export const TOKEN_COUNTS = ["deepseek", "o200k", "bytes4"];
+const STRING = ["session", "since", "state-dir", "agent", "db", "out", "tokenizer", "tokens", "prefix-tokens", "strategy", "price", "window", "jobs"];
+const OPTIONS = Object.fromEntries([...STRING.map((k) => [k, { type: "string" }]), ...["all", "cold", "o200k", "quiet"].map((k) => [k, { type: "boolean" }])]);
+/** Most worker threads a replay may start. */
+export const MAX_JOBS = 64;
 
-/** `--name value`, `--name=value`, `--flag`; unknown names are a usage error. */
-export function parseReplayArgs(argv) {
-  const opts = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "-h") {
-      opts.help = true;
-      continue;
-    }
-    if (!a.startsWith("--")) return { error: `unexpected argument ${a}` };
-    const [k, v] = a.slice(2).split(/=(.*)/s);
-    const key = k.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
-    if (BOOL.has(key)) {
-      if (v !== undefined) return { error: `--${k} takes no value` };
-      opts[key] = true;
-    } else if (VALUE.has(key)) {
-      const val = v ?? argv[++i];
-      if (val === undefined || val === "") return { error: `--${k} needs a value` };
-      opts[key] = val;
-    } else return { error: `unknown option --${k}` };
-  }
-  if (opts.session && opts.all) return { error: "--session and --all exclude each other" };
+/** Check and convert the parsed flags (parseArgs values); throws UsageError. */
+export function checkReplayOptions(values) {
+  const opts = { ...values };
+  if (opts.session && opts.all) throw new UsageError("--session and --all exclude each other");
   if (opts.o200k) {
-    if (opts.tokens !== undefined && opts.tokens !== "o200k") return { error: `--o200k and --tokens ${opts.tokens} exclude each other` };
+    if (opts.tokens !== undefined && opts.tokens !== "o200k") throw new UsageError(`--o200k and --tokens ${opts.tokens} exclude each other`);
     opts.tokens = "o200k";
   }
-  if (opts.tokens !== undefined && !TOKEN_COUNTS.includes(opts.tokens)) return { error: `--tokens: ${opts.tokens} is not one of ${TOKEN_COUNTS.join(", ")}` };
-  if (opts.tokenizer !== undefined && opts.tokens !== undefined && opts.tokens !== "deepseek") return { error: `--tokenizer is the DeepSeek tokenizer's file; it does not go with --tokens ${opts.tokens}` };
-  if (opts.prefixTokens !== undefined) {
-    const n = Number(String(opts.prefixTokens).replace(/_/g, ""));
-    if (!Number.isInteger(n) || n < 0 || n > 10_000_000) return { error: `--prefix-tokens: not a token count (0 to 10,000,000): ${opts.prefixTokens}` };
-    opts.prefixTokens = n;
-  }
-  return { opts };
+  if (opts.tokens !== undefined && !TOKEN_COUNTS.includes(opts.tokens)) throw new UsageError(`--tokens: ${opts.tokens} is not one of ${TOKEN_COUNTS.join(", ")}`);
+  if (opts.tokenizer !== undefined && opts.tokens !== undefined && opts.tokens !== "deepseek") throw new UsageError(`--tokenizer is the DeepSeek tokenizer's file; it does not go with --tokens ${opts.tokens}`);
+  opts.prefixTokens = intFlag(values, "prefix-tokens", { min: 0, max: 10_000_000, what: "a token count" });
+  opts.window = intFlag(values, "window", { min: 1, max: 100_000_000 });
+  opts.jobs = intFlag(values, "jobs", { min: 1, max: MAX_JOBS, what: "a number of worker threads" });
+  opts.stateDir = values["state-dir"];
+  return opts;
 }
 
 /** `--since`: ISO date/time or a duration ago (`90s`, `30m`, `12h`, `7d`, `2w`) → epoch ms, or null. */
@@ -87,29 +75,6 @@ export function parseSince(text, now = Date.now()) {
   if (m) return now - Number(m[1]) * { s: 1e3, m: 6e4, h: 36e5, d: 864e5, w: 6048e5 }[m[2].toLowerCase()];
   const t = Date.parse(text);
   return Number.isFinite(t) ? t : null;
-}
-
-/** OpenClaw's state dir as the host resolves it: $OPENCLAW_STATE_DIR (with ~), else ~/.openclaw (or an existing legacy ~/.clawdbot). */
-export function hostStateDir(env = process.env) {
-  const home = env.OPENCLAW_HOME?.trim() ? resolve(env.OPENCLAW_HOME.trim().replace(/^~(?=$|\/)/, homedir())) : homedir();
-  const tilde = (p) => resolve(p.replace(/^~(?=$|\/)/, home));
-  const override = env.OPENCLAW_STATE_DIR?.trim();
-  if (override) return tilde(override);
-  const dir = join(home, ".openclaw");
-  if (existsSync(dir)) return dir;
-  const legacy = join(home, ".clawdbot");
-  return existsSync(legacy) ? legacy : dir;
-}
-
-/** The per-agent stores under a state dir: [{agent, path}]. */
-export function agentStores(stateDir, agent = null) {
-  let agents = [];
-  try {
-    agents = agent ? [agent] : readdirSync(join(stateDir, "agents")).sort();
-  } catch {
-    return [];
-  }
-  return agents.map((a) => ({ agent: a, path: join(stateDir, "agents", a, "agent", "openclaw-agent.sqlite") })).filter((s) => existsSync(s.path));
 }
 
 /** Where the DeepSeek tokenizer is looked for, in order (the bench binary's order). */
@@ -201,9 +166,9 @@ async function runNative(addon, addonPath, picked, opts, io, meta) {
       prefixTokens: opts.prefixTokens,
       strategies: opts.strategy ? opts.strategy.split(",").map((s) => s.trim()).filter(Boolean) : undefined,
       price: opts.price,
-      window: opts.window !== undefined ? Number(String(opts.window).replace(/_/g, "")) : undefined,
+      window: opts.window,
       cold: opts.cold ?? false,
-      jobs: opts.jobs !== undefined ? Number(opts.jobs) : undefined,
+      jobs: opts.jobs,
     });
   } catch (err) {
     o.err(`cachefold replay: ${err?.message ?? err}\n${USAGE}`);
@@ -222,8 +187,7 @@ async function runNative(addon, addonPath, picked, opts, io, meta) {
   for (const w of out.warnings) o.err(`cachefold replay: ${w}`);
   const report = JSON.parse(out.json);
   const chart = resolve(opts.out ?? join(meta.cachefoldStateDir, "reports", "replay.svg"));
-  mkdirSync(dirname(chart), { recursive: true });
-  writeFileSync(chart, out.svg);
+  writeFileAtomic(chart, out.svg, { mode: 0o644 });
   const save = saving(report.totals);
   const data = {
     source: "native",
@@ -246,41 +210,6 @@ async function runNative(addon, addonPath, picked, opts, io, meta) {
     : "(S1a and S3 not both replayed: no saving to name)";
   o.out(data, [head, "", out.markdown.trimEnd(), "", what, `chart: ${chart}`].join("\n"));
   return E.ok;
-}
-
-/** Sessions of one store read with node:sqlite (the fallback): [{sessionId, events, firstAt, lastAt}] and a reader of their events. */
-async function openStoreJs(path) {
-  let sqlite;
-  try {
-    sqlite = await import("node:sqlite");
-  } catch {
-    return null;
-  }
-  const zlib = await import("node:zlib");
-  const db = new sqlite.DatabaseSync(path, { readOnly: true });
-  const cols = db.prepare("PRAGMA table_info(transcript_events)").all().map((c) => c.name);
-  if (!cols.length) throw new Error(`${path}: no transcript_events table (not an OpenClaw agent store?)`);
-  const hasZstd = cols.includes("event_zstd");
-  const rows = db
-    .prepare("SELECT session_id AS sessionId, COUNT(*) AS events, MIN(created_at) AS firstAt, MAX(created_at) AS lastAt FROM transcript_events GROUP BY session_id ORDER BY session_id")
-    .all()
-    .map((r) => ({ sessionId: r.sessionId, events: Number(r.events), firstAt: Number(r.firstAt), lastAt: Number(r.lastAt) }));
-  const events = (sessionId) => {
-    const q = db.prepare(`SELECT event_json AS j${hasZstd ? ", event_zstd AS z" : ""} FROM transcript_events WHERE session_id = ? ORDER BY seq`);
-    const out = [];
-    let bad = 0;
-    for (const r of q.all(sessionId)) {
-      try {
-        const text = r.j ?? (r.z && typeof zlib.zstdDecompressSync === "function" ? zlib.zstdDecompressSync(r.z).toString("utf8") : null);
-        if (text === null) bad += 1;
-        else out.push(JSON.parse(text));
-      } catch {
-        bad += 1;
-      }
-    }
-    return { events: out, bad };
-  };
-  return { rows, events, close: () => db.close() };
 }
 
 /** Recorded provider usage of one session's events (assistant messages' `usage`). */
@@ -306,7 +235,7 @@ async function runFallback(reason, stores, opts, io, meta) {
   for (const s of stores) {
     let st;
     try {
-      st = await openStoreJs(s.path);
+      st = await openTranscriptStore(s.path);
     } catch (err) {
       o.err(`cachefold replay: ${err?.message ?? err}`);
       return E.error;
@@ -318,7 +247,7 @@ async function runFallback(reason, stores, opts, io, meta) {
     opened.push({ store: s, st });
   }
   try {
-    const sel = selectSessions(opened.map(({ store, st }) => ({ store, rows: st.rows })), opts);
+    const sel = selectSessions(opened.map(({ store, st }) => ({ store, rows: st.sessions() })), opts);
     if (sel.error) {
       o.err(`cachefold replay: ${sel.error}`);
       return sel.usage ? E.usage : E.notFound;
@@ -326,8 +255,16 @@ async function runFallback(reason, stores, opts, io, meta) {
     o.err("cachefold replay: falling back to the usage your provider recorded in these sessions: no strategy replay, no tokenizer, no saving estimate without the addon");
     const sessions = sel.picked.map((p) => {
       const { st } = opened.find((x) => x.store === p.store);
-      const { events, bad } = st.events(p.sessionId);
-      return { store: p.store.path, sessionId: p.sessionId, undecodableRows: bad, recorded: recordedUsage(events) };
+      let bad = 0;
+      const usage = recordedUsage(
+        (function* () {
+          for (const { event } of st.events(p.sessionId)) {
+            if (event) yield event;
+            else bad += 1;
+          }
+        })(),
+      );
+      return { store: p.store.path, sessionId: p.sessionId, undecodableRows: bad, recorded: usage };
     });
     const tot = sessions.reduce((a, s) => ({ calls: a.calls + s.recorded.calls, prompt: a.prompt + s.recorded.prompt, cached: a.cached + s.recorded.cached, output: a.output + s.recorded.output }), { calls: 0, prompt: 0, cached: 0, output: 0 });
     const hit = tot.prompt ? (100 * tot.cached) / tot.prompt : 0;
@@ -340,18 +277,9 @@ async function runFallback(reason, stores, opts, io, meta) {
   }
 }
 
-async function replayRun(args, io) {
+async function replayRun({ values }, io) {
   const o = io.o;
-  const parsed = parseReplayArgs(args);
-  if (parsed.error) {
-    o.err(`cachefold replay: ${parsed.error}\n${USAGE}`);
-    return E.usage;
-  }
-  const { opts } = parsed;
-  if (opts.help) {
-    o.err(USAGE);
-    return E.ok;
-  }
+  const opts = checkReplayOptions(values);
   const env = io.env ?? process.env;
   const stateDir = opts.stateDir ? resolve(opts.stateDir.replace(/^~(?=$|\/)/, homedir())) : hostStateDir(env);
   const stores = opts.db ? [{ agent: null, path: resolve(opts.db) }] : agentStores(stateDir, opts.agent ?? null);
@@ -386,4 +314,9 @@ async function replayRun(args, io) {
   }
 }
 
-export const replayCommand = { description: "replay your OpenClaw sessions through every strategy (native addon): what cachefold would have saved you", run: replayRun };
+export const replayCommand = {
+  description: "replay your OpenClaw sessions through every strategy (native addon): what cachefold would have saved you",
+  usage: USAGE.replace(/^usage: openclaw cachefold /, ""),
+  options: OPTIONS,
+  run: replayRun,
+};

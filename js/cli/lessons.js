@@ -1,0 +1,99 @@
+// `openclaw cachefold lessons <list|show|promote|rm|stale>`: the workspace's lessons.
+import { join, resolve } from "node:path";
+import { loadCore } from "../core.js";
+import * as lessons from "../lessons.js";
+
+const EXIT = { ok: 0, notFound: 1, usage: 2, stale: 3, error: 4 };
+
+const LESSONS_USAGE = `usage: openclaw cachefold lessons <list|show|promote|rm|stale> [name] [--json] [--workspace DIR] [--global]
+  list            lessons and candidates of the workspace and global scopes
+  show <name>     one lesson (or candidate): file, fields, staleness
+  promote <name>  candidate -> lesson
+  rm <name>       remove a lesson or candidate (a removed candidate is never proposed again)
+  stale           lessons whose fingerprint inputs changed, and what changed (exit 3 if any)
+exit codes: 0 ok, 1 not found, 2 usage, 3 stale lessons found, 4 error`;
+
+function row(x) {
+  const state = x.error ? `INVALID: ${x.error}` : x.stale ? "stale" : "fresh";
+  const desc = x.lesson?.description ?? "";
+  return `${x.kind === "candidate" ? "candidate" : "lesson   "} ${x.scope.padEnd(7)} ${(x.lesson?.name ?? x.file).padEnd(20)} ${state.padEnd(6)} ${desc}`;
+}
+
+function summary(x) {
+  return { name: x.lesson?.name ?? x.file.replace(/\.md$/, ""), scope: x.scope, kind: x.kind, path: x.path, description: x.lesson?.description ?? null, stale: x.error ? null : x.stale, changed: x.changed ?? [], error: x.error ?? null };
+}
+
+async function lessonsRun({ values: opts, positionals: pos }, io) {
+  const o = io.o;
+  const [action, name] = pos;
+  if (!action) {
+    o.err(LESSONS_USAGE);
+    return EXIT.usage;
+  }
+  const core = await loadCore();
+  const ctx = io.ctx;
+  const workspace = resolve(opts.workspace ?? io.workspace ?? process.cwd());
+  const needName = () => {
+    if (!name || !core.lessonSlug(name) || core.lessonSlug(name) !== name) {
+      o.err(`${action}: a lesson name is required ([a-z0-9][a-z0-9._-]*)\n${LESSONS_USAGE}`);
+      return false;
+    }
+    return true;
+  };
+  switch (action) {
+    case "list": {
+      const all = lessons.inspect(core, ctx, workspace);
+      o.out({ workspace, lessons: all.map(summary) }, all.length ? all.map(row).join("\n") : `no lessons (project: ${join(workspace, lessons.PROJECT_DIR)}, global: ${join(ctx.stateDir, "lessons")})`);
+      return EXIT.ok;
+    }
+    case "show": {
+      if (!needName()) return EXIT.usage;
+      const all = lessons.inspect(core, ctx, workspace).filter((x) => x.lesson?.name === name || x.file === `${name}.md`);
+      if (!all.length) {
+        o.err(`no lesson or candidate named ${name}`);
+        return EXIT.notFound;
+      }
+      o.out(
+        { lessons: all.map((x) => ({ ...summary(x), text: x.text, lesson: x.lesson ?? null })) },
+        all.map((x) => `# ${x.kind} (${x.scope}) ${x.path}${x.stale ? `\n# STALE: ${x.changed.map((c) => `${c.entry} ${c.what}`.trim()).join(", ")}` : ""}\n${x.text}`).join("\n"),
+      );
+      return EXIT.ok;
+    }
+    case "promote": {
+      if (!needName()) return EXIT.usage;
+      const p = await lessons.promote(core, ctx, workspace, name);
+      if (!p) {
+        o.err(`no candidate named ${name}`);
+        return EXIT.notFound;
+      }
+      o.out({ promoted: p }, `promoted ${p.name} (${p.scope}) -> ${p.path}`);
+      return EXIT.ok;
+    }
+    case "rm": {
+      if (!needName()) return EXIT.usage;
+      const gone = lessons.remove(ctx, workspace, name, opts.global ? { scope: "global" } : {});
+      if (!gone.length) {
+        o.err(`no lesson or candidate named ${name}`);
+        return EXIT.notFound;
+      }
+      o.out({ removed: gone }, gone.map((g) => `removed ${g.kind} ${g.path}`).join("\n"));
+      return EXIT.ok;
+    }
+    case "stale": {
+      const stale = lessons.inspect(core, ctx, workspace).filter((x) => x.kind === "lesson" && x.stale);
+      o.out({ workspace, stale: stale.map(summary) }, stale.length ? stale.map((x) => `${x.lesson.name} (${x.scope}): ${x.changed.map((c) => `${c.entry} ${c.what}`.trim()).join(", ")}`).join("\n") : "no stale lessons");
+      return stale.length ? EXIT.stale : EXIT.ok;
+    }
+    default:
+      o.err(`unknown lessons action ${JSON.stringify(action)}\n${LESSONS_USAGE}`);
+      return EXIT.usage;
+  }
+}
+
+export const lessonsCommand = {
+  description: "workspace lessons: list, show, promote, rm, stale",
+  usage: LESSONS_USAGE.replace(/^usage: openclaw cachefold /, ""),
+  options: { workspace: { type: "string" }, global: { type: "boolean" } },
+  maxPositionals: 2,
+  run: lessonsRun,
+};

@@ -1,0 +1,220 @@
+// cachefold's sessions on disk and its decision log, as the user commands read them (status,
+// report, doctor, /cachefold): read-only, through the core exactly as the engine reads them.
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { loadCore } from "../core.js";
+import * as store from "../store.js";
+import { isArtifactId, storeRoot } from "../artifacts.js";
+import { readRegular } from "../io/files.js";
+
+export function mtime(p) {
+  try {
+    return statSync(p).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/** Sessions under <stateDir>/sessions, most recently written first: {dir, name, sessionId, updatedAt}. */
+export async function listSessions(stateDir) {
+  const core = await loadCore();
+  const root = join(stateDir, "sessions");
+  let names = [];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return [];
+  }
+  const out = [];
+  for (const name of names) {
+    const paths = store.sessionPaths(stateDir, name);
+    const updatedAt = Math.max(mtime(paths.journal), mtime(paths.snapshot));
+    if (!updatedAt) continue;
+    let sessionId = null;
+    try {
+      // Only the head of the snapshot names the session: never the whole (large) file.
+      const m = /"sessionId":("(?:[^"\\]|\\.)*")/.exec(readHead(paths.snapshot, 4096));
+      sessionId = m ? JSON.parse(m[1]) : JSON.parse(readRegular(paths.snapshot, { maxBytes: 64 << 20 }) ?? "{}").sessionId ?? null;
+    } catch {
+      /* no snapshot yet */
+    }
+    if (!sessionId) {
+      // The dir name is the id's safe characters + "-" + 12 hex of its hash.
+      const guess = name.replace(/-[0-9a-f]{12}$/, "");
+      sessionId = core.sessionDirName(guess) === name ? guess : null;
+    }
+    out.push({ dir: paths.dir, name, sessionId: sessionId ?? name, updatedAt });
+  }
+  return out.sort((a, b) => b.updatedAt - a.updatedAt);
+}
+
+/** One session by id, dir name or unique prefix of either; null when none or ambiguous. */
+export async function findSession(stateDir, query) {
+  const all = await listSessions(stateDir);
+  const exact = all.find((s) => s.sessionId === query || s.name === query);
+  if (exact) return exact;
+  const pre = all.filter((s) => s.sessionId.startsWith(query) || s.name.startsWith(query));
+  return pre.length === 1 ? pre[0] : null;
+}
+
+/** Stats, per-call rows and state of one session, read through the core. */
+export async function readSession(ctx, s) {
+  const core = await loadCore();
+  const paths = store.sessionPaths(ctx.stateDir, s.name);
+  const { snapshot, journal } = store.readState(paths);
+  const session = core.Session.restore(ctx.configJson, s.sessionId, snapshot, journal);
+  try {
+    return { stats: session.stats(), rows: typeof session.callRows === "function" ? session.callRows() : [], snapshot: session.snapshot(), paths };
+  } finally {
+    session.free?.();
+  }
+}
+
+/** Total size of the artifact store (files only, metadata excluded). */
+export function artifactStoreSize(stateDir) {
+  const root = storeRoot(stateDir);
+  let count = 0;
+  let bytes = 0;
+  let shards = [];
+  try {
+    shards = readdirSync(root).filter((d) => /^[0-9a-f]{2}$/.test(d));
+  } catch {
+    return { count, bytes, path: root };
+  }
+  for (const d of shards) {
+    for (const f of readdirSync(join(root, d))) {
+      if (!isArtifactId(f)) continue;
+      count += 1;
+      try {
+        bytes += statSync(join(root, d, f)).size;
+      } catch {}
+    }
+  }
+  return { count, bytes, path: root };
+}
+
+export const LOG_TAIL = 8 << 20;
+
+/** The first `bytes` of a file ("" when absent). */
+function readHead(path, bytes) {
+  let fd;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return "";
+  }
+  try {
+    const buf = Buffer.alloc(bytes);
+    return buf.toString("utf8", 0, readSync(fd, buf, 0, bytes, 0));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The last `bytes` of a file, from its first whole line: read from the end, never the whole file
+ * (a decision log grows without bound). null when it cannot be read.
+ */
+export function readTail(path, bytes = LOG_TAIL) {
+  let fd;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return null;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const from = Math.max(0, size - bytes);
+    const buf = Buffer.alloc(size - from);
+    let n = 0;
+    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, from + n)) > 0; ) n += r;
+    const text = buf.toString("utf8", 0, n);
+    return from > 0 ? text.slice(text.indexOf("\n") + 1) : text;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Decision-log events (the last 8 MiB), or null when no log is configured or readable. */
+export function readDecisionLog(ctx) {
+  const file = ctx.config?.logFile ? resolve(ctx.config.logFile) : null;
+  if (!file) return null;
+  const text = readTail(file);
+  if (text == null) return null;
+  const out = [];
+  for (const line of text.split("\n")) {
+    if (!line) continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {}
+  }
+  return out;
+}
+
+/**
+ * Engine state of a session from the decision log: "active" (its last assemble was managed),
+ * "degraded" (the last assemble passed history through after an error, or turns were committed
+ * with no assemble since: the host served them with another engine), "passthrough" (model not
+ * managed or mode off), "unknown" (no decision log).
+ */
+export function engineState(events, sessionId) {
+  if (!events) return { state: "unknown", reason: "no decision log (set logFile)" };
+  let lastAssemble = null;
+  let commitsAfter = 0;
+  let lastError = null;
+  for (const e of events) {
+    if (e.sessionId !== sessionId && !(e.event === "error" && lastAssemble?.sessionId === sessionId)) continue;
+    if (e.event === "assemble") {
+      lastAssemble = e;
+      commitsAfter = 0;
+      lastError = null;
+    } else if (e.event === "commitTurn") commitsAfter += 1;
+    else if (e.event === "error" || e.event === "quarantine") lastError = e;
+  }
+  if (!lastAssemble) return { state: commitsAfter ? "degraded" : "unknown", reason: commitsAfter ? `${commitsAfter} turns committed, no assemble logged` : "no assemble logged" };
+  if (commitsAfter >= 2) return { state: "degraded", reason: `${commitsAfter} turns committed since the last assemble (the host is not calling cachefold: quarantined or slot changed?)` };
+  if (lastError) return { state: "degraded", reason: `${lastError.where ?? lastError.event}: ${lastError.message ?? "quarantined messages"}` };
+  if (lastAssemble.passthrough) return { state: "passthrough", reason: "model not managed (mode/targetModels) or history passed through" };
+  return { state: "active", reason: null };
+}
+
+export const money = (x) => `$${(x ?? 0).toFixed(4)}`;
+export const pct = (x) => `${(x ?? 0).toFixed(1)}%`;
+
+/** One session's status row. */
+export async function sessionStatus(ctx, s, events) {
+  const { stats, rows } = await readSession(ctx, s);
+  const turns = new Set(rows.map((r) => r.at)).size;
+  const ratio = stats.costUsd > 0 ? stats.uncachedUsd / stats.costUsd : null;
+  const eng = engineState(events, s.sessionId);
+  return {
+    sessionId: s.sessionId,
+    updatedAt: new Date(s.updatedAt).toISOString(),
+    engine: eng.state,
+    engineReason: eng.reason,
+    model: stats.model,
+    turns,
+    calls: stats.calls,
+    folds: stats.folds?.count ?? 0,
+    promptTokens: stats.promptTokens ?? 0,
+    hitTokens: stats.cacheRead ?? 0,
+    hitPct: stats.hitPct,
+    predictedHitPct: stats.predictedHitPct,
+    predictionErrorPct: stats.predictionErrorPct,
+    costUsd: stats.costUsd,
+    legacyEstimateUsd: stats.uncachedUsd,
+    savedUsd: stats.savedUsd,
+    legacyRatio: ratio == null ? null : +ratio.toFixed(2),
+    lastCacheBreak: stats.lastDivergence ? { messageIndex: stats.lastDivergence.at, cause: stats.lastDivergence.cause, action: stats.lastDivergence.action } : null,
+  };
+}
+
+/** The one-line summary used by `status` and `/cachefold`. */
+export function statusLine(r) {
+  const brk = r.lastCacheBreak ? `last cache break: message ${r.lastCacheBreak.messageIndex} (${r.lastCacheBreak.cause})` : "no cache break";
+  const x = r.legacyRatio == null ? "" : ` (legacy estimate ${money(r.legacyEstimateUsd)}, ${r.legacyRatio}×)`;
+  return `${r.engine} · ${r.turns} turns, ${r.calls} calls, ${r.folds} folds · hit ${pct(r.hitPct)} (predicted ${pct(r.predictedHitPct)}) · spent ${money(r.costUsd)}${x}, saved ${money(r.savedUsd)} · ${brk}`;
+}
+
+export const LEGACY_NOTE = "legacy estimate = the same calls billed with no cache hit (the core's uncachedUsd): an upper bound for legacy, which keeps some hits between its compactions";
+

@@ -1,0 +1,108 @@
+// `openclaw cachefold status` and `report`: recent sessions, and one session's calls with an SVG chart.
+import { join, resolve } from "node:path";
+import { writeFileAtomic } from "../io/files.js";
+import { intFlag } from "./args.js";
+import { artifactStoreSize, findSession, LEGACY_NOTE, listSessions, money, readDecisionLog, readSession, sessionStatus, statusLine } from "./sessions.js";
+
+const E = { ok: 0, notFound: 1, usage: 2, error: 4 };
+
+/**
+ * What `status --json` prints: sessions `offset`..`offset+limit` (most recently written first),
+ * each through sessionStatus, plus the artifact store's size. The report page's data route
+ * (js/ui/) answers with this same object.
+ */
+export async function statusData(ctx, { offset = 0, limit = 10 } = {}) {
+  const events = readDecisionLog(ctx);
+  const all = await listSessions(ctx.stateDir);
+  const sessions = all.slice(offset, offset + limit);
+  const rows = [];
+  for (const s of sessions) {
+    try {
+      rows.push(await sessionStatus(ctx, s, events));
+    } catch (err) {
+      // One unreadable session is named, and the others are still shown.
+      rows.push({ sessionId: s.sessionId, updatedAt: new Date(s.updatedAt).toISOString(), engine: "unreadable", error: `${s.dir}: ${err?.message ?? err}` });
+    }
+  }
+  const artifacts = artifactStoreSize(ctx.stateDir);
+  return { stateDir: ctx.stateDir, decisionLog: events ? resolve(ctx.config.logFile) : null, legacyEstimate: LEGACY_NOTE, artifacts: { count: artifacts.count, bytes: artifacts.bytes }, total: all.length, offset, sessions: rows };
+}
+
+async function statusRun({ values }, io) {
+  const ctx = io.ctx;
+  const limit = intFlag(values, "limit", { min: 1, max: 10_000, fallback: 10 });
+  const data = await statusData(ctx, { limit });
+  const rows = data.sessions;
+  const head = `state ${ctx.stateDir} · artifacts ${data.artifacts.count} (${(data.artifacts.bytes / 1048576).toFixed(1)} MiB)`;
+  const table = rows.length
+    ? rows.map((r) => `${r.sessionId.slice(0, 36).padEnd(36)} ${r.error ? `UNREADABLE: ${r.error}` : statusLine(r)}`).join("\n")
+    : "no sessions recorded yet";
+  io.o.out(data, `${head}\n${table}\n(${LEGACY_NOTE})`);
+  return E.ok;
+}
+
+const esc = (t) => String(t).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+
+/** SVG: cumulative cost (cachefold vs legacy estimate) and context size per call. */
+export function reportSvg(sessionId, rows) {
+  const W = 760;
+  const H = 220;
+  const pad = 48;
+  let cf = 0;
+  let un = 0;
+  const cum = rows.map((r) => ({ cf: (cf += r.costUsd), un: (un += r.uncachedUsd), prompt: r.prompt }));
+  const n = Math.max(cum.length - 1, 1);
+  const x = (i) => pad + ((W - 2 * pad) * i) / n;
+  const panel = (top, series, max, label, fmt) => {
+    const y = (v) => top + H - pad - ((H - 2 * pad) * v) / (max || 1);
+    const lines = series
+      .map(({ key, color, name }, k) => {
+        const pts = cum.map((c, i) => `${x(i).toFixed(1)},${y(c[key]).toFixed(1)}`).join(" ");
+        return `<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts}"/><text x="${W - pad - 160}" y="${top + pad - 8 + 14 * k}" fill="${color}" font-size="12">${esc(name)}</text>`;
+      })
+      .join("");
+    return `<text x="${pad}" y="${top + 20}" font-size="13" font-weight="bold">${esc(label)}</text><line x1="${pad}" y1="${top + H - pad}" x2="${W - pad}" y2="${top + H - pad}" stroke="#999"/><line x1="${pad}" y1="${top + pad}" x2="${pad}" y2="${top + H - pad}" stroke="#999"/><text x="4" y="${top + pad + 4}" font-size="11">${esc(fmt(max))}</text><text x="${pad}" y="${top + H - pad + 16}" font-size="11">call 1</text><text x="${W - pad - 40}" y="${top + H - pad + 16}" font-size="11">call ${cum.length}</text>${lines}`;
+  };
+  const maxCost = Math.max(0, ...cum.map((c) => Math.max(c.cf, c.un)));
+  const maxPrompt = Math.max(0, ...cum.map((c) => c.prompt));
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${2 * H + 30}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/><text x="${pad}" y="18" font-size="14">cachefold session ${esc(sessionId)}</text>${panel(20, [{ key: "cf", color: "#1f77b4", name: "cachefold (spent)" }, { key: "un", color: "#d62728", name: "legacy estimate (no hit)" }], maxCost, "cumulative cost (USD)", (v) => `$${v.toFixed(3)}`)}${panel(20 + H, [{ key: "prompt", color: "#2ca02c", name: "context (prompt tokens)" }], maxPrompt, "context size per call (tokens)", (v) => `${Math.round(v)}`)}</svg>\n`;
+}
+
+/**
+ * What `report --json` prints for one session (its per-call table and totals), with the core's
+ * stats, rows and snapshot for the report page's session view (js/ui/).
+ */
+export async function reportData(ctx, s) {
+  const { stats, rows, snapshot, paths } = await readSession(ctx, s);
+  const calls = rows.map((r, i) => ({ call: i + 1, at: r.at, prompt: r.prompt, hit: r.hit, miss: r.miss, predictedHit: r.predicted, output: r.output, costUsd: r.costUsd, legacyEstimateUsd: r.uncachedUsd }));
+  const totals = { calls: stats.calls, costUsd: stats.costUsd, legacyEstimateUsd: stats.uncachedUsd, hitPct: stats.hitPct, predictedHitPct: stats.predictedHitPct };
+  return { stats, rows, snapshot, paths, calls, totals };
+}
+
+async function reportRun({ values, positionals: pos }, io) {
+  const opts = values;
+  const ctx = io.ctx;
+  if (!pos[0]) {
+    io.o.err("usage: openclaw cachefold report <session> [--out FILE.svg] [--json]");
+    return E.usage;
+  }
+  const s = await findSession(ctx.stateDir, pos[0]);
+  if (!s) {
+    io.o.err(`no cachefold session matches ${pos[0]} (see openclaw cachefold status)`);
+    return E.notFound;
+  }
+  const { stats, rows, calls, totals } = await reportData(ctx, s);
+  const svg = resolve(opts.out ?? join(ctx.stateDir, "reports", `${s.name}.svg`));
+  writeFileAtomic(svg, reportSvg(s.sessionId, rows), { mode: 0o644 });
+  const text = [
+    `session ${s.sessionId} · ${stats.calls} calls (${rows.length} recent shown) · spent ${money(stats.costUsd)} · legacy estimate ${money(stats.uncachedUsd)}`,
+    "call   prompt      hit     miss  predicted      cost",
+    ...calls.map((c) => `${String(c.call).padStart(4)} ${String(c.prompt).padStart(8)} ${String(c.hit).padStart(8)} ${String(c.miss).padStart(8)} ${String(c.predictedHit).padStart(10)} ${money(c.costUsd).padStart(9)}`),
+    `chart: ${svg}`,
+  ].join("\n");
+  io.o.out({ sessionId: s.sessionId, calls, totals, chart: svg }, text);
+  return E.ok;
+}
+
+export const statusCommand = { description: "recent sessions: engine state, turns, folds, hit %, spend vs legacy, last cache break", usage: "status [--limit N] [--json]", options: { limit: { type: "string" } }, run: statusRun };
+export const reportCommand = { description: "per-call table of one session and an SVG cost/context chart", usage: "report <session> [--out FILE.svg] [--json]", options: { out: { type: "string" } }, maxPositionals: 1, run: reportRun };

@@ -1,0 +1,143 @@
+// The file primitives every other module uses: complete writes, atomic replacement, capped reads
+// of regular files only, and a timeout for promises. Nothing else in js/ calls writeSync or
+// renames a temporary file itself.
+import { randomBytes } from "node:crypto";
+import { closeSync, constants as C, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, realpathSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { dirname, sep } from "node:path";
+
+export const DIR_MODE = 0o700;
+export const FILE_MODE = 0o600;
+export const NOFOLLOW = C.O_NOFOLLOW ?? 0;
+const NONBLOCK = C.O_NONBLOCK ?? 0;
+
+/** An error for a path cachefold refuses to use (a symlink, a FIFO, a device, outside its root). */
+export function unsafe(message) {
+  return Object.assign(new Error(message), { code: "CACHEFOLD_UNSAFE_PATH" });
+}
+
+export function ensureDir(dir) {
+  mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  return dir;
+}
+
+/**
+ * Throw CACHEFOLD_UNSAFE_PATH unless `path` (when it exists) resolves inside `root`: a symlinked
+ * directory would make every later write land outside the store.
+ */
+export function assertInside(root, path) {
+  let real;
+  try {
+    real = realpathSync(path);
+  } catch (err) {
+    if (err.code === "ENOENT") return;
+    throw err;
+  }
+  const top = realpathSync(root);
+  if (real !== top && !real.startsWith(top + sep)) throw unsafe(`refusing ${path}: it resolves to ${real}, outside ${top}`);
+}
+
+/**
+ * Write all of `data` at the descriptor's position. `writeSync` may write fewer bytes than asked
+ * (a disk filling up); the rest is written by further calls, and a call that writes nothing is
+ * ENOSPC. Throws unless every byte was handed to the kernel.
+ */
+export function writeAll(fd, data) {
+  const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  let off = 0;
+  while (off < buf.length) {
+    const n = writeSync(fd, buf, off, buf.length - off);
+    if (!(n > 0)) throw Object.assign(new Error(`no space left on device: ${off} of ${buf.length} bytes written`), { code: "ENOSPC" });
+    off += n;
+  }
+  return off;
+}
+
+export function fsyncDir(dir) {
+  try {
+    const fd = openSync(dir, C.O_RDONLY);
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    /* not supported on every platform */
+  }
+}
+
+/**
+ * Replace `path` atomically: a fresh temporary file (O_EXCL, never a planted link) gets every
+ * byte and an fsync, then is renamed over `path` (or, with `exclusive`, linked to it: the call
+ * fails with EEXIST when `path` exists, and nobody ever sees a half-written file). The
+ * directory is created (0700) unless `mkdir` is false. `sync: false` skips the fsyncs (content
+ * that may be lost in a power cut but never torn: the artifact store's hot path).
+ */
+export function writeFileAtomic(path, data, { mode = FILE_MODE, exclusive = false, mkdir = true, sync = true } = {}) {
+  if (mkdir) mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+  const fd = openSync(tmp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, mode);
+  try {
+    try {
+      writeAll(fd, data);
+      if (sync) fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (exclusive) linkSync(tmp, path);
+    else renameSync(tmp, path);
+    if (sync) fsyncDir(dirname(path));
+  } finally {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* renamed */
+    }
+  }
+}
+
+/**
+ * Read a file only when it is a regular file of at most `maxBytes`: opened without following a
+ * final symlink (unless `follow`) and non-blocking, so a FIFO or a device never blocks the call,
+ * then checked with fstat. Returns the text (or a Buffer with `encoding: null`), `fallback` when
+ * the file is absent; throws CACHEFOLD_UNSAFE_PATH for a symlink, FIFO, device or directory and
+ * CACHEFOLD_TOO_LARGE above the cap.
+ */
+export function readRegular(path, { maxBytes = 8 << 20, follow = false, encoding = "utf8", fallback = null } = {}) {
+  let fd;
+  try {
+    fd = openSync(path, C.O_RDONLY | NONBLOCK | (follow ? 0 : NOFOLLOW));
+  } catch (err) {
+    if (err.code === "ENOENT" || err.code === "ENOTDIR") return fallback;
+    if (err.code === "ELOOP") throw unsafe(`refusing to follow the symlink ${path}`);
+    throw err;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw unsafe(`refusing ${path}: not a regular file`);
+    if (st.size > maxBytes) throw Object.assign(new Error(`refusing ${path}: ${st.size} bytes, more than ${maxBytes}`), { code: "CACHEFOLD_TOO_LARGE", size: st.size });
+    // Read at most maxBytes + 1 whatever the size said (a file growing while it is read).
+    const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
+    let n = 0;
+    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0; ) n += r;
+    if (n > maxBytes) throw Object.assign(new Error(`refusing ${path}: more than ${maxBytes} bytes`), { code: "CACHEFOLD_TOO_LARGE" });
+    const out = buf.subarray(0, n);
+    return encoding ? out.toString(encoding) : out;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A regular file of any size, never through a final symlink; `fallback` when it is absent. */
+export function readNoFollow(path, fallback = null) {
+  return readRegular(path, { maxBytes: 2 ** 31, fallback });
+}
+
+/** `promise`, or a rejection after `ms` (the timer never keeps the process alive). */
+export function withTimeout(promise, ms, what = "call") {
+  let timer;
+  const limit = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`${what} timed out after ${ms} ms`), { code: "CACHEFOLD_TIMEOUT" })), ms);
+    timer.unref?.();
+  });
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,83 @@
+// Oversized tool text is cut in JS before it crosses into the wasm core: a 100 MB result would
+// otherwise be copied into the core's linear memory (which never shrinks: the hooks' instance
+// stayed at 380 MB) and shrunk there for seconds on the event loop.
+//
+// Nothing is lost: the full text is first stored as a content-addressed artifact (the same store
+// and id scheme as every shrunk result, referenced by the calling session), then the text the
+// core sees keeps its first and last OVERSIZE_KEEP chars around one line that names that
+// artifact. The core shrinks the cut text as usual (its preview and artifact follow); recovering
+// the core's artifact shows the line, and recovering the id on it gives every original byte.
+import { artifactPath, sha1Hex, writeArtifact } from "./artifacts.js";
+
+/** Text longer than this (UTF-16 code units) is cut before the core sees it. */
+export const OVERSIZE_CHARS = 4 << 20;
+/** Chars kept from each end of a cut text. */
+export const OVERSIZE_KEEP = 256 << 10;
+const MAX_DEPTH = 4;
+
+/** Cut `text` (longer than OVERSIZE_CHARS) after storing it; returns the cut text. */
+function cut(stateDir, text, ref, cuts) {
+  const bytes = Buffer.from(text, "utf8"); // once: hashed and written
+  const id = sha1Hex(bytes);
+  writeArtifact(stateDir, id, bytes, { ...ref, originalChars: text.length, shrunkChars: 2 * OVERSIZE_KEEP });
+  // Cut at line ends near the limits when there are any (a preview of whole lines).
+  let headEnd = text.lastIndexOf("\n", OVERSIZE_KEEP);
+  if (headEnd < OVERSIZE_KEEP / 2) headEnd = OVERSIZE_KEEP;
+  else headEnd += 1;
+  let tailStart = text.indexOf("\n", text.length - OVERSIZE_KEEP);
+  if (tailStart < 0 || tailStart > text.length - OVERSIZE_KEEP / 2) tailStart = text.length - OVERSIZE_KEEP;
+  else tailStart += 1;
+  const omitted = tailStart - headEnd;
+  cuts.push({ id, chars: text.length, omitted });
+  const note = `[cachefold] ${omitted.toLocaleString("en")} of ${text.length.toLocaleString("en")} chars cut here before shrinking; every byte is in artifact ${id} (file ${artifactPath(stateDir, id)}): cachefold_recover id ${id}\n`;
+  return `${text.slice(0, headEnd)}${headEnd > 0 && text[headEnd - 1] !== "\n" ? "\n" : ""}${note}${text.slice(tailStart)}`;
+}
+
+function walk(stateDir, value, ref, cuts, depth) {
+  if (typeof value === "string") return value.length > OVERSIZE_CHARS ? cut(stateDir, value, ref, cuts) : value;
+  if (!value || typeof value !== "object" || depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) {
+    let out = value;
+    value.forEach((v, i) => {
+      const next = walk(stateDir, v, ref, cuts, depth + 1);
+      if (next !== v) {
+        if (out === value) out = [...value];
+        out[i] = next;
+      }
+    });
+    return out;
+  }
+  let out = value;
+  for (const [k, v] of Object.entries(value)) {
+    const next = walk(stateDir, v, ref, cuts, depth + 1);
+    if (next !== v) {
+      if (out === value) out = { ...value };
+      out[k] = next;
+    }
+  }
+  return out;
+}
+
+/**
+ * `payload` (a tool result message or `{content}`) with every string over OVERSIZE_CHARS in its
+ * text parts and details cut, each one stored first. `ref` = the artifact reference
+ * ({tool, callId, session, sessionId}). Returns {payload, cuts: [{id, chars, omitted}]}; the
+ * payload is the same object when nothing was cut. Throws when an artifact cannot be stored
+ * (the caller then keeps the original result, as for any failed store).
+ */
+export function cutOversized(stateDir, payload, ref) {
+  const cuts = [];
+  if (!payload || typeof payload !== "object") return { payload, cuts };
+  let out = payload;
+  if (Array.isArray(payload.content)) {
+    const content = payload.content.map((part) =>
+      part?.type === "text" && typeof part.text === "string" && part.text.length > OVERSIZE_CHARS ? { ...part, text: cut(stateDir, part.text, ref, cuts) } : part,
+    );
+    if (cuts.length) out = { ...payload, content };
+  }
+  if (payload.details !== undefined) {
+    const details = walk(stateDir, payload.details, ref, cuts, 0);
+    if (details !== payload.details) out = { ...out, details };
+  }
+  return { payload: out, cuts };
+}
