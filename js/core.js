@@ -13,12 +13,10 @@
 //   loadCoreSync, toolsCore, toolsCoreSync): each core function and each Session method is
 //   called through one error mapping. Errors carry a stable `code` (CACHEFOLD_CONFIG,
 //   CACHEFOLD_INPUT, ...); a trap becomes CACHEFOLD_TRAP after the broken instance was dropped.
-// - The module exports two dispatchers (src/wasm.rs): `call(op, header, texts)` for the free
-//   functions and `Session#call(op, header, indices, texts)` for the session methods, plus
-//   `new Session`, `Session.restore` and `Session#plan`. The gateway keeps the named API
-//   (`core.lessonParse(text)`, `session.commitTurn(header, messages)`, ...): the tables below
-//   turn each name's arguments into a dispatcher call, scalars into the small JSON header and
-//   every text as a string of its own.
+// - The module exports every core function under its own name with typed arguments, and the
+//   `Session` class with typed methods (src/wasm.rs; the types are in pkg/cachefold.d.ts). The
+//   gateway adds the error mapping and nothing else: `core.lessonParse(text)`,
+//   `session.commitTurn(headerJson, messages)`, ... are the exports themselves.
 import { readFileSync } from "node:fs";
 import * as firstGlue from "../pkg/cachefold.js";
 
@@ -197,27 +195,19 @@ function guardClass(glue, Cls) {
   });
 }
 
-/** The gateway over an initialised glue namespace. */
+/** The gateway over an initialised glue namespace: every export through the error mapping. */
 function gateway(glue) {
   let g = gateways.get(glue);
   if (g) return g;
-  const named = new Map(); // name -> guarded function (and "Session" -> the guarded class)
+  const wrapped = new Map(); // export name -> guarded function (or the guarded Session class)
   g = new Proxy(glue, {
     get(target, key) {
-      if (named.has(key)) return named.get(key);
-      if (Object.hasOwn(FREE, key)) {
-        const args = FREE[key];
-        const fn = guarded(glue, (...a) => target.call(key, ...args(...a)), target);
-        named.set(key, fn);
-        return fn;
-      }
+      if (wrapped.has(key)) return wrapped.get(key);
       const v = target[key];
       if (typeof v !== "function") return v;
-      if (key === "Session") {
-        named.set(key, guardClass(glue, sessionClass(v)));
-        return named.get(key);
-      }
-      return guarded(glue, v, target); // the dispatcher itself, initSync, ...
+      const w = key === "Session" ? guardClass(glue, v) : guarded(glue, v, target);
+      wrapped.set(key, w);
+      return w;
     },
   });
   gateways.set(glue, g);
@@ -226,126 +216,10 @@ function gateway(glue) {
 
 /**
  * The gateway over a glue module initialised elsewhere (tests and benches that load a pkg/ of
- * their own): the same named API; a trap there drops no instance of this module.
+ * their own): the same API; a trap there drops no instance of this module.
  */
 export function gatewayOf(glue) {
   return gateway(glue);
-}
-
-// ---- the named API over the dispatchers (src/wasm.rs) ----------------------------------------
-// Each entry takes a name's arguments and returns the dispatcher's: `[header, texts]` for a free
-// function, `[header, indices, texts]` for a session method. The op is the name. The header
-// carries booleans, numbers and ids, converted as wasm-bindgen's glue converted its arguments;
-// texts (plain or JSON) cross as strings, never inside the header.
-
-const NONE = "{}";
-const NO_INDICES = new Uint32Array(0);
-const head = (scalars) => JSON.stringify(scalars);
-const bool = (x) => (+x | 0) !== 0; // as the glue passed a bool: ToInt32(+x) != 0
-const num = (x) => +x;
-const one = (text) => [NONE, [text]];
-const two = (a, b) => [NONE, [a, b]];
-
-const FREE = {
-  version: () => [NONE, []],
-  parseConfig: one,
-  sha1Hex: one,
-  sessionDirName: one,
-  roundTripMessage: one,
-  processToolResult: (configJson, toolName, messageJson, compactDetails) => [head({ toolName, compactDetails: bool(compactDetails) }), [configJson, messageJson]],
-  applyToolDefaults: (configJson, toolName, paramsJson) => [head({ toolName }), [configJson, paramsJson]],
-  artifactId: one,
-  isShrunk: one,
-  parseRecoverTarget: (id) => [head({ id }), []],
-  recoverAnswer: (id, text, paramsJson) => [head({ id }), [text, paramsJson]],
-  searchAnswer: (docsJson, query, regex, maxHits) => [head({ regex: bool(regex), maxHits: maxHits >>> 0 }), [docsJson, query]],
-  compactDetails: one,
-  lessonParse: one,
-  lessonRender: one,
-  lessonStamp: two,
-  lessonStaleness: two,
-  lessonsClassify: one,
-  lessonsDecide: one,
-  lessonsParseLlm: two,
-  redactSecrets: one,
-  lessonSlug: one,
-};
-
-const bare = () => [NONE, NO_INDICES, []];
-const at = (nowMs) => [head({ nowMs: num(nowMs) }), NO_INDICES, []];
-const answer = (requestId, text, ok, nowMs) => [head({ requestId, ok: bool(ok), nowMs: num(nowMs) }), NO_INDICES, [text]];
-const byId = (id) => [head({ id }), NO_INDICES, []];
-const json = (text) => [NONE, NO_INDICES, [text]];
-
-const SESSION = {
-  replayReport: bare,
-  assemble: (headerJson, indices, messages) => [headerJson, indices, messages],
-  compact: (headerJson, indices, messages, force) => [head({ force: bool(force) }), indices, [headerJson, ...messages]],
-  commitTurn: (headerJson, messages) => [headerJson, NO_INDICES, messages],
-  summaryRequest: at,
-  acceptSummary: answer,
-  topicRequest: at,
-  acceptTopic: answer,
-  snapshot: bare,
-  takeJournal: bare,
-  compactRequest: (inputJson) => [inputJson, NO_INDICES, []],
-  requestFold: at,
-  stats: bare,
-  topicsView: bare,
-  preview: bare,
-  recoverPlan: byId,
-  pinTurn: byId,
-  callRows: bare,
-  captureLessons: json,
-  lessonLlmPrompt: json,
-};
-
-const FROM_RAW = Symbol("raw session");
-
-/** The Session class of the named API over the glue's Session (its dispatcher and `plan`). */
-function sessionClass(Raw) {
-  class Session {
-    #raw;
-
-    /** Fresh state for a session. */
-    constructor(configJson, sessionId) {
-      this.#raw = configJson === FROM_RAW ? sessionId : new Raw(configJson, sessionId);
-    }
-
-    /** Rebuild from the snapshot (or `null`) and the journal written after it. */
-    static restore(configJson, sessionId, snapshot, journal) {
-      return new Session(FROM_RAW, Raw.restore(configJson, sessionId, snapshot, journal));
-    }
-
-    /** The one plan driver: `jsonOf(i)` gives host message `i`'s JSON text. */
-    plan(headerJson, compact, force, jsonOf) {
-      return this.#raw.plan(headerJson, compact, force, jsonOf);
-    }
-
-    /** Host message indices to stringify for an assemble over `count` messages. */
-    need(count) {
-      return Uint32Array.from(this.#raw.call("need", head({ count: count >>> 0 }), NO_INDICES, []));
-    }
-
-    /** The session dispatcher itself (what the named methods call). */
-    call(op, header, indices, texts) {
-      return this.#raw.call(op, header, indices, texts);
-    }
-
-    free() {
-      this.#raw.free();
-    }
-
-    static {
-      for (const [name, args] of Object.entries(SESSION)) {
-        this.prototype[name] = function (...a) {
-          return this.#raw.call(name, ...args(...a));
-        };
-      }
-      if (Symbol.dispose) this.prototype[Symbol.dispose] = this.prototype.free;
-    }
-  }
-  return Session;
 }
 
 function mapError(err, resetMain = true) {

@@ -1,6 +1,6 @@
 // The only module that loads the native addon (pkg/cachefold.linux-x64-gnu.node: the replay
-// bench behind `openclaw cachefold replay`, built by `npm run build` from the same crate as the
-// wasm core, with `--features native`). The addon is optional: loadNative() never throws; it
+// bench behind `openclaw cachefold replay`, built by `npm run build` from the workspace member
+// crates/native). The addon is optional: loadNative() never throws; it
 // returns { addon: null, reason } when the file is missing, built for another platform, fails to
 // load or was built from another version of the crate, and the caller falls back.
 import { existsSync } from "node:fs";
@@ -19,7 +19,7 @@ export function addonFile(platform = process.platform, arch = process.arch) {
 }
 
 /** How to build the addon from a checkout (what the CLI prints when it is missing). */
-export const BUILD_HINT = `npm run build   (in a cachefold checkout; needs Rust: it runs \`cargo build --profile native --lib --features native\` and copies target/native/libcachefold.so to pkg/${addonFile("linux", "x64")})`;
+export const BUILD_HINT = `npm run build   (in a cachefold checkout; needs Rust: it runs \`cargo build --profile native -p cachefold-native\` and copies target/native/libcachefold_native.so to pkg/${addonFile("linux", "x64")})`;
 
 let cached = null;
 

@@ -16,11 +16,10 @@
 //! to pay back, so folding per turn is always wrong on DeepSeek.
 
 use crate::config::Config;
-use crate::float::fixed;
 use serde::{Deserialize, Serialize};
 
 /// One price row, USD per 1M tokens.
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Price {
     /// Table key, e.g. `deepseek-flash-peak`.
@@ -104,13 +103,13 @@ pub fn is_peak(now_ms: f64) -> bool {
 /// No model id means DeepSeek flash (the product's primary target).
 pub fn model_family(model: Option<&str>) -> &'static str {
     let m = model.unwrap_or("deepseek").to_ascii_lowercase();
-    if crate::text::has(&m, "deepseek") {
-        if crate::text::has(&m, "pro") {
+    if m.contains("deepseek") {
+        if m.contains("pro") {
             "deepseek-v4-pro"
         } else {
             "deepseek-flash"
         }
-    } else if crate::text::has(&m, "kimi") || crate::text::has(&m, "moonshot") {
+    } else if m.contains("kimi") || m.contains("moonshot") {
         "kimi-like"
     } else {
         "openai-like"
@@ -161,9 +160,7 @@ pub fn cost_usd(p: &Price, hit: u64, miss: u64, output: u64) -> f64 {
 }
 
 /// Token counts of one possible fold. The engine fills these from its estimates.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, crate::json::out::ToJson, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FoldCandidate {
     /// L: the whole prompt of the next call without folding (static prefix + all messages).
@@ -193,7 +190,7 @@ impl FoldCandidate {
 }
 
 /// Outcome of [`fold_decision`].
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FoldDecision {
     /// Fold now.
@@ -250,13 +247,8 @@ pub fn fold_decision(c: &FoldCandidate, p: &Price, expected_remaining_calls: f64
         format!("no saving: cached tokens are free under price {}", p.key)
     } else {
         format!(
-            "{}: saves {} usd/call over {} calls vs one-off {} usd (break-even {} calls, {} tokens shed, price {})",
+            "{}: saves {saving:.6} usd/call over {n:.1} calls vs one-off {one_off:.6} usd (break-even {break_even:.1} calls, {shrink} tokens shed, price {})",
             if pays { "pays" } else { "does not pay" },
-            fixed(saving, 6),
-            fixed(n, 1),
-            fixed(one_off, 6),
-            fixed(break_even, 1),
-            shrink,
             p.key
         )
     };

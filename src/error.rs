@@ -66,13 +66,6 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-impl From<crate::json::parse::ParseError> for Error {
-    fn from(e: crate::json::parse::ParseError) -> Self {
-        Error::Input(e.to_string())
-    }
-}
-
-#[cfg(not(target_arch = "wasm32"))]
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
         Error::Input(e.to_string())

@@ -18,9 +18,9 @@
 //!
 //! ## The I/O-free contract
 //!
-//! Nothing under `src/` except `src/bin/` (the bench binary) reads files, the clock or the
-//! environment (`tests/purity.rs` enforces it); `src/native.rs` (feature `native`, the replay
-//! addon) may also open OpenClaw's SQLite store and run worker threads, as the binary does. Time arrives as `now_ms`, configuration as a
+//! Nothing under `src/` reads files, the clock or the environment (`tests/purity.rs` enforces
+//! it); the replay bench and the Node addon are crates of their own (`crates/bench`,
+//! `crates/native`). Time arrives as `now_ms`, configuration as a
 //! [`Config`], host messages as JSON text; what must be stored leaves as data (journal lines,
 //! snapshot text, artifact text with its content address). The same code therefore runs in
 //! wasm inside OpenClaw, natively in the bench, and under property tests.
@@ -46,8 +46,6 @@
 //! | module | job |
 //! |---|---|
 //! | [`config`], [`error`] | every key and default with validation; the one error enum with stable codes |
-//! | [`json`] | the core's JSON value and parser (`json::value`, `json::parse`; `serde_json` is native-only), the one decoding path for structured input (JSON value → typed struct) and, in `json::out`, the one JSON writer (`#[derive(ToJson)]` from `src/derive/`, byte-identical to `serde_json`) |
-//! | [`vecmap`], [`sort`], [`float`] | lean building blocks for the wasm: a sorted-vector map, one shared sort, an exact decimal → `f64` parser |
 //! | [`message`] | lossless mirror of OpenClaw's `AgentMessage` with typed views |
 //! | [`text`] | whitespace folding and word-safe cuts |
 //! | [`cost`], [`tokens`] | price table, DeepSeek block arithmetic, the fold cost model; token estimates |
@@ -58,18 +56,12 @@
 //! | [`tools`] | tool-output safety and recovery: shrink, details, defaults, recover, search |
 //! | [`topics`] | incremental topic segmentation of completed turns: stable `t<k>` / `T<n>` ids, frozen boundaries, layer-2 prompt/parser (used by the engine's folds, see `engine::topics`) |
 //! | [`lessons`] | workspace lessons: parse/render, classify the first request, select, stale, redact, capture |
-//! | `replay` (native only) | the plan driver over recorded sessions and the transcript readers |
-//! | `bench` (feature `bench`) | the replay bench: tokenizer, cache simulator, strategies |
 #![deny(missing_docs)]
 
 pub mod config;
+mod enums;
 pub mod error;
-pub mod float;
-mod inputs;
-pub mod json;
 pub mod message;
-pub mod sort;
-pub mod vecmap;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
@@ -79,6 +71,27 @@ pub use error::{Error, Result};
 pub use message::{Message, Part, Role, ToolCall, Usage};
 
 use sha1::{Digest as _, Sha1};
+
+/// `v` as compact JSON text. The core's types serialise infallibly (plain structs, string or
+/// integer map keys), so a failure here is a bug in a `Serialize` impl.
+pub fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).expect("the core's types serialise to JSON")
+}
+
+/// `s` as a JSON string literal (how error messages quote a value).
+pub fn quoted(s: &str) -> String {
+    to_json(s)
+}
+
+/// A JSON object of `members`, in order.
+pub fn object_of<const N: usize>(members: [(&str, serde_json::Value); N]) -> serde_json::Value {
+    serde_json::Value::Object(
+        members
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
 
 /// Lowercase hex SHA-1 of `bytes` (fingerprints and content-addressed artifact names).
 pub fn fingerprint_hex(bytes: &[u8]) -> String {
@@ -146,18 +159,12 @@ mod lib_tests {
         assert_eq!(safe_name("0b8c-uuid"), safe_name("0b8c-uuid"));
     }
 }
-#[cfg(feature = "bench")]
-pub mod bench;
 pub mod cost;
 pub mod digest;
 pub mod engine;
 pub mod fold;
 pub mod lessons;
-#[cfg(feature = "native")]
-pub mod native;
 pub mod pairing;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod replay;
 pub mod text;
 pub mod tokens;
 pub mod tools;

@@ -1,7 +1,7 @@
 //! The host's `AgentMessage`, mirrored as a lossless view.
 //!
 //! A [`Message`] keeps the exact JSON value the host sent (key order and number text
-//! preserved by [`crate::json::Value`]), so
+//! preserved by [`serde_json::Value`]), so
 //! unknown roles, part types and fields round-trip unchanged. Typed access goes through
 //! [`Message::role`] and [`Message::parts`], which mirror OpenClaw's shapes:
 //!
@@ -14,7 +14,7 @@
 //! | anything else | nothing: passed through as it came |
 
 use crate::error::{Error, Result};
-use crate::json::Value;
+use serde_json::Value;
 
 /// Message role, with the custom roles OpenClaw defines and a catch-all.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +92,7 @@ pub struct Message {
 impl Message {
     /// Parse one message from JSON text (as produced by `JSON.stringify`).
     pub fn from_json(s: &str) -> Result<Message> {
-        let raw: Value = crate::json::parse::from_str(s)
+        let raw: Value = serde_json::from_str::<serde_json::Value>(s)
             .map_err(|e| Error::Input(format!("message is not valid JSON: {e}")))?;
         Message::from_value(raw)
     }
@@ -108,7 +108,7 @@ impl Message {
     /// An empty object (role `Other("")`): stands in for a message the core cannot read.
     pub fn empty() -> Message {
         Message {
-            raw: Value::Object(crate::json::Map::new()),
+            raw: Value::Object(serde_json::Map::new()),
         }
     }
 
@@ -119,7 +119,7 @@ impl Message {
 
     /// Serialise back; byte-identical to the input for `JSON.stringify` output.
     pub fn to_json(&self) -> String {
-        crate::json::out::to_string(&self.raw)
+        crate::to_json(&self.raw)
     }
 
     /// The role (missing role → `Other("")`).
@@ -227,17 +227,7 @@ impl Message {
 }
 
 /// Token usage the host reports on an assistant message.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    crate::json::out::ToJson,
-    serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Uncached input tokens.
@@ -309,7 +299,7 @@ pub fn parse_host(s: &str) -> HostMessage {
         (false, true) => "too_deep",
         (false, false) => "",
     };
-    match crate::json::parse::from_str(&clean) {
+    match serde_json::from_str::<serde_json::Value>(&clean) {
         Ok(v) if v.is_object() && !reason.is_empty() => {
             HostMessage::Sanitised(Message { raw: v }, reason.to_string())
         }

@@ -74,7 +74,7 @@ pub const SLOPE_MAX: f64 = 2.0;
 /// Keeps centred running moments (Welford updates, so long sessions with large, nearly equal
 /// x values do not lose precision to cancellation) plus the last [`Calibration::MAX_POINTS`]
 /// observations for the error statistic.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Default, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Default, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Calibration {
     n: u64,
@@ -91,17 +91,6 @@ pub struct Calibration {
     /// Last observations (x, y), oldest first.
     recent: Vec<(u64, u64)>,
 }
-
-crate::json::json_struct!(Calibration default {
-    n: "n",
-    mean_x: "meanX",
-    mean_y: "meanY",
-    m2x: "m2x",
-    cxy: "cxy",
-    a: "a",
-    b: "b",
-    recent: "recent",
-});
 
 impl Calibration {
     /// Points kept for [`Calibration::mean_abs_error_pct`].

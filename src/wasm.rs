@@ -1,77 +1,42 @@
 //! wasm-bindgen exports: convert types, call the core, convert back. No logic lives here.
 //!
-//! The module exports few functions, because every export costs the same wasm-bindgen
-//! plumbing (an export wrapper, a multi-value shim, an unwind guard, the argument and result
-//! conversions): one dispatcher, [`call`], for the free functions, one, [`Session::call`], for
-//! the session methods, and beside them only what cannot cross through them: the `Session`
-//! constructor and `restore`, and `Session.plan`, which takes a JS function. `js/core.js` turns the dispatchers
-//! back into the named API the rest of the plugin calls (`core.lessonParse(text)`,
-//! `session.commitTurn(header, messages)`, ...); the `match op` tables below are its other half.
-//! An unknown `op` is a `CACHEFOLD_INPUT` error.
+//! Every core function is an export of its own and the engine is the `Session` class, each with
+//! typed arguments and a declared result type (the TypeScript interfaces at the end of this file
+//! go into `pkg/cachefold.d.ts`). `js/core.js` wraps them in one error mapping and nothing else.
 //!
-//! One crossing convention, both ways:
-//! * **Scalars are one small JSON header** (`&str`): an op's booleans, numbers and ids as one
-//!   object (`{"nowMs": …, "ok": …, "requestId": …}`), decoded field by field by
-//!   [`crate::json`]. The engine calls' own headers (assemble, commitTurn, compactRequest) are
-//!   that object themselves.
-//! * **Texts cross as their own strings**, a `Vec<String>` in argument order: plain text (a
-//!   lesson file, a tool output) and structured input that is JSON text already (the config, a
-//!   lesson, search documents). Host messages come last, with a parallel `Vec<u32>` of host
-//!   indices where the call needs them. Nothing bulky is ever escaped inside the header.
-//! * **Structured results are JSON text** written by [`crate::json::out`] and turned into plain JS
-//!   objects by `JSON.parse` inside [`to_js`] (host numbers keep their exact text: the core's
-//!   JSON value stores numbers as text). Bulky plain text (an artifact) is set as a JS string
-//!   beside it; string results cross as themselves (`undefined` for none).
+//! Conventions:
+//! * **Host messages and structured inputs cross as JSON text** (`&str`, `Vec<String>`): a host
+//!   message must come back byte for byte, and the JS callers hold JSON text already (the
+//!   config, a lesson, search documents). Scalars are plain arguments.
+//! * **Structured results are JSON text turned into plain objects by `JSON.parse`**
+//!   ([`js_sys::JSON::parse`]). The results carry host values (config tables, stats, views),
+//!   whose numbers `serde_json` keeps as their text (`arbitrary_precision`): serde-wasm-bindgen
+//!   would hand those to JS as `{"$serde_json::private::Number": …}` objects, and `JSON.parse`
+//!   of one string is also the cheapest way to build a large object in V8. Bulky plain text (an
+//!   artifact) is set as a JS string beside it; string results cross as themselves
+//!   (`undefined` for none).
 //! * `Session.plan` takes a JS function as its message source: the core's one driver
 //!   ([`crate::engine::Session::try_drive`]) calls it with a host index and gets that message's
 //!   JSON text, only for the indices it needs.
-//!
-//! serde-wasm-bindgen is not used: it needed a third decoder per input type (beside the JSON
-//! text ones) and could not carry `arbitrary_precision` numbers anyway.
-//! Errors become JS `Error`s whose `code` property is [`crate::Error::code`].
+//! * Errors become JS `Error`s whose `code` property is [`crate::Error::code`].
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::json::{Fields, FromJson, Value};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-// The JS built-ins the bindings use, imported here rather than through `js-sys`: with `js-sys`
-// linked, 43 closure invoke shims stayed in the module's function table (5 KB of code before
-// wasm-opt, 0.7 KB shipped).
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(catch, js_namespace = JSON, js_name = parse)]
-    fn json_parse(text: &str) -> Result<JsValue, JsValue>;
+type JsResult<T> = Result<T, JsValue>;
 
-    #[wasm_bindgen(catch, js_namespace = Reflect, js_name = set)]
-    fn reflect_set(target: &JsValue, key: &JsValue, value: &JsValue) -> Result<bool, JsValue>;
-
-    #[wasm_bindgen(js_name = Error)]
-    type JsError;
-    #[wasm_bindgen(constructor, js_class = "Error")]
-    fn new(message: &str) -> JsError;
-
-    /// A JS function (`Session.plan`'s message source).
-    pub type Function;
-    #[wasm_bindgen(catch, method, js_name = call)]
-    fn call1(this: &Function, context: &JsValue, arg: &JsValue) -> Result<JsValue, JsValue>;
+/// `v` as a plain JS object, through its JSON text.
+fn to_js<T: serde::Serialize + ?Sized>(v: &T) -> JsResult<JsValue> {
+    js_sys::JSON::parse(&crate::to_json(v))
 }
 
-// Results go out as JSON text parsed by the engine's own JSON.parse: the core's JSON value keeps
-// numbers as text (so host numbers round-trip byte-exact), which only JSON text carries.
-fn to_js(v: &dyn crate::json::out::ToJson) -> Result<JsValue, JsValue> {
-    let mut text = String::new();
-    v.write_json(&mut text);
-    json_parse(&text)
-}
-
+/// A core error as a JS `Error` with its stable `code`.
 fn err(e: &Error) -> JsValue {
-    let out = JsError::new(&e.to_string());
-    let _ = reflect_set(
-        &out,
-        &JsValue::from_str("code"),
-        &JsValue::from_str(e.code()),
-    );
+    let out = js_sys::Error::new(&e.to_string());
+    let _ = js_sys::Reflect::set(&out, &"code".into(), &e.code().into());
     out.into()
 }
 
@@ -79,254 +44,348 @@ fn input_err(msg: String) -> JsValue {
     err(&Error::Input(msg))
 }
 
-fn core<T>(r: crate::error::Result<T>) -> Result<T, JsValue> {
+fn core<T>(r: crate::error::Result<T>) -> JsResult<T> {
     r.map_err(|e| err(&e))
 }
 
-fn parse_config(json: &str) -> Result<Config, JsValue> {
+fn config(json: &str) -> JsResult<Config> {
     core(Config::from_json(json))
 }
 
-/// A string result (`undefined` for none).
-fn text_js(s: Option<String>) -> JsValue {
-    s.map_or(JsValue::UNDEFINED, |s| JsValue::from_str(&s))
+/// A structured input: JSON text decoded by its type's `Deserialize`.
+fn json_arg<T: DeserializeOwned>(s: &str) -> JsResult<T> {
+    serde_json::from_str(s).map_err(|e| input_err(e.to_string()))
 }
 
-/// A structured input: JSON text decoded by [`crate::json`].
-fn json_arg<T: FromJson>(s: &str) -> Result<T, JsValue> {
-    crate::json::from_str(s).map_err(|e| err(&e.into()))
+/// A text argument, checked: wasm-bindgen's glue does not check a `&str` argument, and a
+/// non-string there would trap the instance.
+fn js_text(v: &JsValue, name: &str) -> JsResult<String> {
+    v.as_string()
+        .ok_or_else(|| input_err(format!("{name} must be a string")))
 }
 
-fn tools_json_arg(s: &str) -> Result<Value, JsValue> {
-    crate::json::parse::from_str(s).map_err(|e| input_err(e.to_string()))
+/// A tool name from the host, checked rather than trusted (named as `typeof` would).
+fn tool_name(v: &JsValue) -> JsResult<String> {
+    if let Some(s) = v.as_string() {
+        return Ok(s);
+    }
+    let got = if v.is_undefined() {
+        "undefined"
+    } else if v.as_bool().is_some() {
+        "boolean"
+    } else if v.as_f64().is_some() {
+        "number"
+    } else {
+        "object"
+    };
+    Err(input_err(format!("toolName must be a string, got {got}")))
 }
 
-/// One call's arguments: the scalar header (parsed when an op first reads it) and the texts.
-struct Args<'a> {
-    header: &'a str,
-    fields: Option<Fields>,
-    texts: std::vec::IntoIter<String>,
-}
-
-impl<'a> Args<'a> {
-    fn new(header: &'a str, texts: Vec<String>) -> Args<'a> {
-        Args {
-            header,
-            fields: None,
-            texts: texts.into_iter(),
-        }
-    }
-
-    /// The next text argument.
-    fn text(&mut self) -> Result<String, JsValue> {
-        self.texts
-            .next()
-            .ok_or_else(|| input_err("a text argument is missing".to_string()))
-    }
-
-    /// The remaining texts (the messages).
-    fn rest(self) -> Vec<String> {
-        self.texts.collect()
-    }
-
-    /// The header's fields.
-    fn fields(&mut self) -> Result<&mut Fields, JsValue> {
-        let fields = match self.fields.take() {
-            Some(f) => f,
-            None => crate::json::parse(self.header)
-                .and_then(Fields::new)
-                .map_err(|e| err(&e.into()))?,
-        };
-        Ok(self.fields.insert(fields))
-    }
-
-    /// Header field `key` (absent: the type's absent value, else an error naming it).
-    fn get<T: FromJson + Default>(&mut self, key: &str) -> Result<T, JsValue> {
-        let mut out = T::default();
-        self.need(key, &mut out)?;
-        Ok(out)
-    }
-
-    /// [`Args::get`] through a slot (not generic).
-    fn need(&mut self, key: &str, slot: &mut dyn crate::json::Slot) -> Result<(), JsValue> {
-        self.fields()?.need(key, slot).map_err(|e| err(&e.into()))
-    }
-
-    /// Header field `toolName`, which must be a string: a tool name from the host is checked
-    /// here rather than trusted, with the JS type named as `typeof` would.
-    fn tool_name(&mut self) -> Result<String, JsValue> {
-        let got = match self.fields()?.take("toolName") {
-            Some(Value::String(s)) => return Ok(s),
-            None => "undefined",
-            Some(Value::Bool(_)) => "boolean",
-            Some(Value::Number(_)) => "number",
-            Some(_) => "object",
-        };
-        Err(input_err(format!("toolName must be a string, got {got}")))
-    }
-}
-
-/// The free functions, by `op` name; `header` and `texts` as in the module doc.
+/// The crate version.
 #[wasm_bindgen]
-pub fn call(op: &str, header: &str, texts: Vec<String>) -> Result<JsValue, JsValue> {
-    let mut a = Args::new(header, texts);
-    Ok(match op {
-        "version" => env!("CARGO_PKG_VERSION").into(),
-        // The plugin config with every default filled in.
-        "parseConfig" => to_js(&parse_config(&a.text()?)?)?,
-        "sha1Hex" => crate::fingerprint_hex(a.text()?.as_bytes()).into(),
-        // A directory name for a session id that cannot escape the sessions folder.
-        "sessionDirName" => crate::safe_name(&a.text()?).into(),
-        // Parse one message and serialise it back (round-trip check used by tests).
-        "roundTripMessage" => core(crate::Message::from_json(&a.text()?))?
-            .to_json()
-            .into(),
-
-        // ---- tool-output safety (tools helper): shrink, defaults, recover, search ----
-        // Shrink an oversized tool result (a toolResult message or a bare `{content, details}`
-        // middleware result) and, when `compactDetails`, bound its `details`.
-        "processToolResult" => {
-            let tool_name = a.tool_name()?;
-            let compact_details: bool = a.get("compactDetails")?;
-            let cfg = parse_config(&a.text()?)?;
-            let message = tools_json_arg(&a.text()?)?; // the input copy is freed right here
-            let mut p = core(crate::tools::shrink::process_tool_result(
-                &cfg,
-                &tool_name,
-                message,
-                compact_details,
-            ))?;
-            // The artifact text (up to the whole tool output) goes out as a plain JS string, not
-            // through to_js's JSON text: escaping and re-parsing 1 MB costs ~2 ms of the
-            // persist hook's budget.
-            let artifact_text = p.artifact_text.take();
-            let out = to_js(&p)?;
-            if let Some(text) = artifact_text {
-                reflect_set(
-                    &out,
-                    &JsValue::from_str("artifactText"),
-                    &JsValue::from_str(&text),
-                )?;
-            }
-            out
-        }
-        // Params with `toolDefaults` filled in, as JSON text, or `undefined` when nothing changes.
-        "applyToolDefaults" => {
-            let tool_name = a.tool_name()?;
-            let cfg = parse_config(&a.text()?)?;
-            let params = tools_json_arg(&a.text()?)?;
-            text_js(
-                crate::tools::defaults::apply_tool_defaults(&cfg, &tool_name, &params)
-                    .map(|v| crate::json::out::to_string(&v)),
-            )
-        }
-        "artifactId" => crate::tools::shrink::artifact_id(&a.text()?).into(),
-        // The artifact id in our header when the text was already shrunk, else `undefined`.
-        "isShrunk" => text_js(crate::tools::shrink::is_shrunk(&a.text()?)),
-        // `{kind, id}` for a `cachefold_recover` id (header `{id}`); throws
-        // `CACHEFOLD_INVALID_ID`.
-        "parseRecoverTarget" => to_js(&core(crate::tools::recover::parse_target(
-            &a.get::<String>("id")?,
-        ))?)?,
-        // `{text, details}` of `cachefold_recover`: header `{id}`; texts: the stored text, the
-        // params JSON (`{lines?, chars?, maxChars?}`).
-        "recoverAnswer" => {
-            let (id, text) = (a.get::<String>("id")?, a.text()?);
-            let params = tools_json_arg(&a.text()?)?;
-            to_js(&core(crate::tools::recover::answer(&id, &text, &params))?)?
-        }
-        // `{text, hits, more}` of `cachefold_search`: texts docs JSON (`[{id, kind, text}]`),
-        // query; header `{regex, maxHits}`.
-        "searchAnswer" => {
-            let (regex, max_hits): (bool, u32) = (a.get("regex")?, a.get("maxHits")?);
-            let docs: Vec<crate::tools::search::OwnedDoc> = json_arg(&a.text()?)?;
-            let query = a.text()?;
-            to_js(&core(crate::tools::search::answer(
-                &docs,
-                &query,
-                regex,
-                max_hits as usize,
-            ))?)?
-        }
-        // Bounded copy of a `details` value (JSON text in, JSON text out).
-        "compactDetails" => crate::json::out::to_string(&crate::tools::details::compact_details(
-            &tools_json_arg(&a.text()?)?,
-        ))
-        .into(),
-
-        // ---- lessons (js/lessons.js) ----
-        "lessonParse" => to_js(&core(crate::lessons::Lesson::parse(&a.text()?))?)?,
-        // Validate a lesson (JSON) and render its file text (secrets redacted).
-        "lessonRender" => {
-            let l: crate::lessons::Lesson = json_arg(&a.text()?)?;
-            core(l.validate())?;
-            l.render().into()
-        }
-        // A lesson file re-rendered with the hash of the inputs (`[{entry, content}]`).
-        "lessonStamp" => {
-            let mut l = core(crate::lessons::Lesson::parse(&a.text()?))?;
-            let inputs: Vec<crate::lessons::FpInput> = json_arg(&a.text()?)?;
-            l.stamp(&inputs);
-            l.render().into()
-        }
-        // `{stale, changed: [{entry, what}]}` of a lesson file against the inputs.
-        "lessonStaleness" => {
-            let l = core(crate::lessons::Lesson::parse(&a.text()?))?;
-            let inputs: Vec<crate::lessons::FpInput> = json_arg(&a.text()?)?;
-            to_js(&l.staleness(&inputs))?
-        }
-        "lessonsClassify" => to_js(&crate::lessons::classify::classify(&a.text()?))?,
-        "lessonsDecide" => {
-            let input: crate::lessons::select::DecideInput = json_arg(&a.text()?)?;
-            to_js(&crate::lessons::select::decide(&input))?
-        }
-        // Candidates from the LLM capture answer: texts answer, capture input JSON.
-        "lessonsParseLlm" => {
-            let answer = a.text()?;
-            let input: crate::lessons::capture::CaptureInput = json_arg(&a.text()?)?;
-            to_js(&crate::lessons::capture::parse_llm(&answer, &input))?
-        }
-        "redactSecrets" => crate::lessons::redact::redact(&a.text()?).into(),
-        "lessonSlug" => crate::lessons::slug(&a.text()?).into(),
-        _ => return Err(unknown(op)),
-    })
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").into()
 }
 
-#[inline(never)]
-fn unknown(op: &str) -> JsValue {
-    input_err(format!("unknown op {}", crate::json::out::quoted(op)))
+/// The plugin config with every default filled in.
+#[wasm_bindgen(js_name = parseConfig, unchecked_return_type = "CachefoldConfig")]
+pub fn parse_config(
+    #[wasm_bindgen(unchecked_param_type = "string")] config_json: JsValue,
+) -> JsResult<JsValue> {
+    let config_json = &js_text(&config_json, "config_json")?;
+    to_js(&config(config_json)?)
 }
 
-// ---- session engine ------------------------------------------------------------------------
+/// SHA-1 of the UTF-8 text, hex.
+#[wasm_bindgen(js_name = sha1Hex)]
+pub fn sha1_hex(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+) -> JsResult<String> {
+    let text = &js_text(&text, "text")?;
+    Ok(crate::fingerprint_hex(text.as_bytes()))
+}
+
+/// A directory name for a session id that cannot escape the sessions folder.
+#[wasm_bindgen(js_name = sessionDirName)]
+pub fn session_dir_name(
+    #[wasm_bindgen(unchecked_param_type = "string")] session_id: JsValue,
+) -> JsResult<String> {
+    let session_id = &js_text(&session_id, "session_id")?;
+    Ok(crate::safe_name(&session_id))
+}
+
+/// Parse one message and serialise it back (round-trip check).
+#[wasm_bindgen(js_name = roundTripMessage)]
+pub fn round_trip_message(
+    #[wasm_bindgen(unchecked_param_type = "string")] message_json: JsValue,
+) -> JsResult<String> {
+    let message_json = &js_text(&message_json, "message_json")?;
+    Ok(core(crate::Message::from_json(message_json))?.to_json())
+}
+
+// ---- tool-output safety: shrink, defaults, recover, search ------------------------------------
+
+/// Shrink an oversized tool result (a toolResult message or a bare `{content, details}`
+/// middleware result) and, when `compactDetails`, bound its `details`.
+#[wasm_bindgen(js_name = processToolResult, unchecked_return_type = "ProcessedToolResult")]
+pub fn process_tool_result(
+    config_json: &str,
+    #[wasm_bindgen(unchecked_param_type = "string")] tool: JsValue,
+    message_json: &str,
+    compact_details: bool,
+) -> JsResult<JsValue> {
+    let tool = tool_name(&tool)?;
+    let cfg = config(config_json)?;
+    let message: Value = json_arg(message_json)?;
+    let mut p = core(crate::tools::shrink::process_tool_result(
+        &cfg,
+        &tool,
+        message,
+        compact_details,
+    ))?;
+    // The artifact text (up to the whole tool output) goes out as a plain JS string, not inside
+    // the JSON text: escaping and re-parsing 1 MB costs ~2 ms of the persist hook's budget.
+    let artifact_text = p.artifact_text.take();
+    let out = to_js(&p)?;
+    if let Some(text) = artifact_text {
+        js_sys::Reflect::set(&out, &"artifactText".into(), &text.into())?;
+    }
+    Ok(out)
+}
+
+/// Params with `toolDefaults` filled in, as JSON text, or `undefined` when nothing changes.
+#[wasm_bindgen(js_name = applyToolDefaults)]
+pub fn apply_tool_defaults(
+    config_json: &str,
+    #[wasm_bindgen(unchecked_param_type = "string")] tool: JsValue,
+    params_json: &str,
+) -> JsResult<Option<String>> {
+    let tool = tool_name(&tool)?;
+    let cfg = config(config_json)?;
+    let params: Value = json_arg(params_json)?;
+    Ok(
+        crate::tools::defaults::apply_tool_defaults(&cfg, &tool, &params)
+            .map(|v| crate::to_json(&v)),
+    )
+}
+
+/// The artifact id (content address) of a text.
+#[wasm_bindgen(js_name = artifactId)]
+pub fn artifact_id(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+) -> JsResult<String> {
+    let text = &js_text(&text, "text")?;
+    Ok(crate::tools::shrink::artifact_id(&text))
+}
+
+/// The artifact id in our header when the text was already shrunk, else `undefined`.
+#[wasm_bindgen(js_name = isShrunk)]
+pub fn is_shrunk(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+) -> JsResult<Option<String>> {
+    let text = &js_text(&text, "text")?;
+    Ok(crate::tools::shrink::is_shrunk(&text))
+}
+
+/// `{kind, id}` for a `cachefold_recover` id; throws `CACHEFOLD_INVALID_ID`.
+#[wasm_bindgen(js_name = parseRecoverTarget, unchecked_return_type = "RecoverTarget")]
+pub fn parse_recover_target(
+    #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+) -> JsResult<JsValue> {
+    let id = &js_text(&id, "id")?;
+    to_js(&core(crate::tools::recover::parse_target(id))?)
+}
+
+/// `{text, details}` of `cachefold_recover` over the stored text; params `{lines?, chars?, maxChars?}`.
+#[wasm_bindgen(js_name = recoverAnswer, unchecked_return_type = "ToolAnswer")]
+pub fn recover_answer(
+    #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] params_json: JsValue,
+) -> JsResult<JsValue> {
+    let id = &js_text(&id, "id")?;
+    let text = &js_text(&text, "text")?;
+    let params_json = &js_text(&params_json, "params_json")?;
+    let params: Value = json_arg(params_json)?;
+    to_js(&core(crate::tools::recover::answer(id, text, &params))?)
+}
+
+/// `{text, hits, more}` of `cachefold_search` over the documents (`[{id, kind, text}]`).
+#[wasm_bindgen(js_name = searchAnswer, unchecked_return_type = "SearchAnswer")]
+pub fn search_answer(
+    #[wasm_bindgen(unchecked_param_type = "string")] docs_json: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+    regex: bool,
+    max_hits: u32,
+) -> JsResult<JsValue> {
+    let docs_json = &js_text(&docs_json, "docs_json")?;
+    let query = &js_text(&query, "query")?;
+    let docs: Vec<crate::tools::search::OwnedDoc> = json_arg(docs_json)?;
+    to_js(&core(crate::tools::search::answer(
+        &docs,
+        query,
+        regex,
+        max_hits as usize,
+    ))?)
+}
+
+/// Bounded copy of a `details` value (JSON text in, JSON text out).
+#[wasm_bindgen(js_name = compactDetails)]
+pub fn compact_details(
+    #[wasm_bindgen(unchecked_param_type = "string")] details_json: JsValue,
+) -> JsResult<String> {
+    let details_json = &js_text(&details_json, "details_json")?;
+    let v: Value = json_arg(details_json)?;
+    Ok(crate::to_json(&crate::tools::details::compact_details(&v)))
+}
+
+// ---- lessons ----------------------------------------------------------------------------------
+
+/// A lesson file's fields.
+#[wasm_bindgen(js_name = lessonParse, unchecked_return_type = "Lesson")]
+pub fn lesson_parse(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+) -> JsResult<JsValue> {
+    let text = &js_text(&text, "text")?;
+    to_js(&core(crate::lessons::Lesson::parse(text))?)
+}
+
+/// Validate a lesson (JSON) and render its file text (secrets redacted).
+#[wasm_bindgen(js_name = lessonRender)]
+pub fn lesson_render(
+    #[wasm_bindgen(unchecked_param_type = "string")] lesson_json: JsValue,
+) -> JsResult<String> {
+    let lesson_json = &js_text(&lesson_json, "lesson_json")?;
+    let l: crate::lessons::Lesson = json_arg(lesson_json)?;
+    core(l.validate())?;
+    Ok(l.render())
+}
+
+/// A lesson file re-rendered with the hash of the inputs (`[{entry, content}]`).
+#[wasm_bindgen(js_name = lessonStamp)]
+pub fn lesson_stamp(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] inputs_json: JsValue,
+) -> JsResult<String> {
+    let text = &js_text(&text, "text")?;
+    let inputs_json = &js_text(&inputs_json, "inputs_json")?;
+    let mut l = core(crate::lessons::Lesson::parse(text))?;
+    let inputs: Vec<crate::lessons::FpInput> = json_arg(inputs_json)?;
+    l.stamp(&inputs);
+    Ok(l.render())
+}
+
+/// `{stale, changed: [{entry, what}]}` of a lesson file against the inputs.
+#[wasm_bindgen(js_name = lessonStaleness, unchecked_return_type = "LessonStaleness")]
+pub fn lesson_staleness(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] inputs_json: JsValue,
+) -> JsResult<JsValue> {
+    let text = &js_text(&text, "text")?;
+    let inputs_json = &js_text(&inputs_json, "inputs_json")?;
+    let l = core(crate::lessons::Lesson::parse(text))?;
+    let inputs: Vec<crate::lessons::FpInput> = json_arg(inputs_json)?;
+    to_js(&l.staleness(&inputs))
+}
+
+/// What kind of first request this is (and whether lessons may help).
+#[wasm_bindgen(js_name = lessonsClassify, unchecked_return_type = "LessonClassification")]
+pub fn lessons_classify(
+    #[wasm_bindgen(unchecked_param_type = "string")] request: JsValue,
+) -> JsResult<JsValue> {
+    let request = &js_text(&request, "request")?;
+    to_js(&crate::lessons::classify::classify(request))
+}
+
+/// Which lessons to inject (`DecideInput` JSON).
+#[wasm_bindgen(js_name = lessonsDecide, unchecked_return_type = "LessonDecision")]
+pub fn lessons_decide(
+    #[wasm_bindgen(unchecked_param_type = "string")] input_json: JsValue,
+) -> JsResult<JsValue> {
+    let input_json = &js_text(&input_json, "input_json")?;
+    let input: crate::lessons::select::DecideInput = json_arg(input_json)?;
+    to_js(&crate::lessons::select::decide(&input))
+}
+
+/// Candidates from the LLM capture answer (`CaptureInput` JSON).
+#[wasm_bindgen(js_name = lessonsParseLlm, unchecked_return_type = "Lesson[]")]
+pub fn lessons_parse_llm(
+    #[wasm_bindgen(unchecked_param_type = "string")] answer: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] input_json: JsValue,
+) -> JsResult<JsValue> {
+    let answer = &js_text(&answer, "answer")?;
+    let input_json = &js_text(&input_json, "input_json")?;
+    let input: crate::lessons::capture::CaptureInput = json_arg(input_json)?;
+    to_js(&crate::lessons::capture::parse_llm(answer, &input))
+}
+
+/// The text with secrets replaced by `[REDACTED]` markers.
+#[wasm_bindgen(js_name = redactSecrets)]
+pub fn redact_secrets(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+) -> JsResult<String> {
+    let text = &js_text(&text, "text")?;
+    Ok(crate::lessons::redact::redact(&text))
+}
+
+/// A lesson name from free text.
+#[wasm_bindgen(js_name = lessonSlug)]
+pub fn lesson_slug(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+) -> JsResult<String> {
+    let text = &js_text(&text, "text")?;
+    Ok(crate::lessons::slug(&text))
+}
+
+// ---- session engine ---------------------------------------------------------------------------
 
 /// One session's engine state, kept in wasm memory between calls of a process (Gateway mode).
-/// A handle is worth it here (style rule 4): the state is large and every turn touches it.
 #[wasm_bindgen]
 pub struct Session {
     inner: crate::engine::Session,
     replay: Option<crate::engine::journal::ReplayReport>,
 }
 
+fn assemble_input(
+    header_json: &str,
+    indices: Vec<u32>,
+    messages: Vec<String>,
+) -> JsResult<crate::engine::AssembleInput> {
+    core(crate::engine::AssembleInput::from_parts(
+        header_json,
+        indices,
+        messages,
+    ))
+}
+
 #[wasm_bindgen]
 impl Session {
     /// Fresh state for a session.
     #[wasm_bindgen(constructor)]
-    pub fn new(config_json: &str, session_id: &str) -> Result<Session, JsValue> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "string")] config_json: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] session_id: JsValue,
+    ) -> JsResult<Session> {
+        let config_json = &js_text(&config_json, "config_json")?;
+        let session_id = &js_text(&session_id, "session_id")?;
         Ok(Session {
-            inner: crate::engine::Session::new(parse_config(config_json)?, session_id),
+            inner: crate::engine::Session::new(config(config_json)?, session_id),
             replay: None,
         })
     }
 
     /// Rebuild from the snapshot (or `null`) and the journal written after it.
     pub fn restore(
-        config_json: &str,
-        session_id: &str,
+        #[wasm_bindgen(unchecked_param_type = "string")] config_json: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] session_id: JsValue,
         snapshot: Option<String>,
-        journal: &str,
-    ) -> Result<Session, JsValue> {
+        #[wasm_bindgen(unchecked_param_type = "string")] journal: JsValue,
+    ) -> JsResult<Session> {
+        let config_json = &js_text(&config_json, "config_json")?;
+        let session_id = &js_text(&session_id, "session_id")?;
+        let journal = &js_text(&journal, "journal")?;
         let (inner, report) = core(crate::engine::Session::restore(
-            parse_config(config_json)?,
+            config(config_json)?,
             session_id,
             snapshot.as_deref(),
             journal,
@@ -338,15 +397,17 @@ impl Session {
     }
 
     /// The one plan driver ([`crate::engine::Session::try_drive`]): `need` → assemble (or
-    /// compact) → on `needFull`, again with every index. `json_of(i)` returns the JSON text of
+    /// compact) → on `needFull`, again with every index. `jsonOf(i)` returns the JSON text of
     /// host message `i`; it is called only for the indices the engine asks for.
+    #[wasm_bindgen(unchecked_return_type = "AssemblePlan")]
     pub fn plan(
         &mut self,
         header_json: &str,
         compact: bool,
         force: bool,
-        json_of: &Function,
-    ) -> Result<JsValue, JsValue> {
+        #[wasm_bindgen(js_name = jsonOf, unchecked_param_type = "(index: number) => string")]
+        json_of: &js_sys::Function,
+    ) -> JsResult<JsValue> {
         let head = assemble_input(header_json, Vec::new(), Vec::new())?;
         let what = if compact {
             crate::engine::Drive::Compact { force }
@@ -363,115 +424,205 @@ impl Session {
         to_js(&core(driven)?.plan)
     }
 
-    /// The session methods, by `op` name; `header`, `indices` and `texts` as in the module doc.
-    pub fn call(
+    /// What the last `restore` applied, skipped and ignored (a torn tail), or `null`.
+    #[wasm_bindgen(js_name = replayReport, unchecked_return_type = "ReplayReport | null")]
+    pub fn replay_report(&self) -> JsResult<JsValue> {
+        to_js(&self.replay)
+    }
+
+    /// Host message indices to stringify for an assemble over `count` messages.
+    pub fn need(&self, count: u32) -> Vec<u32> {
+        self.inner.need(count)
+    }
+
+    /// Plan the messages to send. The header: the `AssembleInput` fields but `messages`;
+    /// `indices[k]` is the host index of the message whose JSON text is `messages[k]`.
+    #[wasm_bindgen(unchecked_return_type = "AssemblePlan")]
+    pub fn assemble(
         &mut self,
-        op: &str,
-        header: &str,
+        #[wasm_bindgen(unchecked_param_type = "string")] header_json: JsValue,
         indices: Vec<u32>,
-        texts: Vec<String>,
-    ) -> Result<JsValue, JsValue> {
-        let s = &mut self.inner;
-        let mut a = Args::new(header, texts);
-        Ok(match op {
-            // What the last `restore` applied, skipped and ignored (a torn tail), or `null`.
-            "replayReport" => to_js(&self.replay)?,
-            // Host message indices to stringify for an assemble over `count` messages.
-            "need" => to_js(&s.need(a.get("count")?))?,
-            // Plan the messages to send. Header: the `AssembleInput` fields but `messages`;
-            // `indices[k]` is the host index of the message whose JSON text is `texts[k]`.
-            "assemble" => {
-                let input = assemble_input(header, indices, a.rest())?;
-                to_js(&core(s.assemble(&input))?)?
-            }
-            // Host `compact()`: fold now. Header `{force}`; texts: the assemble header, then the
-            // messages (as for `assemble`).
-            "compact" => {
-                let force: bool = a.get("force")?;
-                let head = a.text()?;
-                let input = assemble_input(&head, indices, a.rest())?;
-                to_js(&core(s.compact(&input, force))?)?
-            }
-            // Record a finished turn (idempotent by advancement key). Header: the `CommitInput`
-            // fields but `messages`, the turn's message JSON texts.
-            "commitTurn" => {
-                let input = crate::engine::CommitInput::from_parts(header, a.rest())
-                    .map_err(|e| err(&e.into()))?;
-                to_js(&core(s.commit_turn(&input))?)?
-            }
-            // An LLM summary worth preparing now, or `null`.
-            "summaryRequest" => to_js(&s.summary_request(a.get("nowMs")?))?,
-            // Deliver a summary (or its failure): header `{requestId, ok, nowMs}`, text.
-            "acceptSummary" => {
-                let (id, ok, now): (String, bool, f64) =
-                    (a.get("requestId")?, a.get("ok")?, a.get("nowMs")?);
-                s.accept_summary(&id, &a.text()?, ok, now);
-                JsValue::UNDEFINED
-            }
-            // A layer-2 topic check worth sending now (`topics.useLlm`), or `null`.
-            "topicRequest" => to_js(&s.topic_request(a.get("nowMs")?))?,
-            // Deliver a topic check's answer (as `acceptSummary`): `applied`, `malformed`,
-            // `failed` or `ignored`.
-            "acceptTopic" => {
-                let (id, ok, now): (String, bool, f64) =
-                    (a.get("requestId")?, a.get("ok")?, a.get("nowMs")?);
-                s.accept_topic(&id, &a.text()?, ok, now).into()
-            }
-            // Whole state as JSON text.
-            "snapshot" => core(s.try_snapshot())?.into(),
-            // Journal lines produced since the last call.
-            "takeJournal" => s.take_journal().into(),
-            // Host `compact()` without a message list: record a fold for the next assemble and
-            // project its result. Header: the `CompactInput`.
-            "compactRequest" => {
-                let input: crate::engine::CompactInput = json_arg(header)?;
-                to_js(&core(s.compact_request(&input))?)?
-            }
-            // Host `compact()` without a message list: fold at the next assemble.
-            "requestFold" => {
-                core(s.request_fold(a.get("nowMs")?))?;
-                JsValue::UNDEFINED
-            }
-            "stats" => to_js(&s.stats())?,
-            // `cachefold_topics`: `{text, details}`.
-            "topicsView" => to_js(&s.topics_view())?,
-            // `cachefold_preview`: `{text, details}`.
-            "preview" => to_js(&s.preview())?,
-            // Where the messages of turn `t<k>` / topic `T<n>` are stored: header `{id}`.
-            "recoverPlan" => to_js(&core(s.recover_plan(&a.get::<String>("id")?))?)?,
-            // `cachefold_pin`: `{text, details}`; journals the pin. Header `{id}`.
-            "pinTurn" => to_js(&core(s.pin_turn(&a.get::<String>("id")?))?)?,
-            // Recent per-call rows with prices.
-            "callRows" => to_js(&s.call_rows())?,
-            // Deterministic lesson candidates from this session's digests: text, the capture
-            // input JSON.
-            "captureLessons" => {
-                let input: crate::lessons::capture::CaptureInput = json_arg(&a.text()?)?;
-                let digests = s.state().records.iter().map(|r| &r.digest);
-                to_js(&crate::lessons::capture::extract(digests, &input))?
-            }
-            // `{system, prompt, maxTokens}` of the optional LLM capture pass over this session's
-            // digests: text, the JSON list of existing lesson names.
-            "lessonLlmPrompt" => {
-                let existing: Vec<String> = json_arg(&a.text()?)?;
-                let digests = s.state().records.iter().map(|r| &r.digest);
-                let (system, prompt) = crate::lessons::capture::llm_prompt(digests, &existing);
-                to_js(&crate::json::out::object_of([
-                    ("system", system.into()),
-                    ("prompt", prompt.into()),
-                    ("maxTokens", crate::lessons::capture::LLM_MAX_TOKENS.into()),
-                ]))?
-            }
-            _ => return Err(unknown(op)),
-        })
+        messages: Vec<String>,
+    ) -> JsResult<JsValue> {
+        let header_json = &js_text(&header_json, "header_json")?;
+        let input = assemble_input(header_json, indices, messages)?;
+        to_js(&core(self.inner.assemble(&input))?)
+    }
+
+    /// Host `compact()` with the messages: fold now (as `assemble`, plus `force`).
+    #[wasm_bindgen(unchecked_return_type = "AssemblePlan")]
+    pub fn compact(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string")] header_json: JsValue,
+        indices: Vec<u32>,
+        messages: Vec<String>,
+        force: bool,
+    ) -> JsResult<JsValue> {
+        let header_json = &js_text(&header_json, "header_json")?;
+        let input = assemble_input(header_json, indices, messages)?;
+        to_js(&core(self.inner.compact(&input, force))?)
+    }
+
+    /// Record a finished turn (idempotent by advancement key). The header: the `CommitInput`
+    /// fields but `messages`, the turn's message JSON texts.
+    #[wasm_bindgen(js_name = commitTurn, unchecked_return_type = "CommitOutcome")]
+    pub fn commit_turn(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string")] header_json: JsValue,
+        messages: Vec<String>,
+    ) -> JsResult<JsValue> {
+        let header_json = &js_text(&header_json, "header_json")?;
+        let input = core(crate::engine::CommitInput::from_parts(
+            header_json,
+            messages,
+        ))?;
+        to_js(&core(self.inner.commit_turn(&input))?)
+    }
+
+    /// An LLM summary worth preparing now, or `null`.
+    #[wasm_bindgen(js_name = summaryRequest, unchecked_return_type = "SummaryRequest | null")]
+    pub fn summary_request(&mut self, now_ms: f64) -> JsResult<JsValue> {
+        to_js(&self.inner.summary_request(now_ms))
+    }
+
+    /// Deliver a summary (or its failure).
+    #[wasm_bindgen(js_name = acceptSummary)]
+    pub fn accept_summary(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string")] request_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        ok: bool,
+        now_ms: f64,
+    ) -> JsResult<()> {
+        let request_id = &js_text(&request_id, "request_id")?;
+        let text = &js_text(&text, "text")?;
+        self.inner.accept_summary(&request_id, &text, ok, now_ms);
+        Ok(())
+    }
+
+    /// A layer-2 topic check worth sending now (`topics.useLlm`), or `null`.
+    #[wasm_bindgen(js_name = topicRequest, unchecked_return_type = "TopicRequest | null")]
+    pub fn topic_request(&mut self, now_ms: f64) -> JsResult<JsValue> {
+        to_js(&self.inner.topic_request(now_ms))
+    }
+
+    /// Deliver a topic check's answer: `applied`, `malformed`, `failed` or `ignored`.
+    #[wasm_bindgen(js_name = acceptTopic)]
+    pub fn accept_topic(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string")] request_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        ok: bool,
+        now_ms: f64,
+    ) -> JsResult<String> {
+        let request_id = &js_text(&request_id, "request_id")?;
+        let text = &js_text(&text, "text")?;
+        Ok(self.inner.accept_topic(&request_id, &text, ok, now_ms))
+    }
+
+    /// Whole state as JSON text.
+    pub fn snapshot(&self) -> JsResult<String> {
+        core(self.inner.try_snapshot())
+    }
+
+    /// Journal lines produced since the last call.
+    #[wasm_bindgen(js_name = takeJournal)]
+    pub fn take_journal(&mut self) -> String {
+        self.inner.take_journal()
+    }
+
+    /// Host `compact()` without a message list: record a fold for the next assemble and project
+    /// its result (`CompactInput` JSON).
+    #[wasm_bindgen(js_name = compactRequest, unchecked_return_type = "CompactAnswer")]
+    pub fn compact_request(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string")] input_json: JsValue,
+    ) -> JsResult<JsValue> {
+        let input_json = &js_text(&input_json, "input_json")?;
+        let input: crate::engine::CompactInput = json_arg(input_json)?;
+        to_js(&core(self.inner.compact_request(&input))?)
+    }
+
+    /// Fold at the next assemble.
+    #[wasm_bindgen(js_name = requestFold)]
+    pub fn request_fold(&mut self, now_ms: f64) -> JsResult<()> {
+        core(self.inner.request_fold(now_ms))
+    }
+
+    /// The session's counters, prices and state (`cachefold_stats`, `/cachefold`).
+    #[wasm_bindgen(unchecked_return_type = "SessionStats")]
+    pub fn stats(&self) -> JsResult<JsValue> {
+        to_js(&self.inner.stats())
+    }
+
+    /// `cachefold_topics`: `{text, details}`.
+    #[wasm_bindgen(js_name = topicsView, unchecked_return_type = "ToolAnswer")]
+    pub fn topics_view(&self) -> JsResult<JsValue> {
+        to_js(&self.inner.topics_view())
+    }
+
+    /// `cachefold_preview`: `{text, details}`.
+    #[wasm_bindgen(unchecked_return_type = "ToolAnswer")]
+    pub fn preview(&self) -> JsResult<JsValue> {
+        to_js(&self.inner.preview())
+    }
+
+    /// Where the messages of turn `t<k>` / topic `T<n>` are stored.
+    #[wasm_bindgen(js_name = recoverPlan, unchecked_return_type = "RecoverPlan")]
+    pub fn recover_plan(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> JsResult<JsValue> {
+        let id = &js_text(&id, "id")?;
+        to_js(&core(self.inner.recover_plan(id))?)
+    }
+
+    /// `cachefold_pin`: `{text, details}`; journals the pin.
+    #[wasm_bindgen(js_name = pinTurn, unchecked_return_type = "ToolAnswer")]
+    pub fn pin_turn(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> JsResult<JsValue> {
+        let id = &js_text(&id, "id")?;
+        to_js(&core(self.inner.pin_turn(id))?)
+    }
+
+    /// Recent per-call rows with prices.
+    #[wasm_bindgen(js_name = callRows, unchecked_return_type = "CallRow[]")]
+    pub fn call_rows(&self) -> JsResult<JsValue> {
+        to_js(&self.inner.call_rows())
+    }
+
+    /// Deterministic lesson candidates from this session's digests (`CaptureInput` JSON).
+    #[wasm_bindgen(js_name = captureLessons, unchecked_return_type = "Lesson[]")]
+    pub fn capture_lessons(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] input_json: JsValue,
+    ) -> JsResult<JsValue> {
+        let input_json = &js_text(&input_json, "input_json")?;
+        let input: crate::lessons::capture::CaptureInput = json_arg(input_json)?;
+        let digests = self.inner.state().records.iter().map(|r| &r.digest);
+        to_js(&crate::lessons::capture::extract(digests, &input))
+    }
+
+    /// `{system, prompt, maxTokens}` of the optional LLM capture pass over this session's
+    /// digests; `existing_json`: the JSON list of existing lesson names.
+    #[wasm_bindgen(js_name = lessonLlmPrompt, unchecked_return_type = "LlmPrompt")]
+    pub fn lesson_llm_prompt(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] existing_json: JsValue,
+    ) -> JsResult<JsValue> {
+        let existing_json = &js_text(&existing_json, "existing_json")?;
+        let existing: Vec<String> = json_arg(existing_json)?;
+        let digests = self.inner.state().records.iter().map(|r| &r.digest);
+        let (system, prompt) = crate::lessons::capture::llm_prompt(digests, &existing);
+        to_js(&crate::object_of([
+            ("system", system.into()),
+            ("prompt", prompt.into()),
+            ("maxTokens", crate::lessons::capture::LLM_MAX_TOKENS.into()),
+        ]))
     }
 }
 
-fn assemble_input(
-    header_json: &str,
-    indices: Vec<u32>,
-    messages: Vec<String>,
-) -> Result<crate::engine::AssembleInput, JsValue> {
-    crate::engine::AssembleInput::from_parts(header_json, indices, messages)
-        .map_err(|e| err(&e.into()))
-}
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &str = include_str!("wasm.d.ts");

@@ -74,7 +74,7 @@ fn survives(label: &str, bad: impl Fn(&str, u64) -> String, extra: bool) {
         }
         // Host objects untouched; synthetic messages are valid JSON the host can parse.
         for syn in &p.synthetic {
-            serde_json::from_str::<cachefold::json::Value>(syn)
+            serde_json::from_str::<serde_json::Value>(syn)
                 .unwrap_or_else(|e| panic!("{label}: synthetic message is not valid JSON: {e}"));
             assert!(
                 !syn.contains("\\ud83d"),

@@ -3,7 +3,7 @@
 //! without it the test fails under CI and prints that it was skipped elsewhere (`tests/prereq`).
 mod prereq;
 
-use cachefold::replay::transcript::parse_auto;
+use cachefold_bench::replay::transcript::parse_auto;
 
 #[test]
 fn corpus_sessions_parse() {

@@ -2,8 +2,8 @@
 //! the same files through the shipped wasm; see `tests/cases/README.md` for the format.
 use cachefold::config::Config;
 use cachefold::engine::{AssembleInput, AssemblePlan, CommitInput, Drive, Session};
-use cachefold::json;
-use cachefold::json::Value;
+use serde_json::json;
+use serde_json::Value;
 use std::path::Path;
 
 const T0: u64 = 1_763_900_000_000;

@@ -51,11 +51,11 @@ fn snapshots_with_verbatim_keys_still_load() {
     let mut s = Session::new(Config::default(), "old");
     commit(&mut s, 7);
     let snap = s.snapshot();
-    let v: cachefold::json::Value = serde_json::from_str(&snap).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&snap).unwrap();
     assert!(v["commitKeys"].is_string(), "packed hashes");
     // The format before: the last keys verbatim.
     let mut old = v.clone();
-    old["commitKeys"] = cachefold::json!([key(3), key(7)]);
+    old["commitKeys"] = serde_json::json!([key(3), key(7)]);
     let (mut r, _) =
         Session::restore(Config::default(), "old", Some(&old.to_string()), "").unwrap();
     assert_eq!(commit(&mut r, 3), "duplicate");
@@ -71,7 +71,7 @@ fn snapshot_at_10000_turns_stays_small() {
         s.take_journal();
     }
     let snap = s.snapshot();
-    let v: cachefold::json::Value = serde_json::from_str(&snap).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&snap).unwrap();
     let keys = v["commitKeys"].as_str().unwrap().len();
     println!(
         "snapshot at 10,000 turns: {} bytes, commitKeys {keys} bytes",

@@ -2,8 +2,8 @@
 //! OpenClaw validates user config against the schema before the plugin loads, so a key missing
 //! there could never be set, and a default that differs would be documented wrongly.
 
-use cachefold::json::Value;
 use cachefold::Config;
+use serde_json::Value;
 
 fn manifest() -> Value {
     let text =
@@ -58,7 +58,7 @@ fn schema_mirrors_config_defaults() {
     assert_eq!(m["id"], "cachefold");
     assert_eq!(m["kind"], "context-engine");
     assert_eq!(m["activation"]["onStartup"], true);
-    let defaults: Value = serde_json::to_value(Config::default()).unwrap().into();
+    let defaults: Value = serde_json::to_value(Config::default()).unwrap();
     check(&m["configSchema"], &defaults, "config");
 }
 

@@ -8,8 +8,8 @@
 mod prereq;
 
 use cachefold::config::Config;
-use cachefold::replay::transcript::parse_auto;
-use cachefold::replay::{replay, ReplayOptions, SummaryMode};
+use cachefold_bench::replay::transcript::parse_auto;
+use cachefold_bench::replay::{replay, ReplayOptions, SummaryMode};
 use std::path::{Path, PathBuf};
 
 fn sessions(root: &Path) -> Vec<PathBuf> {

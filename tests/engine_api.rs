@@ -5,10 +5,10 @@ mod engine_support;
 
 use cachefold::config::{Config, Mode};
 use cachefold::engine::{CommitInput, Session};
-use cachefold::json::Value;
 use cachefold::message::Message;
 use cachefold::pairing::{self, Shape};
 use engine_support::*;
+use serde_json::Value;
 
 fn session(cfg: Config) -> Session {
     Session::new(cfg, "s1")
@@ -381,7 +381,7 @@ fn host_compaction_and_branch_reset_causes() {
     shim(&mut s, &msgs, DS, None);
     // The host compacted: a summary replaces everything after the head.
     let mut compacted = msgs[..4].to_vec();
-    compacted.push(cachefold::json!({"role": "compactionSummary", "summary": "earlier work", "tokensBefore": 5000, "timestamp": T0}).to_string());
+    compacted.push(serde_json::json!({"role": "compactionSummary", "summary": "earlier work", "tokensBefore": 5000, "timestamp": T0}).to_string());
     compacted.push(user("go on", T0 + 9));
     let p = shim(&mut s, &compacted, DS, None);
     assert_eq!(

@@ -15,7 +15,7 @@ mod prereq;
 /// `message` entries of a pi session JSONL file, in file order.
 fn pi_messages(text: &str) -> Vec<Message> {
     text.lines()
-        .filter_map(|l| serde_json::from_str::<cachefold::json::Value>(l).ok())
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter_map(|e| e.get("message").cloned())
         .filter_map(|m| Message::from_value(m).ok())
         .collect()
@@ -77,7 +77,7 @@ fn corpus_pairing_and_digests() {
         );
 
         // Digests with call arguments resolved, then one fold record over everything.
-        let mut calls: BTreeMap<String, (String, cachefold::json::Value)> = BTreeMap::new();
+        let mut calls: BTreeMap<String, (String, serde_json::Value)> = BTreeMap::new();
         let mut ds: Vec<Digest> = Vec::new();
         for m in &msgs {
             for c in m.tool_calls() {

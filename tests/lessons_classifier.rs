@@ -3,8 +3,8 @@
 //! confident code-gen classification, so precision and recall are measured for that decision.
 //! `cargo test --test lessons_classifier -- --nocapture` prints the figures and the misses.
 
-use cachefold::json::Value;
 use cachefold::lessons::classify::{classify, Class};
+use serde_json::Value;
 
 fn items() -> Vec<Value> {
     let text = std::fs::read_to_string(concat!(

@@ -22,14 +22,14 @@ mod engine_support;
 
 use cachefold::config::Config;
 use cachefold::engine::Session;
-use cachefold::json;
 use cachefold::message::Message;
 use cachefold::pairing::{self, Shape};
-use cachefold::replay::transcript::Call;
-use cachefold::replay::{replay, ReplayOptions, SummaryMode, UsageMode};
+use cachefold_bench::replay::transcript::Call;
+use cachefold_bench::replay::{replay, ReplayOptions, SummaryMode, UsageMode};
 use engine_support::*;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 fn cases(default: u32) -> u32 {
     std::env::var("CACHEFOLD_PROPTEST_CASES")
@@ -378,7 +378,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 }
 
 fn rewrite(m: &str) -> String {
-    let mut v: cachefold::json::Value = serde_json::from_str(m).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(m).unwrap();
     if let Some(parts) = v.get_mut("content").and_then(|c| c.as_array_mut()) {
         for p in parts {
             if let Some(t) = p.get_mut("text") {
@@ -499,14 +499,13 @@ fn regressions_replay() {
         if path.extension().is_none_or(|x| x != "json") {
             continue;
         }
-        let v: cachefold::json::Value =
+        let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let c: Case = serde_json::from_value(v["case"].clone().into())
+        let c: Case = serde_json::from_value(v["case"].clone())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let res = match v["property"].as_str() {
             Some("divergence_invariants") => {
-                let muts: Vec<Mutation> =
-                    serde_json::from_value(v["mutations"].clone().into()).unwrap();
+                let muts: Vec<Mutation> = serde_json::from_value(v["mutations"].clone()).unwrap();
                 check_divergence(&c, &muts)
             }
             _ => {

@@ -11,11 +11,11 @@ mod engine_support;
 
 use cachefold::config::Config;
 use cachefold::engine::Session;
-use cachefold::json::Value;
 use cachefold::tools::recover::{parse_target, RecoverTarget};
 use cachefold::tools::search::{self, OwnedDoc};
 use cachefold::tools::shrink::{artifact_id, process_tool_result};
 use engine_support::*;
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 #[test]

@@ -522,7 +522,7 @@ fn a_fold_over_many_topics_stays_bounded_and_names_the_rest() {
         st.topics.seg.topics().len()
     );
     let seg = st.segs.first().expect("a fold");
-    let text: cachefold::json::Value = serde_json::from_str(&seg.json).unwrap();
+    let text: serde_json::Value = serde_json::from_str(&seg.json).unwrap();
     let text = text["content"][0]["text"].as_str().unwrap();
     let listed = text.lines().filter(|l| l.starts_with("- T")).count();
     assert!(text.contains("more closed topics"), "{text}");
@@ -614,7 +614,7 @@ fn closed_topic_lines_name_the_whole_topic() {
         let r = run(cfg, &subjects, size);
         let st = r.s.state();
         for seg in &st.segs {
-            let text: String = serde_json::from_str::<cachefold::json::Value>(&seg.json)
+            let text: String = serde_json::from_str::<serde_json::Value>(&seg.json)
                 .ok()
                 .and_then(|v| {
                     v["content"]

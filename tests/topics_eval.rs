@@ -43,9 +43,9 @@ type LabelledTurns = (Vec<(Vec<Digest>, Option<f64>)>, BTreeSet<u32>);
 /// Completed turns of a transcript as digests (a turn starts at each user message), with the
 /// user message's timestamp.
 fn turns_of(name: &str, text: &str) -> Vec<(Vec<Digest>, Option<f64>)> {
-    let t = cachefold::replay::transcript::parse_auto(name, text).expect("parses");
+    let t = cachefold_bench::replay::transcript::parse_auto(name, text).expect("parses");
     let cfg = Config::default();
-    let mut calls: HashMap<String, (String, cachefold::json::Value)> = HashMap::new();
+    let mut calls: HashMap<String, (String, serde_json::Value)> = HashMap::new();
     let mut out: Vec<(Vec<Digest>, Option<f64>)> = Vec::new();
     for m in &t.messages {
         for c in m.tool_calls() {

@@ -35,12 +35,12 @@ const INBOUND_MARKER: &str = "⟦openclaw:ctx⟧";
 ///
 /// Consecutive identical markers merge. Text without markers is returned unchanged.
 pub fn collapse_churn(text: &str) -> String {
-    if !(crate::text::has(text, "<<<")
-        || crate::text::has(text, "untrusted")
-        || crate::text::has(text, INBOUND_MARKER)
-        || crate::text::has(text, EVENT_MARKER)
-        || crate::text::has(text, LEGACY_HEADER)
-        || crate::text::has(text, "Delivery:"))
+    if !(text.contains("<<<")
+        || text.contains("untrusted")
+        || text.contains(INBOUND_MARKER)
+        || text.contains(EVENT_MARKER)
+        || text.contains(LEGACY_HEADER)
+        || text.contains("Delivery:"))
     {
         return text.to_string();
     }
@@ -104,7 +104,7 @@ pub fn collapse_churn(text: &str) -> String {
             i = end;
             continue;
         }
-        if t.starts_with("Delivery:") && crate::text::has(t, "`message` tool") {
+        if t.starts_with("Delivery:") && t.contains("`message` tool") {
             i += 1;
             continue;
         }
@@ -117,7 +117,7 @@ pub fn collapse_churn(text: &str) -> String {
 /// `Label (untrusted metadata):`, `Label (untrusted, …):`, `Label: ⟦openclaw:ctx⟧` → `Label`.
 fn metadata_label(t: &str) -> Option<String> {
     if let Some(head) = t.strip_suffix(INBOUND_MARKER) {
-        let label = crate::text::trim_end_by(head.trim_end(), &|c| c == ':').trim();
+        let label = head.trim_end().trim_end_matches(':').trim();
         return if label.is_empty() {
             None
         } else {
@@ -125,7 +125,7 @@ fn metadata_label(t: &str) -> Option<String> {
         };
     }
     let body = t.strip_suffix(':')?;
-    let open = crate::text::rfind(body, " (untrusted")?;
+    let open = body.rfind(" (untrusted")?;
     if !body.ends_with(')') {
         return None;
     }

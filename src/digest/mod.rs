@@ -17,13 +17,13 @@
 //! The scanners are small hand-written tokenizers (no regex crate in the core).
 
 use crate::config::Config;
-use crate::json::Value;
 use crate::message::{Message, Part, Role};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Bounded per-message extract kept in session state (≤ 1,500 chars of text): the facts a fold
 /// record needs. Computed once when a message is first seen.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Digest {
     /// Raw role string (`user`, `assistant`, `toolResult`, …).
@@ -149,9 +149,9 @@ fn shell_command<'a>(tool_name: &str, args: &'a Value) -> Option<&'a str> {
     let shellish = matches!(
         t.as_str(),
         "exec" | "bash" | "shell" | "sh" | "run" | "terminal" | "run_command" | "process"
-    ) || crate::text::has(&t, "exec")
-        || crate::text::has(&t, "bash")
-        || crate::text::has(&t, "shell");
+    ) || t.contains("exec")
+        || t.contains("bash")
+        || t.contains("shell");
     if !shellish {
         return None;
     }
@@ -171,8 +171,8 @@ fn command_outcome(text: &str, is_error: bool, details_exit: Option<i64>) -> Str
     let lower = text.to_ascii_lowercase();
     let mut out = match code {
         Some(c) => format!("exit {c}"),
-        None if crate::text::has(&lower, "command aborted") => "aborted".to_string(),
-        None if crate::text::has(&lower, "timed out") => "timed out".to_string(),
+        None if lower.contains("command aborted") => "aborted".to_string(),
+        None if lower.contains("timed out") => "timed out".to_string(),
         None if is_error => "error".to_string(),
         None => "ok".to_string(),
     };
@@ -191,9 +191,9 @@ fn find_exit_code(text: &str) -> Option<i64> {
     let lower = text.to_ascii_lowercase();
     for pat in ["exited with code", "exit code", "exit status", "exitcode"] {
         // The last mention wins: the host appends it at the end of the output.
-        if let Some(pos) = crate::text::rfind(&lower, pat) {
+        if let Some(pos) = lower.rfind(pat) {
             let rest = &lower[pos + pat.len()..];
-            let rest = crate::text::trim_start_by(rest, &|c| matches!(c, ' ' | ':' | '=' | '\t'));
+            let rest = rest.trim_start_matches([' ', ':', '=', '\t']);
             // The leading number (its chars are ASCII: byte index = char index).
             let mut end = 0;
             for (i, c) in rest.char_indices() {
@@ -202,7 +202,7 @@ fn find_exit_code(text: &str) -> Option<i64> {
                 }
                 end = i + 1;
             }
-            if let Some(n) = crate::text::parse_i64(&rest[..end]) {
+            if let Ok(n) = rest[..end].parse::<i64>() {
                 return Some(n);
             }
         }

@@ -7,9 +7,9 @@ use super::*;
 use crate::fold::oracle;
 use crate::fold::prompt::summary_prompt;
 use crate::fold::record::*;
-use crate::json;
 use crate::text::*;
 use proptest::prelude::*;
+use serde_json::json;
 
 fn sample_digests() -> Vec<Digest> {
     let cfg = Config::default();

@@ -35,9 +35,7 @@ pub fn error_lines(text: &str, max: usize) -> Vec<String> {
             continue;
         }
         let lower = l.to_ascii_lowercase();
-        if !KEYS.iter().any(|k| crate::text::has(&lower, k))
-            || CLEAR.iter().any(|c| crate::text::has(&lower, c))
-        {
+        if !KEYS.iter().any(|k| lower.contains(k)) || CLEAR.iter().any(|c| lower.contains(c)) {
             continue;
         }
         let item = clip(&one_line(l), ITEM_CHARS);
@@ -56,7 +54,7 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let lower = text.to_ascii_lowercase();
     let mut from = 0;
-    while let Some(pos) = crate::text::find(&lower[from..], "artifact") {
+    while let Some(pos) = lower[from..].find("artifact") {
         let start = from + pos + "artifact".len();
         let line_end = lower[start..]
             .find('\n')
@@ -192,11 +190,11 @@ fn has_known_ext(name: &str) -> bool {
 /// Trim quotes, brackets and trailing punctuation around a token; drop a `key=` prefix and a
 /// `:line[:col]` suffix.
 pub(super) fn clean_token(tok: &str) -> &str {
-    let mut t = crate::text::trim_by(tok, &|c: char| crate::text::has_char("\"'`([{<)]}>,;!?", c));
+    let mut t = tok.trim_matches(|c: char| "\"'`([{<)]}>,;!?".contains(c));
     if let Some((_, v)) = t.split_once('=') {
-        t = crate::text::trim_by(v, &|c: char| crate::text::has_char("\"'`", c));
+        t = v.trim_matches(|c: char| "\"'`".contains(c));
     }
-    t = crate::text::trim_end_by(t, &|c| {
+    t = t.trim_end_matches(|c: char| {
         matches!(
             c,
             '.' | ':' | ',' | ';' | ')' | ']' | '}' | '\'' | '"' | '`'
@@ -223,12 +221,12 @@ pub(super) fn clean_token(tok: &str) -> &str {
 /// three or more segments. Excludes URLs, `and/or`, `1/2`, slash commands like `/help`.
 pub fn is_path_like(t: &str) -> bool {
     let n = t.chars().count();
-    if !(3..=ITEM_CHARS).contains(&n) || crate::text::has(t, "://") {
+    if !(3..=ITEM_CHARS).contains(&n) || t.contains("://") {
         return false;
     }
     if !t
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || crate::text::has_char("._-/\\~@+%:", c))
+        .all(|c| c.is_ascii_alphanumeric() || "._-/\\~@+%:".contains(c))
     {
         return false;
     }
@@ -370,7 +368,7 @@ impl IdentCollector {
                 continue; // files are listed separately
             }
             for piece in tok.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
-                let piece = crate::text::trim_by(piece, &|c| c == '-');
+                let piece = piece.trim_matches(|c: char| c == '-');
                 if piece.is_empty() {
                     continue;
                 }
@@ -389,7 +387,7 @@ impl IdentCollector {
 
     pub(super) fn finish(mut self, max: usize) -> Vec<String> {
         // Stable: equal classes keep first-seen order.
-        crate::sort::sort_by_key(&mut self.seen, |(c, _)| *c);
+        self.seen.sort_by_key(|(c, _)| *c);
         self.seen.truncate(max);
         let mut out = Vec::with_capacity(self.seen.len());
         for (_, s) in self.seen {
@@ -401,10 +399,10 @@ impl IdentCollector {
 
 /// `http(s)://…` inside a token, trailing punctuation removed.
 fn url_in(tok: &str) -> Option<&str> {
-    let start = crate::text::find(tok, "https://").or_else(|| crate::text::find(tok, "http://"))?;
+    let start = tok.find("https://").or_else(|| tok.find("http://"))?;
     let u = &tok[start..];
     let u = u.split(['"', '\'', '`', '<', '>', '|']).next().unwrap_or(u);
-    let u = crate::text::trim_end_by(u, &|c| {
+    let u = u.trim_end_matches(|c: char| {
         matches!(c, '.' | ',' | ';' | ':' | ')' | ']' | '}' | '!' | '?')
     });
     if u.len() > 10 && u.chars().count() <= ITEM_CHARS {

@@ -1,6 +1,6 @@
 use super::*;
 use crate::fold::record::*;
-use crate::json;
+use serde_json::json;
 
 pub(super) fn msg(v: Value) -> Message {
     Message::from_value(v).unwrap()

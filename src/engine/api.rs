@@ -3,12 +3,10 @@
 #[allow(unused_imports)]
 use super::*;
 pub use crate::engine::state::{CommitStatus, DivergeAction, FoldReason};
-use crate::json::{json_struct, DResult};
 pub use crate::pairing::RepairKind;
 
 /// One supplied host message.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexedJson {
     /// Host index.
@@ -18,8 +16,7 @@ pub struct IndexedJson {
 }
 
 /// Input of [`Session::assemble`] and [`Session::compact`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AssembleInput {
     /// Host history length.
@@ -39,8 +36,7 @@ pub struct AssembleInput {
 }
 
 /// Input of [`Session::compact_request`]: the host's `compact()`, which carries no messages.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CompactInput {
     /// Model id (`provider/model` or bare).
@@ -56,7 +52,7 @@ pub struct CompactInput {
 }
 
 /// Answer of [`Session::compact_request`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactAnswer {
     /// A fold is recorded and the next assemble emits it.
@@ -74,7 +70,7 @@ pub struct CompactAnswer {
 }
 
 /// A range of host messages JS must store for recovery under `foldId`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FoldWrite {
     /// Fold id (`f<k>`, or `c<k>` for a condensation).
@@ -86,7 +82,7 @@ pub struct FoldWrite {
 }
 
 /// Output of [`Session::assemble`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssemblePlan {
     /// Output order: `i >= 0` is host index `i`, `i < 0` is `synthetic[-i-1]`.
@@ -106,7 +102,7 @@ pub struct AssemblePlan {
 }
 
 /// Divergence details.
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DivergenceReport {
     /// First differing index.
@@ -122,7 +118,7 @@ pub struct DivergenceReport {
 }
 
 /// One fold made by this call.
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FoldReport {
     /// `f<k>`.
@@ -156,7 +152,7 @@ pub struct FoldReport {
 }
 
 /// A condensation made by this call.
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CondenseReport {
     /// `c<k>`.
@@ -176,7 +172,7 @@ pub struct CondenseReport {
 }
 
 /// One pairing repair in the output.
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RepairReport {
     /// `missing_result` | `orphan_result` | `moved_result` | `duplicate_result`.
@@ -188,7 +184,7 @@ pub struct RepairReport {
 }
 
 /// Everything an assemble decided, for logs, tests and the bench.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssembleReport {
     /// Model managed (not passthrough).
@@ -248,7 +244,7 @@ pub struct AssembleReport {
 
 /// A host message the core could not read exactly (see [`MsgRecord::q`]). It stays in the
 /// output as the host's own object; the core manages the rest of the session around it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuarantineReport {
     /// Host index.
@@ -260,8 +256,7 @@ pub struct QuarantineReport {
 }
 
 /// Input of [`Session::commit_turn`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CommitInput {
     /// Host idempotency key.
@@ -275,7 +270,7 @@ pub struct CommitInput {
 }
 
 /// Output of [`Session::commit_turn`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitOutcome {
     /// `committed` | `duplicate`.
@@ -283,7 +278,7 @@ pub struct CommitOutcome {
 }
 
 /// An LLM summary for JS to run in `maintain`.
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryRequest {
     /// Pass back to [`Session::accept_summary`].
@@ -302,45 +297,15 @@ pub struct SummaryRequest {
     pub timeout_ms: u64,
 }
 
-// ---- decoding of the inputs (crate::json; the wasm binding reads them from JSON text) -------
-
-json_struct!(IndexedJson {
-    index: "index",
-    json: "json",
-});
-
-json_struct!(AssembleInput default {
-    count: "count",
-    messages: "messages",
-    model: "model",
-    token_budget: "tokenBudget",
-    now_ms: "nowMs",
-    system_prompt_addition: "systemPromptAddition",
-    context_window: "contextWindow",
-});
-
-json_struct!(CompactInput default {
-    model: "model",
-    token_budget: "tokenBudget",
-    current_token_count: "currentTokenCount",
-    context_window: "contextWindow",
-    now_ms: "nowMs",
-});
-
-json_struct!(CommitInput default {
-    advancement_key: "advancementKey",
-    messages: "messages",
-    now_ms: "nowMs",
-    context_window: "contextWindow",
-});
+// ---- the inputs from the binding's parts -----------------------------------------------------
 
 impl AssembleInput {
     /// The input from its JSON header (every field but `messages`) and the supplied messages
     /// as parallel lists of host indices and message JSON texts.
-    pub fn from_parts(header: &str, indices: Vec<u32>, jsons: Vec<String>) -> DResult<Self> {
-        let mut input: AssembleInput = crate::json::from_str(header)?;
+    pub fn from_parts(header: &str, indices: Vec<u32>, jsons: Vec<String>) -> Result<Self> {
+        let mut input: AssembleInput = serde_json::from_str(header)?;
         if indices.len() != jsons.len() {
-            return Err(crate::json::DecodeError::new(format!(
+            return Err(Error::Input(format!(
                 "{} indices for {} messages",
                 indices.len(),
                 jsons.len()
@@ -357,8 +322,8 @@ impl AssembleInput {
 impl CommitInput {
     /// The input from its JSON header (every field but `messages`) and the turn's message
     /// JSON texts.
-    pub fn from_parts(header: &str, messages: Vec<String>) -> DResult<Self> {
-        let mut input: CommitInput = crate::json::from_str(header)?;
+    pub fn from_parts(header: &str, messages: Vec<String>) -> Result<Self> {
+        let mut input: CommitInput = serde_json::from_str(header)?;
         input.messages = messages;
         Ok(input)
     }

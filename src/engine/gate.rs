@@ -36,13 +36,9 @@ pub fn model_managed(cfg: &Config, model: Option<&str>) -> bool {
     }
 }
 
-/// The characters of `s` through [`crate::text::lower_char`].
+/// The characters of `s`, lowercased.
 fn lower_chars(s: &str) -> Vec<char> {
-    let mut out = Vec::with_capacity(s.len());
-    for c in s.chars() {
-        out.push(crate::text::lower_char(c));
-    }
-    out
+    s.chars().flat_map(char::to_lowercase).collect()
 }
 
 /// Case-insensitive glob with `*` as the only wildcard.

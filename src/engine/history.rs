@@ -305,7 +305,7 @@ pub(super) fn bound_args(args: &Value) -> Value {
     let Some(obj) = args.as_object() else {
         return Value::Null;
     };
-    let mut out = crate::json::Map::new();
+    let mut out = serde_json::Map::new();
     for (k, v) in obj {
         let keep = match v {
             Value::String(s) => s.chars().count() <= 512,

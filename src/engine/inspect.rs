@@ -6,7 +6,7 @@
 
 #[allow(unused_imports)]
 use super::*;
-use crate::json::out::object_of;
+use crate::object_of;
 use crate::topics::{Topic, TopicId, TurnId};
 
 /// Topics listed by `cachefold_topics` at most (the most recent ones).
@@ -254,7 +254,7 @@ impl Session {
         }
         Err(unknown(format!(
             "{} is not a turn id (t<k>) or a topic id (T<n>)",
-            crate::json::out::quoted(id)
+            crate::quoted(id)
         )))
     }
 
@@ -298,7 +298,7 @@ impl Session {
         let Some(t) = TurnId::parse(id) else {
             return Err(Error::InvalidId(format!(
                 "{} is not a turn id (t<k>, see cachefold_topics)",
-                crate::json::out::quoted(id)
+                crate::quoted(id)
             )));
         };
         let end = self.st.recorded();

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 pub const JOURNAL_VERSION: u32 = 1;
 
 /// Outcome of [`replay`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplayReport {
     /// Events applied.
@@ -55,7 +55,7 @@ pub fn crc(event_json: &str) -> String {
 
 /// Serialise one event as a journal line (with trailing newline).
 pub fn encode_line(seq: u64, e: &Event) -> Result<String> {
-    let body = crate::json::out::to_string(e);
+    let body = crate::to_json(e);
     Ok(format!(
         "{PREFIX}{seq},\"crc\":\"{}\",\"e\":{body}}}\n",
         crc(&body)
@@ -66,7 +66,11 @@ pub fn encode_line(seq: u64, e: &Event) -> Result<String> {
 pub fn decode_line(line: &str) -> std::result::Result<(u64, Event), &'static str> {
     let rest = line.strip_prefix(PREFIX).ok_or("parse")?;
     let comma = rest.find(',').ok_or("parse")?;
-    let seq = crate::text::parse_u64(rest.get(..comma).ok_or("parse")?).ok_or("parse")?;
+    let seq = rest
+        .get(..comma)
+        .ok_or("parse")?
+        .parse::<u64>()
+        .map_err(|_| "parse")?;
     let rest = rest.get(comma..).ok_or("parse")?;
     let rest = rest.strip_prefix(",\"crc\":\"").ok_or("parse")?;
     let sum = rest.get(..8).ok_or("parse")?;
@@ -76,7 +80,7 @@ pub fn decode_line(line: &str) -> std::result::Result<(u64, Event), &'static str
     if crc(body) != sum {
         return Err("checksum");
     }
-    let e: Event = crate::json::from_str(body).map_err(|_| "parse")?;
+    let e: Event = serde_json::from_str(body).map_err(|_| "parse")?;
     Ok((seq, e))
 }
 
@@ -141,7 +145,7 @@ mod tests {
         let line = encode_line(7, &e).unwrap();
         assert!(line.starts_with("{\"v\":1,\"seq\":7,\"crc\":\""), "{line}");
         assert!(line.ends_with("}\n"));
-        let v: crate::json::Value = serde_json::from_str(line.trim_end()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(line.trim_end()).unwrap();
         assert_eq!(v["e"]["forceFold"]["on"], true);
         assert_eq!(
             v["crc"].as_str().unwrap(),

@@ -53,9 +53,6 @@ use crate::cost;
 use crate::digest::{self, Digest};
 use crate::error::{Error, Result};
 use crate::fold;
-#[cfg(test)]
-use crate::json;
-use crate::json::Value;
 use crate::message::Message;
 use crate::pairing::{self, Shape, ShapeRole, Slot};
 use crate::tokens;
@@ -63,6 +60,9 @@ use by_index::ByIndex;
 use fingerprint::Cause;
 use journal::{Event, ReplayReport};
 use serde::{Deserialize, Serialize};
+#[cfg(test)]
+use serde_json::json;
+use serde_json::Value;
 use state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState, HOUR_MS};
 use std::cell::RefCell;
 
@@ -187,7 +187,7 @@ impl Session {
         if st.session_id != session_id {
             return Err(Error::State(format!(
                 "snapshot belongs to session {}",
-                crate::json::out::quoted(&st.session_id)
+                crate::quoted(&st.session_id)
             )));
         }
         let report = journal::replay(&mut st, journal);
@@ -226,7 +226,7 @@ impl Session {
 
     /// The snapshot, or an error (never an empty text that would replace the journal).
     pub fn try_snapshot(&self) -> Result<String> {
-        let text = crate::json::out::to_string(&self.st);
+        let text = crate::to_json(&self.st);
         if text.is_empty() {
             return Err(Error::Internal("snapshot: empty".into()));
         }
@@ -322,7 +322,8 @@ impl Session {
                 wide.push(u64::from(i));
             }
         }
-        crate::sort::sort_dedup_u64(&mut wide);
+        wide.sort_unstable();
+        wide.dedup();
         let mut set = Vec::with_capacity(wide.len());
         for i in wide {
             set.push(i as u32);

@@ -2,8 +2,7 @@
 
 #[allow(unused_imports)]
 use super::*;
-use crate::json::out::object_of;
-use crate::json::to_value;
+use crate::object_of;
 
 impl Session {
     /// A tool result was shrunk to a preview plus an artifact (`tool_result_persist` or the
@@ -71,8 +70,14 @@ impl Session {
                 ]),
             ),
             ("repairs", v(c.repairs)),
-            ("divergences", to_value(&c.divergences)),
-            ("lastDivergence", to_value(&self.st.last_divergence)),
+            (
+                "divergences",
+                serde_json::to_value(&c.divergences).unwrap_or_default(),
+            ),
+            (
+                "lastDivergence",
+                serde_json::to_value(&self.st.last_divergence).unwrap_or_default(),
+            ),
             ("repins", v(c.repins)),
             (
                 "calibration",

@@ -15,8 +15,7 @@ const UNCERTAIN_MARGIN: f64 = 0.15;
 const TOPIC_TIMEOUT_MS: u64 = 20_000;
 
 /// A layer-2 topic check for the shim to send through the host LLM in `maintain`.
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TopicRequest {
     /// Pass back to [`Session::accept_topic`].

@@ -26,8 +26,7 @@ use crate::topics::terms::{self, TurnTerms};
 use crate::topics::{llm, Segmenter, Topic, TurnId};
 
 /// Topics of a session's committed turns.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TopicState {
     /// The segmenter (turns, topics, frozen prefix).
@@ -64,8 +63,7 @@ fn is_zero(n: &u32) -> bool {
 }
 
 /// A layer-2 topic check handed to the shim, not answered yet.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TopicPending {
     /// Request id.
@@ -103,7 +101,7 @@ impl TopicState {
         // Bounded whatever the config says (the cap is at most 60 an hour).
         if self.llm_times.len() > 64 {
             let drop = self.llm_times.len() - 64;
-            crate::text::drop_front(&mut self.llm_times, drop);
+            self.llm_times.drain(..drop.min(self.llm_times.len()));
         }
         self.llm_turn = self.llm_turn.max(turn);
         self.llm_pending = Some(TopicPending {
@@ -178,7 +176,8 @@ impl TopicState {
                 v.push(r);
             }
         }
-        crate::sort::sort_dedup(&mut v);
+        v.sort_unstable();
+        v.dedup();
         v
     }
 }
@@ -315,7 +314,8 @@ impl Session {
         let mut v = fold::protected_groups(&self.st.records, from, to);
         if !self.st.topics.pins.is_empty() {
             v.extend_from_slice(&self.pinned_records(from, to));
-            crate::sort::sort_dedup(&mut v);
+            v.sort_unstable();
+            v.dedup();
         }
         v
     }

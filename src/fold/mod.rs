@@ -19,10 +19,10 @@ pub mod record;
 
 use crate::digest::Digest;
 use crate::engine::state::MsgRecord;
-#[cfg(test)]
-use crate::json;
-use crate::json::{Map, Value};
 use crate::pairing::{self, Shape, ShapeRole};
+#[cfg(test)]
+use serde_json::json;
+use serde_json::{Map, Value};
 
 /// Cut boundaries of the recorded history: [`pairing::cut_points`] (user messages with no
 /// tool-call group open before them) plus `records.len()` itself when no group is open at the
@@ -217,7 +217,7 @@ pub fn record_json(text: &str, ts: Option<&Value>) -> String {
     m.insert("role".into(), "user".into());
     m.insert(
         "content".into(),
-        Value::Array(vec![crate::json::out::object_of([
+        Value::Array(vec![crate::object_of([
             ("type", "text".into()),
             ("text", text.into()),
         ])]),
@@ -226,7 +226,7 @@ pub fn record_json(text: &str, ts: Option<&Value>) -> String {
         "timestamp".into(),
         ts.cloned().unwrap_or_else(|| Value::from(0)),
     );
-    crate::json::out::to_string(&Value::Object(m))
+    crate::to_json(&Value::Object(m))
 }
 
 /// Timestamp for a record over `[from, ..)`: the first folded message's, else the nearest

@@ -50,9 +50,8 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     };
     // Goal: the first user message that states something (not a bare `/command` or a
     // one-word reply), else the first user message.
-    let substantive = |u: &&str| {
-        (!u.starts_with('/') || crate::text::has_char(u, '\n')) && u.split_whitespace().count() >= 3
-    };
+    let substantive =
+        |u: &&str| (!u.starts_with('/') || u.contains('\n')) && u.split_whitespace().count() >= 3;
     let goal = digests
         .iter()
         .filter_map(|d| d.user_text.as_deref())
@@ -90,14 +89,15 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
     for d in digests {
         for o in &d.commands {
             all.push(o);
-            if let Some((cmd, _)) = crate::text::split_once(o, " → ") {
+            if let Some((cmd, _)) = o.split_once(" → ") {
                 answered.push(cmd);
             }
         }
     }
-    crate::sort::sort_dedup(&mut answered);
+    answered.sort_unstable();
+    answered.dedup();
     for c in &all {
-        if !crate::text::has(c, " → ") && crate::sort::contains(&answered, &c.as_str()) {
+        if !c.contains(" → ") && answered.binary_search(&c.as_str()).is_ok() {
             continue;
         }
         push(S_COMMANDS, (*c).clone());
@@ -127,12 +127,14 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
         }
     }
     for items in &mut s {
-        crate::sort::dedup_keep_first(items);
+        // Repeats dropped, each value's first occurrence kept where it stands.
+        let mut seen = std::collections::HashSet::new();
+        items.retain(|x| seen.insert(x.clone()));
     }
     // A failing last command is an open thread too.
     let failed = s[S_COMMANDS]
         .last()
-        .filter(|c| crate::text::has(c, " → ") && !c.ends_with("→ ok") && !c.ends_with("→ exit 0"))
+        .filter(|c| c.contains(" → ") && !c.ends_with("→ ok") && !c.ends_with("→ exit 0"))
         .map(|c| format!("last command failed: {c}"));
     if let Some(c) = failed {
         if !s[S_OPEN].contains(&c) {
@@ -293,8 +295,10 @@ impl Fitter {
             self.s[k].truncate(count);
             self.lens[k].truncate(count);
         } else {
-            crate::text::drop_front(&mut self.s[k], dropped);
-            crate::text::drop_front(&mut self.lens[k], dropped);
+            let n = dropped.min(self.s[k].len());
+            self.s[k].drain(..n);
+            let n = dropped.min(self.lens[k].len());
+            self.lens[k].drain(..n);
         }
         self.body[k] = body;
     }

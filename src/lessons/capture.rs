@@ -14,14 +14,12 @@ use super::redact::redact;
 use super::{slug, Lesson};
 use crate::digest::Digest;
 use crate::text::clip;
-use crate::vecmap::VecMap;
-#[cfg(test)]
 use serde::Deserialize;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Input of [`extract`].
-#[derive(Serialize, crate::json::out::ToJson, Clone, Debug, PartialEq, Default)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Serialize, Clone, Debug, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CaptureInput {
     /// Host session id (provenance).
@@ -100,10 +98,10 @@ fn kind_of(cmd: &str) -> Option<Kind> {
 /// `$ cmd → outcome` → the command without `cd … &&`, pipes into pagers and redirections.
 fn clean_command(label: &str) -> Option<(String, bool)> {
     let rest = label.strip_prefix("$ ")?;
-    let (cmd, outcome) = crate::text::rsplit_once(rest, " → ")?;
+    let (cmd, outcome) = rest.rsplit_once(" → ")?;
     let ok = outcome == "ok" || outcome == "exit 0";
     let mut cmd = cmd.trim().to_string();
-    while let Some(idx) = crate::text::find(&cmd, "&&") {
+    while let Some(idx) = cmd.find("&&") {
         let head = cmd[..idx].trim();
         if head.starts_with("cd ")
             || head.starts_with("export ")
@@ -116,12 +114,12 @@ fn clean_command(label: &str) -> Option<(String, bool)> {
         }
     }
     for cut in [" | ", " 2>&1", " >", " ;"] {
-        if let Some(i) = crate::text::find(&cmd, cut) {
+        if let Some(i) = cmd.find(cut) {
             cmd.truncate(i);
         }
     }
     let cmd = cmd.trim().to_string();
-    if cmd.is_empty() || cmd.len() > 160 || crate::text::has_char(&cmd, '\n') {
+    if cmd.is_empty() || cmd.len() > 160 || cmd.contains('\n') {
         return None;
     }
     Some((cmd, ok))
@@ -157,9 +155,9 @@ fn command_fingerprint(cmd: &str) -> Vec<String> {
     // A path argument (`node --test tests/js/`, `pytest tests/unit`) is a directory to watch.
     for t in w.iter().skip(1) {
         if !t.starts_with('-')
-            && crate::text::has_char(t, '/')
+            && t.contains('/')
             && !t.starts_with('/')
-            && !crate::text::has(t, "..")
+            && !t.contains("..")
             && t.len() < 100
         {
             let dir = t.split('/').next().unwrap_or("");
@@ -174,7 +172,7 @@ fn command_fingerprint(cmd: &str) -> Vec<String> {
 }
 
 fn relative<'a>(path: &'a str, workspace: &str) -> Option<&'a str> {
-    let ws = crate::text::trim_end_by(workspace, &|c| c == '/');
+    let ws = workspace.trim_end_matches('/');
     let p = if !ws.is_empty() && path.starts_with(ws) && path[ws.len()..].starts_with('/') {
         &path[ws.len() + 1..]
     } else {
@@ -183,8 +181,8 @@ fn relative<'a>(path: &'a str, workspace: &str) -> Option<&'a str> {
     let p = p.strip_prefix("./").unwrap_or(p);
     if p.starts_with('/')
         || p.starts_with('~')
-        || crate::text::has(p, "..")
-        || crate::text::has(p, "://")
+        || p.contains("..")
+        || p.contains("://")
         || p.is_empty()
     {
         None
@@ -205,8 +203,8 @@ pub fn extract<'a>(
     input: &CaptureInput,
 ) -> Vec<Lesson> {
     // Last passing command per kind (with its message index), and every failing one.
-    let mut passed: VecMap<u8, (String, usize)> = VecMap::new();
-    let mut dirs: VecMap<String, usize> = VecMap::new();
+    let mut passed: BTreeMap<u8, (String, usize)> = BTreeMap::new();
+    let mut dirs: BTreeMap<String, usize> = BTreeMap::new();
     let mut last_idx = 0;
     for (idx, d) in digests.into_iter().enumerate() {
         last_idx = idx;
@@ -218,9 +216,9 @@ pub fn extract<'a>(
                 continue;
             };
             let Some(kind) = kind_of(&cmd) else { continue };
-            let failed_text = crate::text::has(&d.text, " failed")
-                && !crate::text::has(&d.text, " 0 failed")
-                && !crate::text::has(&d.text, "failed: 0");
+            let failed_text = d.text.contains(" failed")
+                && !d.text.contains(" 0 failed")
+                && !d.text.contains("failed: 0");
             if ok && !failed_text {
                 passed.insert(kind as u8, (cmd, idx));
             }
@@ -233,7 +231,7 @@ pub fn extract<'a>(
                 if let Some(rel) = relative(f, &input.workspace) {
                     if let Some((top, _)) = rel.split_once('/') {
                         if !top.starts_with('.') && !top.is_empty() {
-                            *dirs.get_or_insert_with(format!("{top}/"), || 0) += 1;
+                            *dirs.entry(format!("{top}/")).or_insert_with(|| 0) += 1;
                         }
                     }
                 }
@@ -285,7 +283,7 @@ pub fn extract<'a>(
             top.push((d, n));
         }
     }
-    crate::sort::sort_by(&mut top, |a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     top.truncate(4);
     if top.len() >= 2 {
         let mut listed: Vec<String> = Vec::with_capacity(top.len());
@@ -294,7 +292,7 @@ pub fn extract<'a>(
             listed.push(format!("`{d}` ({n} reads)"));
             fp.push((*d).clone());
         }
-        crate::sort::sort_by(&mut fp, String::cmp);
+        fp.sort_by(String::cmp);
         let mut l = Lesson {
             name: "layout".into(),
             description: "Where the code of this workspace lives (directories read most)".into(),
@@ -352,21 +350,14 @@ Answer with JSON only: an array (at most 3) of {\"name\": kebab-case, \"descript
     (system, prompt)
 }
 
-#[derive(Default)]
-#[cfg_attr(test, derive(Deserialize), serde(default))]
+#[derive(Default, Deserialize)]
+#[serde(default)]
 struct Proposal {
     name: String,
     description: String,
     fingerprint: Vec<String>,
     body: Vec<String>,
 }
-
-crate::json::json_struct!(Proposal default {
-    name: "name",
-    description: "description",
-    fingerprint: "fingerprint",
-    body: "body",
-});
 
 /// Candidates from the LLM's JSON answer (fenced or bare); invalid proposals are dropped.
 pub fn parse_llm(answer: &str, input: &CaptureInput) -> Vec<Lesson> {
@@ -378,7 +369,7 @@ pub fn parse_llm(answer: &str, input: &CaptureInput) -> Vec<Lesson> {
     if e < s {
         return Vec::new();
     }
-    let Ok(list) = crate::json::from_str::<Vec<Proposal>>(&answer[s..=e]) else {
+    let Ok(list) = serde_json::from_str::<Vec<Proposal>>(&answer[s..=e]) else {
         return Vec::new();
     };
     let mut out = Vec::new();

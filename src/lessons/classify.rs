@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Request classes.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
     /// Writes or modifies code that must follow the repository's conventions.
@@ -46,7 +46,7 @@ impl Class {
 }
 
 /// Classifier output.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Classification {
     /// Best class.
@@ -308,7 +308,7 @@ const POLITE: &[&str] = &[
 fn words(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     for w in s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_')) {
-        let w = crate::text::trim_by(w, &|c| c == '\'' || c == '-');
+        let w = w.trim_matches(|c: char| c == '\'' || c == '-');
         if !w.is_empty() {
             out.push(w.to_string());
         }
@@ -321,10 +321,7 @@ fn clauses(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in s.lines() {
         for part in line.split(['.', ';', '!', '?', ':']) {
-            for c in crate::text::split(part, " then ")
-                .into_iter()
-                .flat_map(|p| crate::text::split(p, ", and "))
-            {
+            for c in part.split(" then ").flat_map(|p| p.split(", and ")) {
                 let c = c.trim();
                 if !c.is_empty() {
                     out.push(c.to_string());
@@ -363,25 +360,22 @@ fn is_polite_imperative(first: &str) -> bool {
 /// capital, `snake_case`, `a::b`, `f()`, or a source file name.
 fn has_code_ref(request: &str) -> bool {
     request.split_whitespace().take(200).any(|w| {
-        let w = crate::text::trim_by(w, &|c: char| {
-            !c.is_alphanumeric() && c != '_' && c != '(' && c != ')'
-        });
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '(' && c != ')');
         let inner_cap = w.chars().skip(1).any(|c| c.is_ascii_uppercase())
             && w.chars().any(|c| c.is_ascii_lowercase());
-        let snake =
-            crate::text::has_char(w, '_') && w.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let snake = w.contains('_') && w.chars().all(|c| c.is_alphanumeric() || c == '_');
         let src = [
             ".rs", ".ts", ".js", ".go", ".py", ".ex", ".rb", ".java", ".tsx", ".mjs",
         ]
         .iter()
         .any(|e| w.ends_with(e));
-        inner_cap || snake || src || crate::text::has(w, "::") || w.ends_with("()")
+        inner_cap || snake || src || w.contains("::") || w.ends_with("()")
     })
 }
 
 /// Classify the first request of a session.
 pub fn classify(request: &str) -> Classification {
-    let text = crate::text::lower(crate::text::head_chars(request, 1_500));
+    let text = crate::text::head_chars(request, 1_500).to_lowercase();
     let text = text.trim();
     let mut s = [0u32; 4];
     let mut sig = Vec::new();
@@ -430,7 +424,7 @@ pub fn classify(request: &str) -> Classification {
         s[0] += objects.min(3);
         sig.push(format!("objects:{objects}"));
     }
-    if crate::text::has_char(text, '`') || has_code_ref(request) {
+    if text.contains('`') || has_code_ref(request) {
         s[0] += 1;
         sig.push("code-ref".into());
     }
@@ -448,7 +442,7 @@ pub fn classify(request: &str) -> Classification {
         }
     }
     for p in EXPLORE_PHRASES {
-        if crate::text::has(text, p) {
+        if text.contains(p) {
             s[1] += 2;
             sig.push(format!("explore:{p}"));
         }

@@ -38,8 +38,7 @@ pub const MAX_DESCRIPTION_CHARS: usize = 200;
 pub const MAX_FINGERPRINT: usize = 16;
 
 /// One lesson (a file's frontmatter and body).
-#[derive(Serialize, crate::json::out::ToJson, Clone, Debug, PartialEq, Default)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Serialize, Clone, Debug, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Lesson {
     /// `[a-z0-9][a-z0-9._-]{0,63}`; also the file name (`<name>.md`).
@@ -74,13 +73,13 @@ pub fn valid_name(name: &str) -> bool {
         && b.iter().all(|c| {
             c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'.' | b'_' | b'-')
         })
-        && !crate::text::has(name, "..")
+        && !name.contains("..")
 }
 
 /// A lesson name from free text (`"Test Runner!"` → `test-runner`), or `lesson`.
 pub fn slug(text: &str) -> String {
     let mut out = String::new();
-    for c in text.chars().map(crate::text::lower_char) {
+    for c in text.chars().flat_map(char::to_lowercase) {
         if c.is_ascii_alphanumeric() {
             out.push(c);
         } else if !out.is_empty() && !out.ends_with('-') {
@@ -90,7 +89,7 @@ pub fn slug(text: &str) -> String {
             break;
         }
     }
-    let out = crate::text::trim_by(&out, &|c| c == '-').to_string();
+    let out = out.trim_matches(|c: char| c == '-').to_string();
     if out.is_empty() {
         "lesson".to_string()
     } else {
@@ -105,7 +104,7 @@ fn valid_fingerprint_entry(e: &str) -> bool {
         && !path.is_empty()
         && !path.starts_with('/')
         && !path.starts_with('\\')
-        && !crate::text::has_char(path, ':')
+        && !path.contains(':')
         && !path.split(['/', '\\']).any(|seg| seg == "..")
         && !e.chars().any(char::is_control)
 }
@@ -180,10 +179,7 @@ impl Lesson {
                     .bytes()
                     .all(|b| b.is_ascii_lowercase() || b == b'-' || b == b'_')
             {
-                return Err(bad(format!(
-                    "line {lineno}: bad key {}",
-                    crate::json::out::quoted(k)
-                )));
+                return Err(bad(format!("line {lineno}: bad key {}", crate::quoted(k))));
             }
             let key = key.replace('_', "-");
             list_key = None;
@@ -242,14 +238,14 @@ impl Lesson {
         if !valid_name(&self.name) {
             return bad(format!(
                 "name {} must match [a-z0-9][a-z0-9._-]{{0,63}}",
-                crate::json::out::quoted(&self.name)
+                crate::quoted(&self.name)
             ));
         }
         if self.description.trim().is_empty() {
             return bad("description is missing".into());
         }
         if self.description.chars().count() > MAX_DESCRIPTION_CHARS
-            || crate::text::has_char(&self.description, '\n')
+            || self.description.contains('\n')
         {
             return bad(format!(
                 "description must be one line of at most {MAX_DESCRIPTION_CHARS} characters"
@@ -265,7 +261,7 @@ impl Lesson {
         {
             return bad(format!(
                 "fingerprint entry {} must be a relative path inside the workspace",
-                crate::json::out::quoted(e)
+                crate::quoted(e)
             ));
         }
         if !self.fingerprint_hash.is_empty()
@@ -290,7 +286,7 @@ impl Lesson {
             ("turn", &self.turn),
             ("captured-at", &self.captured_at),
         ] {
-            if v.len() > 200 || crate::text::has_char(v, '\n') {
+            if v.len() > 200 || v.contains('\n') {
                 return bad(format!("{k} must be one short line"));
             }
         }
@@ -306,7 +302,7 @@ impl Lesson {
         let q = |s: &str| -> String {
             let s = r(s);
             if s.is_empty()
-                || crate::text::has(&s, ": ")
+                || s.contains(": ")
                 || s.starts_with(['"', '\'', '[', '-', '#', ' '])
                 || s.ends_with([':', ' '])
             {
@@ -414,8 +410,7 @@ impl Lesson {
 /// One gathered fingerprint input: `content` is `None` when the file, directory or JSON field
 /// does not exist. The shim makes the content: a file's bytes (latin-1 mapped, so every byte
 /// counts), a directory's sorted entry names one per line, a JSON field's canonical JSON.
-#[derive(Serialize, crate::json::out::ToJson, Clone, Debug, PartialEq, Default)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Serialize, Clone, Debug, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct FpInput {
     /// The fingerprint entry as written in the lesson.
@@ -447,7 +442,7 @@ pub fn fingerprint_hash(entries: &[String], inputs: &[FpInput]) -> (String, Vec<
 }
 
 /// Whether a lesson's fingerprint still matches.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Staleness {
     /// The lesson must not be injected.
@@ -457,7 +452,7 @@ pub struct Staleness {
 }
 
 /// One changed fingerprint input.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Change {
     /// The entry (empty when unknown).

@@ -13,8 +13,7 @@ pub const HEADER: &str =
     "## Workspace lessons (learned earlier, checked against the current files; follow unless told otherwise)";
 
 /// One lesson file as the shim read it.
-#[derive(Serialize, crate::json::out::ToJson, Clone, Debug, PartialEq, Default)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Serialize, Clone, Debug, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LessonFile {
     /// `project` or `global`.
@@ -26,8 +25,7 @@ pub struct LessonFile {
 }
 
 /// Input of [`decide`].
-#[derive(Serialize, crate::json::out::ToJson, Clone, Debug, PartialEq, Default)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Serialize, Clone, Debug, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct DecideInput {
     /// The session's first user request (`assemble`'s `prompt`).
@@ -43,7 +41,7 @@ pub struct DecideInput {
 }
 
 /// A lesson left out because its inputs changed.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct StaleLesson {
     /// Lesson name.
@@ -57,7 +55,7 @@ pub struct StaleLesson {
 }
 
 /// A file that could not be used.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Invalid {
     /// Scope.
@@ -69,7 +67,7 @@ pub struct Invalid {
 }
 
 /// The decision.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Decision {
     /// Classifier output.
@@ -106,7 +104,7 @@ const STOP: &[&str] = &[
 ];
 
 fn stem(w: &str) -> String {
-    let w = crate::text::trim_by(w, &|c: char| !c.is_alphanumeric());
+    let w = w.trim_matches(|c: char| !c.is_alphanumeric());
     for suf in ["ing", "ed", "es", "s"] {
         if w.len() > suf.len() + 3 {
             if let Some(s) = w.strip_suffix(suf) {
@@ -121,12 +119,13 @@ fn stem(w: &str) -> String {
 /// identifier parts count separately (`package.json` → `package`, `json`). Sorted, each once.
 pub fn terms(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for w in crate::text::lower(text).split(|c: char| !c.is_alphanumeric()) {
+    for w in text.to_lowercase().split(|c: char| !c.is_alphanumeric()) {
         if w.len() >= 3 && !STOP.contains(&w) {
             out.push(stem(w));
         }
     }
-    crate::sort::sort_dedup(&mut out);
+    out.sort_unstable();
+    out.dedup();
     out
 }
 
@@ -191,7 +190,7 @@ pub fn decide(input: &DecideInput) -> Decision {
     for f in &input.lessons {
         files.push(f);
     }
-    crate::sort::sort_by_key(&mut files, |f| (f.scope != "project", f.file.clone()));
+    files.sort_by_key(|f| (f.scope != "project", f.file.clone()));
     for f in files {
         let l = match Lesson::parse(&f.text) {
             Ok(l) => l,
@@ -234,7 +233,7 @@ pub fn decide(input: &DecideInput) -> Decision {
         ranked.push((relevance(&req, &l), p, l));
     }
     // Most relevant first; project before global; then by name (deterministic).
-    crate::sort::sort_by(&mut ranked, |a, b| {
+    ranked.sort_by(|a, b| {
         b.0.cmp(&a.0)
             .then(b.1.cmp(&a.1))
             .then(a.2.name.cmp(&b.2.name))

@@ -22,15 +22,13 @@
 //! the same id twice needs two results with that id, and two different assistant messages may
 //! reuse an id (each group is checked locally, which is what the provider does).
 
-use crate::json::out::object_of;
-use crate::json::Value;
 use crate::message::{Message, Role};
+use crate::object_of;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The pairing-relevant role of a message.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, crate::json::out::ToJson, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ShapeRole {
     /// `user`: opens a new turn; the only place a fold may cut.
@@ -46,9 +44,7 @@ pub enum ShapeRole {
 }
 
 /// Pairing skeleton of one message.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Default, Serialize, crate::json::out::ToJson, Deserialize,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Shape {
     /// Role class.
@@ -180,7 +176,7 @@ pub fn failed_turn(m: &Message) -> bool {
 }
 
 /// One element of a repaired sequence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Slot {
     /// The input message at this position, unchanged.
@@ -202,7 +198,7 @@ pub enum Slot {
     },
 }
 
-crate::json::string_enum! {
+crate::enums::string_enum! {
     /// The kind of one pairing problem (reports and logs spell it as the string).
     pub enum RepairKind {
         /// An assistant tool call without its result: a synthetic error result is added.
@@ -217,7 +213,7 @@ crate::json::string_enum! {
 }
 
 /// One pairing problem, found by [`violations`] or fixed by [`repair`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Repair {
     /// What was wrong.
@@ -229,9 +225,7 @@ pub struct Repair {
 }
 
 /// Output of [`repair`].
-#[derive(
-    Debug, Clone, PartialEq, Eq, Default, Serialize, crate::json::out::ToJson, Deserialize,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Repaired {
     /// The repaired order: every input position exactly once, plus synthetic messages.
@@ -326,10 +320,11 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
                         .is_some_and(|(_, _, all)| all.iter().any(|c| c == id));
                     let kind = if in_group {
                         RepairKind::DuplicateResult
-                    } else if crate::sort::contains(
-                        called.get_or_insert_with(|| called_ids(seq)),
-                        &id,
-                    ) {
+                    } else if called
+                        .get_or_insert_with(|| called_ids(seq))
+                        .binary_search(&id)
+                        .is_ok()
+                    {
                         RepairKind::MovedResult
                     } else {
                         RepairKind::OrphanResult
@@ -404,14 +399,14 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     // The unanswered call occurrences of each id, ordered by (assistant position, call index),
     // so each stray result is placed in O(log n) instead of a scan of the whole sequence (a
     // sorted vector per id: built in that order, searched by bisection).
-    let mut free: crate::vecmap::VecMap<&str, Vec<(usize, usize)>> = Default::default();
+    let mut free: std::collections::BTreeMap<&str, Vec<(usize, usize)>> = Default::default();
     for (p, s) in seq.iter().enumerate() {
         if !s.has_calls() {
             continue;
         }
         for (k, id) in s.call_ids.iter().enumerate() {
             if !answered[p][k] {
-                free.get_or_insert_with(id.as_str(), Vec::new).push((p, k));
+                free.entry(id.as_str()).or_default().push((p, k));
             }
         }
     }
@@ -444,7 +439,7 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     for &r in &unmatched {
         let id = seq[r].rid();
         repairs.push(rep(
-            if crate::sort::contains(&called, &id) {
+            if called.binary_search(&id).is_ok() {
                 RepairKind::DuplicateResult
             } else {
                 RepairKind::OrphanResult
@@ -528,8 +523,7 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
     Repaired { slots, repairs }
 }
 
-/// Every call id of every assistant message in `seq`, ascending (search with
-/// [`crate::sort::contains`]).
+/// Every call id of every assistant message in `seq`, ascending (for `binary_search`).
 fn called_ids(seq: &[Shape]) -> Vec<&str> {
     let mut ids: Vec<&str> = Vec::new();
     for x in seq {
@@ -539,7 +533,8 @@ fn called_ids(seq: &[Shape]) -> Vec<&str> {
             }
         }
     }
-    crate::sort::sort_dedup(&mut ids);
+    ids.sort_unstable();
+    ids.dedup();
     ids
 }
 
@@ -589,7 +584,7 @@ pub fn synthetic_result_json(call_id: &str, tool_name: &str, timestamp: f64) -> 
         ("isError", true.into()),
         ("timestamp", ts_value(timestamp)),
     ]);
-    crate::json::out::to_string(&v)
+    crate::to_json(&v)
 }
 
 /// OpenClaw assistant message with one `toolCall` (empty arguments), for an orphan result.
@@ -632,7 +627,7 @@ pub fn synthetic_call_json(call_id: &str, tool_name: &str, timestamp: f64) -> St
             ]),
         ),
     ]);
-    crate::json::out::to_string(&v)
+    crate::to_json(&v)
 }
 
 /// Positions where a fold may cut: index i such that seq[i] is a User message, or an Assistant

@@ -19,7 +19,7 @@
 //! - Output keeps the model's keys in their order, then added keys in table order.
 
 use crate::config::Config;
-use crate::json::{Map, Value};
+use serde_json::{Map, Value};
 
 /// Params with the configured defaults filled in, or `None` when nothing changes.
 pub fn apply_tool_defaults(cfg: &Config, tool_name: &str, params: &Value) -> Option<Value> {
@@ -56,7 +56,7 @@ fn lookup<'a>(cfg: &'a Config, tool_name: &str) -> Option<&'a Map<String, Value>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json;
+    use serde_json::json;
 
     fn cfg() -> Config {
         Config::default()

@@ -16,7 +16,7 @@
 //! the same input gives the same bytes. Work is proportional to what is kept, not to the input
 //! size (long strings are counted once; dropped items are never visited).
 
-use crate::json::{Map, Value};
+use serde_json::{Map, Value};
 
 /// Serialised size above which details are compacted, and the hard cap of the result.
 pub const DETAILS_MAX_CHARS: usize = 4_096;
@@ -182,7 +182,7 @@ fn json_chars_exceed(v: &Value, limit: usize) -> bool {
     !count_chars(v, limit, &mut n) || n > limit
 }
 
-/// Adds the chars of `v`'s compact JSON text (as [`crate::json::out`] writes it) to `n`;
+/// Adds the chars of `v`'s compact JSON text (as `serde_json` writes it) to `n`;
 /// false as soon as `n` passes `limit` (so a huge value is not walked to the end).
 fn count_chars(v: &Value, limit: usize, n: &mut usize) -> bool {
     *n += match v {
@@ -229,7 +229,7 @@ fn string_chars(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json;
+    use serde_json::json;
 
     fn depth(v: &Value) -> usize {
         match v {

@@ -14,9 +14,9 @@
 //! Out-of-range requests are clamped, never errors.
 
 use crate::error::{Error, Result};
-use crate::json::Value;
 use crate::tools::shrink::{group, validate_artifact_id};
 use serde::Serialize;
+use serde_json::Value;
 
 /// Default cap on returned chars.
 pub const DEFAULT_MAX_CHARS: u64 = 8_000;
@@ -35,7 +35,7 @@ pub struct RangeSpec {
 }
 
 /// One recovered range.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Recovered {
     /// The exact text of the range.
@@ -58,7 +58,7 @@ pub struct Recovered {
 /// content-addressed artifact id is a hex digest and starts with `f` or `c` one time in eight.
 /// The shapes are disjoint (a digest is 40 chars, the others at most 10), so a new kind (turn
 /// ids `t<k>`, topic ids) only needs a new shape in [`ID_SHAPES`] that no other shape matches.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "id", rename_all = "lowercase")]
 pub enum RecoverTarget {
     /// A content-addressed artifact (40 lowercase hex).
@@ -115,7 +115,7 @@ pub fn parse_target(id: &str) -> Result<RecoverTarget> {
     }
     Err(Error::InvalidId(format!(
         "id must be {ID_SHAPES}, got {}",
-        crate::json::out::quoted(&short(id))
+        crate::quoted(&short(id))
     )))
 }
 
@@ -279,7 +279,7 @@ fn count(v: &Value) -> Option<u64> {
 }
 
 /// Details of a recover answer (small; for `details` of the tool result).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AnswerDetails {
     /// The id asked for.
@@ -297,7 +297,7 @@ pub struct AnswerDetails {
 }
 
 /// The whole tool answer: rendered text plus small details.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Answer {
     /// Tool result text (header line + range).
     pub text: String,
@@ -545,7 +545,7 @@ mod tests {
     #[test]
     fn params_and_answer() {
         let t = "a\nb\nc";
-        let a = answer("f1", t, &crate::json!({"id": "f1", "lines": [2, 3]})).unwrap();
+        let a = answer("f1", t, &serde_json::json!({"id": "f1", "lines": [2, 3]})).unwrap();
         assert_eq!(
             a.text,
             "[cachefold_recover] f1 lines 2-3 of 3 (end of text).\nb\nc"
@@ -557,15 +557,15 @@ mod tests {
         let a = answer(
             "f1",
             t,
-            &crate::json!({"chars": [0.0, 1], "maxChars": null}),
+            &serde_json::json!({"chars": [0.0, 1], "maxChars": null}),
         )
         .unwrap();
         assert_eq!(a.details.unit, "chars");
         for bad in [
-            crate::json!({"lines": [1]}),
-            crate::json!({"lines": [-1, 2]}),
-            crate::json!({"chars": "0-5"}),
-            crate::json!({"maxChars": 1.5}),
+            serde_json::json!({"lines": [1]}),
+            serde_json::json!({"lines": [-1, 2]}),
+            serde_json::json!({"chars": "0-5"}),
+            serde_json::json!({"maxChars": 1.5}),
         ] {
             assert_eq!(
                 answer("f1", t, &bad).unwrap_err().code(),

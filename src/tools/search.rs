@@ -8,14 +8,11 @@
 //! one with an uppercase letter matches exactly; a regex starting with `(?i)` is always
 //! case-insensitive.
 //!
-//! Regex (`regex: true`) is a small subset, matched per line in linear time (a Thompson-style
-//! state-set simulation, so no pattern can make it backtrack exponentially):
-//! literals, `.`, `[abc]`, `[a-z]`, `[^…]`, `\d \w \s \D \W \S`, escaped punctuation
-//! (`\.`, `\(`, …), `\t \n \r`, the quantifiers `*` `+` `?` on one atom (a lazy `?` suffix is
-//! accepted and means the same for a yes/no match), `^` and `$` line anchors, and top-level
-//! alternation `a|b`. Groups, `{m,n}`, backreferences and lookaround are rejected with an
-//! [`Error::Input`] that lists what is supported. No `regex` crate: it would add ~300 KB of wasm
-//! for a feature used rarely.
+//! Regex (`regex: true`) is the `regex` crate's syntax, matched per line in linear time (no
+//! pattern can make it backtrack exponentially); an invalid pattern is an [`Error::Input`].
+//! `regex` rather than `regex-lite`: the smart case above needs Unicode case folding (`été`
+//! finds `Été`), which `regex-lite` does not do. A literal query that smart case makes exact is
+//! a plain substring search.
 
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -39,7 +36,7 @@ pub struct Doc<'a> {
 }
 
 /// One matching line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hit {
     /// Document id (pass it to `cachefold_recover`).
@@ -62,11 +59,7 @@ pub fn search(docs: &[Doc], query: &str, regex: bool, max_hits: usize) -> Result
             "search query is longer than {MAX_QUERY_CHARS} chars"
         )));
     }
-    let matcher = if regex {
-        Matcher::Regex(Regex::parse(query)?)
-    } else {
-        Matcher::literal(query)
-    };
+    let matcher = Matcher::new(query, regex)?;
     let mut hits = Vec::new();
     if max_hits == 0 {
         return Ok(hits);
@@ -90,8 +83,7 @@ pub fn search(docs: &[Doc], query: &str, regex: bool, max_hits: usize) -> Result
 }
 
 /// A searchable document owned by the caller (the binding's wire form).
-#[derive(Debug, Clone, Default, PartialEq)]
-#[cfg_attr(test, derive(serde::Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
 pub struct OwnedDoc {
     /// Artifact id or fold id.
     pub id: String,
@@ -102,7 +94,7 @@ pub struct OwnedDoc {
 }
 
 /// The whole tool answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Answer {
     /// Rendered text for the model.
     pub text: String,
@@ -144,7 +136,7 @@ pub fn render(query: &str, hits: &[Hit], docs_searched: usize, more: bool) -> St
         "[cachefold_search] {} {} for {} in {} {}",
         hits.len(),
         if hits.len() == 1 { "hit" } else { "hits" },
-        crate::json::out::quoted(q),
+        crate::quoted(q),
         docs_searched,
         if docs_searched == 1 {
             "document"
@@ -199,364 +191,39 @@ fn snippet(line: &str, at: usize) -> String {
     out
 }
 
-/// The chars of `s`.
-fn chars_of(s: &str) -> Vec<char> {
-    let mut out = Vec::with_capacity(s.len());
-    for c in s.chars() {
-        out.push(c);
-    }
-    out
-}
-
-// Simple one-to-one folding; multi-char lowercase forms (e.g. 'İ') keep the original.
-use crate::text::lower_char as fold;
-
+/// One line matcher, with smart case: a literal query with an uppercase letter (or none that
+/// has a case) is a plain substring search; the rest go through the regex engine (a literal
+/// escaped, case-insensitive when smart case says so).
 enum Matcher {
-    Literal { needle: String, insensitive: bool },
-    Regex(Regex),
+    Exact(String),
+    Regex(regex::Regex),
 }
 
 impl Matcher {
-    fn literal(q: &str) -> Matcher {
-        let insensitive = !q.chars().any(char::is_uppercase);
-        let needle = if insensitive {
-            crate::text::lower(q)
+    fn new(query: &str, regex: bool) -> Result<Matcher> {
+        let (pattern, insensitive) = if regex {
+            // A leading `(?i)` is the regex's own flag; otherwise smart case.
+            (query.to_string(), !has_uppercase_literal(query))
+        } else if query.chars().any(char::is_uppercase) || !query.chars().any(char::is_alphabetic) {
+            return Ok(Matcher::Exact(query.to_string()));
         } else {
-            q.to_string()
+            (regex::escape(query), true)
         };
-        Matcher::Literal {
-            needle,
-            insensitive,
-        }
+        regex::RegexBuilder::new(&pattern)
+            .case_insensitive(insensitive)
+            .build()
+            .map(Matcher::Regex)
+            .map_err(|e| Error::Input(format!("invalid search regex: {e}")))
     }
 
     /// Char offset of the first match in `line`.
     fn find(&self, line: &str) -> Option<usize> {
-        match self {
-            Matcher::Literal {
-                needle,
-                insensitive,
-            } => {
-                if *insensitive {
-                    // Folding is char-for-char, so offsets in the folded line are offsets in `line`.
-                    let folded = crate::text::lower(line);
-                    crate::text::find(&folded, needle).map(|b| folded[..b].chars().count())
-                } else {
-                    crate::text::find(line, needle).map(|b| line[..b].chars().count())
-                }
-            }
-            Matcher::Regex(r) => r.find(line),
-        }
-    }
-}
-
-// ---- the regex subset ------------------------------------------------------------------------
-
-#[derive(Debug, Clone, PartialEq)]
-enum Atom {
-    Char(char),
-    Any,
-    Class {
-        negated: bool,
-        items: Vec<ClassItem>,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum ClassItem {
-    Range(char, char),
-    Digit(bool),
-    Word(bool),
-    Space(bool),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Rep {
-    One,
-    Opt,
-    Star,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct Branch {
-    items: Vec<(Atom, Rep)>,
-    start_anchor: bool,
-    end_anchor: bool,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct Regex {
-    branches: Vec<Branch>,
-    insensitive: bool,
-}
-
-const SUPPORTED: &str = "supported regex syntax: literals, `.`, `[...]`, `[^...]`, `\\d \\w \\s \\D \\W \\S`, escaped punctuation, `* + ?`, `^ $`, top-level `|`, and a leading `(?i)`";
-
-fn unsupported(what: &str) -> Error {
-    Error::Input(format!("unsupported regex syntax: {what}; {SUPPORTED}"))
-}
-
-impl Regex {
-    fn parse(pattern: &str) -> Result<Regex> {
-        let (forced, body) = match pattern.strip_prefix("(?i)") {
-            Some(rest) => (true, rest),
-            None => (false, pattern),
+        let at = match self {
+            Matcher::Exact(q) => line.find(q.as_str())?,
+            Matcher::Regex(r) => r.find(line)?.start(),
         };
-        let insensitive = forced || !has_uppercase_literal(body);
-        let chars = chars_of(body);
-        let mut branches = Vec::new();
-        let mut cur = Branch {
-            items: Vec::new(),
-            start_anchor: false,
-            end_anchor: false,
-        };
-        let mut i = 0;
-        while i < chars.len() {
-            let c = chars[i];
-            i += 1;
-            let atom = match c {
-                '|' => {
-                    branches.push(std::mem::replace(
-                        &mut cur,
-                        Branch {
-                            items: Vec::new(),
-                            start_anchor: false,
-                            end_anchor: false,
-                        },
-                    ));
-                    continue;
-                }
-                '^' if cur.items.is_empty() && !cur.start_anchor => {
-                    cur.start_anchor = true;
-                    continue;
-                }
-                '$' if i == chars.len() || chars.get(i) == Some(&'|') => {
-                    cur.end_anchor = true;
-                    continue;
-                }
-                '^' | '$' => return Err(unsupported("`^` or `$` inside a pattern")),
-                '(' | ')' => return Err(unsupported("groups `( )`")),
-                '{' | '}' => {
-                    return Err(unsupported("`{m,n}` repetition (escape braces as `\\{`)"))
-                }
-                '*' | '+' | '?' => return Err(unsupported("a quantifier with nothing to repeat")),
-                '.' => Atom::Any,
-                '[' => {
-                    let (atom, next) = parse_class(&chars, i)?;
-                    i = next;
-                    atom
-                }
-                '\\' => {
-                    let Some(&e) = chars.get(i) else {
-                        return Err(unsupported("a trailing `\\`"));
-                    };
-                    i += 1;
-                    escape_atom(e)?
-                }
-                other => Atom::Char(other),
-            };
-            let mut rep = Rep::One;
-            match chars.get(i) {
-                Some('*') => {
-                    rep = Rep::Star;
-                    i += 1;
-                }
-                Some('+') => {
-                    // a+ == a a*
-                    cur.items.push((atom.clone(), Rep::One));
-                    rep = Rep::Star;
-                    i += 1;
-                }
-                Some('?') => {
-                    rep = Rep::Opt;
-                    i += 1;
-                }
-                _ => {}
-            }
-            if rep != Rep::One && chars.get(i) == Some(&'?') {
-                i += 1; // lazy marker: same yes/no answer
-            }
-            if matches!(chars.get(i), Some('*' | '+')) {
-                return Err(unsupported("stacked quantifiers"));
-            }
-            cur.items.push((atom, rep));
-        }
-        branches.push(cur);
-        Ok(Regex {
-            branches,
-            insensitive,
-        })
+        Some(line[..at].chars().count())
     }
-
-    /// Char offset where the leftmost match (over all branches) starts.
-    fn find(&self, line: &str) -> Option<usize> {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let chars = chars_of(line);
-        self.branches
-            .iter()
-            .filter_map(|b| self.find_branch(b, &chars))
-            .min()
-    }
-
-    /// State-set simulation: `states[k]` = earliest start of a thread about to match item k.
-    fn find_branch(&self, b: &Branch, line: &[char]) -> Option<usize> {
-        let n = b.items.len();
-        let mut cur: Vec<Option<usize>> = vec![None; n + 1];
-        let mut next: Vec<Option<usize>> = vec![None; n + 1];
-        for pos in 0..=line.len() {
-            if pos == 0 || !b.start_anchor {
-                add(&mut cur, b, 0, pos);
-            }
-            if let Some(start) = cur[n] {
-                if !b.end_anchor || pos == line.len() {
-                    return Some(start);
-                }
-            }
-            let Some(&c) = line.get(pos) else { break };
-            next.iter_mut().for_each(|s| *s = None);
-            for (k, (slot, (atom, rep))) in cur.iter().zip(b.items.iter()).enumerate() {
-                let Some(start) = *slot else { continue };
-                if self.atom_matches(atom, c) {
-                    match rep {
-                        Rep::Star => add(&mut next, b, k, start),
-                        Rep::One | Rep::Opt => add(&mut next, b, k + 1, start),
-                    }
-                }
-            }
-            std::mem::swap(&mut cur, &mut next);
-        }
-        None
-    }
-
-    fn atom_matches(&self, atom: &Atom, c: char) -> bool {
-        match atom {
-            Atom::Any => true,
-            Atom::Char(x) => *x == c || (self.insensitive && fold(*x) == fold(c)),
-            Atom::Class { negated, items } => {
-                let hit = items
-                    .iter()
-                    .any(|it| class_item_matches(it, c, self.insensitive));
-                hit != *negated
-            }
-        }
-    }
-}
-
-/// Activate state `k` with thread start `start` (earliest start wins) and follow skippable items.
-fn add(states: &mut [Option<usize>], b: &Branch, k: usize, start: usize) {
-    let mut k = k;
-    loop {
-        match states.get(k) {
-            Some(Some(s)) if *s <= start => return,
-            Some(_) => {}
-            None => return,
-        }
-        if let Some(slot) = states.get_mut(k) {
-            *slot = Some(start);
-        }
-        match b.items.get(k) {
-            Some((_, Rep::Opt | Rep::Star)) => k += 1,
-            _ => return,
-        }
-    }
-}
-
-fn class_item_matches(it: &ClassItem, c: char, insensitive: bool) -> bool {
-    match it {
-        ClassItem::Range(a, z) => {
-            let inside = |x: char| *a <= x && x <= *z;
-            inside(c)
-                || (insensitive && (inside(fold(c)) || crate::text::upper_chars(c).any(inside)))
-        }
-        ClassItem::Digit(neg) => c.is_ascii_digit() != *neg,
-        ClassItem::Word(neg) => (c.is_alphanumeric() || c == '_') != *neg,
-        ClassItem::Space(neg) => c.is_whitespace() != *neg,
-    }
-}
-
-fn perl_class(e: char) -> Option<ClassItem> {
-    Some(match e {
-        'd' => ClassItem::Digit(false),
-        'D' => ClassItem::Digit(true),
-        'w' => ClassItem::Word(false),
-        'W' => ClassItem::Word(true),
-        's' => ClassItem::Space(false),
-        'S' => ClassItem::Space(true),
-        _ => return None,
-    })
-}
-
-fn escaped_char(e: char) -> Result<char> {
-    match e {
-        't' => Ok('\t'),
-        'n' => Ok('\n'),
-        'r' => Ok('\r'),
-        c if c.is_ascii_punctuation() || c == ' ' => Ok(c),
-        c => Err(unsupported(&format!("`\\{c}`"))),
-    }
-}
-
-fn escape_atom(e: char) -> Result<Atom> {
-    if let Some(item) = perl_class(e) {
-        return Ok(Atom::Class {
-            negated: false,
-            items: vec![item],
-        });
-    }
-    Ok(Atom::Char(escaped_char(e)?))
-}
-
-/// Parse a class starting after `[`; returns the atom and the index after `]`.
-fn parse_class(chars: &[char], mut i: usize) -> Result<(Atom, usize)> {
-    let mut negated = false;
-    if chars.get(i) == Some(&'^') {
-        negated = true;
-        i += 1;
-    }
-    let mut items = Vec::new();
-    let mut first = true;
-    loop {
-        let Some(&c) = chars.get(i) else {
-            return Err(unsupported("an unclosed `[`"));
-        };
-        i += 1;
-        if c == ']' && !first {
-            break;
-        }
-        first = false;
-        let lo = if c == '\\' {
-            let Some(&e) = chars.get(i) else {
-                return Err(unsupported("a trailing `\\`"));
-            };
-            i += 1;
-            if let Some(item) = perl_class(e) {
-                items.push(item);
-                continue;
-            }
-            escaped_char(e)?
-        } else {
-            c
-        };
-        // Range `a-z` (a `-` before `]` is literal).
-        if chars.get(i) == Some(&'-') && chars.get(i + 1).is_some_and(|x| *x != ']') {
-            let mut hi = chars.get(i + 1).copied().unwrap_or(lo);
-            i += 2;
-            if hi == '\\' {
-                let Some(&e) = chars.get(i) else {
-                    return Err(unsupported("a trailing `\\`"));
-                };
-                i += 1;
-                hi = escaped_char(e)?;
-            }
-            if hi < lo {
-                return Err(Error::Input(format!("invalid class range `{lo}-{hi}`")));
-            }
-            items.push(ClassItem::Range(lo, hi));
-        } else {
-            items.push(ClassItem::Range(lo, lo));
-        }
-    }
-    Ok((Atom::Class { negated, items }, i))
 }
 
 /// Uppercase letters that are literals (not `\D`, `\W`, `\S` escapes) decide smart case.
@@ -583,11 +250,11 @@ mod tests {
     use super::*;
 
     fn m(p: &str, line: &str) -> Option<usize> {
-        Regex::parse(p).unwrap().find(line)
+        Matcher::new(p, true).unwrap().find(line)
     }
 
     #[test]
-    fn regex_subset() {
+    fn regex_matches_per_line() {
         assert_eq!(m("abc", "xxabcxx"), Some(2));
         assert_eq!(m("a.c", "a-c"), Some(0));
         assert_eq!(m("ab*c", "ac"), Some(0));
@@ -640,14 +307,16 @@ mod tests {
     }
 
     #[test]
-    fn rejects_unsupported() {
-        for p in [
-            "(a)", "a{2}", "*a", "a**", "[abc", "\\", "a\\b", "a^b", "[z-a]", "a$b",
-        ] {
-            let e = Regex::parse(p).unwrap_err();
+    fn rejects_invalid_patterns() {
+        for p in ["(a", "a{2", "*a", "[abc", "\\", "[z-a]"] {
+            let e = Matcher::new(p, true).err().expect(p);
             assert_eq!(e.code(), "CACHEFOLD_INPUT", "{p}");
+            assert!(e.to_string().contains("invalid search regex"), "{e}");
         }
-        assert!(Regex::parse("a\\{2\\}").is_ok());
+        assert_eq!(m("(a|b)c{2}", "xbcc"), Some(1));
+        assert_eq!(m("a\\{2\\}", "a{2}"), Some(0));
+        // A literal query is never a pattern.
+        assert_eq!(Matcher::new("(a", false).unwrap().find("x(a"), Some(1));
     }
 
     #[test]

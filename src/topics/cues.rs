@@ -124,7 +124,7 @@ const NOISE_PREFIXES: &[&str] = &[
 ];
 
 fn lower_head(user_text: &str) -> String {
-    crate::text::lower(crate::text::head_chars(user_text.trim(), 200))
+    crate::text::head_chars(user_text.trim(), 200).to_lowercase()
 }
 
 /// Whether a user text is harness chatter, not a request (local command echoes, interrupts,
@@ -144,7 +144,7 @@ pub fn cue(user_text: &str) -> f64 {
     if lower.starts_with("<command-message>") || lower.starts_with("<command-name>/") {
         return 0.45;
     }
-    if NEW_CUES.iter().any(|c| crate::text::has(&lower, c)) {
+    if NEW_CUES.iter().any(|c| lower.contains(c)) {
         return 0.45;
     }
     if NEW_OPENERS.iter().any(|c| lower.starts_with(c)) {
@@ -156,7 +156,7 @@ pub fn cue(user_text: &str) -> f64 {
     let head = &lower[..first_word_end];
     let opener = CONTINUE_OPENERS.iter().any(|o| {
         let o = o.trim_end();
-        if crate::text::has_char(o, ' ') {
+        if o.contains(' ') {
             lower.starts_with(o)
         } else {
             head == o

@@ -23,7 +23,7 @@ one JSON object and nothing else: {\"label\": \"<3-8 word label of the newest tu
 false if it continues it>}.";
 
 /// What the check is asked about one turn.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Query {
     /// The turn checked (the newest).
@@ -90,7 +90,7 @@ pub fn prompt(q: &Query) -> (String, String) {
 }
 
 /// A parsed reply.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
     /// Topic label (cleaned, ≤ [`LABEL_CHARS`]).
@@ -111,15 +111,15 @@ pub fn clean_label(s: &str) -> String {
     crate::text::clip(crate::text::one_line(&s).trim(), LABEL_CHARS)
 }
 
-fn as_bool(v: &crate::json::Value) -> Option<bool> {
+fn as_bool(v: &serde_json::Value) -> Option<bool> {
     match v {
-        crate::json::Value::Bool(b) => Some(*b),
-        crate::json::Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+        serde_json::Value::Bool(b) => Some(*b),
+        serde_json::Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
             "true" | "yes" | "new" => Some(true),
             "false" | "no" | "same" => Some(false),
             _ => None,
         },
-        crate::json::Value::Number(n) => n.as_i64().map(|n| n != 0),
+        serde_json::Value::Number(n) => n.as_i64().map(|n| n != 0),
         _ => None,
     }
 }
@@ -135,14 +135,14 @@ pub fn parse_answer(text: &str) -> Option<Answer> {
         let mut search = start;
         while let Some(e) = text.get(search + 1..)?.find('}') {
             let end = search + 1 + e;
-            if let Ok(v) = crate::json::parse::from_str(&text[start..=end]) {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text[start..=end]) {
                 let verdict = ["isNewTopic", "is_new_topic", "newTopic", "new_topic"]
                     .iter()
                     .find_map(|k| v.get(*k).and_then(as_bool));
                 if let Some(is_new_topic) = verdict {
                     let label = v
                         .get("label")
-                        .and_then(crate::json::Value::as_str)
+                        .and_then(serde_json::Value::as_str)
                         .map(clean_label)
                         .unwrap_or_default();
                     return Some(Answer {
@@ -159,7 +159,7 @@ pub fn parse_answer(text: &str) -> Option<Answer> {
 }
 
 /// Calls made in the last hour, for the per-hour cap (the same rule as fold summaries).
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RateLimit {
     /// Start times (ms) of recent calls, oldest first, at most the cap.
@@ -180,7 +180,7 @@ impl RateLimit {
         let cap = max_per_hour.max(1) as usize;
         if self.calls.len() > cap {
             let drop = self.calls.len() - cap;
-            crate::text::drop_front(&mut self.calls, drop);
+            self.calls.drain(..drop.min(self.calls.len()));
         }
     }
 }

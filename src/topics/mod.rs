@@ -62,15 +62,15 @@ pub use cues::{cue, is_noise};
 mod tests;
 
 use crate::digest::Digest;
-use crate::vecmap::VecMap;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use terms::TurnTerms;
 
 /// Term weights by hash, ascending.
-type Weights = VecMap<u32, f64>;
+type Weights = BTreeMap<u32, f64>;
 
 /// Tuning knobs of layer 1 (serialised with the state so a resumed session keeps its rules).
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Params {
     /// A boundary when the score reaches this.
@@ -110,35 +110,11 @@ impl Default for Params {
 }
 
 /// Stable id of a completed turn: `t<k>`, k ≥ 1 in arrival order.
-#[derive(
-    Serialize,
-    crate::json::out::ToJson,
-    Deserialize,
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TurnId(pub u32);
 
 /// Stable id of a topic: `T<n>`, n ≥ 1 in creation order, never reused.
-#[derive(
-    Serialize,
-    crate::json::out::ToJson,
-    Deserialize,
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TopicId(pub u32);
 
 impl std::fmt::Display for TurnId {
@@ -156,7 +132,9 @@ impl std::fmt::Display for TopicId {
 impl TurnId {
     /// Parse `t<k>` (k ≥ 1).
     pub fn parse(s: &str) -> Option<TurnId> {
-        crate::text::parse_u32(s.strip_prefix('t')?)
+        s.strip_prefix('t')?
+            .parse::<u32>()
+            .ok()
             .filter(|k| *k >= 1)
             .map(TurnId)
     }
@@ -165,14 +143,16 @@ impl TurnId {
 impl TopicId {
     /// Parse `T<n>` (n ≥ 1).
     pub fn parse(s: &str) -> Option<TopicId> {
-        crate::text::parse_u32(s.strip_prefix('T')?)
+        s.strip_prefix('T')?
+            .parse::<u32>()
+            .ok()
             .filter(|n| *n >= 1)
             .map(TopicId)
     }
 }
 
 /// Why a topic starts where it does.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum Cause {
     /// The session's first turn.
@@ -184,7 +164,7 @@ pub enum Cause {
 }
 
 /// One topic: a contiguous run of turns.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Topic {
     /// Stable id.
@@ -226,7 +206,7 @@ impl Topic {
 pub const PREVIEW_CHARS: usize = 120;
 
 /// The outcome of one [`Segmenter::push_turn`].
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Decision {
     /// The new turn's id.
@@ -243,7 +223,7 @@ pub struct Decision {
 }
 
 /// What [`Segmenter::apply_llm`] did.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum Applied {
     /// Label set, boundaries unchanged.
@@ -259,7 +239,7 @@ pub enum Applied {
 }
 
 /// Incremental segmenter state: small, serialisable, resumable.
-#[derive(Serialize, crate::json::out::ToJson, Deserialize, Clone, Debug, PartialEq, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Segmenter {
     /// Rules in force.
@@ -273,7 +253,7 @@ pub struct Segmenter {
     /// Turns ≤ this have fixed topics (0 = none).
     frozen: u32,
     /// Document frequency by term hash (bounded by `params.max_vocab`).
-    df: VecMap<u32, u32>,
+    df: BTreeMap<u32, u32>,
     /// Turns counted in `df` (IDF's N).
     docs: u32,
     /// The open topic's accumulated term weights (bounded by `params.topic_terms`).
@@ -325,9 +305,9 @@ fn cap_weights(m: &mut Weights, n: usize) {
     if m.len() <= n {
         return;
     }
-    let mut v = std::mem::take(m).into_vec();
+    let mut v: Vec<(u32, f64)> = std::mem::take(m).into_iter().collect();
     terms::keep_heaviest(&mut v, n);
-    *m = VecMap::from_sorted(v);
+    *m = v.into_iter().collect();
 }
 
 impl Segmenter {
@@ -393,14 +373,14 @@ impl Segmenter {
     }
 
     /// The IDF-weighted vector of a bag.
-    fn tfidf(&self, bag: &[(u32, f64)]) -> Weights {
+    fn tfidf<'a>(&self, bag: impl IntoIterator<Item = &'a (u32, f64)>) -> Weights {
         let n = f64::from(self.docs.max(1));
-        let mut v = Weights::new();
-        for (k, w) in bag {
-            let df = f64::from(self.df.get(k).copied().unwrap_or(0));
-            v.insert(*k, w * (((n + 1.0) / (df + 1.0)).ln() + 1.0));
-        }
-        v
+        bag.into_iter()
+            .map(|&(k, w)| {
+                let df = f64::from(self.df.get(&k).copied().unwrap_or(0));
+                (k, w * (((n + 1.0) / (df + 1.0)).ln() + 1.0))
+            })
+            .collect()
     }
 
     /// Lexical similarity of a turn with the open topic: max of window and vocabulary cosine.
@@ -409,11 +389,12 @@ impl Segmenter {
         let mut win = Weights::new();
         for bag in &self.recent {
             for (k, w) in bag {
-                *win.get_or_insert_with(*k, || 0.0) += w;
+                *win.entry(*k).or_insert_with(|| 0.0) += w;
             }
         }
-        let s_win = cosine(&v, &self.tfidf(win.as_slice()));
-        let s_topic = cosine(&v, &self.tfidf(self.topic_vocab.as_slice()));
+        let s_win = cosine(&v, &self.tfidf(&win.into_iter().collect::<Vec<_>>()));
+        let vocab: Vec<(u32, f64)> = self.topic_vocab.iter().map(|(k, w)| (*k, *w)).collect();
+        let s_topic = cosine(&v, &self.tfidf(&vocab));
         s_win.max(s_topic)
     }
 
@@ -443,7 +424,7 @@ impl Segmenter {
     fn count_doc(&mut self, t: &TurnTerms) {
         self.docs += 1;
         for (k, _) in &t.bag {
-            *self.df.get_or_insert_with(*k, || 0) += 1;
+            *self.df.entry(*k).or_insert_with(|| 0) += 1;
         }
         let cap = self.params.max_vocab.max(16);
         if self.df.len() > cap {
@@ -458,7 +439,7 @@ impl Segmenter {
             for (k, c) in v {
                 kept.push((k, c as u32));
             }
-            self.df = VecMap::from_sorted(kept);
+            self.df = kept.into_iter().collect();
         }
     }
 
@@ -483,14 +464,14 @@ impl Segmenter {
     /// Add the turn's terms to the open topic (vocabulary, window, keywords).
     fn absorb(&mut self, t: &TurnTerms) {
         for (k, w) in &t.bag {
-            *self.topic_vocab.get_or_insert_with(*k, || 0.0) += w;
+            *self.topic_vocab.entry(*k).or_insert_with(|| 0.0) += w;
         }
         cap_weights(&mut self.topic_vocab, self.params.topic_terms.max(8));
         self.recent.push(t.bag.clone());
         let w = self.params.window.max(1);
         if self.recent.len() > w {
             let drop = self.recent.len() - w;
-            crate::text::drop_front(&mut self.recent, drop);
+            self.recent.drain(..drop.min(self.recent.len()));
         }
         for tool in &t.tools {
             if !self.recent_tools.contains(tool) {
@@ -499,7 +480,7 @@ impl Segmenter {
         }
         if self.recent_tools.len() > 16 {
             let drop = self.recent_tools.len() - 16;
-            crate::text::drop_front(&mut self.recent_tools, drop);
+            self.recent_tools.drain(..drop.min(self.recent_tools.len()));
         }
         // Keywords: the topic's first turns' heaviest user words / file names by TF-IDF.
         let df = &self.df;
@@ -511,7 +492,7 @@ impl Segmenter {
                     let d = f64::from(df.get(h).copied().unwrap_or(0));
                     cands.push((((n + 1.0) / (d + 1.0)).ln(), s));
                 }
-                crate::sort::sort_by(&mut cands, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+                cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
                 for (_, s) in cands {
                     if topic.keywords.len() >= terms::MAX_KEYWORDS {
                         break;

@@ -5,7 +5,7 @@
 //! kept for labels are chosen here, capped by [`MAX_KEYWORDS`].
 
 use crate::digest::Digest;
-use crate::vecmap::VecMap;
+use std::collections::BTreeMap;
 
 /// Terms kept per turn (highest weight first, ties by hash).
 pub const MAX_TURN_TERMS: usize = 96;
@@ -207,7 +207,7 @@ pub fn words(text: &str) -> Vec<String> {
             flush(&mut cur, &mut out);
             out.push(c.to_string());
         } else if c.is_alphanumeric() || c == '_' {
-            cur.push(crate::text::lower_char(c));
+            cur.extend(c.to_lowercase());
         } else {
             flush(&mut cur, &mut out);
         }
@@ -218,8 +218,7 @@ pub fn words(text: &str) -> Vec<String> {
 
 /// The bounded term bag of one completed turn plus the facts the cue rules need (the session
 /// journal's `turn` event carries it, so a replay pushes exactly what the live session did).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(serde::Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TurnTerms {
     /// (term hash, weight), sorted by hash, at most [`MAX_TURN_TERMS`].
@@ -241,7 +240,7 @@ pub(crate) fn heavier(a: &(u32, f64), b: &(u32, f64)) -> std::cmp::Ordering {
 
 /// Sort `(hash, weight)` pairs heaviest first (ties by smaller hash).
 pub(crate) fn sort_heaviest(v: &mut [(u32, f64)]) {
-    crate::sort::sort_by(v, heavier);
+    v.sort_by(heavier);
 }
 
 /// Keep the `n` heaviest of `(hash, weight)` pairs in ascending, duplicate-free hash order
@@ -269,16 +268,19 @@ pub fn user_words_of(d: &Digest) -> &str {
 
 /// Terms of one turn (its messages' digests, in order).
 pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
-    let mut w: VecMap<u32, f64> = VecMap::new();
+    let mut w: BTreeMap<u32, f64> = BTreeMap::new();
     // Label candidates: weight and the term's first text.
-    let mut label_w: VecMap<u32, (f64, String)> = VecMap::new();
+    let mut label_w: BTreeMap<u32, (f64, String)> = BTreeMap::new();
     let mut user_set: Vec<u64> = Vec::new();
     let mut t = TurnTerms::default();
-    let mut add = |term: &str, weight: f64, label: bool, w: &mut VecMap<u32, f64>| {
+    let mut add = |term: &str, weight: f64, label: bool, w: &mut BTreeMap<u32, f64>| {
         let h = hash(term);
-        *w.get_or_insert_with(h, || 0.0) += weight;
+        *w.entry(h).or_insert_with(|| 0.0) += weight;
         if label {
-            label_w.get_or_insert_with(h, || (0.0, term.to_string())).0 += weight;
+            label_w
+                .entry(h)
+                .or_insert_with(|| (0.0, term.to_string()))
+                .0 += weight;
         }
         h
     };
@@ -305,25 +307,25 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
             }
         }
         for f in &d.files {
-            let f = crate::text::trim_end_by(f, &|c| matches!(c, '/' | '\\'));
+            let f = f.trim_end_matches(['/', '\\']);
             let mut parts = f.rsplit(['/', '\\']);
             if let Some(base) = parts.next().filter(|b| !b.is_empty()) {
-                add(&crate::text::lower(base), W_FILE, true, &mut w);
+                add(&base.to_lowercase(), W_FILE, true, &mut w);
             }
             if let Some(dir) = parts
                 .next()
                 .filter(|d| d.len() > 1 && *d != "src" && *d != "..")
             {
-                add(&crate::text::lower(dir), W_DIR, false, &mut w);
+                add(&dir.to_lowercase(), W_DIR, false, &mut w);
             }
         }
         for id in &d.identifiers {
             if id.chars().count() <= MAX_TERM_CHARS && !id.chars().all(|c| c.is_ascii_digit()) {
-                add(&crate::text::lower(id), W_IDENT, false, &mut w);
+                add(&id.to_lowercase(), W_IDENT, false, &mut w);
             }
         }
         for c in &d.commands {
-            let cmd = crate::text::trim_start_by(c, &|c| c == '$').trim();
+            let cmd = c.trim_start_matches('$').trim();
             let cmd = cmd.split('→').next().unwrap_or("");
             for word in words(cmd).into_iter().take(2) {
                 add(&word, W_COMMAND, false, &mut w);
@@ -338,9 +340,10 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
             }
         }
     }
-    crate::sort::sort_dedup_u64(&mut user_set);
+    user_set.sort_unstable();
+    user_set.dedup();
     t.user_terms = user_set.len();
-    let mut v = w.into_vec();
+    let mut v: Vec<(u32, f64)> = w.into_iter().collect();
     keep_heaviest(&mut v, MAX_TURN_TERMS);
     t.bag = v;
     let mut lw: Vec<(u32, f64)> = Vec::with_capacity(label_w.len());
@@ -373,33 +376,6 @@ pub fn digest_line(d: &Digest, max: usize) -> String {
         _ => d.text.clone(),
     };
     crate::text::clip(&crate::text::one_line(&body), max)
-}
-
-impl crate::json::FromJson for TurnTerms {
-    fn from_json(v: crate::json::Value) -> crate::json::DResult<Self> {
-        let mut t = TurnTerms::default();
-        const KEYS: &[(&str, bool)] = &[
-            ("bag", false),
-            ("userTerms", false),
-            ("tools", false),
-            ("userText", false),
-            ("keywords", false),
-        ];
-        crate::json::fill(
-            v,
-            KEYS,
-            &mut [
-                &mut t.bag,
-                &mut t.user_terms,
-                &mut t.tools,
-                &mut t.user_text,
-                &mut t.keywords,
-            ],
-        )?;
-        // A set: ascending, each once (as the turn's own terms hold it).
-        crate::sort::sort_dedup(&mut t.tools);
-        Ok(t)
-    }
 }
 
 #[cfg(test)]

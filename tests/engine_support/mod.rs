@@ -3,7 +3,7 @@
 
 use cachefold::config::Config;
 use cachefold::engine::{AssembleInput, AssemblePlan, Drive, IndexedJson, Session};
-use cachefold::json;
+use serde_json::json;
 
 pub const T0: u64 = 1_763_000_000_000;
 

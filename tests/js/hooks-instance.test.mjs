@@ -54,9 +54,8 @@ test("after a trap in the hooks' instance the next call gets a fresh one at once
   const { coreJs, main, warnings, persist } = await setup();
   const before = coreJs.toolsCoreSync();
   assert.notEqual(before, main, "the hooks have an instance of their own");
-  // A non-string where the glue expects a string (unchecked by wasm-bindgen: the dispatcher's
-  // op) traps. A non-string text argument no longer does: wasm-bindgen checks `Vec<String>`.
-  assert.throws(() => before.call(42, "{}", []), (e) => e.code === "CACHEFOLD_TRAP");
+  // Asking a session for 2^32 - 1 indices aborts on the allocation: a trap in the hooks' instance.
+  assert.throws(() => new before.Session("{}", "trap").need(-1), (e) => e.code === "CACHEFOLD_TRAP");
   // Synchronously after: a fresh instance, and it shrinks.
   const next = persist({ toolName: "exec", message: toolResult("h2", "exec", big("after")) });
   assert.ok(next?.message.content[0].text.startsWith("[cachefold] exec output"));

@@ -56,7 +56,7 @@ function ciText() {
 }
 
 // The program that parses the options of each npm script the README passes options to.
-const PROGRAM = { bench: "src/bin/cachefold-bench.rs", compare: "tests/e2e/compare.mjs" };
+const PROGRAM = { bench: "crates/bench/src/main.rs", compare: "tests/e2e/compare.mjs" };
 
 /** `npm run <script> [-- options]`: the script exists and its program parses each --option. */
 function npmRun(m) {

@@ -15,7 +15,7 @@ import { tempDir, skipUnless, skipOrFail } from "./helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const NODE24 = process.env.CACHEFOLD_NODE24 ?? join(ROOT, ".cache/node24/node_modules/node/bin/node");
-const FIX = join(ROOT, "tests/fixtures/bench");
+const FIX = join(ROOT, "crates/bench/tests/fixtures");
 const SESSIONS = [
   { id: "s-small", file: join(FIX, "pi_small.jsonl"), t0: Date.UTC(2026, 0, 1) },
   { id: "s-branch", file: join(FIX, "pi_branch.jsonl"), t0: Date.UTC(2026, 5, 1) },
@@ -70,7 +70,7 @@ const { loadNative } = await import("../../js/native.js");
 const native = loadNative();
 const bench = benchBinary();
 const skipAddon = skipUnless(native.addon, `addon not built: ${native.reason}`);
-const skipNative = skipAddon || skipUnless(bench, "no target/*/cachefold-bench (cargo build --features bench)");
+const skipNative = skipAddon || skipUnless(bench, "no target/*/cachefold-bench (cargo build -p cachefold-bench)");
 
 test("replay through the addon gives cachefold-bench's totals on the same store", { skip: skipNative }, async (t) => {
   const made = await makeStateDir();
@@ -223,7 +223,7 @@ test("missing addon: the reason, the build command, then the recorded-usage fall
   const check = (code, out, err) => {
     assert.match(err, new RegExp(`native addon not found at ${gone.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
     assert.match(err, /build it: npm run build/);
-    assert.match(err, /cargo build --profile native --lib --features native/);
+    assert.match(err, /cargo build --profile native -p cachefold-native/);
     assert.match(err, /falling back to the usage your provider recorded/);
     assert.equal(code, 0, err);
     const got = JSON.parse(out);

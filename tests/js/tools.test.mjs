@@ -137,7 +137,7 @@ test("search: bounded hits with ids and line numbers, this session only", { skip
   r = await tool.execute("c", { query: "^ERROR timeout in job [0-2]$", regex: true });
   assert.deepEqual(r.details.hits.map((h) => h.id), [ids[2], ids[1], ids[0]]);
   assert.equal(r.details.more, false);
-  await assert.rejects(tool.execute("c", { query: "(group)", regex: true }), (e) => e.code === "CACHEFOLD_INPUT" && /unsupported regex/.test(e.message));
+  await assert.rejects(tool.execute("c", { query: "(group", regex: true }), (e) => e.code === "CACHEFOLD_INPUT" && /invalid search regex/.test(e.message));
   await assert.rejects(tool.execute("c", { query: "" }), (e) => e.code === "CACHEFOLD_INPUT");
   // maxHits is clamped to 50.
   const many = store(ctx, Array.from({ length: 500 }, () => "hit").join("\n"));

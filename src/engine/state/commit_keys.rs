@@ -1,10 +1,6 @@
 //! The set of advancement keys `commit_turn` recorded (idempotent commits), packed as hashes.
 
-use crate::json::Value;
-use crate::json::{DResult, DecodeError, FromJson};
-#[cfg(test)]
-use serde::Deserialize;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Every advancement key `commit_turn` has recorded in a session, so a retry is recognised
 /// however late the host makes it. Each key is kept as the first 8 bytes of its SHA-1 (a
@@ -45,21 +41,13 @@ impl CommitKeys {
     }
 }
 
-impl crate::json::out::ToJson for CommitKeys {
-    fn write_json(&self, out: &mut String) {
-        crate::json::out::string(out, &self.packed());
-    }
-}
-
 impl CommitKeys {
     /// The packed form: 16 hex digits per key.
     fn packed(&self) -> String {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
+        use std::fmt::Write as _;
         let mut out = String::with_capacity(16 * self.0.len());
         for h in &self.0 {
-            for i in (0..16).rev() {
-                out.push(HEX[((h >> (4 * i)) & 15) as usize] as char);
-            }
+            let _ = write!(out, "{h:016x}");
         }
         out
     }
@@ -67,11 +55,7 @@ impl CommitKeys {
 
 impl Serialize for CommitKeys {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut out = String::with_capacity(16 * self.0.len());
-        for h in &self.0 {
-            out.push_str(&format!("{h:016x}"));
-        }
-        ser.serialize_str(&out)
+        ser.serialize_str(&self.packed())
     }
 }
 
@@ -85,28 +69,12 @@ impl CommitKeys {
         for k in 0..s.len() / 16 {
             v.push(u64::from_str_radix(&s[16 * k..16 * k + 16], 16).map_err(|e| e.to_string())?);
         }
-        crate::sort::sort_dedup_u64(&mut v);
+        v.sort_unstable();
+        v.dedup();
         Ok(CommitKeys(v))
     }
 }
 
-impl FromJson for CommitKeys {
-    fn from_json(v: Value) -> DResult<Self> {
-        match v {
-            Value::String(s) => CommitKeys::from_packed(&s).map_err(DecodeError::new),
-            Value::Array(_) => {
-                let mut keys = CommitKeys::default();
-                for k in Vec::<String>::from_json(v)? {
-                    keys.insert(&k);
-                }
-                Ok(keys)
-            }
-            v => Err(DecodeError::expected("a string or an array of strings", &v)),
-        }
-    }
-}
-
-#[cfg(test)]
 impl<'de> Deserialize<'de> for CommitKeys {
     fn deserialize<D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Self, D::Error> {
         #[derive(Deserialize)]

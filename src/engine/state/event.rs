@@ -1,22 +1,16 @@
 //! The journal's events: one state change each, with every value the change needs inside
-//! (nothing is recomputed on replay), and their JSON decoding. The line format and replay are
+//! (nothing is recomputed on replay), and their JSON form. The line format and replay are
 //! [`crate::engine::journal`]'s; [`super::SessionState::apply`] is the only reader.
 
 use super::records::{
     ArtifactNote, CallArg, CallRow, DivergeAction, FoldReason, MsgRecord, OutKey, Segment,
 };
-use crate::json::json_struct;
-use crate::json::Value;
-use crate::json::{DResult, DecodeError, FromJson};
 use crate::topics::llm::Answer;
 use crate::topics::terms::TurnTerms;
-#[cfg(test)]
-use serde::Deserialize;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One state change. Every value the change needs is inside (nothing is recomputed on replay).
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 // Externally tagged (`{"commit":{…}}`): an internally tagged enum buffers its content, which
 // breaks `serde_json`'s `arbitrary_precision` numbers (f64 fields fail to parse back).
 #[serde(rename_all = "camelCase")]
@@ -194,146 +188,3 @@ pub enum Event {
         answer: Option<Answer>,
     },
 }
-
-impl FromJson for Event {
-    fn from_json(v: Value) -> DResult<Self> {
-        let m = crate::json::object(v)?;
-        if m.len() != 1 {
-            return Err(DecodeError::new(format!(
-                "expected one event kind, got {} keys",
-                m.len()
-            )));
-        }
-        let Some((kind, body)) = m.into_iter().next() else {
-            return Err(DecodeError::new("expected one event kind"));
-        };
-        Event::decode(&kind, body).map_err(|e| e.at(&kind))
-    }
-}
-
-/// One event variant decoded through [`crate::json::fill`]: every field a slot beside a constant
-/// table of names, so the per-field code is one slot pointer and the error path (dropping what was decoded) exists
-/// once per variant. `field: Type = "key"` is required (absent → error, unless `Type` is an
-/// `Option`), `= "key" or(default)` optional, `= "key" from(init)` required for a type without
-/// `Default` (`init` is overwritten).
-macro_rules! variant {
-    ($body:ident, $v:ident { $($field:ident: $ty:ty = $key:literal $($how:ident($init:expr))?),* $(,)? }) => {{
-        // Decoded in place: no moves after decoding, and one drop of the event on an error.
-        let mut e = Event::$v { $($field: variant!(@init $ty $(, $how($init))?)),* };
-        if let Event::$v { $($field),* } = &mut e {
-            const KEYS: &[(&str, bool)] = &[$(($key, variant!(@req $($how)?))),*];
-            crate::json::fill($body, KEYS, &mut [$($field as &mut dyn crate::json::Slot),*])?;
-        }
-        e
-    }};
-    (@init $ty:ty) => { <$ty>::default() };
-    (@init $ty:ty, $how:ident($init:expr)) => { $init };
-    (@req) => { true };
-    (@req or) => { false };
-    (@req from) => { true };
-}
-
-impl Event {
-    fn decode(kind: &str, body: Value) -> DResult<Event> {
-        Ok(match kind {
-            "env" => {
-                variant!(body, Env { model: Option<String> = "model", spa: Option<String> = "spa" })
-            }
-            "diverge" => variant!(
-                body,
-                Diverge {
-                    at: u32 = "at",
-                    cause: String = "cause",
-                    action: DivergeAction = "action",
-                }
-            ),
-            "ingest" => variant!(body, Ingest {
-                i: u32 = "i",
-                rec: Box<MsgRecord> = "rec",
-                calls: Vec<CallArg> = "calls" or(Vec::new()),
-            }),
-            "pin" => variant!(body, Pin {
-                len: u32 = "len",
-                fp: String = "fp",
-                json: Vec<String> = "json" or(Vec::new()),
-            }),
-            "evict" => variant!(body, Evict { len: u32 = "len", skip: u32 = "skip" or(0) }),
-            "fold" => variant!(body, Fold {
-                seg: Box<Segment> = "seg",
-                reason: FoldReason = "reason" from(FoldReason::Priced),
-                folded_w: u64 = "foldedW",
-                folded_tokens: u64 = "foldedTokens",
-                low: bool = "low",
-            }),
-            "condense" => variant!(body, Condense { seg: Box<Segment> = "seg" }),
-            "out" => variant!(body, Out {
-                keep: u32 = "keep",
-                add: Vec<OutKey> = "add",
-                shared: u64 = "shared",
-                repairs: u32 = "repairs",
-            }),
-            "commit" => variant!(body, Commit {
-                key: String = "key",
-                rows: Vec<CallRow> = "rows",
-                calib: Option<[u64; 2]> = "calib",
-                req_add: Vec<OutKey> = "reqAdd" or(Vec::new()),
-                cost_usd: f64 = "costUsd" or(0.0),
-                uncached_usd: f64 = "uncachedUsd" or(0.0),
-                turn_w: u64 = "turnW" or(0),
-            }),
-            "summaryReq" => variant!(
-                body,
-                SummaryReq {
-                    id: String = "id",
-                    from: u32 = "from",
-                    to: u32 = "to",
-                    at: f64 = "at",
-                }
-            ),
-            "summaryDone" => variant!(
-                body,
-                SummaryDone {
-                    id: String = "id",
-                    ok: bool = "ok",
-                    text: String = "text",
-                }
-            ),
-            "artifact" => variant!(
-                body,
-                Artifact {
-                    note: ArtifactNote = "note"
-                }
-            ),
-            "limits" => variant!(body, Limits {
-                window: Option<u64> = "window",
-                budget: Option<u64> = "budget",
-            }),
-            "forceFold" => variant!(body, ForceFold { on: bool = "on" }),
-            "turn" => variant!(body, Turn {
-                from: u32 = "from",
-                at: Option<f64> = "at",
-                terms: Box<TurnTerms> = "terms",
-            }),
-            "pinTurn" => variant!(body, PinTurn { turn: u32 = "turn" }),
-            "topicReq" => variant!(
-                body,
-                TopicReq {
-                    id: String = "id",
-                    turn: u32 = "turn",
-                    at: f64 = "at",
-                }
-            ),
-            "topicDone" => variant!(body, TopicDone {
-                id: String = "id",
-                ok: bool = "ok",
-                answer: Option<Answer> = "answer",
-            }),
-            other => return Err(DecodeError::new(format!("unknown event kind `{other}`"))),
-        })
-    }
-}
-
-json_struct!(Answer from (Answer { label: String::new(), is_new_topic: false }) {
-    label: "label",
-    is_new_topic: "isNewTopic",
-});

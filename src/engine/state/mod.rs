@@ -14,16 +14,11 @@
 //! * everything bounded that grows per call: call rows (500), commit keys (1,000),
 //!   open calls (64), artifact notes (256), summary timestamps (one hour).
 
-use crate::digest::Digest;
 pub use crate::engine::topics::{TopicPending, TopicState};
 use crate::error::{Error, Result};
-use crate::json::Value;
-use crate::json::{json_struct, DResult, DecodeError, FromJson};
-use crate::pairing::{Shape, ShapeRole};
+use crate::pairing::ShapeRole;
 use crate::tokens::Calibration;
-#[cfg(test)]
-use serde::Deserialize;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Version of the snapshot format.
 pub const STATE_VERSION: u32 = 1;
@@ -39,8 +34,7 @@ pub const MAX_TURN_WS: usize = 4;
 pub const HOUR_MS: f64 = 3_600_000.0;
 
 /// Whole session state; its JSON is the snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionState {
     /// Snapshot format version.
@@ -130,6 +124,11 @@ pub struct SessionState {
 }
 
 impl SessionState {
+    /// Read a snapshot (the JSON text of a state).
+    pub fn from_snapshot(text: &str) -> serde_json::Result<SessionState> {
+        serde_json::from_str(text)
+    }
+
     /// Fresh state of a new session.
     pub fn new(session_id: &str) -> SessionState {
         SessionState {
@@ -209,7 +208,8 @@ impl SessionState {
                 *self
                     .counters
                     .divergences
-                    .get_or_insert_with(cause.clone(), || 0) += 1;
+                    .entry(cause.clone())
+                    .or_insert_with(|| 0) += 1;
                 self.last_divergence = Some(DivergenceNote {
                     at: *at,
                     cause: cause.clone(),
@@ -455,11 +455,8 @@ pub fn segs_w(segs: &[Segment]) -> u64 {
 
 mod check;
 mod commit_keys;
-mod decode;
 mod event;
 mod records;
 pub use commit_keys::CommitKeys;
 pub use event::Event;
 pub use records::*;
-#[cfg(test)]
-mod oracle;

@@ -3,13 +3,12 @@
 //! Pure data: the state ([`super::SessionState`]) holds them, events ([`super::Event`]) carry them.
 
 use crate::digest::Digest;
-use crate::json::string_enum;
-use crate::json::Value;
+use crate::enums::string_enum;
 use crate::pairing::Shape;
-use crate::vecmap::VecMap;
-#[cfg(test)]
 use serde::Deserialize;
 use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
 
 string_enum! {
     /// What a divergence did to the recorded history (journal `diverge.action`, report
@@ -55,8 +54,7 @@ string_enum! {
 }
 
 /// What the engine remembers about one host message (never the message itself).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MsgRecord {
     /// SHA-1 of the message JSON text ([`crate::engine::fingerprint::message_hash`]).
@@ -83,8 +81,7 @@ pub struct MsgRecord {
 }
 
 /// A tool call waiting for its result: name and bounded arguments.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallArg {
     /// Call id.
@@ -97,8 +94,7 @@ pub struct CallArg {
 
 /// One fold segment of the output: a synthetic record message followed by the protected host
 /// messages of the region, in host order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Segment {
     /// `f<k>` for a fold, `c<k>` for a condensed record.
@@ -125,13 +121,11 @@ pub struct Segment {
 }
 
 /// Key of one output message: short content hash and weighted characters.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutKey(pub String, pub u64);
 
 /// Usage of one model call, with the engine's predicted cache hit.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallRow {
     /// When the turn was committed (ms).
@@ -152,8 +146,7 @@ pub struct CallRow {
 }
 
 /// Running totals over every committed call.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Totals {
     /// Model calls.
@@ -177,8 +170,7 @@ pub struct Totals {
 }
 
 /// Event counters for stats.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Counters {
     /// Folds made (ids `f1..`).
@@ -200,7 +192,7 @@ pub struct Counters {
     /// Re-pins after a divergence inside the head or a folded region.
     pub repins: u64,
     /// Divergences by cause code.
-    pub divergences: VecMap<String, u64>,
+    pub divergences: BTreeMap<String, u64>,
     /// Artifacts noted.
     pub artifacts: u64,
     /// Summary requests issued.
@@ -214,8 +206,7 @@ pub struct Counters {
 }
 
 /// Accumulator for the turn in progress (reset by `commit_turn`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TurnAcc {
     /// Per distinct assembled output this turn: weighted chars shared with the previous request.
@@ -226,8 +217,7 @@ pub struct TurnAcc {
 }
 
 /// A summary request handed to JS and not yet answered.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingSummary {
     /// Request id.
@@ -241,8 +231,7 @@ pub struct PendingSummary {
 }
 
 /// A summary ready for the fold that covers exactly `[from, to)`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadySummary {
     /// Request id.
@@ -256,8 +245,7 @@ pub struct ReadySummary {
 }
 
 /// A tool result the host-side middleware shrank to a preview plus an artifact.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactNote {
     /// Artifact id (SHA-1 hex).
@@ -272,8 +260,7 @@ pub struct ArtifactNote {
 
 /// Range and last point of the calibration observations (the engine trusts the fit only once
 /// the observed sizes spread; see `Session::calibrated`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CalibGuard {
     /// Smallest weighted-char count observed.
@@ -285,8 +272,7 @@ pub struct CalibGuard {
 }
 
 /// The last divergence seen, for stats.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, crate::json::out::ToJson)]
-#[cfg_attr(test, derive(Deserialize))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DivergenceNote {
     /// First differing index.

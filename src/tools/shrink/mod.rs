@@ -32,9 +32,9 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::json::{Map, Value};
 use crate::tools::details::{compact_details, details_oversized};
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 /// First characters of every shrunk text.
 pub const HEADER_PREFIX: &str = "[cachefold] ";
@@ -49,7 +49,7 @@ const HINT_CHARS: u64 = 8_000;
 const OWN_TOOL_SCAN: usize = 2_048;
 
 /// A tool result rewritten to header + preview, and the artifact that holds the full text.
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ShrinkOutcome {
     /// The rewritten message (same keys as the input; only `content` changed).
@@ -67,7 +67,7 @@ pub struct ShrinkOutcome {
 }
 
 /// Everything [`process_tool_result`] did to one result.
-#[derive(Debug, Clone, PartialEq, Serialize, crate::json::out::ToJson)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Processed {
     /// `"none"`, `"details"` (only details compacted) or `"shrink"` (content shrunk; details
@@ -77,7 +77,6 @@ pub struct Processed {
     /// `messageJson` (`serde_json` numbers with `arbitrary_precision` do not survive
     /// serde-wasm-bindgen, and JSON text keeps every byte as the core wrote it).
     #[serde(rename = "messageJson", serialize_with = "json_text")]
-    #[to_json(with = "json_text_out")]
     pub message: Option<Value>,
     /// Artifact id when shrunk.
     pub artifact_id: Option<String>,
@@ -95,13 +94,6 @@ pub struct Processed {
     pub tool_name: String,
     /// Artifact id of an already-shrunk result (the middleware ran before the persist hook).
     pub already_shrunk: Option<String>,
-}
-
-fn json_text_out(v: &Option<Value>, out: &mut String) {
-    match v {
-        Some(v) => crate::json::out::string(out, &crate::json::out::to_string(v)),
-        None => out.push_str("null"),
-    }
 }
 
 fn json_text<S: serde::Serializer>(
@@ -141,7 +133,7 @@ pub fn validate_artifact_id(id: &str) -> Result<()> {
     let shown = crate::text::head_chars(id, 48);
     Err(Error::InvalidId(format!(
         "artifact id must be 40 lowercase hex digits, got {}",
-        crate::json::out::quoted(shown)
+        crate::quoted(shown)
     )))
 }
 
@@ -149,7 +141,7 @@ pub fn validate_artifact_id(id: &str) -> Result<()> {
 pub fn is_shrunk(text: &str) -> Option<String> {
     let rest = text.strip_prefix(HEADER_PREFIX)?;
     let line = rest.split('\n').next().unwrap_or("");
-    let at = crate::text::find(line, " → artifact ")?;
+    let at = line.find(" → artifact ")?;
     let id = line
         .get(at + " → artifact ".len()..)?
         .get(..ARTIFACT_ID_LEN)?;
@@ -414,7 +406,7 @@ fn is_own_tool(tool: &str, text: &str) -> bool {
         ":cachefold:cachefold_",
     ]
     .iter()
-    .any(|m| crate::text::has(head, m))
+    .any(|m| head.contains(m))
 }
 
 fn prefix_chars(s: &str, n: usize) -> &str {

@@ -1,7 +1,7 @@
 //! Tests of the tool-output shrink: previews, artifacts, mentions, byte stability.
 
 use super::*;
-use crate::json;
+use serde_json::json;
 
 fn numbered(n: usize, width: usize) -> String {
     (1..=n)

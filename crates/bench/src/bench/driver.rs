@@ -1,0 +1,269 @@
+//! The replay driver shared by the `cachefold-bench` binary and the native addon
+//! (`openclaw cachefold replay`): prepare sessions, hand out (session, strategy) jobs, collect
+//! their results and build the report. Both hosts run the same code, so they produce the same
+//! figures for the same input.
+//!
+//! Threads, files and progress display stay with the host (the core does no I/O): a host
+//! creates a [`Driver`], calls [`Driver::work`] from as many threads as it likes (each call
+//! takes jobs until none are left), reads [`Driver::progress`] while they run, and calls
+//! [`Driver::report`] once every worker has returned.
+
+use super::report::{self, Report, SessionInfo};
+use super::run::{self, Glue, Options, Prepared, StaticPrefix};
+use super::{cache, prefix, tokenizer::Tokenizer};
+use crate::replay::transcript::Transcript;
+use ::cachefold::config::Config;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// What to replay and how (the bench binary's flags).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Strategy ids (see [`super::ALL_STRATEGIES`]); unknown ids are rejected by [`Driver::new`].
+    pub strategies: Vec<String>,
+    /// Headline price key (see [`run::price_known`]).
+    pub price: String,
+    /// Token budget given to strategies.
+    pub window: u64,
+    /// Cache model.
+    pub cache: cache::Params,
+    /// Static prefix profile.
+    pub profile: prefix::Profile,
+    /// Every session starts with an empty cache.
+    pub cold: bool,
+    /// Config of S3 (cachefold).
+    pub s3: Config,
+    /// A static prefix of exactly this many tokens instead of the profile's text (the real
+    /// system prompt and tool schemas are not in a transcript; a user or a test that knows
+    /// their size says so here). `None`: the profile.
+    pub prefix_tokens: Option<u64>,
+}
+
+impl Default for Settings {
+    /// The bench binary's defaults: every strategy, deepseek-flash peak, a 1M window, DS strict
+    /// caching, the OpenClaw prefix, warm static prefix, product defaults for S3.
+    fn default() -> Settings {
+        Settings {
+            strategies: super::ALL_STRATEGIES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            price: "deepseek-flash-peak".into(),
+            window: 1_000_000,
+            cache: cache::Params::ds_strict(),
+            profile: prefix::Profile::OpenClaw,
+            cold: false,
+            s3: Config::default(),
+            prefix_tokens: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Unknown strategy ids and price keys are input errors.
+    pub fn validate(&self) -> ::cachefold::error::Result<()> {
+        if let Some(bad) = self
+            .strategies
+            .iter()
+            .find(|s| super::strategy(s).is_none())
+        {
+            return Err(::cachefold::error::Error::Input(format!(
+                "unknown strategy {bad} (known: {})",
+                super::ALL_STRATEGIES.join(",")
+            )));
+        }
+        if !run::price_known(&self.price) {
+            return Err(::cachefold::error::Error::Input(format!(
+                "unknown price {}",
+                self.price
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Calls replayed so far, shared with a host that shows progress.
+#[derive(Debug, Default)]
+pub struct Progress {
+    done: AtomicU64,
+    total: AtomicU64,
+}
+
+impl Progress {
+    /// `(calls replayed, calls to replay)` over all jobs; total is 0 until sessions are prepared.
+    pub fn get(&self) -> (u64, u64) {
+        (
+            self.done.load(Ordering::Relaxed),
+            self.total.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// One replay run: prepared sessions, a job queue and the results so far.
+pub struct Driver {
+    tok: Tokenizer,
+    glue: Glue,
+    sp: StaticPrefix,
+    opts: Options,
+    settings: Settings,
+    preps: Vec<Arc<Prepared>>,
+    infos: Vec<SessionInfo>,
+    queue: Mutex<Vec<(usize, String)>>,
+    results: Mutex<Vec<run::JobResult>>,
+    progress: Arc<Progress>,
+}
+
+impl Driver {
+    /// Prepare `sessions` (tokenizing their originals once) and queue one job per
+    /// (session, strategy), largest first so parallel workers finish together. `progress`
+    /// receives the total at once and the replayed calls as workers go.
+    pub fn new(
+        tok: Tokenizer,
+        sessions: &[(String, Transcript)],
+        settings: Settings,
+        progress: Arc<Progress>,
+    ) -> ::cachefold::error::Result<Driver> {
+        settings.validate()?;
+        let glue = Glue::new(&tok);
+        let sp = match settings.prefix_tokens {
+            Some(n) => run::sized_prefix(n, settings.profile),
+            None => run::static_prefix(&tok, settings.profile),
+        };
+        let opts = Options {
+            window: settings.window,
+            cache: settings.cache,
+            price: settings.price.clone(),
+            warm_static: !settings.cold,
+        };
+        let mut preps = Vec::new();
+        let mut infos = Vec::new();
+        for (name, t) in sessions {
+            let p = run::prepare(&tok, name, t);
+            infos.push(SessionInfo {
+                name: p.name.clone(),
+                format: p.format.clone(),
+                messages: p.messages.len() as u64,
+                calls: p.calls.len() as u64,
+                recorded_compactions: p.recorded_compactions as u64,
+                skipped_lines: p.skipped_lines,
+                recorded: p.recorded,
+            });
+            preps.push(Arc::new(p));
+        }
+        let mut jobs: Vec<(usize, String)> = Vec::new();
+        for si in 0..preps.len() {
+            for s in &settings.strategies {
+                jobs.push((si, s.clone()));
+            }
+        }
+        // Popped from the back: the heaviest job (calls × messages) is taken first.
+        jobs.sort_by_key(|(si, s)| {
+            let w = preps
+                .get(*si)
+                .map_or(0, |p| p.calls.len() as u64 * p.messages.len() as u64);
+            (std::cmp::Reverse(w), s.clone())
+        });
+        let total: u64 = jobs
+            .iter()
+            .map(|(si, _)| preps.get(*si).map_or(0, |p| p.calls.len() as u64))
+            .sum();
+        progress.total.store(total, Ordering::Relaxed);
+        Ok(Driver {
+            tok,
+            glue,
+            sp,
+            opts,
+            settings,
+            preps,
+            infos,
+            queue: Mutex::new(jobs),
+            results: Mutex::new(Vec::new()),
+            progress,
+        })
+    }
+
+    /// Sessions prepared for replay, in input order.
+    pub fn sessions(&self) -> &[SessionInfo] {
+        &self.infos
+    }
+
+    /// The tokenizer counting tokens (`deepseek-v4` or `o200k`).
+    pub fn tokenizer_name(&self) -> &'static str {
+        self.tok.name()
+    }
+
+    /// `(calls replayed, calls to replay)`.
+    pub fn progress(&self) -> (u64, u64) {
+        self.progress.get()
+    }
+
+    /// Take and run jobs until the queue is empty. Call it from any number of threads.
+    pub fn work(&self) {
+        loop {
+            let job = self.queue.lock().ok().and_then(|mut q| q.pop());
+            let Some((si, sid)) = job else { break };
+            let Some(prep) = self.preps.get(si) else {
+                continue;
+            };
+            let Some(mut strat) = super::strategy_with(&sid, &self.settings.s3) else {
+                continue;
+            };
+            let mut last = 0usize;
+            let progress = &self.progress;
+            let r = run::run_job(
+                &self.tok,
+                &self.glue,
+                &self.sp,
+                prep,
+                strat.as_mut(),
+                &self.opts,
+                &mut |k| {
+                    progress
+                        .done
+                        .fetch_add(k.saturating_sub(last) as u64, Ordering::Relaxed);
+                    last = k;
+                },
+            );
+            if let Ok(mut v) = self.results.lock() {
+                v.push(r);
+            }
+        }
+    }
+
+    /// The report over every finished job (call after all workers returned; the output does
+    /// not depend on the order jobs finished in).
+    pub fn report(&self) -> Report {
+        let results = self
+            .results
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default();
+        let mut prices = std::collections::BTreeMap::new();
+        for k in [
+            "deepseek-flash-peak",
+            "deepseek-flash-offpeak",
+            "deepseek-v4-pro-peak",
+            "deepseek-v4-pro-offpeak",
+            "openai-like",
+            "kimi-like",
+        ] {
+            if let Some(p) = ::cachefold::cost::builtin_price(k) {
+                prices.insert(k.to_string(), (p.hit, p.miss, p.output));
+            }
+        }
+        let header = report::Header {
+            tokenizer: self.tok.name().to_string(),
+            prefix_profile: self.sp.profile.clone(),
+            prefix_tokens: self.sp.tokens.len() as u64,
+            cache_model: self.opts.cache.model.name().to_string(),
+            block: self.opts.cache.effective_block() as u64,
+            expiry_hours: self.opts.cache.expiry_ms.map(|m| m / 3_600_000.0),
+            price: self.opts.price.clone(),
+            prices,
+            window: self.opts.window,
+            warm_static: self.opts.warm_static,
+            sessions: self.infos.clone(),
+        };
+        report::build(header, results, super::ALL_STRATEGIES)
+    }
+}

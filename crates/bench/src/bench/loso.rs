@@ -1,0 +1,689 @@
+//! Choosing S3 defaults that generalise: a sweep over cachefold configurations, the
+//! cost-vs-recall chart with its Pareto front, and leave-one-session-out (LOSO) scoring.
+//!
+//! ## Objective
+//!
+//! On a set of sessions, a configuration's **cost** is its summed input cost divided by S1a's
+//! on the same sessions (token-weighted: ratio of sums), its **recall** the anchor recall
+//! without recovery credit (retained / needed over the same sessions). The chosen
+//! configuration is the cheapest one with recall ≥ the target and no pairing violation; if
+//! none qualifies, the one with the highest recall (then the cheapest). Ties go to the name.
+//!
+//! ## LOSO
+//!
+//! For each session s: choose on all sessions but s, score the choice on s. The left-out
+//! aggregate sums each session's score under its own choice; the in-sample aggregate is the
+//! choice made on all sessions, scored on all of them. A left-out figure close to the
+//! in-sample one means the defaults do not depend on any one session.
+//!
+//! ## The grid
+//!
+//! A full factorial over the knobs is a few hundred runs; the sweep takes the three shim
+//! profiles (savings / balanced / recall), every knob moved alone around the defaults, and a
+//! few recall-leaning combinations: [`grid`] lists them. Everything here is pure: the bench
+//! binary runs the jobs and hands the metrics in.
+
+use super::run::Metrics;
+use ::cachefold::config::Config;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Peer-like strategies: the best of them is the "best peer-like row".
+pub const PEERS: &[&str] = &["S2", "S2c", "S2f"];
+/// Baselines every LOSO run replays besides the sweep.
+pub const BASELINES: &[&str] = &["S1a", "S2", "S2c", "S2f"];
+/// Name of the product defaults in the grid.
+pub const DEFAULT_NAME: &str = "defaults";
+
+/// Multiply every persist threshold and the preview size by `f`.
+fn scale_persist(c: &mut Config, f: f64) {
+    let s = |x: u64| ((x as f64) * f).round() as u64;
+    for v in c.persist.thresholds.values_mut() {
+        *v = s(*v);
+    }
+    c.persist.default_threshold = s(c.persist.default_threshold);
+    c.persist.preview_chars = s(c.persist.preview_chars);
+}
+
+/// The shim's profile (`js/index.js` `PROFILES`) applied to the defaults.
+fn profile(name: &str) -> Config {
+    let mut c = Config::default();
+    let (tail, min_fold, record, persist) = match name {
+        "savings" => (4_000, 12_000, 8_000, 0.5),
+        "recall" => (16_000, 48_000, 32_000, 2.0),
+        _ => (8_000, 24_000, 16_000, 1.0),
+    };
+    c.tail_tokens = tail;
+    c.min_fold_tokens = min_fold;
+    c.fold_record_budget = record;
+    scale_persist(&mut c, persist);
+    c.profile = name.to_string();
+    c
+}
+
+/// The sweep: (name, S3 config), the product defaults first.
+pub fn grid() -> Vec<(String, Config)> {
+    let mut g: Vec<(String, Config)> = vec![
+        (DEFAULT_NAME.into(), Config::default()),
+        ("profile=savings".into(), profile("savings")),
+        ("profile=recall".into(), profile("recall")),
+    ];
+    let mut one = |name: &str, f: &dyn Fn(&mut Config)| {
+        let mut c = Config::default();
+        f(&mut c);
+        g.push((name.to_string(), c));
+    };
+    one("tail=4k", &|c| c.tail_tokens = 4_000);
+    one("tail=16k", &|c| c.tail_tokens = 16_000);
+    one("tail=32k", &|c| c.tail_tokens = 32_000);
+    one("minFold=12k", &|c| c.min_fold_tokens = 12_000);
+    one("minFold=48k", &|c| c.min_fold_tokens = 48_000);
+    one("minFold=96k", &|c| c.min_fold_tokens = 96_000);
+    one("record=8k", &|c| c.fold_record_budget = 8_000);
+    one("record=32k", &|c| c.fold_record_budget = 32_000);
+    one("compactRatio=0.6", &|c| c.compact_ratio = 0.6);
+    one("compactRatio=0.9", &|c| c.compact_ratio = 0.9);
+    one("persist=0.5x", &|c| scale_persist(c, 0.5));
+    one("persist=2x", &|c| scale_persist(c, 2.0));
+    one("persist=off", &|c| c.persist.enabled = false);
+    one("remaining=20", &|c| c.expected_remaining_calls = 20);
+    one("remaining=100", &|c| c.expected_remaining_calls = 100);
+    one("topics=off", &|c| c.topics.enabled = false);
+    one("tail=16k,record=32k", &|c| {
+        c.tail_tokens = 16_000;
+        c.fold_record_budget = 32_000;
+    });
+    one("tail=32k,record=32k,minFold=48k", &|c| {
+        c.tail_tokens = 32_000;
+        c.fold_record_budget = 32_000;
+        c.min_fold_tokens = 48_000;
+    });
+    one("tail=16k,persist=2x", &|c| {
+        c.tail_tokens = 16_000;
+        scale_persist(c, 2.0);
+    });
+    one("record=32k,persist=2x", &|c| {
+        c.fold_record_budget = 32_000;
+        scale_persist(c, 2.0);
+    });
+    one("tail=32k,record=64k", &|c| {
+        c.tail_tokens = 32_000;
+        c.fold_record_budget = 64_000;
+    });
+    g
+}
+
+/// Metrics of one LOSO run: rows → session → metrics. Rows are baseline ids (`S1a`, …) and
+/// sweep names. Saved as `loso-tables.json` so the choice can be re-made without replaying.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Table {
+    /// Sessions in report order.
+    pub sessions: Vec<String>,
+    /// Baselines: strategy id → session → metrics.
+    pub baselines: BTreeMap<String, BTreeMap<String, Metrics>>,
+    /// Sweep: config name → session → metrics (grid order kept in `configs`).
+    pub sweep: BTreeMap<String, BTreeMap<String, Metrics>>,
+    /// Sweep names in grid order.
+    pub configs: Vec<String>,
+}
+
+/// Aggregate figures of one row over a set of sessions.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Score {
+    /// Input cost (headline price).
+    pub input_cost: f64,
+    /// Input cost / S1a input cost.
+    pub vs_s1a: f64,
+    /// Input cost / the best peer-like row's input cost.
+    pub vs_best_peer: f64,
+    /// Input cost / C_min input cost.
+    pub vs_floor: f64,
+    /// Anchor recall without recovery credit.
+    pub recall: f64,
+    /// Anchor recall with recovery credit.
+    pub recall_credit: f64,
+    /// Hit efficiency E = H / H_max.
+    pub efficiency: f64,
+    /// Requests with a pairing violation.
+    pub pairing_violations: u64,
+}
+
+/// One point of the cost-vs-recall chart.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChartPoint {
+    /// Config name or baseline id.
+    pub name: String,
+    /// A sweep configuration (false: a baseline strategy).
+    pub sweep: bool,
+    /// Input cost × S1a (all sessions).
+    pub cost: f64,
+    /// Anchor recall without credit (all sessions).
+    pub recall: f64,
+    /// On the Pareto front of the sweep (lower cost, higher recall).
+    pub pareto: bool,
+}
+
+/// The LOSO result for one window.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Loso {
+    /// Token budget.
+    pub window: u64,
+    /// Recall target of the objective.
+    pub recall_target: f64,
+    /// The best peer-like strategy on all sessions.
+    pub best_peer: String,
+    /// Chosen on all sessions.
+    pub in_sample_choice: String,
+    /// In-sample figures.
+    pub in_sample: Score,
+    /// Left-out figures (each session scored under the choice made without it).
+    pub left_out: Score,
+    /// The product defaults on all sessions.
+    pub defaults: Score,
+    /// C_min on all sessions (input cost).
+    pub floor_input: f64,
+    /// How often each configuration was chosen with one session left out.
+    pub choices: BTreeMap<String, u64>,
+    /// Per session: (session, choice without it).
+    pub per_session: Vec<(String, String)>,
+    /// Chart points.
+    pub points: Vec<ChartPoint>,
+}
+
+fn sum(rows: &BTreeMap<String, Metrics>, sessions: &[&String]) -> Metrics {
+    let mut m = Metrics::default();
+    for s in sessions {
+        if let Some(x) = rows.get(*s) {
+            m.add(x);
+        }
+    }
+    m
+}
+
+fn div(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+impl Table {
+    fn base(&self, id: &str, sessions: &[&String]) -> Metrics {
+        self.baselines
+            .get(id)
+            .map(|r| sum(r, sessions))
+            .unwrap_or_default()
+    }
+
+    fn score(&self, m: &Metrics, sessions: &[&String], peer: &str) -> Score {
+        let s1a = self.base("S1a", sessions);
+        let p = self.base(peer, sessions);
+        Score {
+            input_cost: m.cost.headline_input,
+            vs_s1a: div(m.cost.headline_input, s1a.cost.headline_input),
+            vs_best_peer: div(m.cost.headline_input, p.cost.headline_input),
+            vs_floor: div(m.cost.headline_input, m.floor.headline_input),
+            recall: m.recall(),
+            recall_credit: m.recall_credit(),
+            efficiency: m.efficiency(),
+            pairing_violations: m.pairing_violation_calls,
+        }
+    }
+
+    /// The objective's choice on `sessions` (see the module doc).
+    pub fn choose(&self, sessions: &[&String], recall_target: f64) -> Option<String> {
+        let s1a = self.base("S1a", sessions).cost.headline_input;
+        let sums: Vec<(&String, Metrics)> = self
+            .configs
+            .iter()
+            .filter_map(|n| self.sweep.get(n).map(|r| (n, sum(r, sessions))))
+            .collect();
+        let least_violations = sums
+            .iter()
+            .map(|(_, m)| m.pairing_violation_calls)
+            .min()
+            .unwrap_or(0);
+        let mut best: Option<(bool, f64, f64, &String)> = None;
+        for (name, m) in sums {
+            let cost = div(m.cost.headline_input, s1a);
+            let recall = m.recall();
+            let ok = recall >= recall_target && m.pairing_violation_calls <= least_violations;
+            let better = match &best {
+                None => true,
+                Some((bok, bcost, brecall, _)) => match (ok, *bok) {
+                    (true, false) => true,
+                    (false, true) => false,
+                    (true, true) => cost < *bcost,
+                    (false, false) => recall > *brecall || (recall == *brecall && cost < *bcost),
+                },
+            };
+            if better {
+                best = Some((ok, cost, recall, name));
+            }
+        }
+        best.map(|b| b.3.clone())
+    }
+
+    /// Run LOSO and build the chart points.
+    pub fn loso(&self, window: u64, recall_target: f64) -> Loso {
+        let all: Vec<&String> = self.sessions.iter().collect();
+        let best_peer = PEERS
+            .iter()
+            .filter(|p| self.baselines.contains_key(**p))
+            .min_by(|a, b| {
+                self.base(a, &all)
+                    .cost
+                    .headline_input
+                    .total_cmp(&self.base(b, &all).cost.headline_input)
+            })
+            .map_or_else(|| "S2f".to_string(), |p| p.to_string());
+        let in_choice = self.choose(&all, recall_target).unwrap_or_default();
+        let in_m = self
+            .sweep
+            .get(&in_choice)
+            .map(|r| sum(r, &all))
+            .unwrap_or_default();
+        let mut left = Metrics::default();
+        let mut choices = BTreeMap::new();
+        let mut per_session = Vec::new();
+        for s in &self.sessions {
+            let rest: Vec<&String> = self.sessions.iter().filter(|x| *x != s).collect();
+            let c = self.choose(&rest, recall_target).unwrap_or_default();
+            if let Some(m) = self.sweep.get(&c).and_then(|r| r.get(s)) {
+                left.add(m);
+            }
+            *choices.entry(c.clone()).or_insert(0) += 1;
+            per_session.push((s.clone(), c));
+        }
+        let def_m = self
+            .sweep
+            .get(DEFAULT_NAME)
+            .map(|r| sum(r, &all))
+            .unwrap_or_default();
+        let s1a_all = self.base("S1a", &all).cost.headline_input;
+        let mut points: Vec<ChartPoint> = Vec::new();
+        for name in &self.configs {
+            if let Some(r) = self.sweep.get(name) {
+                let m = sum(r, &all);
+                points.push(ChartPoint {
+                    name: name.clone(),
+                    sweep: true,
+                    cost: div(m.cost.headline_input, s1a_all),
+                    recall: m.recall(),
+                    pareto: false,
+                });
+            }
+        }
+        let snapshot = points.clone();
+        for p in points.iter_mut() {
+            p.pareto = !snapshot.iter().any(|q| {
+                q.cost <= p.cost && q.recall >= p.recall && (q.cost < p.cost || q.recall > p.recall)
+            });
+        }
+        for b in BASELINES {
+            if self.baselines.contains_key(*b) {
+                let m = self.base(b, &all);
+                points.push(ChartPoint {
+                    name: b.to_string(),
+                    sweep: false,
+                    cost: div(m.cost.headline_input, s1a_all),
+                    recall: m.recall(),
+                    pareto: false,
+                });
+            }
+        }
+        Loso {
+            window,
+            recall_target,
+            in_sample: self.score(&in_m, &all, &best_peer),
+            left_out: self.score(&left, &all, &best_peer),
+            defaults: self.score(&def_m, &all, &best_peer),
+            floor_input: in_m.floor.headline_input,
+            best_peer,
+            in_sample_choice: in_choice,
+            choices,
+            per_session,
+            points,
+        }
+    }
+}
+
+fn window_name(w: u64) -> String {
+    if w >= 1_000_000 && w % 1_000_000 == 0 {
+        format!("{}M", w / 1_000_000)
+    } else if w % 1_000 == 0 {
+        format!("{}K", w / 1_000)
+    } else {
+        w.to_string()
+    }
+}
+
+/// Markdown: one table over all windows (left-out vs in-sample vs defaults), then choices.
+pub fn markdown(runs: &[Loso], sessions: usize) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "## Leave-one-session-out ({sessions} sessions)");
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "Objective: cheapest input cost ×S1a with anchor recall (no recovery credit) ≥ the target and no more pairing violations than the best configuration, else highest recall. Input cost at the headline price; C_min = the input cost floor."
+    );
+    let _ = writeln!(s);
+    let _ = writeln!(s, "| window | target R | row | config | ×S1a | ×best peer | ×C_min | R | R+recovery | E | pairing viol. |");
+    let _ = writeln!(s, "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for r in runs {
+        let w = window_name(r.window);
+        let chosen: Vec<String> = r.choices.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
+        for (row, cfg, sc) in [
+            ("left-out", chosen.join(", "), &r.left_out),
+            ("in-sample", r.in_sample_choice.clone(), &r.in_sample),
+            ("defaults", DEFAULT_NAME.to_string(), &r.defaults),
+        ] {
+            let _ = writeln!(
+                s,
+                "| {w} | {:.2} | {row} | {cfg} | {:.3} | {:.3} ({}) | {:.2} | {:.3} | {:.3} | {:.4} | {} |",
+                r.recall_target,
+                sc.vs_s1a,
+                sc.vs_best_peer,
+                r.best_peer,
+                sc.vs_floor,
+                sc.recall,
+                sc.recall_credit,
+                sc.efficiency,
+                sc.pairing_violations
+            );
+        }
+    }
+    let _ = writeln!(s);
+    let mut shown = Vec::new();
+    for r in runs {
+        if shown.contains(&r.window) {
+            continue;
+        }
+        shown.push(r.window);
+        let _ = writeln!(
+            s,
+            "Sweep at {} (all sessions; * = Pareto front):",
+            window_name(r.window)
+        );
+        let _ = writeln!(s);
+        let _ = writeln!(s, "| config | ×S1a | R |");
+        let _ = writeln!(s, "|---|---:|---:|");
+        for p in &r.points {
+            let _ = writeln!(
+                s,
+                "| {}{} | {:.3} | {:.3} |",
+                p.name,
+                if p.pareto { " *" } else { "" },
+                p.cost,
+                p.recall
+            );
+        }
+        let _ = writeln!(s);
+    }
+    s
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The cost-vs-recall chart: one panel per window, one point per configuration, the Pareto
+/// front joined and labelled, baselines in grey, the defaults ringed, the recall target dashed.
+pub fn svg(runs: &[Loso]) -> String {
+    let (pw, ph, pad_l, pad_t, gap) = (560.0f64, 380.0f64, 70.0f64, 50.0f64, 90.0f64);
+    // One panel per window (the points do not depend on the recall target).
+    let mut panels: Vec<&Loso> = Vec::new();
+    for r in runs {
+        if !panels.iter().any(|p| p.window == r.window) {
+            panels.push(r);
+        }
+    }
+    let w = pad_l + (pw + gap) * panels.len().max(1) as f64;
+    let h = pad_t + ph + 60.0;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"11\">"
+    );
+    let _ = writeln!(s, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
+    let _ = writeln!(
+        s,
+        "<text x=\"{pad_l}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">cachefold: input cost ×S1a vs anchor recall, one point per S3 configuration (front in red, baselines grey)</text>"
+    );
+    for (i, r) in panels.iter().enumerate() {
+        let same: Vec<&Loso> = runs.iter().filter(|x| x.window == r.window).collect();
+        let lowest_target = same
+            .iter()
+            .map(|x| x.recall_target)
+            .fold(r.recall_target, f64::min);
+        let x0 = pad_l + i as f64 * (pw + gap);
+        // x spans the sweep and S1a (1.0); baselines beyond it sit on the right edge.
+        let sweep_costs = r.points.iter().filter(|p| p.sweep).map(|p| p.cost);
+        let xmin = (sweep_costs.clone().fold(f64::INFINITY, f64::min).min(1.0) * 20.0 - 1.0)
+            .floor()
+            .max(0.0)
+            / 20.0;
+        let xmax = ((sweep_costs.fold(1.0, f64::max) + 0.05) * 20.0).ceil() / 20.0;
+        let ymin = r
+            .points
+            .iter()
+            .map(|p| p.recall)
+            .fold(1.0, f64::min)
+            .min(lowest_target)
+            .max(0.0)
+            - 0.02;
+        let ymin = (ymin * 20.0).floor() / 20.0;
+        let px = |c: f64| x0 + pw * ((c - xmin) / (xmax - xmin)).clamp(0.0, 1.0);
+        let py = |rc: f64| pad_t + ph - ph * ((rc - ymin) / (1.0 - ymin + 1e-9)).clamp(0.0, 1.0);
+        let _ = writeln!(
+            s,
+            "<rect x=\"{x0}\" y=\"{pad_t}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#999\"/>"
+        );
+        let _ = writeln!(
+            s,
+            "<text x=\"{x0}\" y=\"{}\" font-size=\"12\">window {}</text>",
+            pad_t - 8.0,
+            window_name(r.window)
+        );
+        for k in 0..=5 {
+            let c = xmin + (xmax - xmin) * k as f64 / 5.0;
+            let x = px(c);
+            let _ = writeln!(s, "<line x1=\"{x:.1}\" y1=\"{pad_t}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#666\">{c:.2}</text>", pad_t + ph, pad_t + ph + 14.0);
+            let rc = ymin + (1.0 - ymin) * k as f64 / 5.0;
+            let y = py(rc);
+            let _ = writeln!(s, "<line x1=\"{x0}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#666\">{rc:.3}</text>", x0 + pw, x0 - 4.0, y + 4.0);
+        }
+        for t in &same {
+            let ty = py(t.recall_target);
+            let _ = writeln!(s, "<line x1=\"{x0}\" y1=\"{ty:.1}\" x2=\"{:.1}\" y2=\"{ty:.1}\" stroke=\"#2ca02c\" stroke-dasharray=\"4 3\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#2ca02c\">recall target {:.2}: {}</text>", x0 + pw, x0 + pw - 4.0, ty - 4.0, t.recall_target, esc(&t.in_sample_choice));
+        }
+        let mut front: Vec<&ChartPoint> = r.points.iter().filter(|p| p.pareto).collect();
+        front.sort_by(|a, b| a.cost.total_cmp(&b.cost));
+        let d: Vec<String> = front
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", px(p.cost), py(p.recall)))
+            .collect();
+        if d.len() > 1 {
+            let _ = writeln!(
+                s,
+                "<polyline points=\"{}\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\"/>",
+                d.join(" ")
+            );
+        }
+        let mut labelled: Vec<(f64, f64)> = Vec::new();
+        for p in &r.points {
+            let (x, y) = (px(p.cost), py(p.recall));
+            if !p.sweep {
+                let beyond = p.cost > xmax;
+                let off = if beyond {
+                    format!(" {:.2} →", p.cost)
+                } else {
+                    String::new()
+                };
+                let anchor = if beyond { "end" } else { "start" };
+                let tx = if beyond { x - 6.0 } else { x + 7.0 };
+                let _ = writeln!(s, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"8\" height=\"8\" fill=\"#999\"/><text x=\"{tx:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\" fill=\"#666\">{}{off}</text>", x - 4.0, y - 4.0, y + 12.0, esc(&p.name));
+                continue;
+            }
+            let color = if p.pareto { "#d62728" } else { "#1f77b4" };
+            let _ = writeln!(
+                s,
+                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4\" fill=\"{color}\"><title>{} ×S1a {:.3} R {:.3}</title></circle>",
+                esc(&p.name),
+                p.cost,
+                p.recall
+            );
+            if p.name == DEFAULT_NAME {
+                let _ = writeln!(
+                    s,
+                    "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"8\" fill=\"none\" stroke=\"#000\"/>"
+                );
+            }
+            let named = p.pareto
+                || p.name == DEFAULT_NAME
+                || same.iter().any(|t| t.in_sample_choice == p.name);
+            // One label per spot (configurations that tie draw on top of each other).
+            let free = !labelled
+                .iter()
+                .any(|(lx, ly)| (lx - x).abs() < 4.0 && (ly - y).abs() < 4.0);
+            if named && free {
+                labelled.push((x, y));
+                let _ = writeln!(
+                    s,
+                    "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{color}\">{}</text>",
+                    x + 7.0,
+                    y - 6.0,
+                    esc(&p.name)
+                );
+            }
+        }
+        let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#333\">input cost ×S1a (lower is better); y: anchor recall without recovery</text>", x0 + pw / 2.0, pad_t + ph + 34.0);
+    }
+    let _ = writeln!(s, "</svg>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(input: f64, needed: u64, kept: u64, viol: u64) -> Metrics {
+        let mut m = Metrics::default();
+        m.cost.headline_input = input;
+        m.floor.headline_input = input / 4.0;
+        m.anchors_needed = needed;
+        m.anchors_retained = kept;
+        m.anchors_retained_credit = needed;
+        m.pairing_violation_calls = viol;
+        m
+    }
+
+    fn table() -> Table {
+        let sessions: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let mut t = Table {
+            sessions: sessions.clone(),
+            ..Table::default()
+        };
+        let row =
+            |map: &mut BTreeMap<String, BTreeMap<String, Metrics>>, name: &str, v: [Metrics; 3]| {
+                let r = map.entry(name.to_string()).or_default();
+                for (s, x) in sessions.iter().zip(v) {
+                    r.insert(s.clone(), x);
+                }
+            };
+        row(
+            &mut t.baselines,
+            "S1a",
+            [m(10.0, 10, 10, 0), m(10.0, 10, 10, 0), m(10.0, 10, 10, 0)],
+        );
+        row(
+            &mut t.baselines,
+            "S2f",
+            [m(8.0, 10, 8, 0), m(8.0, 10, 8, 0), m(8.0, 10, 8, 0)],
+        );
+        // cheap: great on a and b, bad recall on c; safe: always fine; broken: violations.
+        row(
+            &mut t.sweep,
+            "cheap",
+            [m(3.0, 10, 10, 0), m(3.0, 10, 10, 0), m(3.0, 10, 2, 0)],
+        );
+        row(
+            &mut t.sweep,
+            "safe",
+            [m(5.0, 10, 10, 0), m(5.0, 10, 10, 0), m(5.0, 10, 10, 0)],
+        );
+        row(
+            &mut t.sweep,
+            "broken",
+            [m(1.0, 10, 10, 1), m(1.0, 10, 10, 1), m(1.0, 10, 10, 1)],
+        );
+        row(
+            &mut t.sweep,
+            DEFAULT_NAME,
+            [m(6.0, 10, 9, 0), m(6.0, 10, 9, 0), m(6.0, 10, 9, 0)],
+        );
+        t.configs = vec![
+            DEFAULT_NAME.into(),
+            "cheap".into(),
+            "safe".into(),
+            "broken".into(),
+        ];
+        t
+    }
+
+    #[test]
+    fn loso_chooses_without_the_left_out_session() {
+        let t = table();
+        let r = t.loso(1_000_000, 0.95);
+        // On all three sessions "cheap" has recall 22/30 < 0.95, so "safe" wins in-sample.
+        assert_eq!(r.in_sample_choice, "safe");
+        // Leaving c out makes "cheap" look perfect: c is scored with it and pays in recall.
+        assert_eq!(
+            r.per_session,
+            vec![
+                ("a".to_string(), "safe".to_string()),
+                ("b".to_string(), "safe".to_string()),
+                ("c".to_string(), "cheap".to_string())
+            ]
+        );
+        assert!((r.left_out.vs_s1a - 13.0 / 30.0).abs() < 1e-9);
+        assert!((r.left_out.recall - 22.0 / 30.0).abs() < 1e-9);
+        assert!((r.in_sample.vs_s1a - 0.5).abs() < 1e-9);
+        assert!((r.in_sample.vs_best_peer - 15.0 / 24.0).abs() < 1e-9);
+        assert!((r.in_sample.vs_floor - 4.0).abs() < 1e-9);
+        assert_eq!(r.best_peer, "S2f");
+        // Pareto: broken (cheapest, full recall) dominates everything else.
+        let front: Vec<&str> = r
+            .points
+            .iter()
+            .filter(|p| p.pareto)
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(front, vec!["broken"]);
+        let md = markdown(std::slice::from_ref(&r), 3);
+        assert!(md.contains("| 1M | 0.95 | left-out |"));
+        let svg = svg(&[r]);
+        assert!(svg.starts_with("<svg") && !svg.contains("polyline"));
+    }
+
+    #[test]
+    fn grid_starts_with_the_defaults_and_names_are_unique() {
+        let g = grid();
+        assert_eq!(g.first().map(|x| x.0.as_str()), Some(DEFAULT_NAME));
+        assert_eq!(g.first().map(|x| &x.1), Some(&Config::default()));
+        let names: std::collections::BTreeSet<&str> = g.iter().map(|x| x.0.as_str()).collect();
+        assert_eq!(names.len(), g.len());
+        for (n, c) in &g {
+            assert!(c.validate().is_ok(), "{n}");
+        }
+    }
+}

@@ -1,0 +1,528 @@
+//! Replay loop and per-(session, strategy) metrics (docs/cache-model.md).
+//!
+//! For each recorded call k (in order): the messages before it are ingested (through the
+//! strategy's ingest hook), the strategy assembles the request, any summariser calls it made
+//! are simulated on the strategy's separate summariser cache, the request `X_k` is rendered
+//! (static prefix + assembled messages) and simulated with output `Y_k` = the recorded
+//! assistant message, replayed verbatim.
+
+use super::anchors::{AnchorId, Interner};
+use super::cache::{Seq, Sim};
+use super::render::{self, Slot};
+use super::store::{output_text, Store, M};
+use super::strategies::{Ctx, ExtraCall, Strategy};
+use super::tokenizer::{hash128, TokenCache, Tokenizer, Tokens};
+use crate::replay::transcript::Transcript;
+use ::cachefold::message::{Message, Role};
+use ::cachefold::pairing::{self, Shape};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+pub use super::metrics::{
+    call_costs, price_known, ratio, Costs, JobResult, Metrics, Options, Point,
+};
+
+/// The fixed prefix every main request starts with.
+pub struct StaticPrefix {
+    /// Rendered text (BOS + system + tools).
+    pub text: String,
+    /// Its tokens.
+    pub tokens: Tokens,
+    /// Chars (for chars/4 estimators).
+    pub chars: u64,
+    /// Profile name.
+    pub profile: String,
+}
+
+/// Template glue pieces, tokenized once.
+pub struct Glue {
+    user: Tokens,
+    sep: Tokens,
+    trans: Tokens,
+    summarizer_static: Tokens,
+}
+
+impl Glue {
+    /// Tokenize the glue and the summariser's static prefix.
+    pub fn new(tok: &Tokenizer) -> Glue {
+        Glue {
+            user: tok.encode(render::USER).into(),
+            sep: tok.encode(render::SEP).into(),
+            trans: tok.encode(render::TRANSITION).into(),
+            summarizer_static: tok
+                .encode(&render::render_static(
+                    super::summarize::SUMMARIZER_SYSTEM,
+                    &[],
+                ))
+                .into(),
+        }
+    }
+}
+
+/// One session prepared for replay (shared, read-only, by all strategy jobs).
+pub struct Prepared {
+    /// Display name.
+    pub name: String,
+    /// Reader format.
+    pub format: String,
+    /// Messages replayed (assistant messages without content are dropped: pi-ai drops
+    /// aborted/errored empty turns from the context).
+    pub messages: Vec<Message>,
+    /// Replayed calls: (assistant index in `messages`, timestamp ms).
+    pub calls: Vec<(usize, f64)>,
+    /// Bench messages of the originals (keys, anchors).
+    pub store: Store,
+    /// Original bench messages by index.
+    pub orig: Vec<M>,
+    /// Pre-tokenized bodies of the originals (key = hash of body text).
+    pub base_tokens: Arc<HashMap<u128, Tokens>>,
+    /// Needed anchors per call: (anchor, first seen ≥ 50 calls earlier).
+    pub needed: Vec<Vec<(AnchorId, bool)>>,
+    /// Anchor → original indices whose text contains it (for recovery credit).
+    pub orig_holders: HashMap<AnchorId, Vec<usize>>,
+    /// Recorded compactions (for the report).
+    pub recorded_compactions: usize,
+    /// Lines the reader skipped.
+    pub skipped_lines: u64,
+    /// Recorded provider usage summed over replayed calls (prompt, cached, output).
+    pub recorded: (u64, u64, u64),
+}
+
+/// Prepare a parsed transcript: filter, wrap, tokenize originals (in parallel), find anchors.
+pub fn prepare(tok: &Tokenizer, name: &str, t: &Transcript) -> Prepared {
+    // Drop assistant messages with no content at all (aborted before any output).
+    let mut keep_idx: Vec<Option<usize>> = Vec::with_capacity(t.messages.len());
+    let mut messages = Vec::new();
+    for m in &t.messages {
+        if m.role() == Role::Assistant && m.parts().is_empty() {
+            keep_idx.push(None);
+        } else {
+            keep_idx.push(Some(messages.len()));
+            messages.push(m.clone());
+        }
+    }
+    let mut calls = Vec::new();
+    let mut recorded = (0u64, 0u64, 0u64);
+    for c in &t.calls {
+        if let Some(Some(i)) = keep_idx.get(c.assistant_index) {
+            calls.push((*i, c.timestamp_ms));
+            if let Some(u) = c.usage {
+                recorded.0 += u.prompt();
+                recorded.1 += u.cache_read;
+                recorded.2 += u.output;
+            }
+        }
+    }
+    let mut store = Store::with_interner(Interner::default());
+    let orig: Vec<M> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| store.make(m.clone(), Some(i), Vec::new()))
+        .collect();
+
+    // Tokenize every original body once, in parallel.
+    let mut bodies: Vec<String> = orig.iter().map(|m| render::body(&m.msg)).collect();
+    // Blocks followed by another block of the same user turn are tokenized with the separator.
+    for (i, m) in orig.iter().enumerate() {
+        if m.slot == Slot::UserBlock && orig.get(i + 1).is_some_and(|n| n.slot == Slot::UserBlock) {
+            let b = format!("{}{}", render::body(&m.msg), render::SEP);
+            bodies.push(b);
+        }
+    }
+    let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
+    let mut cache = TokenCache::default();
+    cache.prefill(tok, &refs);
+    let mut base = HashMap::with_capacity(bodies.len());
+    for b in &bodies {
+        base.insert(hash128(b.as_bytes()), cache.get(tok, b));
+    }
+
+    // Anchors: first sighting in a user message or tool result; needed when a later output uses it.
+    let mut first_seen: HashMap<AnchorId, usize> = HashMap::new();
+    let mut orig_holders: HashMap<AnchorId, Vec<usize>> = HashMap::new();
+    for (i, m) in orig.iter().enumerate() {
+        for a in &m.anchors {
+            orig_holders.entry(*a).or_default().push(i);
+        }
+        if matches!(m.role(), Role::User | Role::ToolResult) {
+            for a in &m.anchors {
+                first_seen.entry(*a).or_insert(i);
+            }
+        }
+    }
+    // calls_before[i] = number of replayed calls whose assistant index < i.
+    let mut calls_before = vec![0usize; messages.len() + 1];
+    {
+        let mut ci = 0usize;
+        for (i, slot) in calls_before.iter_mut().enumerate() {
+            while calls.get(ci).is_some_and(|(ai, _)| *ai < i) {
+                ci += 1;
+            }
+            *slot = ci;
+        }
+    }
+    let mut needed = Vec::with_capacity(calls.len());
+    for (k, (ai, _)) in calls.iter().enumerate() {
+        let mut v = Vec::new();
+        if let Some(m) = messages.get(*ai) {
+            let text = output_text(m);
+            let mut seen = HashSet::new();
+            for a in super::anchors::extract(&text) {
+                let Some(id) = store.interner.get(&a) else {
+                    continue;
+                };
+                if let Some(&fs) = first_seen.get(&id) {
+                    if fs < *ai && seen.insert(id) {
+                        let old = calls_before.get(fs).copied().unwrap_or(0) + 50 <= k;
+                        v.push((id, old));
+                    }
+                }
+            }
+        }
+        needed.push(v);
+    }
+    Prepared {
+        name: name.to_string(),
+        format: t.format.clone(),
+        messages,
+        calls,
+        store,
+        orig,
+        base_tokens: Arc::new(base),
+        needed,
+        orig_holders,
+        recorded_compactions: t.compactions.len(),
+        skipped_lines: t.skipped_lines,
+        recorded,
+    }
+}
+
+/// Renders requests from bench messages, memoising body tokens.
+pub struct Renderer<'a> {
+    tok: &'a Tokenizer,
+    base: Arc<HashMap<u128, Tokens>>,
+    local: TokenCache,
+    memo: HashMap<u128, Tokens>,
+    glue: &'a Glue,
+}
+
+impl<'a> Renderer<'a> {
+    /// New renderer over a session's pre-tokenized originals.
+    pub fn new(
+        tok: &'a Tokenizer,
+        base: Arc<HashMap<u128, Tokens>>,
+        glue: &'a Glue,
+    ) -> Renderer<'a> {
+        Renderer {
+            tok,
+            base,
+            local: TokenCache::default(),
+            memo: HashMap::new(),
+            glue,
+        }
+    }
+
+    /// Tokens of a message body.
+    pub fn body(&mut self, m: &M) -> Tokens {
+        if let Some(t) = self.memo.get(&m.key) {
+            return t.clone();
+        }
+        let text = render::body(&m.msg);
+        let h = hash128(text.as_bytes());
+        let t = match self.base.get(&h) {
+            Some(t) => t.clone(),
+            None => self.local.get(self.tok, &text),
+        };
+        self.memo.insert(m.key, t.clone());
+        t
+    }
+
+    /// Request tokens: static prefix, then the messages in template order, then the transition.
+    pub fn request(&mut self, static_tokens: &Tokens, msgs: &[M]) -> Seq {
+        let mut s = Seq::new();
+        s.push(static_tokens.clone());
+        let slots: Vec<Slot> = msgs.iter().map(|m| m.slot).collect();
+        let pieces = render::layout(&slots);
+        let mut k = 0;
+        while let Some(p) = pieces.get(k) {
+            match p {
+                render::Piece::User => s.push(self.glue.user.clone()),
+                render::Piece::Sep => s.push(self.glue.sep.clone()),
+                render::Piece::Transition => s.push(self.glue.trans.clone()),
+                render::Piece::Body(i) => {
+                    if let Some(m) = msgs.get(*i) {
+                        // A block followed by another block of the same user turn: the `\n\n`
+                        // merges with the block's last punctuation (`>\n\n` is one token),
+                        // so tokenize them together.
+                        if pieces.get(k + 1) == Some(&render::Piece::Sep) {
+                            s.push(self.body_sep(m));
+                            k += 1;
+                        } else {
+                            s.push(self.body(m));
+                        }
+                    }
+                }
+            }
+            k += 1;
+        }
+        s
+    }
+
+    /// Tokens of a message body followed by the block separator.
+    fn body_sep(&mut self, m: &M) -> Tokens {
+        let key = m.key ^ 0x5e9a_7a70_0000_0000_0000_0000_0000_0001;
+        if let Some(t) = self.memo.get(&key) {
+            return t.clone();
+        }
+        let mut text = render::body(&m.msg);
+        text.push_str(render::SEP);
+        let t = match self.base.get(&hash128(text.as_bytes())) {
+            Some(t) => t.clone(),
+            None => self.local.get(self.tok, &text),
+        };
+        self.memo.insert(key, t.clone());
+        t
+    }
+
+    /// A summariser request.
+    pub fn summarizer_request(&mut self, call: &ExtraCall) -> (Seq, Seq) {
+        let st = match &call.system {
+            Some(sys) => self.local.get(self.tok, &render::render_static(sys, &[])),
+            None => self.glue.summarizer_static.clone(),
+        };
+        let x = self.request(&st, &call.prompt);
+        let mut y = Seq::new();
+        y.push(self.body(&call.output));
+        (x, y)
+    }
+}
+
+/// Replay one session with one strategy.
+pub fn run_job(
+    tok: &Tokenizer,
+    glue: &Glue,
+    prefix: &StaticPrefix,
+    prep: &Prepared,
+    strategy: &mut dyn Strategy,
+    opts: &Options,
+    progress: &mut dyn FnMut(usize),
+) -> JobResult {
+    let mut store = prep.store.clone_for_job();
+    let mut renderer = Renderer::new(tok, prep.base_tokens.clone(), glue);
+    let mut sim = Sim::new(opts.cache);
+    let mut sum_sim = Sim::new(opts.cache);
+    if opts.warm_static {
+        // An earlier session's request that shared only the static prefix.
+        let t0 = prep.calls.first().map_or(0.0, |c| c.1);
+        let mut st = Seq::new();
+        st.push(prefix.tokens.clone());
+        let _ = sim.request(&st, &Seq::new(), t0);
+        let mut sst = Seq::new();
+        sst.push(glue.summarizer_static.clone());
+        let _ = sum_sim.request(&sst, &Seq::new(), t0);
+    }
+    let mut hist: Vec<M> = Vec::with_capacity(prep.orig.len());
+    let mut next = 0usize;
+    let mut m = Metrics::default();
+    let mut series = Vec::with_capacity(prep.calls.len());
+    let mut rates: Vec<f64> = Vec::with_capacity(prep.calls.len());
+    let mut sizes: Vec<u64> = Vec::with_capacity(prep.calls.len());
+    let mut tw_num = 0f64;
+    let mut tw_den = 0f64;
+    let mut floor_from = 0usize;
+    for (k, &(ai, ts)) in prep.calls.iter().enumerate() {
+        let mut ctx = Ctx {
+            store: &mut store,
+            window: opts.window,
+            static_chars: prefix.chars,
+            extra: Vec::new(),
+            fold_failures: 0,
+            folds: 0,
+            now_ms: ts,
+        };
+        while next < ai {
+            if let Some(o) = prep.orig.get(next) {
+                let im = strategy.ingest(&mut ctx, o.clone(), next);
+                hist.push(im);
+            }
+            next += 1;
+        }
+        let msgs = strategy.assemble(&mut ctx, &hist);
+        let extra = std::mem::take(&mut ctx.extra);
+        m.folds += ctx.folds;
+        m.fold_failures += ctx.fold_failures;
+        let mut call_cost = 0f64;
+        for e in &extra {
+            let (x, y) = renderer.summarizer_request(e);
+            let o = sum_sim.request(&x, &y, ts);
+            m.extra_calls += 1;
+            m.extra_prompt_tokens += o.prompt;
+            m.extra_hit_tokens += o.hit;
+            m.extra_ceiling_tokens += o.ceiling;
+            m.extra_novel_tokens += o.novel;
+            m.extra_output_tokens += y.len() as u64;
+            let c = call_costs(opts, ts, o.hit, o.miss, y.len() as u64);
+            call_cost += c.headline;
+            m.cost.add(&c);
+        }
+        let x = renderer.request(&prefix.tokens, &msgs);
+        let mut y = Seq::new();
+        if let Some(a) = prep.orig.get(ai) {
+            y.push(renderer.body(a));
+        }
+        let o = sim.request(&x, &y, ts);
+        strategy.observe(ai, o.hit, o.miss, y.len() as u64);
+        {
+            let novel: u64 = prep
+                .orig
+                .get(floor_from..ai)
+                .unwrap_or(&[])
+                .iter()
+                .filter(|mm| mm.role() != Role::Assistant)
+                .map(|mm| renderer.body(mm).len() as u64)
+                .sum();
+            floor_from = ai + 1;
+            let st = prefix.tokens.len() as u64;
+            let (hit, miss) = if k == 0 && !opts.warm_static {
+                (0, st + novel)
+            } else {
+                (st, novel)
+            };
+            m.floor
+                .add(&call_costs(opts, ts, hit, miss, y.len() as u64));
+        }
+        m.calls += 1;
+        m.prompt_tokens += o.prompt;
+        m.hit_tokens += o.hit;
+        m.miss_tokens += o.miss;
+        m.ceiling_tokens += o.ceiling;
+        m.novel_tokens += o.novel;
+        m.remainder_tokens += o.remainder;
+        m.output_tokens += y.len() as u64;
+        if k == 0 {
+            m.first_hit = o.hit;
+            m.first_prompt = o.prompt;
+        }
+        let c = call_costs(opts, ts, o.hit, o.miss, y.len() as u64);
+        call_cost += c.headline;
+        m.cost.add(&c);
+        m.peak_context = m.peak_context.max(o.prompt);
+        if o.prompt > opts.window {
+            m.overflow_calls += 1;
+        }
+        rates.push(ratio(o.hit, o.prompt));
+        sizes.push(o.prompt);
+        let gap = prep
+            .calls
+            .get(k + 1)
+            .map_or(0.0, |(_, t2)| (t2 - ts).clamp(0.0, 300_000.0));
+        tw_num += o.prompt as f64 * gap;
+        tw_den += gap;
+
+        // Pairing (DeepSeek rule) on the assembled request.
+        let shapes: Vec<Shape> = msgs.iter().map(|mm| Shape::of(&mm.msg)).collect();
+        let v = pairing::violations(&shapes);
+        if !v.is_empty() {
+            m.pairing_violation_calls += 1;
+            m.pairing_violations += v.len() as u64;
+            if m.pairing_examples.len() < 3 {
+                if let Some(f) = v.first() {
+                    m.pairing_examples.push(format!(
+                        "{} call {k}: {} {} at {} of {}",
+                        prep.name,
+                        f.kind,
+                        f.call_id,
+                        f.position,
+                        msgs.len()
+                    ));
+                }
+            }
+        }
+
+        // Anchor recall.
+        if let Some(needed) = prep.needed.get(k) {
+            if !needed.is_empty() {
+                let keys: HashSet<u128> = msgs.iter().map(|mm| mm.key).collect();
+                let credited: HashSet<usize> = msgs
+                    .iter()
+                    .flat_map(|mm| mm.credit.iter().copied())
+                    .collect();
+                for &(a, old) in needed {
+                    let present = store.holders(a).iter().any(|kk| keys.contains(kk));
+                    let credit = present
+                        || prep
+                            .orig_holders
+                            .get(&a)
+                            .is_some_and(|v| v.iter().any(|i| credited.contains(i)));
+                    m.anchors_needed += 1;
+                    m.anchors_retained += u64::from(present);
+                    m.anchors_retained_credit += u64::from(credit);
+                    if old {
+                        m.anchors_needed_old += 1;
+                        m.anchors_retained_old += u64::from(present);
+                    }
+                }
+            }
+        }
+        series.push(Point {
+            context: o.prompt,
+            hit: o.hit,
+            cost: call_cost,
+        });
+        progress(k + 1);
+    }
+    rates.sort_by(|a, b| a.total_cmp(b));
+    m.median_hit_rate = rates.get(rates.len() / 2).copied().unwrap_or(0.0);
+    sizes.sort_unstable();
+    m.p95_context = sizes
+        .get((sizes.len() * 95 / 100).min(sizes.len().saturating_sub(1)))
+        .copied()
+        .unwrap_or(0);
+    m.time_weighted_context = if tw_den > 0.0 {
+        tw_num / tw_den
+    } else {
+        m.mean_context()
+    };
+    m.counters = strategy.counters();
+    JobResult {
+        session: prep.name.clone(),
+        strategy: strategy.id().to_string(),
+        label: strategy.label().to_string(),
+        metrics: m,
+        series,
+    }
+}
+
+/// Keep the memo of `Store` cheap to clone for each job.
+impl Store {
+    /// A copy for one job (messages are shared `Arc`s).
+    pub fn clone_for_job(&self) -> Store {
+        self.clone()
+    }
+}
+
+/// A static prefix of `n` opaque tokens (ids no tokenizer produces for ordinary text, so they
+/// never match a message's tokens), standing for a host prefix known only by its size.
+pub fn sized_prefix(n: u64, profile: super::prefix::Profile) -> StaticPrefix {
+    let tokens: Tokens = (0..n).map(|i| u32::MAX - (i as u32 % (1 << 20))).collect();
+    StaticPrefix {
+        chars: n.saturating_mul(4),
+        tokens,
+        text: String::new(),
+        profile: format!("{}-sized-{n}", profile.name()),
+    }
+}
+
+/// Tokens of the static prefix for a profile.
+pub fn static_prefix(tok: &Tokenizer, profile: super::prefix::Profile) -> StaticPrefix {
+    let system = super::prefix::system_prompt(profile);
+    let tools = super::prefix::tools(profile);
+    let text = render::render_static(&system, &tools);
+    let tokens: Tokens = tok.encode(&text).into();
+    StaticPrefix {
+        chars: text.chars().count() as u64,
+        tokens,
+        text,
+        profile: profile.name().to_string(),
+    }
+}

@@ -1,0 +1,199 @@
+//! The shared replay driver (`bench::driver`, used by `cachefold-bench` and the native addon)
+//! and the SQLite store listing the addon's `replay --since` builds on.
+
+use cachefold_bench::bench::driver::{Driver, Progress, Settings};
+use cachefold_bench::bench::{sqlite, tokenizer::Tokenizer};
+use cachefold_bench::replay::transcript::{parse_pi, Transcript};
+use std::sync::Arc;
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn sessions() -> Vec<(String, Transcript)> {
+    vec![
+        (
+            "small".into(),
+            parse_pi(&fixture("pi_small.jsonl")).unwrap(),
+        ),
+        (
+            "branch".into(),
+            parse_pi(&fixture("pi_branch.jsonl")).unwrap(),
+        ),
+        ("demo".into(), cachefold_bench::bench::demo::session()),
+    ]
+}
+
+/// Run the driver on `workers` threads; returns the JSON report and the final progress.
+fn replay(workers: usize, settings: Settings) -> (String, (u64, u64)) {
+    let progress = Arc::new(Progress::default());
+    let d = Driver::new(
+        Tokenizer::o200k().unwrap(),
+        &sessions(),
+        settings,
+        progress.clone(),
+    )
+    .unwrap();
+    let (done0, total) = d.progress();
+    assert_eq!(done0, 0);
+    assert_eq!(d.sessions().len(), 3);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| d.work());
+        }
+    });
+    let json = cachefold_bench::bench::report::json(&d.report());
+    (json, (progress.get().0, total))
+}
+
+#[test]
+fn same_report_whatever_the_worker_count() {
+    let (one, p1) = replay(1, Settings::default());
+    let (three, p3) = replay(3, Settings::default());
+    assert_eq!(one, three, "job order must not change any figure");
+    let v: serde_json::Value = serde_json::from_str(&one).unwrap();
+    // Every strategy replays every replayed call of every session (assistant messages without
+    // content are dropped, as pi-ai drops them), and progress counts them all.
+    let calls: u64 = v["header"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["calls"].as_u64().unwrap())
+        .sum();
+    let recorded: u64 = sessions().iter().map(|(_, t)| t.calls.len() as u64).sum();
+    assert!(calls > 100 && calls <= recorded, "{calls} of {recorded}");
+    // Eight strategies: S0, S1a, S1b, S2, S2c, S2f, S3 and S3o (S3 with topics off).
+    assert_eq!(cachefold_bench::bench::ALL_STRATEGIES.len(), 8);
+    assert_eq!(p1, (8 * calls, 8 * calls));
+    assert_eq!(p3, p1);
+    let totals = v["totals"].as_array().unwrap();
+    assert_eq!(totals.len(), 8);
+    assert_eq!(v["header"]["tokenizer"], "o200k");
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 24);
+    for t in totals {
+        assert_eq!(t["metrics"]["calls"].as_u64(), Some(calls), "{t}");
+        assert!(t["metrics"]["cost"]["headline"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn settings_reach_the_report_and_bad_ones_are_refused() {
+    let settings = Settings {
+        strategies: vec!["S1a".into(), "S3".into()],
+        price: "deepseek-v4-pro-peak".into(),
+        cold: true,
+        ..Settings::default()
+    };
+    let (json, (done, total)) = replay(2, settings);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let ids: Vec<&str> = v["totals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["strategy"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["S1a", "S3"]);
+    assert_eq!(v["header"]["price"], "deepseek-v4-pro-peak");
+    assert_eq!(v["header"]["warmStatic"], false);
+    assert_eq!(done, total);
+
+    for (bad, msg) in [
+        (
+            Settings {
+                strategies: vec!["S9".into()],
+                ..Settings::default()
+            },
+            "unknown strategy S9",
+        ),
+        (
+            Settings {
+                price: "free".into(),
+                ..Settings::default()
+            },
+            "unknown price free",
+        ),
+    ] {
+        let err = Driver::new(
+            Tokenizer::o200k().unwrap(),
+            &sessions(),
+            bad,
+            Arc::default(),
+        )
+        .err()
+        .expect("refused");
+        assert!(err.to_string().contains(msg), "{err}");
+    }
+}
+
+#[test]
+fn store_listing_and_selected_reads() {
+    let dir = std::env::temp_dir().join(format!("cachefold-driver-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("openclaw-agent.sqlite");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE transcript_events (
+           session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT, created_at INTEGER NOT NULL,
+           event_zstd BLOB, event_utf8_bytes INTEGER, navigation_json TEXT, PRIMARY KEY (session_id, seq));",
+    )
+    .unwrap();
+    let pi = fixture("pi_small.jsonl");
+    let lines: Vec<&str> = pi.lines().filter(|l| l.starts_with('{')).collect();
+    for (sid, t0) in [("b", 5_000i64), ("a", 1_000), ("c", 9_000)] {
+        for (seq, l) in lines.iter().enumerate() {
+            let z = zstd::bulk::compress(l.as_bytes(), 1).unwrap();
+            conn.execute(
+                "INSERT INTO transcript_events (session_id, seq, event_json, created_at, event_zstd, event_utf8_bytes) VALUES (?1, ?2, NULL, ?3, ?4, ?5)",
+                rusqlite::params![sid, seq as i64, t0 + seq as i64, z, l.len() as i64],
+            )
+            .unwrap();
+        }
+    }
+    drop(conn);
+    let ro =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let rows = sqlite::list_sessions(&ro).unwrap();
+    let n = lines.len() as u64;
+    assert_eq!(
+        rows,
+        vec![
+            sqlite::SessionRow {
+                session_id: "a".into(),
+                events: n,
+                first_at: 1_000,
+                last_at: 1_000 + n as i64 - 1
+            },
+            sqlite::SessionRow {
+                session_id: "b".into(),
+                events: n,
+                first_at: 5_000,
+                last_at: 5_000 + n as i64 - 1
+            },
+            sqlite::SessionRow {
+                session_id: "c".into(),
+                events: n,
+                first_at: 9_000,
+                last_at: 9_000 + n as i64 - 1
+            },
+        ]
+    );
+    let picked = sqlite::read_sessions_where(&ro, &|id| id != "b").unwrap();
+    let ids: Vec<&str> = picked.iter().map(|s| s.session_id.as_str()).collect();
+    assert_eq!(ids, ["a", "c"]);
+    assert_eq!(
+        picked[0].transcript,
+        cachefold_bench::replay::transcript::parse_pi_lines(lines.iter().copied()).unwrap()
+    );
+    let other = rusqlite::Connection::open_in_memory().unwrap();
+    assert_eq!(
+        sqlite::list_sessions(&other).err().map(|e| e.code()),
+        Some("CACHEFOLD_INPUT")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
