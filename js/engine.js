@@ -15,6 +15,7 @@ import { pathToFileURL } from "node:url";
 import { loadCore } from "./core.js";
 import * as store from "./store.js";
 import { captureAfterTurn, lessonsAddition, withAddition } from "./lessons.js";
+import { withTimeout } from "./io/files.js";
 
 const VERSION = "0.1.0";
 // Snapshot when the journal outgrows half the last snapshot (at least 256 KiB): replaying
@@ -423,6 +424,7 @@ export class CachefoldEngine {
             purpose: "cachefold fold summary",
           }),
           req.timeoutMs,
+          "fold summary",
         );
         text = String(res?.text ?? "");
         ok = text.trim().length > 0;
@@ -456,6 +458,7 @@ export class CachefoldEngine {
             purpose: "cachefold topic label",
           }),
           req.timeoutMs,
+          "topic label",
         );
         text = String(res?.text ?? "");
         ok = text.trim().length > 0;
@@ -498,16 +501,6 @@ async function delegateToRuntime(params) {
 
 function finiteOrNull(v) {
   return Number.isFinite(v) && v >= 0 ? Math.floor(v) : null;
-}
-
-function withTimeout(promise, ms) {
-  let timer;
-  return Promise.race([
-    promise,
-    new Promise((_, rej) => {
-      timer = setTimeout(() => rej(Object.assign(new Error(`timed out after ${ms} ms`), { code: "CACHEFOLD_TIMEOUT" })), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 // ---- read-only views for the agent tools (js/tools.js) ----------------------------------------
