@@ -40,8 +40,9 @@ details summary{cursor:pointer}
 @media (max-width:640px){main{padding:10px}h1{font-size:18px}.card .v{font-size:17px}th,td{padding:5px 6px}}
 `;
 
-// Client script (no template literals inside, so it embeds verbatim).
-const SCRIPT = String.raw`
+// The start both client scripts share (no template literals inside, so they embed verbatim):
+// strict mode, the theme from ?theme=, the mount point, the money format (the CLI's money()).
+const PRELUDE = String.raw`
 (function () {
   "use strict";
   var q = new URLSearchParams(location.search);
@@ -49,7 +50,10 @@ const SCRIPT = String.raw`
   if (theme === "dark" || theme === "light") document.documentElement.setAttribute("data-theme", theme);
   var root = document.getElementById("app");
   var money = function (x) { return "$" + (x == null ? 0 : x).toFixed(4); };
-  var pct = function (x) { return (x == null ? 0 : x).toFixed(1) + "%"; };
+`;
+
+// The report page's client script.
+const SCRIPT = PRELUDE + String.raw`  var pct = function (x) { return (x == null ? 0 : x).toFixed(1) + "%"; };
   function el(tag, attrs, kids) {
     var e = document.createElement(tag);
     for (var k in attrs || {}) {
@@ -189,15 +193,8 @@ const SCRIPT = String.raw`
 })();
 `;
 
-const WIDGET_SCRIPT = String.raw`
-(function () {
-  "use strict";
-  var q = new URLSearchParams(location.search);
-  var theme = q.get("theme");
-  if (theme === "dark" || theme === "light") document.documentElement.setAttribute("data-theme", theme);
-  var root = document.getElementById("app");
-  var money = function (x) { return "$" + (x == null ? 0 : x).toFixed(4); };
-  function el(tag, attrs, text) { var e = document.createElement(tag); for (var k in attrs) e.setAttribute(k, attrs[k]); if (text != null) e.textContent = text; return e; }
+// The widget's client script.
+const WIDGET_SCRIPT = PRELUDE + String.raw`  function el(tag, attrs, text) { var e = document.createElement(tag); for (var k in attrs) e.setAttribute(k, attrs[k]); if (text != null) e.textContent = text; return e; }
   var DATA = JSON.parse(document.getElementById("cf-data").textContent);
   (DATA.summary && !DATA.summary.error ? Promise.resolve(DATA.summary) : Promise.reject(new Error((DATA.summary && DATA.summary.error) || "no data"))).then(function (s) {
     var cards = el("div", { class: "cards" });
