@@ -114,10 +114,10 @@ impl Session {
 
     /// Record host message `i`. Never fails on the message itself: one the core cannot read
     /// exactly is quarantined (see [`MsgRecord::q`]) and the rest of the session stays managed.
-    pub(super) fn ingest(&mut self, i: u32, json: &str) -> Result<Option<String>> {
+    /// `h` is the message's [`fingerprint::message_hash`] (the caller has it already).
+    pub(super) fn ingest(&mut self, i: u32, json: &str, h: String) -> Result<Option<String>> {
         let host = crate::message::parse_host(json);
         let w = tokens::weighted_chars(json);
-        let h = fingerprint::message_hash(json);
         let q = host.quarantine().map(str::to_string);
         let Some(m) = host.message() else {
             let rec = MsgRecord {

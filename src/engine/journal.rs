@@ -55,11 +55,22 @@ pub fn crc(event_json: &str) -> String {
 
 /// Serialise one event as a journal line (with trailing newline).
 pub fn encode_line(seq: u64, e: &Event) -> Result<String> {
+    let mut line = String::new();
+    write_line(&mut line, seq, e);
+    Ok(line)
+}
+
+/// Append the journal line of one event to `out` (what [`encode_line`] returns).
+pub fn write_line(out: &mut String, seq: u64, e: &Event) {
     let body = crate::to_json(e);
-    Ok(format!(
-        "{PREFIX}{seq},\"crc\":\"{}\",\"e\":{body}}}\n",
-        crc(&body)
-    ))
+    out.reserve(body.len() + 48);
+    out.push_str(PREFIX);
+    out.push_str(&seq.to_string());
+    out.push_str(",\"crc\":\"");
+    out.push_str(&crc(&body));
+    out.push_str("\",\"e\":");
+    out.push_str(&body);
+    out.push_str("}\n");
 }
 
 /// Parse one line (without its newline) into `(seq, event)`.
@@ -123,7 +134,7 @@ pub fn replay(state: &mut SessionState, text: &str) -> ReplayReport {
             rep.stopped = Some("sequence".to_string());
             break;
         }
-        if let Err(err) = state.apply(&e) {
+        if let Err(err) = state.apply(e) {
             rep.stopped = Some(format!("refused: {err}"));
             break;
         }

@@ -249,9 +249,14 @@ impl Session {
     }
 
     fn emit(&mut self, e: Event) -> Result<()> {
-        self.st.apply(&e)?;
-        let line = journal::encode_line(self.st.seq, &e)?;
-        self.pending.push_str(&line);
+        // Encoded first (with the `seq` the event gets): apply consumes it. A refused event
+        // leaves neither state nor journal changed.
+        let len = self.pending.len();
+        journal::write_line(&mut self.pending, self.st.seq + 1, &e);
+        if let Err(err) = self.st.apply(e) {
+            self.pending.truncate(len);
+            return Err(err);
+        }
         Ok(())
     }
 
@@ -483,6 +488,9 @@ impl Session {
 
         // Ingest new messages (host index i is record i - skip + base).
         let start = self.st.host_recorded();
+        self.st
+            .records
+            .reserve(count.saturating_sub(start) as usize);
         for i in start..count {
             let json = given
                 .get(&i)
@@ -492,11 +500,16 @@ impl Session {
                 .st
                 .rec_of(i)
                 .ok_or_else(|| Error::Internal(format!("index {i} in the prelude")))?;
-            if let Some(reason) = self.ingest(r, json)? {
+            // Every supplied index was hashed above (the divergence check).
+            let h = hashes
+                .get(&i)
+                .cloned()
+                .unwrap_or_else(|| fingerprint::message_hash(json));
+            if let Some(reason) = self.ingest(r, json, h.clone())? {
                 report.quarantined.push(QuarantineReport {
                     index: i,
                     reason,
-                    hash: fingerprint::message_hash(json),
+                    hash: h,
                 });
             }
             report.ingested += 1;

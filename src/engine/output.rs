@@ -31,11 +31,12 @@ impl Session {
         let slots: Vec<Slot>;
         let mut repairs = Vec::new();
         if repair {
-            let mut shapes = Vec::with_capacity(layout.len());
+            let user = Shape::user();
+            let mut shapes: Vec<&Shape> = Vec::with_capacity(layout.len());
             for s in layout {
                 shapes.push(match s {
-                    Src::Host(i) => rec(*i)?.shape.clone(),
-                    Src::Seg(_) => Shape::user(),
+                    Src::Host(i) => &rec(*i)?.shape,
+                    Src::Seg(_) => &user,
                 });
             }
             // History given to assemble never holds the current turn (the host appends that after

@@ -28,13 +28,13 @@ use serde_json::{Map, Value};
 /// tool-call group open before them) plus `records.len()` itself when no group is open at the
 /// end (the next message, whatever it is, starts cleanly).
 pub fn boundaries(records: &[MsgRecord]) -> Vec<u32> {
-    let mut shapes: Vec<Shape> = Vec::with_capacity(records.len() + 1);
-    for r in records {
-        shapes.push(r.shape.clone());
-    }
     // A sentinel user message: it is a cut point iff nothing is open at the end.
-    shapes.push(Shape::user());
-    let cuts = pairing::cut_points(&shapes);
+    let sentinel = Shape::user();
+    let shapes = records
+        .iter()
+        .map(|r| &r.shape)
+        .chain(std::iter::once(&sentinel));
+    let cuts = pairing::cut_points_of(shapes);
     let mut out = Vec::with_capacity(cuts.len());
     for c in cuts {
         if let Ok(c) = u32::try_from(c) {

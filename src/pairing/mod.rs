@@ -366,7 +366,13 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
 ///    the host appends those results itself.
 ///
 /// Non-result messages keep their relative order.
-pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
+pub fn repair<S: std::borrow::Borrow<Shape>>(seq: &[S], leave_trailing_open: bool) -> Repaired {
+    let seq: Vec<&Shape> = seq.iter().map(S::borrow).collect();
+    repair_shapes(&seq, leave_trailing_open)
+}
+
+/// [`repair`] over borrowed shapes (the engine's records hold them: no copy per message).
+fn repair_shapes(seq: &[&Shape], leave_trailing_open: bool) -> Repaired {
     let n = seq.len();
     // assigned[r] = Some((assistant position, call index)) for matched results.
     let mut assigned: Vec<Option<(usize, usize)>> = vec![None; n];
@@ -435,7 +441,7 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
             None => unmatched.push(r),
         }
     }
-    let called = called_ids(seq);
+    let called = called_ids(seq.iter().copied());
     for &r in &unmatched {
         let id = seq[r].rid();
         repairs.push(rep(
@@ -524,7 +530,7 @@ pub fn repair(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
 }
 
 /// Every call id of every assistant message in `seq`, ascending (for `binary_search`).
-fn called_ids(seq: &[Shape]) -> Vec<&str> {
+fn called_ids<'a>(seq: impl IntoIterator<Item = &'a Shape>) -> Vec<&'a str> {
     let mut ids: Vec<&str> = Vec::new();
     for x in seq {
         if x.has_calls() {
@@ -638,9 +644,14 @@ pub fn synthetic_call_json(call_id: &str, tool_name: &str, timestamp: f64) -> St
 /// Meant for repaired sequences. On an invalid sequence it still never returns an index inside
 /// an unanswered group, but results standing after the cut for calls before it are not checked.
 pub fn cut_points(seq: &[Shape]) -> Vec<usize> {
+    cut_points_of(seq)
+}
+
+/// [`cut_points`] over shapes held elsewhere (the fold records), without copying them.
+pub fn cut_points_of<'a>(seq: impl IntoIterator<Item = &'a Shape>) -> Vec<usize> {
     let mut out = Vec::new();
     let mut pending: Vec<&str> = Vec::new();
-    for (i, s) in seq.iter().enumerate() {
+    for (i, s) in seq.into_iter().enumerate() {
         match s.role {
             ShapeRole::ToolResult => {
                 if let Some(k) = pending.iter().position(|p| *p == s.rid()) {
@@ -663,7 +674,7 @@ pub fn cut_points(seq: &[Shape]) -> Vec<usize> {
                 }
                 pending.clear();
                 if s.has_calls() {
-                    pending = crate::text::strs(&s.call_ids);
+                    pending.extend(s.call_ids.iter().map(String::as_str));
                 }
             }
             ShapeRole::Other => {

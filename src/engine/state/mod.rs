@@ -197,9 +197,10 @@ impl SessionState {
 
     /// Apply one event. On error the state is unchanged and `seq` is not advanced (replay
     /// stops there).
-    pub fn apply(&mut self, e: &Event) -> Result<()> {
-        self.check(e)?;
-        match e {
+    /// The event is consumed: its record moves into the state (no copy per ingested message).
+    pub fn apply(&mut self, mut e: Event) -> Result<()> {
+        self.check(&e)?;
+        match &mut e {
             Event::Env { model, spa } => {
                 self.model = model.clone();
                 self.spa = spa.clone();
@@ -224,8 +225,8 @@ impl SessionState {
             Event::Ingest { rec, calls, .. } => {
                 match rec.shape.role {
                     ShapeRole::Assistant => {
-                        for c in calls {
-                            self.open_calls.push(c.clone());
+                        for c in std::mem::take(calls) {
+                            self.open_calls.push(c);
                             if self.open_calls.len() > MAX_OPEN_CALLS {
                                 self.open_calls.remove(0);
                             }
@@ -240,10 +241,10 @@ impl SessionState {
                     }
                     _ => {}
                 }
-                self.records.push((**rec).clone());
+                self.records.push(std::mem::take(&mut **rec));
             }
             Event::Evict { len, skip } => {
-                self.base += len;
+                self.base += *len;
                 self.skip = *skip;
             }
             Event::Pin { len, fp, json } => {
@@ -267,8 +268,8 @@ impl SessionState {
                     FoldReason::Emergency => self.counters.emergency_folds += 1,
                     FoldReason::Compact | FoldReason::Evicted => self.counters.compact_folds += 1,
                 }
-                self.counters.folded_w += folded_w;
-                self.counters.folded_tokens += folded_tokens;
+                self.counters.folded_w += *folded_w;
+                self.counters.folded_tokens += *folded_tokens;
                 if seg.summary {
                     self.counters.summaries_used += 1;
                 }
@@ -295,7 +296,7 @@ impl SessionState {
             } => {
                 self.out.truncate(*keep as usize);
                 self.out.extend_from_slice(add);
-                self.req = self.out.clone();
+                self.req.clone_from(&self.out);
                 self.turn.shared.push(*shared);
                 if self.turn.first_w.is_none() {
                     self.turn.first_w = Some(keys_w(&self.out));
@@ -326,8 +327,8 @@ impl SessionState {
                     t.predicted_abs_err += r.predicted.abs_diff(r.cache_read);
                     crate::text::push_bounded(&mut self.rows, r.clone(), MAX_CALL_ROWS);
                 }
-                self.totals.cost_usd += cost_usd;
-                self.totals.uncached_usd += uncached_usd;
+                self.totals.cost_usd += *cost_usd;
+                self.totals.uncached_usd += *uncached_usd;
                 if let Some([x, y]) = calib {
                     self.calibration.observe(*x, *y);
                     let g = &mut self.calib_guard;
@@ -339,7 +340,7 @@ impl SessionState {
                 self.turn = TurnAcc::default();
             }
             Event::SummaryReq { id, from, to, at } => {
-                self.summary_times.retain(|t| *t > at - HOUR_MS);
+                self.summary_times.retain(|t| *t > *at - HOUR_MS);
                 self.summary_times.push(*at);
                 self.pending_summary = Some(PendingSummary {
                     id: id.clone(),
