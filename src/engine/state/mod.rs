@@ -296,7 +296,16 @@ impl SessionState {
             } => {
                 self.out.truncate(*keep as usize);
                 self.out.extend_from_slice(add);
-                self.req.clone_from(&self.out);
+                // `req` becomes `out`: only the part after their common prefix is copied
+                // (usually the keys just added), not the whole output on every event.
+                let same = self
+                    .req
+                    .iter()
+                    .zip(&self.out)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                self.req.truncate(same);
+                self.req.extend_from_slice(&self.out[same..]);
                 self.turn.shared.push(*shared);
                 if self.turn.first_w.is_none() {
                     self.turn.first_w = Some(keys_w(&self.out));
