@@ -51,6 +51,7 @@
 //! | [`cost`], [`tokens`] | price table, DeepSeek block arithmetic, the fold cost model; token estimates |
 //! | [`pairing`] | DeepSeek-strict tool-call pairing: validate, repair, cut points |
 //! | [`digest`] | bounded per-message extracts, scanners, runtime-churn collapse |
+//! | [`record`] | what the engine keeps per host message (hash, weight, shape, digest) |
 //! | [`fold`] | cut boundaries, protected groups, fold records, the summary prompt |
 //! | [`engine`] | the session: API, gating, history/divergence, fold policy, output, turns, state, journal |
 //! | [`tools`] | tool-output safety and recovery: shrink, details, defaults, recover, search |
@@ -165,6 +166,7 @@ pub mod engine;
 pub mod fold;
 pub mod lessons;
 pub mod pairing;
+pub mod record;
 pub mod text;
 pub mod tokens;
 pub mod tools;

@@ -18,8 +18,8 @@ pub mod prompt;
 pub mod record;
 
 use crate::digest::Digest;
-use crate::engine::state::MsgRecord;
 use crate::pairing::{self, Shape, ShapeRole};
+use crate::record::MsgRecord;
 #[cfg(test)]
 use serde_json::json;
 use serde_json::{Map, Value};

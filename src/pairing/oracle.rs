@@ -2,7 +2,7 @@
 //! oracle: the linear versions in `pairing.rs` must give exactly the same answers.
 #![allow(dead_code)]
 
-use super::*;
+use super::{rep, Repair, RepairKind, Repaired, Shape, ShapeRole, Slot};
 
 /// DeepSeek rule: each assistant message with tool calls is followed immediately by exactly one
 /// result per call id (any order among them), and no result stands anywhere else.

@@ -2,9 +2,8 @@
 //! and the outcome kinds its events carry (stable strings in the journal and in reports).
 //! Pure data: the state ([`super::SessionState`]) holds them, events ([`super::Event`]) carry them.
 
-use crate::digest::Digest;
 use crate::enums::string_enum;
-use crate::pairing::Shape;
+pub use crate::record::MsgRecord;
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
@@ -51,33 +50,6 @@ string_enum! {
         /// The advancement key was already recorded: nothing changed.
         Duplicate = "duplicate",
     }
-}
-
-/// What the engine remembers about one host message (never the message itself).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MsgRecord {
-    /// SHA-1 of the message JSON text ([`crate::engine::fingerprint::message_hash`]).
-    pub h: String,
-    /// Weighted characters of the JSON text ([`crate::tokens::weighted_chars`]).
-    pub w: u64,
-    /// Pairing skeleton.
-    pub shape: Shape,
-    /// The message's `timestamp` exactly as the host wrote it (numbers keep their text).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ts: Option<Value>,
-    /// An assistant message with a tool call reading a protected file: its whole group
-    /// survives folds verbatim.
-    #[serde(default)]
-    pub protected: bool,
-    /// Bounded extract for fold records.
-    pub digest: Digest,
-    /// Quarantined: why the host's JSON could not be read exactly (`lone_surrogate`,
-    /// `too_deep`, `not_object`, `invalid_json`; see [`crate::message::parse_host`]). The hash
-    /// and weight are of the host's exact bytes; the shape and digest come from the sanitised
-    /// message, or are opaque (role `Other`, empty digest) when nothing could be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub q: Option<String>,
 }
 
 /// A tool call waiting for its result: name and bounded arguments.
