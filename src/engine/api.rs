@@ -1,9 +1,10 @@
 //! The engine's API types, as JS sees them (camelCase JSON).
 
-#[allow(unused_imports)]
-use super::*;
+use crate::cost;
 pub use crate::engine::state::{CommitStatus, DivergeAction, FoldReason};
+use crate::error::{Error, Result};
 pub use crate::pairing::RepairKind;
+use serde::{Deserialize, Serialize};
 
 /// One supplied host message.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -2,8 +2,8 @@
 //! every index. The shim, the replay, the bench and the tests all plan through [`Session::drive`],
 //! so the protocol is written once; only the source of message JSON differs.
 
-#[allow(unused_imports)]
-use super::*;
+use super::{AssembleInput, AssemblePlan, IndexedJson, Session};
+use crate::error::{Error, Result};
 
 /// What [`Session::drive`] plans: an assemble, or the host's `compact()` with a message list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

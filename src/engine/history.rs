@@ -1,8 +1,19 @@
 //! History: what the host sent against what was recorded (divergence), ingest of new
 //! messages, pinning the head, and the host limits learned on the way.
 
-#[allow(unused_imports)]
-use super::*;
+use super::by_index::ByIndex;
+use super::fingerprint::Cause;
+use super::state::{CallArg, DivergeAction, Event, FoldReason};
+use super::{
+    evict, fingerprint, AssembleInput, AssembleReport, DivergenceReport, FoldWrite, Session,
+};
+use crate::digest::Digest;
+use crate::error::Result;
+use crate::message::Message;
+use crate::pairing::Shape;
+use crate::record::MsgRecord;
+use crate::{cost, digest, fold, tokens};
+use serde_json::Value;
 
 impl Session {
     /// Journal the host's limits when they change.

@@ -4,10 +4,12 @@
 //! `cachefold_pin` (keep a turn verbatim through later folds). Every answer is
 //! `{text, details}`; the text is bounded.
 
-#[allow(unused_imports)]
-use super::*;
-use crate::object_of;
+use super::state::{Event, SessionState};
+use super::Session;
+use crate::error::{Error, Result};
 use crate::topics::{Topic, TopicId, TurnId};
+use crate::{fold, object_of};
+use serde_json::Value;
 
 /// Topics listed by `cachefold_topics` at most (the most recent ones).
 pub const MAX_TOPICS_LISTED: usize = 60;

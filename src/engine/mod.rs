@@ -50,20 +50,16 @@
 
 use crate::config::Config;
 use crate::cost;
-use crate::digest::{self, Digest};
+use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::fold;
-use crate::message::Message;
-use crate::pairing::{self, Shape, ShapeRole, Slot};
+use crate::pairing::ShapeRole;
 use crate::tokens;
 use by_index::ByIndex;
-use fingerprint::Cause;
 use journal::{Event, ReplayReport};
-use serde::{Deserialize, Serialize};
 #[cfg(test)]
 use serde_json::json;
-use serde_json::Value;
-use state::{ArtifactNote, CallArg, CallRow, MsgRecord, OutKey, Segment, SessionState, HOUR_MS};
+use state::{MsgRecord, OutKey, Segment, SessionState};
 use std::cell::RefCell;
 
 /// Share of the room between the fixed prefix (static + head + records) and the emergency
@@ -668,6 +664,8 @@ mod tests {
     use super::policy::tails_w;
     use super::*;
     use crate::config::Mode;
+    use crate::pairing::Shape;
+    use serde_json::Value;
 
     #[test]
     fn tails_match_span_sums() {

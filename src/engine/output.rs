@@ -1,8 +1,14 @@
 //! Output: the layout (head, fold segments, live tail) rendered to a plan, pairing repair,
 //! and the record of what was sent (the prefix the next call must begin with).
 
-#[allow(unused_imports)]
-use super::*;
+use super::by_index::ByIndex;
+use super::state::{Event, OutKey};
+use super::{fingerprint, AssembleReport, Built, RepairReport, Session, Src};
+use crate::error::{Error, Result};
+use crate::message::Message;
+use crate::pairing::{Shape, Slot};
+use crate::{pairing, tokens};
+use serde_json::Value;
 
 impl Session {
     pub(super) fn layout(&self, count: u32) -> Vec<Src> {

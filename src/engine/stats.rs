@@ -1,8 +1,11 @@
 //! Session statistics and per-call rows for `/cachefold`, `openclaw cachefold status|report`.
 
-#[allow(unused_imports)]
-use super::*;
-use crate::object_of;
+use super::gate::model_managed;
+use super::state::{ArtifactNote, Event};
+use super::{state, Session};
+use crate::error::Result;
+use crate::{cost, object_of};
+use serde_json::Value;
 
 impl Session {
     /// A tool result was shrunk to a preview plus an artifact (`tool_result_persist` or the

@@ -1,7 +1,10 @@
 //! LLM fold summaries: requested in `maintain`, accepted later, never awaited by `assemble`.
 
-#[allow(unused_imports)]
-use super::*;
+use super::gate::model_managed;
+use super::state::{Event, HOUR_MS};
+use super::{Session, SummaryRequest, MAX_SUMMARY_CHARS, SUMMARY_GRACE_MS};
+use crate::error::Result;
+use crate::fold;
 
 impl Session {
     /// For `maintain`: an LLM summary worth preparing ahead of the next fold, if any (see the

@@ -5,9 +5,13 @@
 //! fails or an answer that does not parse is counted and changes nothing; an answer never
 //! moves a boundary a fold has used ([`crate::topics::Segmenter::apply_llm`]).
 
-#[allow(unused_imports)]
-use super::*;
+use super::gate::model_managed;
+use super::state::Event;
+use super::{Session, SUMMARY_GRACE_MS};
+use crate::digest::Digest;
+use crate::error::Result;
 use crate::topics::{llm, TurnId};
+use serde::{Deserialize, Serialize};
 
 /// Layer-1 margin under which a turn inside a labelled topic is still worth a check.
 const UNCERTAIN_MARGIN: f64 = 0.15;
@@ -151,6 +155,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use crate::topics::terms;
 
     fn digest(role: &str, text: &str) -> Digest {

@@ -20,10 +20,17 @@
 //! A pinned turn (`cachefold_pin`) is kept verbatim, like a protected read, by the folds made
 //! after the pin: the output already sent never changes.
 
-#[allow(unused_imports)]
-use super::*;
+use super::state::{Event, HOUR_MS};
+use super::{fingerprint, history, CommitInput, Session};
+use crate::digest::Digest;
+use crate::error::Result;
+use crate::message::Message;
+use crate::record::MsgRecord;
 use crate::topics::terms::{self, TurnTerms};
 use crate::topics::{llm, Segmenter, Topic, TurnId};
+use crate::{digest, fold};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Topics of a session's committed turns.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

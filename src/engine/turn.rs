@@ -1,8 +1,19 @@
 //! Turn accounting: `commitTurn` (usage, calibration, call rows, idempotent advancement keys)
 //! and the host's `compact()` without a message list.
 
-#[allow(unused_imports)]
-use super::*;
+use super::gate::{host_turn_threshold, model_managed};
+use super::state::{CallRow, CommitStatus, Event, OutKey};
+use super::{
+    fingerprint, state, AssembleInput, AssembleReport, CommitInput, CommitOutcome, CompactAnswer,
+    CompactInput, Op, Session, LOW_SAVING_DIVISOR,
+};
+use crate::digest::Digest;
+use crate::error::{Error, Result};
+use crate::message::Message;
+use crate::pairing::{Shape, ShapeRole};
+use crate::record::MsgRecord;
+use crate::{cost, tokens};
+use serde_json::Value;
 
 impl Session {
     /// Host `compact()` without a message list: fold at the next assemble.
