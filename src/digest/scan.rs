@@ -190,9 +190,27 @@ fn has_known_ext(name: &str) -> bool {
 /// Trim quotes, brackets and trailing punctuation around a token; drop a `key=` prefix and a
 /// `:line[:col]` suffix.
 pub(super) fn clean_token(tok: &str) -> &str {
-    let mut t = tok.trim_matches(|c: char| "\"'`([{<)]}>,;!?".contains(c));
+    let mut t = tok.trim_matches(|c: char| {
+        matches!(
+            c,
+            '"' | '\''
+                | '`'
+                | '('
+                | '['
+                | '{'
+                | '<'
+                | ')'
+                | ']'
+                | '}'
+                | '>'
+                | ','
+                | ';'
+                | '!'
+                | '?'
+        )
+    });
     if let Some((_, v)) = t.split_once('=') {
-        t = v.trim_matches(|c: char| "\"'`".contains(c));
+        t = v.trim_matches(|c: char| matches!(c, '"' | '\'' | '`'));
     }
     t = t.trim_end_matches(|c: char| {
         matches!(
@@ -399,6 +417,10 @@ impl IdentCollector {
 
 /// `http(s)://…` inside a token, trailing punctuation removed.
 fn url_in(tok: &str) -> Option<&str> {
+    // Most tokens hold no ':' at all: no substring searcher is set up for them.
+    if !tok.as_bytes().contains(&b':') {
+        return None;
+    }
     let start = tok.find("https://").or_else(|| tok.find("http://"))?;
     let u = &tok[start..];
     let u = u.split(['"', '\'', '`', '<', '>', '|']).next().unwrap_or(u);
