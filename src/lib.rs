@@ -165,6 +165,7 @@ pub mod engine;
 pub mod fold;
 pub mod lessons;
 pub mod pairing;
+pub mod providers;
 pub mod text;
 pub mod tokens;
 pub mod tools;
