@@ -415,33 +415,34 @@ pub fn profile_key(model: Option<&str>) -> Option<&'static str> {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct ProviderOverride {
     /// Model-id globs that pick this profile (tried before the built-in rules).
-    #[serde(rename = "match")]
+    #[serde(rename = "match", skip_serializing_if = "Vec::is_empty")]
     pub patterns: Vec<String>,
     /// Cached input price, USD per 1M tokens.
-    #[serde(deserialize_with = "opt_num")]
+    #[serde(deserialize_with = "opt_num", skip_serializing_if = "Option::is_none")]
     pub hit: Option<f64>,
     /// Uncached input price.
-    #[serde(deserialize_with = "opt_num")]
+    #[serde(deserialize_with = "opt_num", skip_serializing_if = "Option::is_none")]
     pub miss: Option<f64>,
     /// Output price.
-    #[serde(deserialize_with = "opt_num")]
+    #[serde(deserialize_with = "opt_num", skip_serializing_if = "Option::is_none")]
     pub output: Option<f64>,
     /// Write price with the default lifetime, as a multiple of `miss`.
-    #[serde(deserialize_with = "opt_num")]
+    #[serde(deserialize_with = "opt_num", skip_serializing_if = "Option::is_none")]
     pub write_premium: Option<f64>,
     /// Write price with the extended lifetime, as a multiple of `miss`.
-    #[serde(deserialize_with = "opt_num")]
+    #[serde(deserialize_with = "opt_num", skip_serializing_if = "Option::is_none")]
     pub write_premium_long: Option<f64>,
     /// Shortest cached prompt, tokens.
-    #[serde(deserialize_with = "opt_num")]
+    #[serde(deserialize_with = "opt_num", skip_serializing_if = "Option::is_none")]
     pub min_tokens: Option<f64>,
     /// Hit step, tokens.
-    #[serde(deserialize_with = "opt_num")]
+    #[serde(deserialize_with = "opt_num", skip_serializing_if = "Option::is_none")]
     pub block: Option<f64>,
     /// Idle lifetime in minutes (0 = none: hours to days, not modelled).
-    #[serde(deserialize_with = "opt_num")]
+    #[serde(deserialize_with = "opt_num", skip_serializing_if = "Option::is_none")]
     pub ttl_minutes: Option<f64>,
     /// Use the extended lifetime and its write premium (the host's `cacheRetention: "long"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub long_retention: Option<bool>,
 }
 
@@ -652,6 +653,9 @@ mod tests {
             ("mine", 1.0, Some(15.0 * MIN))
         );
         assert!(profile_for(&cfg, Some("mistral/x")).is_none());
+        // The config round-trips through its JSON (the shim hands it back to the core).
+        let back = Config::from_value(&serde_json::to_value(&cfg).unwrap()).unwrap();
+        assert_eq!(back, cfg);
         let e = Config::from_json(r#"{"providers":{"new":{"hit":1}}}"#).unwrap_err();
         assert!(e.to_string().contains("providers.new"), "{e}");
         let e = Config::from_json(r#"{"providers":{"kimi":{"writePremium":0.5}}}"#).unwrap_err();
