@@ -220,7 +220,20 @@ impl Default for Config {
         tool_defaults.insert("web_fetch".to_string(), fetch);
         Config {
             mode: Mode::Auto,
-            target_models: vec!["*deepseek*".to_string()],
+            // Widened to the providers where the replay bench measured a saving on every session
+            // (`npm run bench -- --provider all`, docs/cache-model.md "Other providers").
+            target_models: [
+                "*deepseek*",
+                "*claude*",
+                "*gpt-5*",
+                "*gemini*",
+                "*kimi*",
+                "*qwen*",
+                "*glm*",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
             prefix_lock_count: 2,
             compact_ratio: 0.8,
             token_budget: 0,

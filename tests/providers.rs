@@ -148,3 +148,25 @@ fn records_condense_after_an_idle_gap() {
     assert_eq!(c.merged, 2);
     assert_eq!(s.state().segs.len(), 1);
 }
+
+/// The default `targetModels` manage the providers the bench measured a saving on, and
+/// nothing else.
+#[test]
+fn default_target_models_cover_the_measured_providers() {
+    let c = Config::default();
+    for m in [
+        "deepseek/deepseek-v4-flash",
+        "anthropic/claude-sonnet-5",
+        "claude-opus-5",
+        "openai/gpt-5.5",
+        "google/gemini-2.5-pro",
+        "moonshot/kimi-k2.6",
+        "qwen/qwen3-max",
+        "zai/glm-4.6",
+    ] {
+        assert!(cachefold::engine::model_managed(&c, Some(m)), "{m}");
+    }
+    for m in ["mistral/mistral-large", "openai/o3", "openai/gpt-4o"] {
+        assert!(!cachefold::engine::model_managed(&c, Some(m)), "{m}");
+    }
+}
