@@ -62,6 +62,9 @@ pub struct Config {
     pub price: String,
     /// Extra or overriding price rows, USD per 1M tokens.
     pub prices: BTreeMap<String, PriceRow>,
+    /// Provider cache profile overrides by profile key (`src/providers.rs`): prices, write
+    /// premium, minimum length, step, lifetime, and `match` globs that pick the profile.
+    pub providers: BTreeMap<String, crate::providers::ProviderOverride>,
     /// Summary generation with the host's LLM.
     pub summary: SummaryConfig,
     /// Basenames (case-insensitive) whose `read` results survive folds verbatim.
@@ -217,7 +220,20 @@ impl Default for Config {
         tool_defaults.insert("web_fetch".to_string(), fetch);
         Config {
             mode: Mode::Auto,
-            target_models: vec!["*deepseek*".to_string()],
+            // Widened to the providers where the replay bench measured a saving on every session
+            // (`npm run bench -- --provider all`, docs/cache-model.md "Other providers").
+            target_models: [
+                "*deepseek*",
+                "*claude*",
+                "*gpt-5*",
+                "*gemini*",
+                "*kimi*",
+                "*qwen*",
+                "*glm*",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
             prefix_lock_count: 2,
             compact_ratio: 0.8,
             token_budget: 0,
@@ -227,6 +243,7 @@ impl Default for Config {
             expected_remaining_calls: 0,
             price: "auto".to_string(),
             prices: BTreeMap::new(),
+            providers: BTreeMap::new(),
             summary: SummaryConfig::default(),
             protected_reads: DEFAULT_PROTECTED_READS
                 .iter()
@@ -387,6 +404,12 @@ impl Config {
                 ));
             }
         }
+        for (name, o) in &self.providers {
+            let builtin = crate::providers::builtin(name).is_some();
+            if let Err((field, msg)) = o.check(builtin) {
+                return Err(Error::config(format!("providers.{name}.{field}"), msg));
+            }
+        }
         if !(20..=2_000).contains(&self.lessons.max_inject_tokens) {
             return Err(Error::config(
                 "lessons.maxInjectTokens",
@@ -405,7 +428,7 @@ impl Config {
 // ---- decoding: unknown keys rejected, numbers also as numeric strings ------------------------
 
 /// A number, or a string holding one (what `openclaw config set` stores).
-fn num<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+pub(crate) fn num<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
     use serde::de::Error as _;
     let x = match Value::deserialize(d)? {
         Value::Number(n) => n.as_f64().ok_or_else(|| D::Error::custom("not a number"))?,

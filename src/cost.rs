@@ -16,6 +16,7 @@
 //! to pay back, so folding per turn is always wrong on DeepSeek.
 
 use crate::config::Config;
+pub use crate::providers::CacheTerms;
 use serde::{Deserialize, Serialize};
 
 /// One price row, USD per 1M tokens.
@@ -118,12 +119,14 @@ pub fn model_family(model: Option<&str>) -> &'static str {
 
 /// Price for the next request.
 ///
-/// `cfg.price == "auto"`: family by [`model_family`], DeepSeek families get the `-peak` or
-/// `-offpeak` suffix by [`is_peak`]. A named key (`deepseek-flash-peak`, `openai-like`, a key of
-/// `cfg.prices`) is used as is; a bare DeepSeek family name (`deepseek-flash`) gets the band
-/// suffix. `cfg.prices` overrides built-in rows with the same key. An unknown named key falls
-/// back to `auto` (config validation does not know every key; a wrong price must never stop
-/// the engine).
+/// `cfg.price == "auto"`: DeepSeek models get their family (by [`model_family`]) with the
+/// `-peak` or `-offpeak` suffix by [`is_peak`]; other models get the price of their provider
+/// profile ([`crate::providers::profile_for`], key e.g. `anthropic-sonnet`), and a model no
+/// profile knows gets `openai-like`. A named key (`deepseek-flash-peak`, `openai-like`, a
+/// profile key, a key of `cfg.prices`) is used as is; a bare DeepSeek family name
+/// (`deepseek-flash`) gets the band suffix. `cfg.prices` overrides built-in rows and profiles
+/// with the same key. An unknown named key falls back to `auto` (config validation does not
+/// know every key; a wrong price must never stop the engine).
 pub fn price_for(cfg: &Config, model: Option<&str>, now_ms: f64) -> Price {
     let band = if is_peak(now_ms) { "peak" } else { "offpeak" };
     let banded = |family: &str| -> String {
@@ -140,6 +143,16 @@ pub fn price_for(cfg: &Config, model: Option<&str>, now_ms: f64) -> Price {
         if let Some(p) = lookup_price(cfg, &banded(&cfg.price)) {
             return p;
         }
+        if let Some(prof) = crate::providers::builtin(&cfg.price) {
+            if !prof.provider.starts_with("deepseek") {
+                return profile_price(cfg, prof);
+            }
+        }
+    }
+    if let Some(prof) = crate::providers::profile_for(cfg, model) {
+        if !prof.provider.starts_with("deepseek") {
+            return profile_price(cfg, prof);
+        }
     }
     let family = model_family(model);
     let key = banded(family);
@@ -152,6 +165,16 @@ pub fn price_for(cfg: &Config, model: Option<&str>, now_ms: f64) -> Price {
             miss: 0.30,
             output: 1.20,
         })
+}
+
+/// The price row of a (non-DeepSeek) profile: `cfg.prices.<key>` when set, else the profile's.
+fn profile_price(cfg: &Config, prof: crate::providers::Profile) -> Price {
+    lookup_price(cfg, &prof.key).unwrap_or(Price {
+        key: prof.key,
+        hit: prof.hit,
+        miss: prof.miss,
+        output: prof.output,
+    })
 }
 
 /// Cost of one request in USD.
@@ -207,30 +230,68 @@ pub struct FoldDecision {
 }
 
 /// docs/cache-model.md: fold iff saving_per_call * expected_remaining_calls > one-off
-/// (re-prefill of record+after at miss price instead of hit, plus the summary call).
+/// (re-prefill of record+after at miss price instead of hit, plus the summary call), under
+/// DeepSeek's terms (no write premium, no minimum, cache alive): [`fold_decision_with`] with
+/// [`CacheTerms::plain`].
+pub fn fold_decision(c: &FoldCandidate, p: &Price, expected_remaining_calls: f64) -> FoldDecision {
+    fold_decision_with(c, p, expected_remaining_calls, &CacheTerms::plain())
+}
+
+/// The fold rule under a provider's cache terms ([`crate::providers::terms`]).
 ///
-/// With per-token prices `h = hit/1e6`, `m = miss/1e6`, `o = output/1e6`:
-/// * one-off = `(new_record + after)·(m − h) + summary_input·h + summary_output·o`
-///   (the record and tail would have been read at `h` anyway; now they cost `m` once);
-/// * saving per call = `(context − (unchanged_prefix + new_record + after))·h`;
+/// With per-token prices `h = hit/1e6`, `m = miss/1e6`, `o = output/1e6` and the write price
+/// `w = m·writePremium` (`w = m` without a premium):
+/// * a later call reads a prompt of `L` tokens for `read(L) = L·h`, or `L·m` when `L` is under
+///   the provider's minimum cacheable length (nothing of it is cached);
+/// * saving per call = `read(context) − read(unchanged_prefix + new_record + after)`;
+/// * one-off = `(new_record + after)·(w − h) + summary_input·h + summary_output·o`: the record
+///   and tail would have been read at `h`; now they are written once at `w`. When the cached
+///   prefix has **expired** (idle gap past the provider's lifetime) the next request writes
+///   everything anyway, so the re-prefill term is 0 and only the summary call remains;
 /// * pays iff saving > 0 and `saving · n > one-off`; break-even `n* = one-off / saving`.
 ///
 /// `expected_remaining_calls` that is negative or not finite counts as 0.
-pub fn fold_decision(c: &FoldCandidate, p: &Price, expected_remaining_calls: f64) -> FoldDecision {
+pub fn fold_decision_with(
+    c: &FoldCandidate,
+    p: &Price,
+    expected_remaining_calls: f64,
+    t: &CacheTerms,
+) -> FoldDecision {
     let h = p.hit.max(0.0) / 1e6;
     let m = p.miss.max(0.0) / 1e6;
     let o = p.output.max(0.0) / 1e6;
+    let premium = if t.write_premium.is_finite() {
+        t.write_premium.max(1.0)
+    } else {
+        1.0
+    };
+    let w = m * premium;
     let n = if expected_remaining_calls.is_finite() {
         expected_remaining_calls.max(0.0)
     } else {
         0.0
     };
+    let read = |tokens: u64| -> f64 {
+        if tokens >= t.min_tokens {
+            tokens as f64 * h
+        } else {
+            tokens as f64 * m
+        }
+    };
     let reprefill = c.new_record_tokens.saturating_add(c.after_tokens) as f64;
-    let one_off = reprefill * (m - h).max(0.0)
-        + c.summary_input_tokens as f64 * h
-        + c.summary_output_tokens as f64 * o;
-    let shrink = c.context_tokens.saturating_sub(c.folded_tokens());
-    let saving = shrink as f64 * h;
+    let summary = c.summary_input_tokens as f64 * h + c.summary_output_tokens as f64 * o;
+    let one_off = if t.expired {
+        summary
+    } else {
+        reprefill * (w - h).max(0.0) + summary
+    };
+    let folded = c.folded_tokens();
+    let shrink = c.context_tokens.saturating_sub(folded);
+    let saving = if shrink == 0 {
+        0.0
+    } else {
+        (read(c.context_tokens) - read(folded)).max(0.0)
+    };
     let break_even = if saving > 0.0 {
         one_off / saving
     } else {
@@ -239,17 +300,31 @@ pub fn fold_decision(c: &FoldCandidate, p: &Price, expected_remaining_calls: f64
     let pays = saving > 0.0 && saving * n > one_off;
     let reason = if shrink == 0 {
         format!(
-            "no saving: folded prompt {} >= current {} tokens",
-            c.folded_tokens(),
+            "no saving: folded prompt {folded} >= current {} tokens",
             c.context_tokens
+        )
+    } else if folded < t.min_tokens && c.context_tokens >= t.min_tokens {
+        format!(
+            "no saving: folded prompt {folded} tokens is under the {}-token cache minimum",
+            t.min_tokens
         )
     } else if saving <= 0.0 {
         format!("no saving: cached tokens are free under price {}", p.key)
     } else {
         format!(
-            "{}: saves {saving:.6} usd/call over {n:.1} calls vs one-off {one_off:.6} usd (break-even {break_even:.1} calls, {shrink} tokens shed, price {})",
+            "{}: saves {saving:.6} usd/call over {n:.1} calls vs one-off {one_off:.6} usd (break-even {break_even:.1} calls, {shrink} tokens shed, price {}{}{})",
             if pays { "pays" } else { "does not pay" },
-            p.key
+            p.key,
+            if premium > 1.0 {
+                format!(", write {premium}x")
+            } else {
+                String::new()
+            },
+            if t.expired {
+                ", cache expired: no break cost"
+            } else {
+                ""
+            }
         )
     };
     FoldDecision {
@@ -333,16 +408,25 @@ mod tests {
             price_for(&cfg, Some("deepseek-chat"), peak).key,
             "deepseek-flash-peak"
         );
-        assert_eq!(
-            price_for(&cfg, Some("moonshot/kimi-k2.6"), peak).key,
-            "kimi-like"
-        );
+        // Other providers: their profile's row, whatever the band.
+        let p = price_for(&cfg, Some("moonshot/kimi-k2.6"), peak);
+        assert_eq!((p.key.as_str(), p.hit, p.miss), ("kimi", 0.16, 0.95));
         assert_eq!(
             price_for(&cfg, Some("openai/gpt-5.5"), peak).key,
-            "openai-like"
+            "openai-gpt-5"
         );
         assert_eq!(
             price_for(&cfg, Some("gemini-2.5-pro"), peak).key,
+            "gemini-2.5-pro"
+        );
+        let p = price_for(&cfg, Some("anthropic/claude-sonnet-5"), sat);
+        assert_eq!(
+            (p.key.as_str(), p.hit, p.miss),
+            ("anthropic-sonnet", 0.30, 3.0)
+        );
+        // A model no profile knows keeps the generic row.
+        assert_eq!(
+            price_for(&cfg, Some("mistral/mistral-large"), peak).key,
             "openai-like"
         );
         assert_eq!(price_for(&cfg, None, peak).key, "deepseek-flash-peak");
@@ -395,6 +479,144 @@ mod tests {
             (p.key.as_str(), p.hit, p.miss, p.output),
             ("mine", 1.0, 2.0, 3.0)
         );
+        // A profile key names its row; `prices` overrides a profile's prices, `providers` too.
+        cfg.price = "anthropic-haiku".into();
+        assert_eq!(price_for(&cfg, None, peak).miss, 1.0);
+        cfg.price = "auto".into();
+        cfg.prices.insert(
+            "anthropic-sonnet".into(),
+            PriceRow {
+                hit: 0.2,
+                miss: 2.0,
+                output: 9.0,
+            },
+        );
+        let p = price_for(&cfg, Some("claude-sonnet-5"), peak);
+        assert_eq!((p.hit, p.miss, p.output), (0.2, 2.0, 9.0));
+        let cfg = Config::from_json(r#"{"providers":{"glm":{"miss":0.5}}}"#).unwrap();
+        assert_eq!(price_for(&cfg, Some("zai/glm-4.6"), peak).miss, 0.5);
+    }
+
+    fn terms(premium: f64, min: u64, expired: bool) -> CacheTerms {
+        CacheTerms {
+            write_premium: premium,
+            min_tokens: min,
+            expired,
+            remaining_ms: None,
+        }
+    }
+
+    #[test]
+    fn plain_terms_are_the_deepseek_rule() {
+        let p = builtin_price("deepseek-flash-peak").unwrap();
+        for n in [0.0, 5.0, 11.0, 12.0, 40.0] {
+            assert_eq!(
+                fold_decision(&worked_example(), &p, n),
+                fold_decision_with(&worked_example(), &p, n, &terms(1.0, 0, false))
+            );
+        }
+    }
+
+    #[test]
+    fn write_premium_raises_the_one_off() {
+        let p = crate::providers::builtin("anthropic-sonnet").unwrap();
+        let price = Price {
+            key: p.key.clone(),
+            hit: p.hit,
+            miss: p.miss,
+            output: p.output,
+        };
+        let c = FoldCandidate {
+            summary_input_tokens: 0,
+            summary_output_tokens: 0,
+            ..worked_example()
+        };
+        let plain = fold_decision_with(&c, &price, 1.0, &terms(1.0, 0, false));
+        let five = fold_decision_with(&c, &price, 1.0, &terms(1.25, 0, false));
+        let hour = fold_decision_with(&c, &price, 1.0, &terms(2.0, 0, false));
+        // 25K re-written at 3.75 (5 min) or 6.00 (1 h) instead of read at 0.30.
+        assert!(close(plain.one_off_usd, 25_000.0 * 2.70 / 1e6, 1e-12));
+        assert!(close(five.one_off_usd, 25_000.0 * 3.45 / 1e6, 1e-12));
+        assert!(close(hour.one_off_usd, 25_000.0 * 5.70 / 1e6, 1e-12));
+        assert_eq!(five.saving_per_call_usd, plain.saving_per_call_usd);
+        // n* = 25K·3.45 / (175K·0.30) ≈ 1.64 calls (5 min), 2.71 (1 h).
+        assert!(!fold_decision_with(&c, &price, 1.6, &terms(1.25, 0, false)).pays);
+        assert!(fold_decision_with(&c, &price, 1.7, &terms(1.25, 0, false)).pays);
+        assert!(!fold_decision_with(&c, &price, 2.7, &terms(2.0, 0, false)).pays);
+        assert!(fold_decision_with(&c, &price, 2.8, &terms(2.0, 0, false)).pays);
+        assert!(five.reason.contains("write 1.25x"), "{}", five.reason);
+        // A premium below 1 or not finite counts as none.
+        assert_eq!(
+            fold_decision_with(&c, &price, 1.0, &terms(0.5, 0, false)).one_off_usd,
+            plain.one_off_usd
+        );
+        assert_eq!(
+            fold_decision_with(&c, &price, 1.0, &terms(f64::NAN, 0, false)).one_off_usd,
+            plain.one_off_usd
+        );
+    }
+
+    #[test]
+    fn minimum_length_blocks_a_fold_under_it() {
+        let p = builtin_price("openai-like").unwrap();
+        // 5,000 → 900 tokens: under OpenAI's 1,024 minimum nothing of the folded prompt is cached,
+        // so every later call pays 900 misses instead of 5,000 hits: no saving.
+        let c = FoldCandidate {
+            context_tokens: 5_000,
+            unchanged_prefix_tokens: 300,
+            new_record_tokens: 100,
+            after_tokens: 500,
+            ..FoldCandidate::default()
+        };
+        let d = fold_decision_with(&c, &p, 1e6, &terms(1.0, 1_024, false));
+        assert!(!d.pays && d.saving_per_call_usd == 0.0, "{d:?}");
+        assert!(
+            d.reason.contains("1024-token cache minimum"),
+            "{}",
+            d.reason
+        );
+        // Without the minimum the same fold pays.
+        assert!(fold_decision_with(&c, &p, 1e6, &terms(1.0, 0, false)).pays);
+        // A prompt that was under the minimum too: misses both ways, the saving is the shrink
+        // at miss price.
+        let small = FoldCandidate {
+            context_tokens: 1_000,
+            ..c
+        };
+        let d = fold_decision_with(&small, &p, 1.0, &terms(1.0, 1_024, false));
+        assert!(
+            close(d.saving_per_call_usd, 100.0 * 1.25 / 1e6, 1e-12),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn expired_cache_has_no_break_cost() {
+        let p = builtin_price("deepseek-flash-peak").unwrap();
+        let c = FoldCandidate {
+            summary_input_tokens: 0,
+            summary_output_tokens: 0,
+            ..worked_example()
+        };
+        // Alive: 7+ calls to pay back. Expired: pays on the next call, one-off 0.
+        assert!(!fold_decision_with(&c, &p, 1.0, &terms(1.0, 0, false)).pays);
+        let d = fold_decision_with(&c, &p, 1.0, &terms(1.25, 0, true));
+        assert!(d.pays && d.one_off_usd == 0.0, "{d:?}");
+        assert!(d.reason.contains("cache expired"), "{}", d.reason);
+        // The summary call still costs what it costs.
+        let d = fold_decision_with(&worked_example(), &p, 1.0, &terms(1.0, 0, true));
+        assert!(close(
+            d.one_off_usd,
+            200_000.0 * 0.006 / 1e6 + 3_000.0 * 1.2 / 1e6,
+            1e-12
+        ));
+        // Nothing to shed, or no calls left: never.
+        assert!(!fold_decision_with(&c, &p, 0.0, &terms(1.0, 0, true)).pays);
+        let none = FoldCandidate {
+            context_tokens: 25_000,
+            ..c
+        };
+        assert!(!fold_decision_with(&none, &p, 10.0, &terms(1.0, 0, true)).pays);
     }
 
     #[test]

@@ -166,6 +166,7 @@ pub mod engine;
 pub mod fold;
 pub mod lessons;
 pub mod pairing;
+pub mod providers;
 pub mod record;
 pub mod text;
 pub mod tokens;

@@ -14,6 +14,7 @@ export interface CachefoldConfig {
   expectedRemainingCalls: number;
   price: string;
   prices: Record<string, { hit: number; miss: number; output: number }>;
+  providers: Record<string, Record<string, unknown>>;
   summary: Record<string, unknown>;
   protectedReads: string[];
   toolDefaults: Record<string, Record<string, unknown>>;

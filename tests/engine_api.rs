@@ -27,7 +27,7 @@ fn passthrough_outside_target_models() {
     for k in 0..3 {
         turn(&mut msgs, k, "a.txt", 500);
     }
-    let p = shim(&mut s, &msgs, Some("openai/gpt-5"), None);
+    let p = shim(&mut s, &msgs, Some("mistral/mistral-large"), None);
     assert!(p.passthrough);
     assert_eq!(p.order, (0..msgs.len() as i64).collect::<Vec<_>>());
     assert!(p.synthetic.is_empty() && p.fold_writes.is_empty());

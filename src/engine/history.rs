@@ -268,14 +268,16 @@ impl Session {
                 price: cost::price_for(&self.cfg, model, input.now_ms),
                 expected: self.expected_calls(),
                 thr: self.threshold(input),
+                terms: self.cache_terms(model, input.now_ms),
             };
             let before = self.estimate(rcount);
             let id = self.next_fold_id();
             let p = self.prepare(&id, self.st.live_from, cut, None);
-            let decision = cost::fold_decision(
+            let decision = cost::fold_decision_with(
                 &self.candidate_price(rcount, &p, before),
                 &round.price,
                 round.expected,
+                &round.terms,
             );
             let step = super::policy::Step::Fold {
                 p,

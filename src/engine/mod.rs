@@ -702,7 +702,7 @@ mod tests {
     fn gating() {
         let mut cfg = Config::default();
         assert!(model_managed(&cfg, Some("deepseek/deepseek-flash")));
-        assert!(!model_managed(&cfg, Some("openai/gpt-5")));
+        assert!(!model_managed(&cfg, Some("mistral/mistral-large")));
         assert!(!model_managed(&cfg, None));
         cfg.mode = Mode::Always;
         assert!(model_managed(&cfg, None));

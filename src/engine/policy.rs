@@ -14,6 +14,8 @@ pub(super) struct Round {
     pub expected: f64,
     /// Prompt size (tokens) above which folds are due.
     pub thr: u64,
+    /// The provider's cache terms now: write premium, minimum length, expired after an idle gap.
+    pub terms: cost::CacheTerms,
 }
 
 /// What a rule of the fold policy decided, from the state alone; [`Session::apply_step`]
@@ -92,6 +94,13 @@ impl Session {
         self.static_tokens() + self.tokens(self.layout_w(count))
     }
 
+    /// The provider's cache terms for `model` at `now_ms` ([`crate::providers::terms`]); the
+    /// last request is taken as the last committed call (its row's time).
+    pub(super) fn cache_terms(&self, model: Option<&str>, now_ms: f64) -> cost::CacheTerms {
+        let profile = crate::providers::profile_for(&self.cfg, model);
+        crate::providers::terms(profile.as_ref(), now_ms, self.st.rows.last().map(|r| r.at))
+    }
+
     pub(super) fn expected_calls(&self) -> f64 {
         if self.cfg.expected_remaining_calls > 0 {
             return self.cfg.expected_remaining_calls as f64;
@@ -145,8 +154,7 @@ impl Session {
         from: u32,
         to: u32,
         before: u64,
-        price: &cost::Price,
-        expected: f64,
+        r: &Round,
     ) -> Option<String> {
         let protected_w = picked_w(&self.st.records, &self.kept_verbatim(from, to));
         let cand = cost::FoldCandidate {
@@ -157,7 +165,7 @@ impl Session {
             summary_input_tokens: 0,
             summary_output_tokens: 0,
         };
-        let d = cost::fold_decision(&cand, price, expected);
+        let d = cost::fold_decision_with(&cand, &r.price, r.expected, &r.terms);
         (!d.pays).then_some(d.reason)
     }
 
@@ -275,6 +283,7 @@ impl Session {
             price: cost::price_for(&self.cfg, model, input.now_ms),
             expected: self.expected_calls(),
             thr: self.threshold(input),
+            terms: self.cache_terms(model, input.now_ms),
         };
         report.budget_tokens = self.budget(input);
         report.threshold_tokens = round.thr;
@@ -333,15 +342,16 @@ impl Session {
                 self.cfg.min_fold_tokens
             )));
         }
-        if let Some(why) = self.cannot_pay(count, live, c, before, &r.price, r.expected) {
+        if let Some(why) = self.cannot_pay(count, live, c, before, r) {
             // Not even a zero-size record would pay: skip rendering one.
             return Step::Skip(Some(why));
         }
         let p = self.prepare(&id, live, c, None);
-        let d = cost::fold_decision(
+        let d = cost::fold_decision_with(
             &self.candidate_price(count, &p, before),
             &r.price,
             r.expected,
+            &r.terms,
         );
         if !d.pays {
             return Step::Skip(Some(d.reason));
@@ -355,10 +365,11 @@ impl Session {
         let (p, decision) = match with_summary {
             Some((to, text)) => {
                 let ps = self.prepare(&id, live, to, Some(&text));
-                let ds = cost::fold_decision(
+                let ds = cost::fold_decision_with(
                     &self.candidate_price(count, &ps, before),
                     &r.price,
                     r.expected,
+                    &r.terms,
                 );
                 (ps, ds)
             }
@@ -437,8 +448,12 @@ impl Session {
         let Some(p) = chosen else {
             return (emergency, Step::Skip(None));
         };
-        let decision =
-            cost::fold_decision(&self.candidate_price(count, &p, est), &r.price, r.expected);
+        let decision = cost::fold_decision_with(
+            &self.candidate_price(count, &p, est),
+            &r.price,
+            r.expected,
+            &r.terms,
+        );
         let reason = if forced {
             FoldReason::Compact
         } else {
@@ -567,7 +582,9 @@ impl Session {
         let records_tokens = self.tokens(state::segs_w(&self.st.segs));
         let before = self.estimate(count);
         let record_budget = self.record_budget(thr);
-        if records_tokens <= record_budget && before <= thr {
+        // After an idle gap past the provider's cache lifetime the next request misses from its
+        // first token anyway: condensing then breaks nothing, so it is done when it shrinks.
+        if records_tokens <= record_budget && before <= thr && !r.terms.expired {
             return Step::Skip(None);
         }
         let (Some(first), Some(_)) = (self.st.segs.first(), self.st.segs.last()) else {
@@ -638,7 +655,7 @@ impl Session {
             summary_input_tokens: 0,
             summary_output_tokens: 0,
         };
-        let decision = cost::fold_decision(&cand, &r.price, r.expected);
+        let decision = cost::fold_decision_with(&cand, &r.price, r.expected, &r.terms);
         Step::Condense {
             report: CondenseReport {
                 id: seg.id.clone(),

@@ -229,7 +229,7 @@ mod tests {
         let mut s = session(&[]);
         assert!(s.topic_request(1_000.0).is_none());
         let mut s = session(&["fix the parser"]);
-        s.st.model = Some("openai/gpt-5".into());
+        s.st.model = Some("mistral/mistral-large".into());
         assert!(s.topic_request(1_000.0).is_none(), "model not managed");
         let mut s = session(&["fix the parser"]);
         s.cfg.topics.use_llm = false;

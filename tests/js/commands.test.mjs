@@ -110,7 +110,7 @@ test("doctor passes a good setup and names each planted fault with its fix", { s
   const faults = [
     ["slot", hostConfig({ plugins: { entries: { cachefold: { enabled: true } } } }), /contextEngine is unset/, /plugins.slots.contextEngine cachefold/],
     ["entry", hostConfig({ plugins: { slots: { contextEngine: "cachefold" }, entries: { cachefold: { enabled: false } } } }), /enabled is false/, /plugins enable cachefold/],
-    ["model", hostConfig({ agents: { defaults: { model: "openai/gpt-5.4" } } }), /gpt-5.4 does not match targetModels/, /targetModels/],
+    ["model", hostConfig({ agents: { defaults: { model: "mistral/mistral-large" } } }), /mistral-large does not match targetModels/, /targetModels/],
     ["host-cache", hostConfig({ agents: { defaults: { model: "deepseek/deepseek-v4-flash", envelopeTimestamp: "on" } } }), /envelopeTimestamp/, /unset agents.defaults.envelopeTimestamp/],
     ["host-cache", hostConfig({ agents: { defaults: { model: "deepseek/deepseek-v4-flash", contextPruning: { mode: "cache-ttl" } } } }), /cache-ttl/, /contextPruning.mode off/],
   ];

@@ -17,7 +17,7 @@ const USAGE: &str = "usage: cachefold-bench [SESSION...] [--demo] [--corpus [DIR
         deepseek-v4-pro-peak|deepseek-v4-pro-offpeak|deepseek-flash-auto|deepseek-v4-pro-auto|openai-like|kimi-like]
        [--window N] [--cache ds-strict|ds-optimistic|openai|kimi] [--block 128|64] [--expire-hours H]
        [--prefix openclaw|pi] [--tokenizer PATH | --o200k] [--json out.json] [--svg out.svg] [--md out.md]
-       [--cold] [--jobs N] [--quiet]
+       [--cold] [--jobs N] [--quiet] [--provider all|PROFILE[,PROFILE...]]
        [--loso [--loso-windows 1000000,200000] [--loso-recall 0.95,0.90]] [--loso-from loso-tables.json]
 
 SESSION: a pi/OpenClaw session .jsonl, a Claude Code .jsonl, a Reasonix .jsonl, an OpenClaw
@@ -33,6 +33,10 @@ vs in-sample figures and writes loso.json and cost-recall.svg next to --json / -
 (default bench-out/). Without sessions it replays the corpus. --loso-from F re-renders the
 choices, tables and chart from a saved loso-tables.json (the per-session metrics of every row,
 written by --loso) without replaying anything, e.g. with other --loso-recall targets.
+--provider: S1a, the peers and S3 priced under provider cache profiles (cachefold's
+src/providers.rs: deepseek-flash, anthropic-sonnet, openai-gpt-5, gemini-2.5-pro, kimi, qwen,
+glm, …), each replayed with its cache rule and lifetime (idle gaps from the recorded
+timestamps); prints one row per profile (cachefold_bench::bench::provider).
 Tokenizer: $CACHEFOLD_TOKENIZER or <repo>/.cache/tokenizer/deepseek-v4/tokenizer.json
 (fetch it with .ci/fetch-tokenizer); without it the o200k fallback is used and said so.";
 
@@ -64,6 +68,8 @@ struct Args {
     loso_from: Option<PathBuf>,
     /// Recall targets of the LOSO objective (one LOSO per target, same runs).
     loso_recall: Vec<f64>,
+    /// `--provider`: price under these provider cache profiles instead.
+    provider: Option<String>,
 }
 
 fn default_corpus() -> PathBuf {
@@ -105,6 +111,7 @@ fn parse_args() -> Args {
         loso_windows: vec![1_000_000, 200_000],
         loso_recall: vec![0.95, 0.90],
         loso_from: None,
+        provider: None,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -122,6 +129,7 @@ fn parse_args() -> Args {
                 std::process::exit(0);
             }
             "--demo" => a.demo = true,
+            "--provider" => a.provider = Some(val(&mut i, &arg)),
             "--corpus" => {
                 let next = argv.get(i + 1).filter(|n| !n.starts_with("--")).cloned();
                 a.corpus = Some(match next {
@@ -616,6 +624,34 @@ fn write_loso(a: &Args, runs: &[bench::loso::Loso], sessions: usize, start: Inst
     println!("Chart: {}", sp.display());
 }
 
+/// `--provider`: the per-provider table (cachefold_bench::bench::provider).
+fn run_providers(a: &Args, arg: &str, start: Instant) {
+    let profiles = bench::provider::parse(arg).unwrap_or_else(|e| die(&e));
+    let sessions = load_sessions(a);
+    let base = driver::Settings {
+        strategies: Vec::new(),
+        price: a.price.clone(),
+        window: a.window,
+        cache: a.cache,
+        profile: a.profile,
+        cold: a.cold,
+        s3: a.s3.clone(),
+        prefix_tokens: None,
+    };
+    let results = bench::provider::run(&profiles, &base, &sessions, &|| load_tokenizer(a), a.jobs)
+        .unwrap_or_else(|e| die(&e));
+    let md = bench::provider::markdown(&profiles, &results);
+    println!("{md}");
+    println!(
+        "Runtime: {:.1}s, {} worker(s).",
+        start.elapsed().as_secs_f64(),
+        a.jobs
+    );
+    if let Some(p) = &a.md {
+        write_file(p, &md);
+    }
+}
+
 fn main() {
     let mut a = parse_args();
     let start = Instant::now();
@@ -630,6 +666,10 @@ fn main() {
             .collect();
         let sessions = tables.first().map_or(0, |(_, t)| t.sessions.len());
         write_loso(&a, &runs, sessions, start);
+        return;
+    }
+    if let Some(arg) = a.provider.clone() {
+        run_providers(&a, &arg, start);
         return;
     }
     let tok = load_tokenizer(&a);

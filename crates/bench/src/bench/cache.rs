@@ -184,7 +184,8 @@ pub struct Params {
     /// Block size for the DS models (128 on V4, 64 on V3.2); OpenAI uses 128 and Kimi 256
     /// whatever this says.
     pub block: usize,
-    /// Idle expiry of DS units in ms (`None` = permanent, the default).
+    /// Idle expiry of DS units in ms (`None` = permanent, the default); for `openai` and `kimi`
+    /// it replaces their 10- and 30-minute lifetimes.
     pub expiry_ms: Option<f64>,
 }
 
@@ -210,8 +211,9 @@ impl Params {
     fn ttl_ms(&self) -> Option<f64> {
         match self.model {
             Model::DsStrict | Model::DsOptimistic => self.expiry_ms,
-            Model::OpenAi => Some(10.0 * 60_000.0),
-            Model::Kimi => Some(30.0 * 60_000.0),
+            // `expiry_ms` overrides the provider lifetime (`--provider` sets the profile's).
+            Model::OpenAi => Some(self.expiry_ms.unwrap_or(10.0 * 60_000.0)),
+            Model::Kimi => Some(self.expiry_ms.unwrap_or(30.0 * 60_000.0)),
         }
     }
 }

@@ -93,6 +93,7 @@ pub mod driver;
 pub mod loso;
 pub mod metrics;
 pub mod prefix;
+pub mod provider;
 pub mod render;
 pub mod report;
 pub mod run;

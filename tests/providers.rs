@@ -1,0 +1,172 @@
+//! Provider cache profiles in the engine: the fold cost model under a provider's terms, and
+//! rewrites at no break cost after an idle gap past the provider's cache lifetime.
+
+mod engine_support;
+
+use cachefold::config::{Config, Mode};
+use cachefold::engine::{AssemblePlan, CommitInput, Drive, Session};
+use engine_support::*;
+
+const SONNET: Option<&str> = Some("anthropic/claude-sonnet-5");
+const MIN: u64 = 60_000;
+
+fn assemble_at(s: &mut Session, msgs: &[String], model: Option<&str>, now: u64) -> AssemblePlan {
+    let mut inp = input(msgs, &[], model, Some(1_000_000));
+    inp.now_ms = now as f64;
+    s.drive(inp, Drive::Assemble, |i| msgs[i as usize].clone())
+        .expect("assemble")
+        .plan
+}
+
+fn commit_at(s: &mut Session, key: &str, turn: &[String], now: u64) {
+    let c = CommitInput {
+        advancement_key: key.into(),
+        messages: turn.to_vec(),
+        now_ms: now as f64,
+        context_window: None,
+    };
+    s.commit_turn(&c).expect("commit");
+}
+
+/// A session on `model` with `turns` committed turns one minute apart; returns the session,
+/// the history with one more (uncommitted) turn, and the last commit time.
+fn session_with_turns(
+    cfg: Config,
+    model: Option<&str>,
+    turns: usize,
+) -> (Session, Vec<String>, u64) {
+    let mut s = Session::new(cfg, "s1");
+    let mut msgs = Vec::new();
+    let mut last = T0;
+    for k in 0..turns {
+        let start = msgs.len();
+        turn(&mut msgs, k, &format!("f{k}.txt"), 3_000);
+        let now = T0 + k as u64 * MIN;
+        let p = assemble_at(&mut s, &msgs[..start + 1], model, now);
+        assert!(
+            p.report.folds.is_empty(),
+            "turn {k}: {:?}",
+            p.report.skipped
+        );
+        last = now + 30_000;
+        commit_at(&mut s, &format!("k{k}"), &msgs[start..], last);
+    }
+    turn(&mut msgs, turns, "last.txt", 3_000);
+    (s, msgs, last)
+}
+
+fn cfg() -> Config {
+    Config {
+        mode: Mode::Always,
+        expected_remaining_calls: 1,
+        ..small()
+    }
+}
+
+/// Regression: on Anthropic a priced fold that does not pay while the 5-minute cache is alive
+/// pays after a 6-minute idle gap, because the next request writes the whole prompt anyway.
+#[test]
+fn fold_that_did_not_pay_pays_after_an_idle_gap() {
+    let (mut alive, msgs, last) = session_with_turns(cfg(), SONNET, 8);
+    let p = assemble_at(&mut alive, &msgs, SONNET, last + 2 * MIN);
+    assert!(p.report.folds.is_empty(), "folded on a live cache");
+    let why = p.report.skipped.clone().unwrap_or_default();
+    assert!(why.starts_with("does not pay"), "{why}");
+    assert!(why.contains("write 1.25x"), "{why}");
+
+    let (mut idle, msgs, last) = session_with_turns(cfg(), SONNET, 8);
+    let p = assemble_at(&mut idle, &msgs, SONNET, last + 6 * MIN);
+    let f = p.report.fold.as_ref().expect("fold after the idle gap");
+    assert!(
+        f.decision.pays && f.decision.one_off_usd == 0.0,
+        "{:?}",
+        f.decision
+    );
+    assert!(
+        f.decision.reason.contains("cache expired"),
+        "{}",
+        f.decision.reason
+    );
+    assert_eq!(f.price_key, "anthropic-sonnet");
+}
+
+/// DeepSeek keeps its cache for hours: the same gap changes nothing there.
+#[test]
+fn deepseek_has_no_idle_expiry() {
+    let (mut s, msgs, last) = session_with_turns(cfg(), DS, 8);
+    let p = assemble_at(&mut s, &msgs, DS, last + 6 * 60 * MIN);
+    assert!(p.report.folds.is_empty(), "{:?}", p.report.fold);
+}
+
+/// `providers.<key>.ttlMinutes` sets the lifetime: with 30 minutes, a 6-minute gap is no
+/// longer an expiry.
+#[test]
+fn lifetime_override_moves_the_expiry() {
+    let c = Config::from_json(
+        r#"{"mode":"always","tailTokens":1000,"minFoldTokens":500,"foldRecordBudget":4000,
+            "expectedRemainingCalls":1,"providers":{"anthropic-sonnet":{"ttlMinutes":30}}}"#,
+    )
+    .unwrap();
+    let (mut s, msgs, last) = session_with_turns(c.clone(), SONNET, 8);
+    let p = assemble_at(&mut s, &msgs, SONNET, last + 6 * MIN);
+    assert!(p.report.folds.is_empty(), "{:?}", p.report.fold);
+    let (mut s, msgs, last) = session_with_turns(c, SONNET, 8);
+    let p = assemble_at(&mut s, &msgs, SONNET, last + 31 * MIN);
+    assert!(p.report.fold.is_some(), "{:?}", p.report.skipped);
+}
+
+/// After an idle gap, two fold records are condensed into one even under their budget.
+#[test]
+fn records_condense_after_an_idle_gap() {
+    let c = Config {
+        mode: Mode::Always,
+        expected_remaining_calls: 100,
+        ..small()
+    };
+    let mut s = Session::new(c, "s1");
+    let mut msgs = Vec::new();
+    let mut last = T0;
+    let mut k = 0;
+    while s.state().segs.len() < 2 && k < 40 {
+        let start = msgs.len();
+        turn(&mut msgs, k, &format!("f{k}.txt"), 3_000);
+        let now = T0 + k as u64 * MIN;
+        let p = assemble_at(&mut s, &msgs[..start + 1], SONNET, now);
+        assert!(p.report.condensed.is_none());
+        last = now + 30_000;
+        commit_at(&mut s, &format!("k{k}"), &msgs[start..], last);
+        k += 1;
+    }
+    assert_eq!(s.state().segs.len(), 2, "two folds in {k} turns");
+    turn(&mut msgs, k, "last.txt", 100);
+    let p = assemble_at(&mut s, &msgs, SONNET, last + 6 * MIN);
+    let c = p
+        .report
+        .condensed
+        .as_ref()
+        .expect("condensed after the gap");
+    assert_eq!(c.merged, 2);
+    assert_eq!(s.state().segs.len(), 1);
+}
+
+/// The default `targetModels` manage the providers the bench measured a saving on, and
+/// nothing else.
+#[test]
+fn default_target_models_cover_the_measured_providers() {
+    let c = Config::default();
+    for m in [
+        "deepseek/deepseek-v4-flash",
+        "anthropic/claude-sonnet-5",
+        "claude-opus-5",
+        "openai/gpt-5.5",
+        "google/gemini-2.5-pro",
+        "moonshot/kimi-k2.6",
+        "qwen/qwen3-max",
+        "zai/glm-4.6",
+    ] {
+        assert!(cachefold::engine::model_managed(&c, Some(m)), "{m}");
+    }
+    for m in ["mistral/mistral-large", "openai/o3", "openai/gpt-4o"] {
+        assert!(!cachefold::engine::model_managed(&c, Some(m)), "{m}");
+    }
+}
