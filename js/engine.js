@@ -16,6 +16,7 @@ import { loadCore } from "./core.js";
 import * as store from "./store.js";
 import { captureAfterTurn, lessonsAddition, withAddition } from "./lessons.js";
 import { withTimeout } from "./io/files.js";
+import { cutHistoryMessage } from "./oversize.js";
 
 const VERSION = "0.1.0";
 // Snapshot when the journal outgrows half the last snapshot (at least 256 KiB): replaying
@@ -178,9 +179,13 @@ function warnOnce(ctx, sessionId, before, report) {
 }
 
 // The core's one plan driver (need → plan → needFull → plan with everything) pulls the JSON text
-// of the messages it asks for through `jsonOf`.
-function runPlan(h, messages, header, { compact = false, force = false } = {}) {
-  const plan = h.session.plan(JSON.stringify(header), compact, force, (i) => messageJson(messages[i]));
+// of the messages it asks for through `jsonOf`. A tool result over the cut size is stored and cut
+// first (oversize.js): the core and the model see the cut copy, the fold file the original.
+function runPlan(ctx, h, messages, header, { compact = false, force = false, sessionId, sessionKey } = {}) {
+  const ref = { session: sessionKey ?? sessionId, sessionId };
+  const onCut = (cuts) => ctx.log({ event: "tool_result_cut", path: "assemble", sessionId, cuts });
+  const view = (i) => cutHistoryMessage(ctx.stateDir, messages[i], ref, onCut);
+  const plan = h.session.plan(JSON.stringify(header), compact, force, (i) => messageJson(view(i)));
   for (const w of plan.foldWrites ?? []) {
     const text = messages.slice(w.from, w.to).map(messageJson).join("\n") + "\n";
     store.writeFold(h.paths, w.foldId, text);
@@ -189,7 +194,7 @@ function runPlan(h, messages, header, { compact = false, force = false } = {}) {
   const out = new Array(plan.order.length);
   for (let k = 0; k < plan.order.length; k++) {
     const i = plan.order[k];
-    out[k] = i >= 0 ? messages[i] : synthetic[-i - 1];
+    out[k] = i >= 0 ? view(i) : synthetic[-i - 1];
   }
   return { plan, out };
 }
@@ -227,7 +232,7 @@ export class CachefoldEngine {
       const model = modelOf(params);
       const before = unserializable;
       const result = await withSession(this.ctx, sessionId, async (h) =>
-        runPlan(h, messages, { count: messages.length, model, tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }),
+        runPlan(this.ctx, h, messages, { count: messages.length, model, tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }, { sessionId, sessionKey: params.sessionKey }),
       );
       const { plan, out } = result;
       warnOnce(this.ctx, sessionId, before, plan.report);
@@ -368,7 +373,7 @@ export class CachefoldEngine {
     try {
       const messages = params.messages;
       const { plan } = await withSession(this.ctx, sessionId, async (h) =>
-        runPlan(h, messages, { count: messages.length, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }, { compact: true, force: params.force !== false }),
+        runPlan(this.ctx, h, messages, { count: messages.length, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }, { compact: true, force: params.force !== false, sessionId, sessionKey: params.sessionKey }),
       );
       this.ctx.log({ event: "compact", sessionId, report: plan.report ?? null });
       const fold = plan.report?.fold;
