@@ -127,9 +127,17 @@ test("capture → candidate → promote → inject → stale, end to end", { ski
   assert.match(note, /refresh-of: testing/);
   assert.match(note, /REFRESH: package\.json#scripts\.test changed/);
 
-  // rm a candidate: rejected, never proposed again.
-  r = await run(h.cli, ctx, ws, "lessons", "rm", "layout");
-  assert.equal(r.code, 0);
+  // rm deletes only with a strictly parsed --yes; then the candidate is rejected, never proposed again.
+  for (const args of [[], ["--yes=no"], ["--yes=true"], ["--yes=0"]]) {
+    r = await run(h.cli, ctx, ws, "lessons", "rm", "layout", ...args);
+    assert.equal(r.code, 2, `rm ${args.join(" ")}: a usage error`);
+    assert.ok(existsSync(join(cand, "layout.md")), `rm ${args.join(" ")}: nothing deleted`);
+  }
+  assert.match((await run(h.cli, ctx, ws, "lessons", "rm", "layout")).err, /layout\.md; add --yes to confirm/);
+  assert.equal((await run(h.cli, ctx, ws, "lessons", "list", "--yes")).code, 2, "--yes belongs to rm only");
+  r = await run(h.cli, ctx, ws, "lessons", "rm", "layout", "--yes");
+  assert.equal(r.code, 0, r.err);
+  assert.ok(!existsSync(join(cand, "layout.md")), "deleted with --yes");
   assert.equal((await run(h.cli, ctx, ws, "lessons", "show", "layout")).code, 1);
   const again = h.lessons.writeCandidates(h.core, ctx, ws, [h.core.lessonParse(note.replace("name: testing", "name: layout").replace(/refresh-of: .*\n/, ""))]);
   assert.deepEqual(again, []);
