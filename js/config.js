@@ -1,7 +1,7 @@
 // The plugin config as the user wrote it → the config the core runs on. Every valid key is kept:
 // an unknown key gets a "did you mean", a value the core refuses is reported (key, value, what
-// is allowed) and left at its default, a profile fills the keys the user did not set. The core
-// (`parseConfig`) is the judge of each value; this module only walks the object and words the
+// is allowed) and left at its default. The core fills in the profile's knobs (`applyProfile`)
+// and judges each value (`parseConfig`); this module only walks the object and words the
 // problems.
 import { readFileSync } from "node:fs";
 
@@ -59,17 +59,6 @@ function reasonOf(err) {
 }
 
 const isObj = (v) => v != null && typeof v === "object" && !Array.isArray(v);
-
-/**
- * Knob values per `profile` (README "Profiles"). `balanced` is the defaults. A knob the user set
- * explicitly always wins; a profile's previewChars is lowered to the smallest threshold in force
- * (the core requires every threshold to be at least the preview).
- */
-export const PROFILES = {
-  savings: { tailTokens: 4000, minFoldTokens: 12000, foldRecordBudget: 8000, persist: { previewChars: 2000, defaultThreshold: 4000, thresholds: { bash: 2000, exec: 2000, read: 6000, web_fetch: 2000 } } },
-  balanced: { tailTokens: 8000, minFoldTokens: 24000, foldRecordBudget: 16000, persist: { previewChars: 4000, defaultThreshold: 8000, thresholds: { bash: 4000, exec: 4000, read: 12000, web_fetch: 4000 } } },
-  recall: { tailTokens: 16000, minFoldTokens: 48000, foldRecordBudget: 32000, persist: { previewChars: 8000, defaultThreshold: 16000, thresholds: { bash: 8000, exec: 8000, read: 24000, web_fetch: 8000 } } },
-};
 
 /** Levenshtein distance (small strings: config keys). */
 export function editDistance(a, b) {
@@ -150,39 +139,41 @@ function dropUnknownKeys(raw, problems) {
   return clean;
 }
 
-/** Fill the knobs of `raw.profile` the user did not set (raw is already free of unknown keys). */
-export function applyProfile(raw) {
-  const name = typeof raw.profile === "string" && PROFILES[raw.profile] ? raw.profile : "balanced";
-  const p = PROFILES[name];
-  const out = { ...raw };
-  for (const k of ["tailTokens", "minFoldTokens", "foldRecordBudget"]) if (out[k] === undefined) out[k] = p[k];
-  const persist = isObj(out.persist) ? { ...out.persist } : {};
-  if (persist.thresholds === undefined) persist.thresholds = { ...p.persist.thresholds };
-  if (persist.defaultThreshold === undefined) persist.defaultThreshold = p.persist.defaultThreshold;
-  if (persist.previewChars === undefined) {
-    const limits = [persist.defaultThreshold, ...Object.values(isObj(persist.thresholds) ? persist.thresholds : {})].map(Number).filter((x) => Number.isFinite(x) && x >= 200);
-    persist.previewChars = Math.min(p.persist.previewChars, ...limits);
-  }
-  out.persist = persist;
-  return out;
-}
+const keyOf = (err) => /^invalid config `([^`]*)`/.exec(String(err?.message ?? ""))?.[1] ?? null;
+const valueAt = (obj, key) => key.split(".").reduce((v, k) => (isObj(v) ? v[k] : undefined), obj);
 
 /**
- * Parse the plugin config keeping every valid key: keys (and keys of the nested objects) are
- * added one at a time and a value the core rejects is left out, so its default applies. Returns
- * {config, problems: [{key, value, message}]}; each message names the key, the value and what
- * is allowed. An invalid `mode` means "off" (the safe reading of a mistyped mode).
+ * Parse the plugin config keeping every valid key: keys (and keys of the nested objects and
+ * maps) are added one at a time and a value the core rejects is left out, so its default
+ * applies. Returns {config, problems: [{key, value, message}]}; each message names the key the
+ * core refused (`persist.thresholds.read`, `prices.x.miss`), the value and what is allowed. An
+ * invalid `mode` means "off" (the safe reading of a mistyped mode).
  */
 export function resolveConfig(core, input) {
   let raw = input;
   const problems = [];
-  const report = (path, value, err) => {
-    const key = path.join(".");
+  let defaults;
+  const report = (path, value, err, trial) => {
+    let key = path.join(".");
+    let reason = reasonOf(err);
+    const named = keyOf(err);
+    if (named && named.startsWith(`${key}.`)) {
+      // The core names a key inside this value (a price row's field): report that one.
+      value = valueAt(trial, named);
+      path = named.split(".");
+      key = named;
+    } else if (named && named !== key) {
+      // A rule between two keys, worded by the core for the other one ("X must be at least
+      // <this key> (n)"): say which key this one must stay within.
+      defaults ??= core.parseConfig("{}");
+      const other = valueAt(trial, named) ?? valueAt(defaults, named);
+      reason = reason.startsWith(`must be at least ${key}`) ? `must be at most ${named} (${show(other)})` : `${named} = ${show(other)} ${reason}`;
+    }
     const fallback = key === "mode" ? ' "off" (passthrough) until it is fixed' : " its default";
     problems.push({
       key,
       value,
-      message: `cachefold config: ${key} = ${show(value)} is not valid (${reasonOf(err)}); allowed: ${allowedFor(path)}. Using${fallback}; every other key is kept.`,
+      message: `cachefold config: ${key} = ${show(value)} is not valid (${reason}); allowed: ${allowedFor(path)}. Using${fallback}; every other key is kept.`,
     });
   };
   const tryParse = (obj) => {
@@ -193,39 +184,47 @@ export function resolveConfig(core, input) {
     }
   };
   if (!isObj(raw)) {
-    if (raw != null) report(["(plugin config)"], raw, new Error("the plugin config must be an object"));
+    if (raw != null) report(["(plugin config)"], raw, new Error("the plugin config must be an object"), {});
     raw = {};
   }
-  raw = dropUnknownKeys(raw, problems);
-  if (raw.profile !== undefined && !PROFILES[raw.profile]) {
-    report(["profile"], raw.profile, new Error("must be one of savings, balanced, recall"));
-    delete raw.profile;
-  }
-  raw = applyProfile(raw);
+  // The profile's knobs where the user set none (the core's rule; an unknown profile is
+  // reported below, with the balanced knobs meanwhile).
+  raw = core.applyProfile(JSON.stringify(dropUnknownKeys(raw, problems)));
   const whole = tryParse(raw);
   if (whole.config) return { config: whole.config, problems };
-  const good = {};
   let modeBad = false;
-  for (const [k, v] of Object.entries(raw)) {
-    const trial = tryParse({ ...good, [k]: v });
-    if (trial.config) {
-      good[k] = v;
-      continue;
-    }
-    if (isObj(v) && isObj(schemaAt([k])) && schemaAt([k]).type === "object") {
-      // Keep the nested keys that are valid on their own.
-      const sub = {};
-      for (const [k2, v2] of Object.entries(v)) {
-        const t2 = tryParse({ ...good, [k]: { ...sub, [k2]: v2 } });
-        if (t2.config) sub[k2] = v2;
-        else report([k, k2], v2, t2.err);
+  // The valid part of `obj` at `path`; `wrap(sub)` is the whole config with `sub` there. An
+  // object whose keys are free (a section, a map such as persist.thresholds) is kept key by key;
+  // a record with required fields (a price row) stays whole or goes. A key refused on the first
+  // pass is tried again once every other key is in: a rule between two keys (a threshold and
+  // the preview) is then judged against the user's values.
+  const keepValid = (path, obj, wrap) => {
+    const sub = {};
+    const later = Object.entries(obj).filter(([k, v]) => {
+      if (!tryParse(wrap({ ...sub, [k]: v })).config) return true;
+      sub[k] = v;
+      return false;
+    });
+    for (const [k, v] of later) {
+      const here = [...path, k];
+      const trial = wrap({ ...sub, [k]: v });
+      const t = tryParse(trial);
+      if (t.config) {
+        sub[k] = v;
+        continue;
       }
-      if (tryParse({ ...good, [k]: sub }).config) good[k] = sub;
-      continue;
+      const s = schemaAt(here);
+      if (isObj(v) && s?.type === "object" && !s.required) {
+        const inner = keepValid(here, v, (x) => wrap({ ...sub, [k]: x }));
+        if (tryParse(wrap({ ...sub, [k]: inner })).config) sub[k] = inner;
+        continue;
+      }
+      if (here.join(".") === "mode") modeBad = true;
+      report(here, v, t.err, trial);
     }
-    if (k === "mode") modeBad = true;
-    report([k], v, trial.err);
-  }
+    return sub;
+  };
+  const good = keepValid([], raw, (x) => x);
   if (modeBad) good.mode = "off";
   const final = tryParse(good);
   return { config: final.config ?? core.parseConfig("{}"), problems };

@@ -1,4 +1,4 @@
-// OpenClaw context-engine adapter: lifecycle calls → core Session calls; state via store.js.
+// OpenClaw context-engine adapter: lifecycle calls → core Session calls; state via engine/state.js.
 //
 // Boundary design (measured, see README "How it works"): converting whole histories into wasm
 // costs ~25 µs per message, so the core keeps a compact per-message record and asks (through
@@ -6,9 +6,8 @@
 // checks; JS stringifies just those. The core answers with a plan of host indices and synthetic
 // messages; the host's own objects are returned untouched, so their bytes cannot drift.
 //
-// Engine instances live one turn (docs/host-integration.md). Sessions are cached per
-// process (Gateway mode) and reloaded from disk when another process wrote their journal.
-// Nothing here throws into the host: on any error the turn passes history through unchanged
+// Engine instances live one turn (docs/host-integration.md); the sessions they serve are kept
+// by js/engine/state.js (cache, lock, journal, snapshots). Nothing here throws into the host: on any error the turn passes history through unchanged
 // (OpenClaw quarantines engines that throw) and the state on disk is kept.
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
@@ -16,14 +15,10 @@ import { loadCore } from "./core.js";
 import * as store from "./store.js";
 import { captureAfterTurn, lessonsAddition, withAddition } from "./lessons.js";
 import { withTimeout } from "./io/files.js";
+import { cutHistoryMessage } from "./oversize.js";
+import { nowMs, withSession } from "./engine/state.js";
 
 const VERSION = "0.1.0";
-// Snapshot when the journal outgrows half the last snapshot (at least 256 KiB): replaying
-// journal lines costs ~3× loading the same state from a snapshot, and a fresh process runs the
-// wasm in its baseline tier, so a short journal keeps cold start low. Amortised, a turn still
-// writes O(its new content): a snapshot of S bytes follows S/2 bytes of journal.
-const SNAPSHOT_MIN_BYTES = 256 << 10;
-const live = new Map(); // sessionId -> { session, core, stamp: journal {gen, size}, snapshotBytes }
 
 /** Factory registered with api.registerContextEngine (async: instantiates wasm). */
 export function createEngineFactory(ctx) {
@@ -35,10 +30,6 @@ export function createEngineFactory(ctx) {
     }
     return new CachefoldEngine(ctx, factoryCtx);
   };
-}
-
-function nowMs() {
-  return Date.now();
 }
 
 /** The model's context window as the host reports it, or null. */
@@ -53,88 +44,6 @@ function modelOf(params) {
   if (!m) return null;
   const provider = rs?.provider;
   return provider && !String(m).includes("/") ? `${provider}/${m}` : String(m);
-}
-
-/** The loaded core and the on-disk paths of one session. */
-async function pathsFor(ctx, sessionId) {
-  const core = await loadCore();
-  return { core, paths: store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId)) };
-}
-
-async function openSession(ctx, sessionId, paths) {
-  // Loaded again inside the lock: a trap while waiting may have replaced the instance.
-  const core = await loadCore();
-  const cached = live.get(sessionId);
-  // Trust the cache only when the journal is exactly the file this process last wrote or read:
-  // its generation (new with every snapshot) and size (grows with every append) both match.
-  // Anything else means another process wrote since, and appending on top of state this process
-  // has not read would fork the sequence (issue 10, item 4).
-  if (cached && cached.core === core && sameStamp(cached.stamp, store.journalStamp(paths))) {
-    return { ...cached, paths };
-  }
-  cached?.session?.free?.();
-  live.delete(sessionId);
-  const { snapshot, journal, stamp, headerless } = store.readState(paths);
-  const restored = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
-  const entry = { session: restored, core, stamp, snapshotBytes: snapshot ? snapshot.length : 0 };
-  const report = restored.replayReport();
-  if (report?.ignoredBytes > 0 || headerless) {
-    // A torn or corrupt tail (crash mid-append): lines appended after it would never replay,
-    // so seal the consistent state now and start a clean journal. A journal without a
-    // generation header (older versions) is sealed the same way.
-    if (report?.ignoredBytes > 0) {
-      ctx.log({ event: "journal_repaired", sessionId, ignoredBytes: report.ignoredBytes, stopped: report.stopped ?? null });
-    }
-    const snap = restored.snapshot();
-    entry.stamp = store.writeSnapshot(paths, snap);
-    entry.snapshotBytes = snap.length;
-  }
-  live.set(sessionId, entry);
-  return { ...entry, paths };
-}
-
-function sameStamp(a, b) {
-  return !!a && !!b && a.gen === b.gen && a.size === b.size;
-}
-
-function persist(sessionId, h, sync, lease) {
-  const lines = h.session.takeJournal();
-  if (!lines) return;
-  lease?.assert(); // never write once the lease was lost (another process may hold it now)
-  const appended = store.appendJournal(h.paths, lines, sync);
-  let stamp = { gen: appended.gen === undefined ? h.stamp?.gen : appended.gen, size: appended.size };
-  if (appended.size > Math.max(SNAPSHOT_MIN_BYTES, h.snapshotBytes / 2)) {
-    const snap = h.session.snapshot();
-    stamp = store.writeSnapshot(h.paths, snap);
-    h.snapshotBytes = snap.length;
-  }
-  const entry = live.get(sessionId);
-  if (entry) {
-    entry.stamp = stamp;
-    entry.snapshotBytes = h.snapshotBytes;
-  }
-}
-
-async function withSession(ctx, sessionId, fn, { sync = false } = {}) {
-  const { paths } = await pathsFor(ctx, sessionId);
-  return store.withSessionLock(paths, async (lease) => {
-    const h = await openSession(ctx, sessionId, paths);
-    try {
-      const out = await fn(h);
-      persist(sessionId, h, sync, lease);
-      return out;
-    } catch (err) {
-      // Drop the cached handle: the next call reloads from disk, which holds every event
-      // persisted so far. A trap has already dropped the wasm instance (core.js).
-      live.delete(sessionId);
-      try {
-        h.session?.free?.();
-      } catch {
-        /* a trapped instance */
-      }
-      throw err;
-    }
-  });
 }
 
 // JSON text of one host message for the core. JSON.stringify throws on a BigInt or a cycle and
@@ -178,9 +87,13 @@ function warnOnce(ctx, sessionId, before, report) {
 }
 
 // The core's one plan driver (need → plan → needFull → plan with everything) pulls the JSON text
-// of the messages it asks for through `jsonOf`.
-function runPlan(h, messages, header, { compact = false, force = false } = {}) {
-  const plan = h.session.plan(JSON.stringify(header), compact, force, (i) => messageJson(messages[i]));
+// of the messages it asks for through `jsonOf`. A tool result over the cut size is stored and cut
+// first (oversize.js): the core and the model see the cut copy, the fold file the original.
+function runPlan(ctx, h, messages, header, { compact = false, force = false, sessionId, sessionKey } = {}) {
+  const ref = { session: sessionKey ?? sessionId, sessionId };
+  const onCut = (cuts) => ctx.log({ event: "tool_result_cut", path: "assemble", sessionId, cuts });
+  const view = (i) => cutHistoryMessage(ctx.stateDir, messages[i], ref, onCut);
+  const plan = h.session.plan(JSON.stringify(header), compact, force, (i) => messageJson(view(i)));
   for (const w of plan.foldWrites ?? []) {
     const text = messages.slice(w.from, w.to).map(messageJson).join("\n") + "\n";
     store.writeFold(h.paths, w.foldId, text);
@@ -189,7 +102,7 @@ function runPlan(h, messages, header, { compact = false, force = false } = {}) {
   const out = new Array(plan.order.length);
   for (let k = 0; k < plan.order.length; k++) {
     const i = plan.order[k];
-    out[k] = i >= 0 ? messages[i] : synthetic[-i - 1];
+    out[k] = i >= 0 ? view(i) : synthetic[-i - 1];
   }
   return { plan, out };
 }
@@ -227,7 +140,7 @@ export class CachefoldEngine {
       const model = modelOf(params);
       const before = unserializable;
       const result = await withSession(this.ctx, sessionId, async (h) =>
-        runPlan(h, messages, { count: messages.length, model, tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }),
+        runPlan(this.ctx, h, messages, { count: messages.length, model, tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }, { sessionId, sessionKey: params.sessionKey }),
       );
       const { plan, out } = result;
       warnOnce(this.ctx, sessionId, before, plan.report);
@@ -368,7 +281,7 @@ export class CachefoldEngine {
     try {
       const messages = params.messages;
       const { plan } = await withSession(this.ctx, sessionId, async (h) =>
-        runPlan(h, messages, { count: messages.length, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }, { compact: true, force: params.force !== false }),
+        runPlan(this.ctx, h, messages, { count: messages.length, model: modelOf(params), tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }, { compact: true, force: params.force !== false, sessionId, sessionKey: params.sessionKey }),
       );
       this.ctx.log({ event: "compact", sessionId, report: plan.report ?? null });
       const fold = plan.report?.fold;
@@ -501,66 +414,4 @@ async function delegateToRuntime(params) {
 
 function finiteOrNull(v) {
   return Number.isFinite(v) && v >= 0 ? Math.floor(v) : null;
-}
-
-// ---- read-only views for the agent tools (js/tools.js) ----------------------------------------
-
-/** Stats of one session (as the core reports them), or null when the session is unknown. */
-export async function sessionStats(ctx, sessionId) {
-  const { core, paths } = await pathsFor(ctx, sessionId);
-  const { snapshot, journal } = store.readState(paths);
-  if (!snapshot && !journal) return null;
-  const s = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
-  try {
-    return s.stats();
-  } finally {
-    s.free?.();
-  }
-}
-
-/**
- * A read-only view of one session (`topicsView`, `preview`, `recoverPlan`): the core renders it
- * from the stored state. Null when the session has no state yet.
- */
-export async function sessionView(ctx, sessionId, method, ...args) {
-  const { core, paths } = await pathsFor(ctx, sessionId);
-  const { snapshot, journal } = store.readState(paths);
-  if (!snapshot && !journal) return null;
-  const s = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
-  try {
-    return s[method](...args);
-  } finally {
-    s.free?.();
-  }
-}
-
-/** `cachefold_pin`: journal a pin of turn `id` under the session lock; the core's answer. */
-export async function pinTurn(ctx, sessionId, id) {
-  const { paths } = await pathsFor(ctx, sessionId);
-  const { snapshot, journal } = store.readState(paths);
-  if (!snapshot && !journal) return null;
-  const answer = await withSession(ctx, sessionId, async (h) => h.session.pinTurn(id));
-  ctx.log?.({ event: "pin", sessionId, turn: id, pinned: answer?.details?.pinned ?? null });
-  return answer;
-}
-
-/** Folded regions of a session as searchable documents. */
-export async function foldedDocs(ctx, sessionId) {
-  const { paths } = await pathsFor(ctx, sessionId);
-  return store.listFolds(paths).map((id) => ({ id, kind: "fold", text: store.readFold(paths, id) ?? "" }));
-}
-
-/** Raw text of one folded region (JSON lines of the original messages), or null. */
-export async function foldText(ctx, sessionId, foldId) {
-  return store.readFold((await pathsFor(ctx, sessionId)).paths, foldId);
-}
-
-/**
- * Ask for a fold now (`/cachefold fold`): recorded through the core as compact() does
- * (compactRequest), emitted by the session's next assemble. Returns the core's answer.
- */
-export async function requestFold(ctx, sessionId, { model = null } = {}) {
-  const answer = await withSession(ctx, sessionId, async (h) => h.session.compactRequest(JSON.stringify({ model, tokenBudget: null, currentTokenCount: null, contextWindow: null, nowMs: nowMs() })));
-  ctx.log({ event: "compact", sessionId, trigger: "command", answer });
-  return answer;
 }

@@ -14,7 +14,8 @@
 //
 // All decisions are made by the Rust core (processToolResult, applyToolDefaults); this file moves
 // data and writes artifacts. If the artifact cannot be written, the original result is kept.
-import { scheduleGc, withArtifactPath, writeArtifact } from "./artifacts.js";
+import { withArtifactPath, writeArtifact } from "./artifacts.js";
+import { scheduleGc } from "./artifacts/gc.js";
 import { toolsCore, toolsCoreSync } from "./core.js";
 import { cutOversized } from "./oversize.js";
 

@@ -17,7 +17,7 @@ import { ensureDir, logLine } from "./store.js";
 import { resolveConfig, show } from "./config.js";
 import { registerUi } from "./ui/route.js";
 
-export { PROFILES, allowedFor, applyProfile, editDistance, nearestKey, resolveConfig } from "./config.js";
+export { allowedFor, editDistance, nearestKey, resolveConfig } from "./config.js";
 
 /** Why `dir` cannot hold cachefold's state, or null when it can (created if missing). */
 export function stateDirProblem(dir) {

@@ -112,44 +112,41 @@ async function decide(ctx, params, factoryCtx, sessionId) {
   const request = typeof params.prompt === "string" ? params.prompt : "";
   const base = { v: 1, sessionId, decidedAt: nowIso(), workspace, inject: false, text: "", tokens: 0, chosen: [] };
   let d;
-  if (messages.length > 0) {
-    // Not the session's first assemble (lessons were off or unknown before): adding a block now
-    // would change the system prompt mid-session.
-    d = { ...base, reason: "session already under way" };
+  // The core's rules first (a session under way, a request that is not code-gen): no lesson
+  // file is read for those.
+  const gate = core.lessonsGate(request, messages.length);
+  if (gate) {
+    const cls = gate.classification;
+    d = cls ? { ...base, class: cls.class, confident: cls.confident, reason: gate.reason, signals: cls.signals } : { ...base, reason: gate.reason };
   } else {
-    const cls = core.lessonsClassify(request);
-    if (cls.class !== "code-gen" || !cls.confident) {
-      d = { ...base, class: cls.class, confident: cls.confident, reason: cls.class === "code-gen" ? "code-gen but not confident" : `request classified ${cls.class}`, signals: cls.signals };
-    } else {
-      autoPromote(core, ctx, workspace);
-      const files = readAll(ctx, workspace, { candidates: false });
-      const inputs = gatherInputs(core, workspace, files.map((f) => f.text));
-      const r = core.lessonsDecide(JSON.stringify({
-        request,
-        maxTokens: Number(ctx.config.lessons?.maxInjectTokens ?? 200),
-        lessons: files.map((f) => ({ scope: f.scope, file: f.file, text: f.text })),
-        inputs,
-        nowIso: base.decidedAt,
-      }));
-      for (const bad of r.invalid) {
-        ctx.logger?.warn?.(`cachefold: lesson ${bad.scope}/${bad.file} skipped: ${bad.error}`);
-      }
-      queueRefresh(ctx, workspace, r.stale);
-      d = {
-        ...base,
-        class: r.classification.class,
-        confident: r.classification.confident,
-        signals: r.classification.signals,
-        inject: r.inject,
-        reason: r.reason,
-        text: r.text,
-        tokens: r.tokens,
-        chosen: r.chosen,
-        overBudget: r.overBudget,
-        stale: r.stale.map((s) => ({ name: s.name, scope: s.scope, changed: s.changed })),
-        invalid: r.invalid,
-      };
+    autoPromote(core, ctx, workspace);
+    const files = readAll(ctx, workspace, { candidates: false });
+    const inputs = gatherInputs(core, workspace, files.map((f) => f.text));
+    const r = core.lessonsDecide(JSON.stringify({
+      request,
+      maxTokens: Number(ctx.config.lessons?.maxInjectTokens ?? 200),
+      lessons: files.map((f) => ({ scope: f.scope, file: f.file, text: f.text })),
+      inputs,
+      nowIso: base.decidedAt,
+    }));
+    for (const bad of r.invalid) {
+      ctx.logger?.warn?.(`cachefold: lesson ${bad.scope}/${bad.file} skipped: ${bad.error}`);
     }
+    queueRefresh(ctx, workspace, r.stale);
+    d = {
+      ...base,
+      class: r.classification.class,
+      confident: r.classification.confident,
+      signals: r.classification.signals,
+      inject: r.inject,
+      reason: r.reason,
+      text: r.text,
+      tokens: r.tokens,
+      chosen: r.chosen,
+      overBudget: r.overBudget,
+      stale: r.stale.map((s) => ({ name: s.name, scope: s.scope, changed: s.changed })),
+      invalid: r.invalid,
+    };
   }
   // Nothing reaches the system prompt, the file or the log unredacted.
   d.text = await redact(d.text, core);

@@ -69,15 +69,33 @@ export function cutOversized(stateDir, payload, ref) {
   const cuts = [];
   if (!payload || typeof payload !== "object") return { payload, cuts };
   let out = payload;
-  if (Array.isArray(payload.content)) {
-    const content = payload.content.map((part) =>
-      part?.type === "text" && typeof part.text === "string" && part.text.length > OVERSIZE_CHARS ? { ...part, text: cut(stateDir, part.text, ref, cuts) } : part,
-    );
-    if (cuts.length) out = { ...payload, content };
+  const big = (part) => part?.type === "text" && typeof part.text === "string" && part.text.length > OVERSIZE_CHARS;
+  if (Array.isArray(payload.content) && payload.content.some(big)) {
+    out = { ...payload, content: payload.content.map((part) => (big(part) ? { ...part, text: cut(stateDir, part.text, ref, cuts) } : part)) };
   }
   if (payload.details !== undefined) {
     const details = walk(stateDir, payload.details, ref, cuts, 0);
     if (details !== payload.details) out = { ...out, details };
   }
   return { payload: out, cuts };
+}
+
+const cutMessages = new WeakMap(); // host message -> its cut copy (the same bytes every turn)
+
+/**
+ * A tool result of the history with every oversized text cut (see cutOversized), for the
+ * engine: results that were never shrunk (written before cachefold ran, or with the hooks off)
+ * are cut before the core reads them, and the same copy is sent on every turn. `ref` as for
+ * cutOversized (the tool and call id come from the message); `onCut(cuts)` is called once per
+ * message cut. Any other message is returned as is.
+ */
+export function cutHistoryMessage(stateDir, message, ref, onCut) {
+  if (message?.role !== "toolResult") return message;
+  const known = cutMessages.get(message);
+  if (known) return known;
+  const { payload, cuts } = cutOversized(stateDir, message, { ...ref, tool: message.toolName ?? null, callId: message.toolCallId ?? null });
+  if (!cuts.length) return message;
+  cutMessages.set(message, payload);
+  onCut?.(cuts);
+  return payload;
 }

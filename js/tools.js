@@ -28,11 +28,11 @@ function call(c, name, ...args) {
   return c[name](...args); // the gateway (core.js) maps errors
 }
 
-/** Engine views (js/engine.js, lead-owned); missing functions degrade to null/empty. */
+/** Session views (js/engine/state.js); missing functions degrade to null/empty. */
 async function engineView(ctx) {
   if (ctx.engine) return ctx.engine;
   try {
-    return await import("./engine.js");
+    return await import("./engine/state.js");
   } catch {
     return {};
   }

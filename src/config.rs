@@ -13,6 +13,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+pub mod profile;
+
 /// When the engine manages context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -86,8 +88,8 @@ pub struct Config {
     pub lessons: LessonsConfig,
     /// Topic segmentation of committed turns, used by folds and the inspection tools.
     pub topics: TopicsConfig,
-    /// `savings` | `balanced` | `recall`: the shim fills the cost/recall knobs the user did not
-    /// set from this profile (`js/index.js`, `PROFILES`); the core only checks the name.
+    /// `savings` | `balanced` | `recall`: the knobs the user did not set come from this profile
+    /// ([`profile::apply`], called by the shim before parsing); here only the name is checked.
     pub profile: String,
 }
 
@@ -343,7 +345,7 @@ impl Config {
 
     /// Range checks with the offending key in the error.
     pub fn validate(&self) -> Result<()> {
-        if !matches!(self.profile.as_str(), "savings" | "balanced" | "recall") {
+        if !profile::NAMES.contains(&self.profile.as_str()) {
             return Err(Error::config(
                 "profile",
                 "must be one of savings, balanced, recall",
@@ -376,18 +378,16 @@ impl Config {
                 "must be at least 200",
             ));
         }
-        if self.persist.default_threshold < self.persist.preview_chars {
-            return Err(Error::config(
-                "persist.defaultThreshold",
-                "must be at least persist.previewChars",
-            ));
+        // A threshold below the preview could never shrink: the message names both keys and
+        // the preview in force (the shim words it the other way round for previewChars).
+        let preview = self.persist.preview_chars;
+        let below = format!("must be at least persist.previewChars ({preview})");
+        if self.persist.default_threshold < preview {
+            return Err(Error::config("persist.defaultThreshold", below));
         }
         for (tool, t) in &self.persist.thresholds {
-            if *t < self.persist.preview_chars {
-                return Err(Error::config(
-                    format!("persist.thresholds.{tool}"),
-                    "must be at least persist.previewChars",
-                ));
+            if *t < preview {
+                return Err(Error::config(format!("persist.thresholds.{tool}"), below));
             }
         }
         if self.artifacts.max_bytes < 1 << 20 {
@@ -397,11 +397,22 @@ impl Config {
             ));
         }
         for (name, row) in &self.prices {
-            if !(row.hit >= 0.0 && row.miss > 0.0 && row.output >= 0.0) {
-                return Err(Error::config(
-                    format!("prices.{name}"),
-                    "hit, miss and output must be non-negative (miss > 0)",
-                ));
+            for (field, value, ok, rule) in [
+                ("hit", row.hit, row.hit >= 0.0, "must be at least 0"),
+                ("miss", row.miss, row.miss > 0.0, "must be greater than 0"),
+                (
+                    "output",
+                    row.output,
+                    row.output >= 0.0,
+                    "must be at least 0",
+                ),
+            ] {
+                if !ok {
+                    return Err(Error::config(
+                        format!("prices.{name}.{field}"),
+                        format!("{rule} (USD per million tokens), got {value}"),
+                    ));
+                }
             }
         }
         for (name, o) in &self.providers {

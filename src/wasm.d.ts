@@ -239,4 +239,15 @@ export interface LessonClassification {
   scores: [number, number, number, number];
   signals: string[];
 }
-
+/** The knobs a profile fills in (config/profile.rs). */
+export interface ProfileKnobs {
+  tailTokens: number;
+  minFoldTokens: number;
+  foldRecordBudget: number;
+  persist: { previewChars: number; defaultThreshold: number; thresholds: Record<string, number> };
+}
+/** A session that gets no lessons, decided before any lesson file is read. */
+export interface LessonGate {
+  reason: string;
+  classification: LessonClassification | null;
+}

@@ -626,3 +626,56 @@ impl Session {
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &str = include_str!("wasm.d.ts");
+
+// ---- shim rules kept in the core: profiles, model gating, lesson gating ----------------------
+
+/// The plugin config as written (unknown keys already left out) with its profile's knobs filled
+/// in where unset, the preview lowered to the smallest threshold in force.
+#[wasm_bindgen(js_name = applyProfile, unchecked_return_type = "Record<string, unknown>")]
+pub fn apply_profile(
+    #[wasm_bindgen(unchecked_param_type = "string")] raw_json: JsValue,
+) -> JsResult<JsValue> {
+    let raw_json = &js_text(&raw_json, "raw_json")?;
+    let raw: Value = json_arg(raw_json)?;
+    to_js(&crate::config::profile::apply(&raw))
+}
+
+/// The knobs of profile `name`, `undefined` for an unknown name.
+#[wasm_bindgen(js_name = profileKnobs, unchecked_return_type = "ProfileKnobs | undefined")]
+pub fn profile_knobs(
+    #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+) -> JsResult<JsValue> {
+    let name = &js_text(&name, "name")?;
+    match crate::config::profile::knobs(name) {
+        Some(k) => to_js(&k),
+        None => Ok(JsValue::UNDEFINED),
+    }
+}
+
+/// Whether the engine manages context for `model` under this config (mode and targetModels).
+#[wasm_bindgen(js_name = modelManaged)]
+pub fn model_managed(
+    #[wasm_bindgen(unchecked_param_type = "string")] config_json: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] model: JsValue,
+) -> JsResult<bool> {
+    let config_json = &js_text(&config_json, "config_json")?;
+    let model = js_text(&model, "model")?;
+    Ok(crate::engine::model_managed(
+        &config(config_json)?,
+        Some(&model),
+    ))
+}
+
+/// A session that gets no lessons, decided before reading any; `undefined`: read them and call
+/// `lessonsDecide`.
+#[wasm_bindgen(js_name = lessonsGate, unchecked_return_type = "LessonGate | undefined")]
+pub fn lessons_gate(
+    #[wasm_bindgen(unchecked_param_type = "string")] request: JsValue,
+    messages_before: u32,
+) -> JsResult<JsValue> {
+    let request = &js_text(&request, "request")?;
+    match crate::lessons::select::gate(request, u64::from(messages_before)) {
+        Some(g) => to_js(&g),
+        None => Ok(JsValue::UNDEFINED),
+    }
+}

@@ -77,3 +77,37 @@ fn schema_accepts_unknown_keys_the_shim_reports() {
     assert!(Config::from_json(r#"{"profile":"recall"}"#).is_ok());
     assert!(Config::from_json(r#"{"profile":"cheap"}"#).is_err());
 }
+
+/// A refused value is reported under the child key that holds it, and a rule between two keys
+/// names the other key and its value in force (issue 24, item 11).
+#[test]
+fn messages_name_the_child_key() {
+    let msg = |json: &str| Config::from_json(json).unwrap_err().to_string();
+    let e = msg(r#"{"persist":{"thresholds":{"read":10}}}"#);
+    assert!(
+        e.starts_with("invalid config `persist.thresholds.read`: must be at least persist.previewChars (4000)"),
+        "{e}"
+    );
+    let e = msg(r#"{"persist":{"thresholds":{"read":"lots"}}}"#);
+    assert!(
+        e.starts_with("invalid config `persist.thresholds.read`"),
+        "{e}"
+    );
+    for (row, key) in [
+        (r#"{"hit":-1,"miss":1,"output":1}"#, "prices.x.hit"),
+        (r#"{"hit":0,"miss":0,"output":1}"#, "prices.x.miss"),
+        (r#"{"hit":0,"miss":1,"output":-2}"#, "prices.x.output"),
+    ] {
+        let e = msg(&format!(r#"{{"prices":{{"x":{row}}}}}"#));
+        assert!(
+            e.starts_with(&format!("invalid config `{key}`: must be")),
+            "{e}"
+        );
+    }
+    // The preview is never given as its own bound.
+    let e = msg(r#"{"persist":{"previewChars":50000}}"#);
+    assert!(
+        e.starts_with("invalid config `persist.defaultThreshold`: must be at least persist.previewChars (50000)"),
+        "{e}"
+    );
+}

@@ -78,3 +78,34 @@ fn precision_and_recall_of_injection() {
     assert!(precision >= 0.9, "precision {precision}");
     assert!(recall >= 0.5, "recall {recall}");
 }
+
+/// The gate the shim asks before reading any lesson file agrees with `decide` on every labelled
+/// request: it refuses exactly the requests `decide` refuses, with the same reason, and a
+/// session already under way is refused before any classification.
+#[test]
+fn gate_agrees_with_decide() {
+    use cachefold::lessons::select::{decide, gate, DecideInput};
+    for it in items() {
+        let request = it["text"].as_str().unwrap();
+        let input: DecideInput = serde_json::from_value(serde_json::json!({
+            "request": request, "maxTokens": 200, "lessons": [], "inputs": [], "nowIso": "2026-11-26T00:00:00Z"
+        }))
+        .unwrap();
+        let d = decide(&input);
+        match gate(request, 0) {
+            Some(g) => {
+                assert_eq!(g.reason, d.reason, "{request}");
+                assert_eq!(g.classification.as_ref(), Some(&d.classification));
+            }
+            None => assert!(
+                d.classification.class == Class::CodeGen && d.classification.confident,
+                "{request}"
+            ),
+        }
+        let g = gate(request, 3).unwrap();
+        assert_eq!(
+            (g.reason.as_str(), g.classification),
+            ("session already under way", None)
+        );
+    }
+}

@@ -22,7 +22,7 @@ export function chatCommand(ctx) {
         }
         if (!sessionId) return { text: "cachefold: no active session here" };
         if (action === "fold") {
-          const { requestFold } = await import("../engine.js");
+          const { requestFold } = await import("../engine/state.js");
           const a = await requestFold(ctx, sessionId);
           return { text: a?.pending ? `cachefold: fold recorded; the next turn sends ~${a.tokensAfter} tokens instead of ~${a.tokensBefore}` : `cachefold: nothing to fold (${a?.reason ?? "no history recorded"})` };
         }

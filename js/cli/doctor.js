@@ -3,6 +3,7 @@ import { readdirSync } from "node:fs";
 import { homedir, hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { loadCore } from "../core.js";
 import { readRegular } from "../io/files.js";
 import { agentStores, hostStateDir, loadHostConfig, openTranscriptStore } from "../host/openclaw.js";
 import { engineState, listSessions, LOG_TAIL, mtime, pct, readDecisionLog, readSession, readTail } from "./sessions.js";
@@ -10,10 +11,6 @@ import { engineState, listSessions, LOG_TAIL, mtime, pct, readDecisionLog, readS
 export const EXIT_DOCTOR_FAIL = 5;
 const MANIFEST_BYTES = 1 << 20;
 const readJson = (path) => JSON.parse(readRegular(path, { maxBytes: MANIFEST_BYTES, follow: true }) ?? "null");
-function globMatch(pattern, text) {
-  const re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`, "i");
-  return re.test(text);
-}
 
 function modelIds(host) {
   const out = [];
@@ -258,7 +255,8 @@ export async function doctorChecks(ctx, io = {}) {
     if (mode === "off") add("model", "warn", "mode is off: everything is passed through", "openclaw config set plugins.entries.cachefold.config.mode auto");
     else if (!models.length) add("model", "warn", "no agents.defaults.model configured; cannot check targetModels");
     else {
-      const bad = models.filter((m) => mode !== "always" && !ctx.config.targetModels.some((p) => globMatch(p, m.id) || globMatch(p, m.id.split("/").pop())));
+      const core = await loadCore();
+      const bad = models.filter((m) => !core.modelManaged(ctx.configJson, m.id));
       if (bad.length) add("model", "fail", bad.map((m) => `${m.where} = ${m.id} does not match targetModels ${JSON.stringify(ctx.config.targetModels)}: cachefold passes it through`).join("\n"), `openclaw config set plugins.entries.cachefold.config.targetModels '${JSON.stringify([...ctx.config.targetModels, `*${bad[0].id.split("/").pop()}*`])}' --strict-json`);
       else add("model", "ok", `${models.map((m) => m.id).join(", ")} matched by targetModels`);
     }

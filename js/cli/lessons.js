@@ -5,11 +5,11 @@ import * as lessons from "../lessons.js";
 
 const EXIT = { ok: 0, notFound: 1, usage: 2, stale: 3, error: 4 };
 
-const LESSONS_USAGE = `usage: openclaw cachefold lessons <list|show|promote|rm|stale> [name] [--json] [--workspace DIR] [--global]
+const LESSONS_USAGE = `usage: openclaw cachefold lessons <list|show|promote|rm|stale> [name] [--json] [--workspace DIR] [--global] [--yes]
   list            lessons and candidates of the workspace and global scopes
   show <name>     one lesson (or candidate): file, fields, staleness
   promote <name>  candidate -> lesson
-  rm <name>       remove a lesson or candidate (a removed candidate is never proposed again)
+  rm <name> --yes remove a lesson or candidate (a removed candidate is never proposed again)
   stale           lessons whose fingerprint inputs changed, and what changed (exit 3 if any)
 exit codes: 0 ok, 1 not found, 2 usage, 3 stale lessons found, 4 error`;
 
@@ -28,6 +28,10 @@ async function lessonsRun({ values: opts, positionals: pos }, io) {
   const [action, name] = pos;
   if (!action) {
     o.err(LESSONS_USAGE);
+    return EXIT.usage;
+  }
+  if (opts.yes && action !== "rm") {
+    o.err(`--yes confirms lessons rm; ${action} removes nothing\n${LESSONS_USAGE}`);
     return EXIT.usage;
   }
   const core = await loadCore();
@@ -71,7 +75,17 @@ async function lessonsRun({ values: opts, positionals: pos }, io) {
     }
     case "rm": {
       if (!needName()) return EXIT.usage;
-      const gone = lessons.remove(ctx, workspace, name, opts.global ? { scope: "global" } : {});
+      const scope = opts.global ? { scope: "global" } : {};
+      if (opts.yes !== true) {
+        const hits = lessons.find(ctx, workspace, name).filter((x) => !scope.scope || x.scope === scope.scope);
+        if (!hits.length) {
+          o.err(`no lesson or candidate named ${name}`);
+          return EXIT.notFound;
+        }
+        o.err(`lessons rm deletes ${hits.map((h) => h.path).join(", ")}; add --yes to confirm`);
+        return EXIT.usage;
+      }
+      const gone = lessons.remove(ctx, workspace, name, scope);
       if (!gone.length) {
         o.err(`no lesson or candidate named ${name}`);
         return EXIT.notFound;
@@ -93,7 +107,7 @@ async function lessonsRun({ values: opts, positionals: pos }, io) {
 export const lessonsCommand = {
   description: "workspace lessons: list, show, promote, rm, stale",
   usage: LESSONS_USAGE.replace(/^usage: openclaw cachefold /, ""),
-  options: { workspace: { type: "string" }, global: { type: "boolean" } },
+  options: { workspace: { type: "string" }, global: { type: "boolean" }, yes: { type: "boolean" } },
   maxPositionals: 2,
   run: lessonsRun,
 };

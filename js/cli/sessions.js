@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { loadCore } from "../core.js";
 import * as store from "../store.js";
 import { isArtifactId, storeRoot } from "../artifacts.js";
-import { readRegular } from "../io/files.js";
+import { readHead, readRegular } from "../io/files.js";
 
 export function mtime(p) {
   try {
@@ -94,22 +94,6 @@ export function artifactStoreSize(stateDir) {
 }
 
 export const LOG_TAIL = 8 << 20;
-
-/** The first `bytes` of a file ("" when absent). */
-function readHead(path, bytes) {
-  let fd;
-  try {
-    fd = openSync(path, "r");
-  } catch {
-    return "";
-  }
-  try {
-    const buf = Buffer.alloc(bytes);
-    return buf.toString("utf8", 0, readSync(fd, buf, 0, bytes, 0));
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /**
  * The last `bytes` of a file, from its first whole line: read from the end, never the whole file

@@ -127,6 +127,30 @@ export function readRegular(path, { maxBytes = 8 << 20, follow = false, encoding
   }
 }
 
+/**
+ * The first `bytes` of a regular file as text, opened as readRegular opens it (no final
+ * symlink, non-blocking); "" when it is absent, not a regular file or unreadable.
+ */
+export function readHead(path, bytes) {
+  let fd;
+  try {
+    fd = openSync(path, C.O_RDONLY | NONBLOCK | NOFOLLOW);
+  } catch {
+    return "";
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return "";
+    const buf = Buffer.alloc(bytes);
+    let n = 0;
+    for (let r; n < bytes && (r = readSync(fd, buf, n, bytes - n, n)) > 0; ) n += r;
+    return buf.toString("utf8", 0, n);
+  } catch {
+    return "";
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** A regular file of any size, never through a final symlink; `fallback` when it is absent. */
 export function readNoFollow(path, fallback = null) {
   return readRegular(path, { maxBytes: 2 ** 31, fallback });

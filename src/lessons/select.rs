@@ -162,6 +162,45 @@ fn block(l: &Lesson) -> String {
     s
 }
 
+/// A session that gets no lessons, decided before any lesson file is read.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Gate {
+    /// Why (one short phrase, as [`Decision::reason`]).
+    pub reason: String,
+    /// The classifier's output, when the request was classified.
+    pub classification: Option<Classification>,
+}
+
+/// The rules that refuse lessons without reading any: a session already under way (its first
+/// assemble had `messages_before` messages: an addition now would change the system prompt
+/// mid-session), then a request that is not confidently code-gen. `None`: read the lessons and
+/// call [`decide`].
+pub fn gate(request: &str, messages_before: u64) -> Option<Gate> {
+    if messages_before > 0 {
+        return Some(Gate {
+            reason: "session already under way".into(),
+            classification: None,
+        });
+    }
+    let classification = classify(request);
+    refusal(&classification).map(|reason| Gate {
+        reason,
+        classification: Some(classification),
+    })
+}
+
+/// Why a classified request gets no lessons, or `None` for a confident code-gen request.
+fn refusal(c: &Classification) -> Option<String> {
+    if c.class != Class::CodeGen {
+        Some(format!("request classified {}", c.class.as_str()))
+    } else if !c.confident {
+        Some("code-gen but not confident".into())
+    } else {
+        None
+    }
+}
+
 /// Decide the session's addition.
 pub fn decide(input: &DecideInput) -> Decision {
     let classification = classify(&input.request);
@@ -176,12 +215,8 @@ pub fn decide(input: &DecideInput) -> Decision {
         stale: Vec::new(),
         invalid: Vec::new(),
     };
-    if classification.class != Class::CodeGen {
-        d.reason = format!("request classified {}", classification.class.as_str());
-        return d;
-    }
-    if !classification.confident {
-        d.reason = "code-gen but not confident".into();
+    if let Some(reason) = refusal(&classification) {
+        d.reason = reason;
         return d;
     }
     // Parse, dedupe by name (project wins over global), drop stale.

@@ -13,7 +13,8 @@ import { utimesSync, existsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { mkdtempSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { collectGarbage, writeArtifact, readArtifact, sessionArtifactIds, sha1Hex, storeRoot } from "../../js/artifacts.js";
+import { writeArtifact, readArtifact, sessionArtifactIds, sha1Hex, storeRoot } from "../../js/artifacts.js";
+import { collectGarbage } from "../../js/artifacts/gc.js";
 import { join } from "node:path";
 
 /** n artifact texts by id. */

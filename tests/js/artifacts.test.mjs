@@ -6,7 +6,6 @@ import { readdirSync, statSync, utimesSync, writeFileSync, existsSync, readFileS
 import { join } from "node:path";
 import {
   artifactPath,
-  collectGarbage,
   isArtifactId,
   readArtifact,
   sessionArtifactIds,
@@ -17,6 +16,7 @@ import {
   writeArtifact,
   artifactMeta,
 } from "../../js/artifacts.js";
+import { collectGarbage } from "../../js/artifacts/gc.js";
 import { tempDir } from "./helpers.mjs";
 
 const sha1 = (t) => createHash("sha1").update(t, "utf8").digest("hex");

@@ -377,16 +377,16 @@ test("an unknown config key is reported with the nearest valid key and ignored",
 });
 
 test("profile sets the cost/recall knobs without overriding explicit ones", { skip }, async () => {
-  const { resolveConfig, PROFILES } = await import("../../js/index.js");
+  const { resolveConfig } = await import("../../js/index.js");
   const { loadCore } = await import("../../js/core.js");
   const core = await loadCore();
   const def = resolveConfig(core, {}).config;
-  const bal = PROFILES.balanced;
+  const bal = core.profileKnobs("balanced");
   assert.deepEqual([def.tailTokens, def.minFoldTokens, def.foldRecordBudget, def.persist.previewChars, def.persist.defaultThreshold], [bal.tailTokens, bal.minFoldTokens, bal.foldRecordBudget, bal.persist.previewChars, bal.persist.defaultThreshold], "balanced = the defaults");
   for (const name of ["savings", "recall"]) {
     const { config, problems } = resolveConfig(core, { profile: name });
     assert.equal(problems.length, 0);
-    const p = PROFILES[name];
+    const p = core.profileKnobs(name);
     assert.deepEqual([config.tailTokens, config.minFoldTokens, config.foldRecordBudget, config.persist.previewChars, config.persist.defaultThreshold], [p.tailTokens, p.minFoldTokens, p.foldRecordBudget, p.persist.previewChars, p.persist.defaultThreshold]);
   }
   const mixed = resolveConfig(core, { profile: "recall", tailTokens: 5000, persist: { thresholds: { bash: 3000 } } });
@@ -396,6 +396,44 @@ test("profile sets the cost/recall knobs without overriding explicit ones", { sk
   const bad = resolveConfig(core, { profile: "cheap", tailTokens: 5000 });
   assert.match(bad.problems[0].message, /profile = "cheap".*savings, balanced, recall/);
   assert.equal(bad.config.tailTokens, 5000);
+  assert.equal(core.profileKnobs("cheap"), undefined);
+  // Model gating is the core's (doctor asks it too): the full id or the part after the last "/".
+  const gating = JSON.stringify(resolveConfig(core, { targetModels: ["deepseek-v4*"] }).config);
+  assert.deepEqual(["deepseek/DeepSeek-V4-Flash", "deepseek-v4-pro", "openai/gpt-5.4", ""].map((m) => core.modelManaged(gating, m)), [true, true, false, false]);
+  assert.deepEqual([core.profileKnobs("savings").persist.thresholds, def.persist.thresholds], [{ bash: 2000, exec: 2000, read: 6000, web_fetch: 2000 }, { bash: 4000, exec: 4000, read: 12000, web_fetch: 4000 }]);
+});
+
+test("a bad config value is reported under the key the core refused, and a rule between two keys names the other one", { skip }, async () => {
+  const { resolveConfig } = await import("../../js/index.js");
+  const core = await (await import("../../js/core.js")).loadCore();
+  const only = (input) => {
+    const { config, problems } = resolveConfig(core, input);
+    assert.equal(problems.length, 1, problems.map((p) => p.message).join("\n"));
+    return { config, problem: problems[0] };
+  };
+  // A map entry: the tool's key, its value; the other thresholds are kept.
+  let r = only({ persist: { thresholds: { read: 10, bash: 5000 } } });
+  assert.equal(r.problem.key, "persist.thresholds.read");
+  assert.equal(r.problem.value, 10);
+  assert.match(r.problem.message, /^cachefold config: persist\.thresholds\.read = 10 is not valid \(must be at least persist\.previewChars \(4000\)\)/);
+  assert.equal(r.config.persist.thresholds.bash, 5000);
+  r = only({ persist: { thresholds: { read: "lots" } } });
+  assert.equal(r.problem.key, "persist.thresholds.read");
+  // A price row: the field that is wrong.
+  for (const [row, field] of [[{ hit: -1, miss: 1, output: 1 }, "hit"], [{ hit: 0, miss: 0, output: 1 }, "miss"], [{ hit: 0, miss: 1, output: -2 }, "output"], [{ hit: "a", miss: 1, output: 1 }, "hit"]]) {
+    r = only({ prices: { x: row } });
+    assert.equal(r.problem.key, `prices.x.${field}`, r.problem.message);
+    assert.equal(r.problem.value, row[field]);
+    assert.match(r.problem.message, new RegExp(`^cachefold config: prices\\.x\\.${field} = `));
+  }
+  // The preview: which persist key it must stay within, never itself.
+  r = only({ persist: { previewChars: 50000 } });
+  assert.equal(r.problem.key, "persist.previewChars");
+  assert.match(r.problem.message, /is not valid \(must be at most persist\.(defaultThreshold|thresholds\.\w+) \(\d+\)\)/);
+  assert.doesNotMatch(r.problem.message, /\(must be at least persist\.previewChars/);
+  r = only({ persist: { previewChars: 10000, defaultThreshold: 20000, thresholds: { read: 30000, bash: 9000 } } });
+  assert.equal(r.problem.key, "persist.previewChars");
+  assert.match(r.problem.message, /must be at most persist\.thresholds\.bash \(9000\)/);
 });
 
 test("manifest: uiHints label and explain every config key; /cachefold alias; cli row", () => {

@@ -157,6 +157,33 @@ export const toolResult = (id, name, text) => ({
   timestamp: (ts += 1000),
 });
 
+/**
+ * A code-gen session in workspace `ws` whose digests show a test command passing (`testCommand`,
+ * run in `ws`) and reads under src/ and tests/: its first assemble, the committed turn, and the
+ * assemble that digests it (the core digests a message when an assemble first sees it).
+ * Returns the turn's messages.
+ */
+export async function codeGenSession(engine, sessionId, ws, { testCommand = "npm test" } = {}) {
+  const msgs = [
+    user("add a test for the store"),
+    assistantCall("r1", "read", { path: join(ws, "src/store.js") }),
+    toolResult("r1", "read", "export {}"),
+    assistantCall("r2", "read", { path: join(ws, "src/index.js") }),
+    toolResult("r2", "read", "export {}"),
+    assistantCall("r3", "read", { path: "tests/a.test.mjs" }),
+    toolResult("r3", "read", "// a"),
+    assistantCall("r4", "read", { path: "tests/b.test.mjs" }),
+    toolResult("r4", "read", "// b"),
+    assistantCall("c1", "exec", { command: `cd ${ws} && ${testCommand} 2>&1 | tail -5` }),
+    toolResult("c1", "exec", "# tests 3\n# pass 3\n# fail 0"),
+    assistantText("done"),
+  ];
+  await engine.assemble({ sessionId, messages: [], prompt: "add a test for the store", model: "deepseek-v4-flash" });
+  await engine.commitTurn({ sessionId, advancementKey: "k1", messages: msgs });
+  await engine.assemble({ sessionId, messages: msgs, prompt: "thanks", model: "deepseek-v4-flash" });
+  return msgs;
+}
+
 const INDEX = new URL("../../js/index.js", import.meta.url).href;
 
 /** Source of an ES module prelude that registers the plugin with `config` and binds `engine`. */

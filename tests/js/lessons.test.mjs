@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync, readdirSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult, pkgSkip, hasSqlite, underNode24, CI } from "./helpers.mjs";
+import { codeGenSession, fakeApi, tempDir, user, assistantText, assistantCall, toolResult, pkgSkip, hasSqlite, underNode24, CI } from "./helpers.mjs";
 
 const skip = pkgSkip();
 
@@ -51,27 +51,7 @@ async function run(cli, ctx, ws, ...argv) {
 }
 
 /** A session whose digests show `npm test` passing and reads under src/ and tests/. */
-async function sessionWithPassingTests(engine, sessionId, ws) {
-  const msgs = [
-    user("add a test for the store"),
-    assistantCall("r1", "read", { path: join(ws, "src/store.js") }),
-    toolResult("r1", "read", "export {}"),
-    assistantCall("r2", "read", { path: join(ws, "src/index.js") }),
-    toolResult("r2", "read", "export {}"),
-    assistantCall("r3", "read", { path: "tests/a.test.mjs" }),
-    toolResult("r3", "read", "// a"),
-    assistantCall("r4", "read", { path: "tests/b.test.mjs" }),
-    toolResult("r4", "read", "// b"),
-    assistantCall("c1", "exec", { command: `cd ${ws} && npm test 2>&1 | tail -5` }),
-    toolResult("c1", "exec", "# tests 3\n# pass 3\n# fail 0"),
-    assistantText("done"),
-  ];
-  await engine.assemble({ sessionId, messages: [], prompt: "add a test for the store", model: "deepseek-v4-flash" });
-  await engine.commitTurn({ sessionId, advancementKey: "k1", messages: msgs });
-  // The core digests a message when an assemble first sees it (the tool loop or the next turn).
-  await engine.assemble({ sessionId, messages: msgs, prompt: "thanks", model: "deepseek-v4-flash" });
-  return msgs;
-}
+const sessionWithPassingTests = (engine, sessionId, ws) => codeGenSession(engine, sessionId, ws);
 
 function ctxOf(h) {
   const config = h.core.parseConfig(JSON.stringify(h.config));
@@ -127,9 +107,17 @@ test("capture → candidate → promote → inject → stale, end to end", { ski
   assert.match(note, /refresh-of: testing/);
   assert.match(note, /REFRESH: package\.json#scripts\.test changed/);
 
-  // rm a candidate: rejected, never proposed again.
-  r = await run(h.cli, ctx, ws, "lessons", "rm", "layout");
-  assert.equal(r.code, 0);
+  // rm deletes only with a strictly parsed --yes; then the candidate is rejected, never proposed again.
+  for (const args of [[], ["--yes=no"], ["--yes=true"], ["--yes=0"]]) {
+    r = await run(h.cli, ctx, ws, "lessons", "rm", "layout", ...args);
+    assert.equal(r.code, 2, `rm ${args.join(" ")}: a usage error`);
+    assert.ok(existsSync(join(cand, "layout.md")), `rm ${args.join(" ")}: nothing deleted`);
+  }
+  assert.match((await run(h.cli, ctx, ws, "lessons", "rm", "layout")).err, /layout\.md; add --yes to confirm/);
+  assert.equal((await run(h.cli, ctx, ws, "lessons", "list", "--yes")).code, 2, "--yes belongs to rm only");
+  r = await run(h.cli, ctx, ws, "lessons", "rm", "layout", "--yes");
+  assert.equal(r.code, 0, r.err);
+  assert.ok(!existsSync(join(cand, "layout.md")), "deleted with --yes");
   assert.equal((await run(h.cli, ctx, ws, "lessons", "show", "layout")).code, 1);
   const again = h.lessons.writeCandidates(h.core, ctx, ws, [h.core.lessonParse(note.replace("name: testing", "name: layout").replace(/refresh-of: .*\n/, ""))]);
   assert.deepEqual(again, []);

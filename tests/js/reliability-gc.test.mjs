@@ -4,7 +4,8 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { utimesSync } from "node:fs";
 import { join } from "node:path";
-import { collectGarbage, readArtifact, sha1Hex, storeRoot, writeArtifact } from "../../js/artifacts.js";
+import { readArtifact, sha1Hex, storeRoot, writeArtifact } from "../../js/artifacts.js";
+import { collectGarbage } from "../../js/artifacts/gc.js";
 import { raceGc } from "../faults/gc-race.mjs";
 import { engineFor, pkgSkip, tempDir, user, assistantText } from "./helpers.mjs";
 

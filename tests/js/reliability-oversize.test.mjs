@@ -39,3 +39,43 @@ test("a result over the cut size is stored whole, cut before the core, and recov
     assert.ok(wasm < big.length, `${path}: hooks' wasm memory ${wasm} bytes, result ${big.length} chars`);
   }
 });
+
+test("a result over the cut size already in the history is cut before the core reads it, the same copy every turn, every byte recoverable", { skip, timeout: 120_000 }, async () => {
+  const { loadCore } = await import("../../js/core.js");
+  const { engineFor, user, assistantCall, assistantText, toolResult } = await import("./helpers.mjs");
+  const stateDir = tempDir();
+  const line = "2026-11-21T22:20:00Z INFO worker[42] processed batch 0001 in 12ms status=ok\n";
+  const big = `first line\n${line.repeat(Math.ceil((OVERSIZE_CHARS * 3) / line.length))}last line\n`;
+  const history = [user("run the job"), assistantCall("c1", "exec", { command: "job" }), toolResult("c1", "exec", big), assistantText("done")];
+  // Bounded by size, not time: the largest message text the core is handed.
+  const proto = (await loadCore()).Session.prototype;
+  const plan = proto.plan;
+  let largest = 0;
+  proto.plan = function (header, compact, force, jsonOf) {
+    return plan.call(this, header, compact, force, (i) => {
+      const s = jsonOf(i);
+      largest = Math.max(largest, s.length);
+      return s;
+    });
+  };
+  try {
+    const outs = [];
+    for (const turn of [1, 2]) {
+      const eng = await engineFor({ stateDir });
+      const res = await eng.assemble({ sessionId: "s-hist", sessionKey: "agent:main:hist", messages: history.map((m) => ({ ...m })), model: "deepseek-v4-flash", tokenBudget: 1_000_000 });
+      assert.equal(res.messages.length, history.length, `turn ${turn}: every message kept`);
+      outs.push(res.messages[2]);
+    }
+    assert.ok(largest > 0, "the core read the history");
+    assert.ok(largest < OVERSIZE_CHARS, `the core was handed at most ${largest} chars per message (result ${big.length})`);
+    const text = outs[0].content[0].text;
+    assert.ok(text.length < OVERSIZE_CHARS && text.startsWith("first line\n") && text.endsWith("last line\n"), "the model sees the cut copy, both ends kept");
+    assert.deepEqual(outs[1], outs[0], "the same bytes on the next turn (the cached prefix holds)");
+    const id = /every byte is in artifact ([0-9a-f]{40})/.exec(text)?.[1];
+    assert.ok(id, "the cut copy names its artifact");
+    assert.equal(readSessionArtifact(stateDir, "agent:main:hist", id), big, "every byte recoverable by the session");
+    assert.equal(history[2].content[0].text, big, "the host's message is not changed");
+  } finally {
+    proto.plan = plan;
+  }
+});

@@ -4,7 +4,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult, pkgSkip } from "./helpers.mjs";
+import { codeGenSession, fakeApi, tempDir, pkgSkip } from "./helpers.mjs";
 
 const skip = pkgSkip();
 
@@ -62,23 +62,7 @@ test("a session whose test commands carry secrets: no secret in any candidate, l
   const { api, reg } = fakeApi({ stateDir, logFile, mode: "always" });
   plugin.register(api);
   const engine = await reg.engines.cachefold({ workspaceDir: ws });
-  const msgs = [
-    user("add a test for the store"),
-    assistantCall("r1", "read", { path: join(ws, "src/store.js") }),
-    toolResult("r1", "read", "export {}"),
-    assistantCall("r2", "read", { path: join(ws, "src/index.js") }),
-    toolResult("r2", "read", "export {}"),
-    assistantCall("r3", "read", { path: "tests/a.test.mjs" }),
-    toolResult("r3", "read", "// a"),
-    assistantCall("r4", "read", { path: "tests/b.test.mjs" }),
-    toolResult("r4", "read", "// b"),
-    assistantCall("c1", "exec", { command: `cd ${ws} && npm test -- --token tokS3cretValue9 --password pwS3cretValue9 2>&1 | tail -5` }),
-    toolResult("c1", "exec", "# tests 3\n# pass 3\n# fail 0"),
-    assistantText("done"),
-  ];
-  await engine.assemble({ sessionId: "s-secret", messages: [], prompt: "add a test for the store", model: "deepseek-v4-flash" });
-  await engine.commitTurn({ sessionId: "s-secret", advancementKey: "k1", messages: msgs });
-  await engine.assemble({ sessionId: "s-secret", messages: msgs, prompt: "thanks", model: "deepseek-v4-flash" });
+  await codeGenSession(engine, "s-secret", ws, { testCommand: "npm test -- --token tokS3cretValue9 --password pwS3cretValue9" });
   await engine.maintain({ sessionId: "s-secret", runtimeContext: { workspaceDir: ws } });
   const cand = join(ws, ".cachefold/lessons/_candidates");
   const candidates = existsSync(cand) ? readdirSync(cand).filter((f) => f.endsWith(".md")) : [];

@@ -34,7 +34,7 @@ function declared() {
 test("pkg/cachefold.d.ts names a real type for every argument and result (no `any`)", { skip }, () => {
   const { fns, methods } = declared();
   // The whole API is declared (so the check below cannot pass on an empty list).
-  for (const name of ["parseConfig", "processToolResult", "applyToolDefaults", "searchAnswer", "recoverAnswer", "lessonParse", "lessonsDecide", "redactSecrets"]) {
+  for (const name of ["parseConfig", "processToolResult", "applyToolDefaults", "searchAnswer", "recoverAnswer", "lessonParse", "lessonsDecide", "redactSecrets", "applyProfile", "profileKnobs", "modelManaged", "lessonsGate"]) {
     assert.ok(fns.has(name), `export ${name} declared`);
   }
   for (const name of ["restore", "plan", "need", "assemble", "compact", "commitTurn", "summaryRequest", "acceptSummary", "snapshot", "takeJournal", "compactRequest", "stats", "topicsView", "preview", "recoverPlan", "pinTurn", "callRows", "captureLessons", "lessonLlmPrompt", "replayReport"]) {
@@ -46,6 +46,9 @@ test("pkg/cachefold.d.ts names a real type for every argument and result (no `an
   assert.match(methods.get("assemble"), /=> AssemblePlan$/);
   assert.match(methods.get("need"), /=> Uint32Array$/);
   assert.match(fns.get("parseConfig"), /=> CachefoldConfig$/);
+  assert.match(fns.get("profileKnobs"), /=> ProfileKnobs \| undefined$/);
+  assert.match(fns.get("lessonsGate"), /^request: string, messages_before: number => LessonGate \| undefined$/);
+  assert.match(fns.get("modelManaged"), /=> boolean$/);
 });
 
 test("no dispatcher by operation name is exported", { skip }, async () => {
