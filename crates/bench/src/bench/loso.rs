@@ -145,6 +145,9 @@ pub struct Score {
     pub recall: f64,
     /// Anchor recall with recovery credit.
     pub recall_credit: f64,
+    /// Input cost with the recoveries that credit assumes, / S1a input cost.
+    #[serde(default)]
+    pub vs_s1a_recovery: f64,
     /// Hit efficiency E = H / H_max.
     pub efficiency: f64,
     /// Requests with a pairing violation.
@@ -231,6 +234,7 @@ impl Table {
             vs_floor: div(m.cost.headline_input, m.floor.headline_input),
             recall: m.recall(),
             recall_credit: m.recall_credit(),
+            vs_s1a_recovery: div(m.input_with_recovery(), s1a.cost.headline_input),
             efficiency: m.efficiency(),
             pairing_violations: m.pairing_violation_calls,
         }
@@ -374,8 +378,11 @@ pub fn markdown(runs: &[Loso], sessions: usize) -> String {
         "Objective: cheapest input cost ×S1a with anchor recall (no recovery credit) ≥ the target and no more pairing violations than the best configuration, else highest recall. Input cost at the headline price; C_min = the input cost floor."
     );
     let _ = writeln!(s);
-    let _ = writeln!(s, "| window | target R | row | config | ×S1a | ×best peer | ×C_min | R | R+recovery | E | pairing viol. |");
-    let _ = writeln!(s, "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| window | target R | row | config | ×S1a | ×best peer | ×C_min | R | R+recovery | ×S1a with recovery | E | pairing viol. |");
+    let _ = writeln!(
+        s,
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for r in runs {
         let w = window_name(r.window);
         let chosen: Vec<String> = r.choices.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
@@ -386,7 +393,7 @@ pub fn markdown(runs: &[Loso], sessions: usize) -> String {
         ] {
             let _ = writeln!(
                 s,
-                "| {w} | {:.2} | {row} | {cfg} | {:.3} | {:.3} ({}) | {:.2} | {:.3} | {:.3} | {:.4} | {} |",
+                "| {w} | {:.2} | {row} | {cfg} | {:.3} | {:.3} ({}) | {:.2} | {:.3} | {:.3} | {:.3} | {:.4} | {} |",
                 r.recall_target,
                 sc.vs_s1a,
                 sc.vs_best_peer,
@@ -394,6 +401,7 @@ pub fn markdown(runs: &[Loso], sessions: usize) -> String {
                 sc.vs_floor,
                 sc.recall,
                 sc.recall_credit,
+                sc.vs_s1a_recovery,
                 sc.efficiency,
                 sc.pairing_violations
             );
