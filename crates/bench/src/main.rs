@@ -620,7 +620,13 @@ fn write_loso(a: &Args, runs: &[bench::loso::Loso], sessions: usize, start: Inst
     write_file(&jp, &json);
     println!("JSON: {}", jp.display());
     let sp = dir.join("cost-recall.svg");
-    write_file(&sp, &loso::svg(runs));
+    // `CACHEFOLD_LOSO_BEFORE=<loso.json>`: draw that earlier run's front too.
+    let before: Vec<loso::Loso> = std::env::var("CACHEFOLD_LOSO_BEFORE")
+        .ok()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    write_file(&sp, &loso::svg_with_before(runs, &before));
     println!("Chart: {}", sp.display());
 }
 

@@ -197,3 +197,50 @@ fn store_listing_and_selected_reads() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `R + recovery` is priced: every anchor the credit adds stands for a recovery that costs a
+/// model request and the recovered page; S1a, which keeps everything, recovers nothing.
+#[test]
+fn recovery_credit_is_priced() {
+    let settings = Settings {
+        strategies: vec!["S1a".into(), "S3".into()],
+        ..Settings::default()
+    };
+    let (json, _) = replay(1, settings);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let total = |id: &str| {
+        v["totals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["strategy"] == id)
+            .cloned()
+            .unwrap()
+    };
+    let s1a = total("S1a");
+    let s3 = total("S3");
+    assert_eq!(s1a["metrics"]["recoveries"], 0);
+    assert_eq!(s1a["metrics"]["recoveryCost"]["headlineInput"], 0.0);
+    let m = &s3["metrics"];
+    assert!(
+        m["anchorsRetainedCredit"].as_u64().unwrap() > m["anchorsRetained"].as_u64().unwrap(),
+        "the demo needs an anchor only a shrunk result holds"
+    );
+    let recoveries = m["recoveries"].as_u64().unwrap();
+    assert!(recoveries > 0);
+    // At most one recovery per credited anchor.
+    assert!(
+        recoveries
+            <= m["anchorsRetainedCredit"].as_u64().unwrap()
+                - m["anchorsRetained"].as_u64().unwrap()
+    );
+    assert!(m["recoveredTokens"].as_u64().unwrap() >= recoveries);
+    let input = m["cost"]["headlineInput"].as_f64().unwrap();
+    let rec = m["recoveryCost"]["headlineInput"].as_f64().unwrap();
+    assert!(rec > 0.0);
+    let d = &s3["derived"];
+    let with = d["inputRecoveryVsS1a"].as_f64().unwrap();
+    let without = d["inputVsS1a"].as_f64().unwrap();
+    assert!((with / without - (input + rec) / input).abs() < 1e-9);
+    assert!(with > without);
+}

@@ -484,3 +484,48 @@ fn s3_pairs_valid_and_equal_to_crate_replay() {
         assert_eq!(outs[k], want, "call {k} differs from crate::replay");
     }
 }
+
+/// A prompt typed during a parallel tool batch lands before the batch's last result in a
+/// recorded transcript (Claude Code stores it with the third result). The host delivers it
+/// inside its tool loop, so with `ownsCompaction` the call after it is re-assembled and the
+/// request pairs; without, the pre-prompt assemble plus the raw tail breaks the group.
+#[test]
+fn s3_prompt_typed_during_a_tool_batch_is_repaired_in_the_tool_loop() {
+    let build = || {
+        let mut h = H::new();
+        h.user("edit both files");
+        h.push(json!({"role": "assistant", "content": [
+            {"type": "toolCall", "id": "a", "name": "edit", "arguments": {"path": "src/a.rs"}},
+            {"type": "toolCall", "id": "b", "name": "edit", "arguments": {"path": "src/b.rs"}}],
+            "stopReason": "toolUse", "timestamp": 1}));
+        h.push(json!({"role": "toolResult", "toolCallId": "a", "toolName": "edit", "content": [{"type": "text", "text": "ok a"}], "isError": false, "timestamp": 1}));
+        h.user("and make sure this is tested");
+        h.push(json!({"role": "toolResult", "toolCallId": "b", "toolName": "edit", "content": [{"type": "text", "text": "ok b"}], "isError": false, "timestamp": 1}));
+        h
+    };
+    // The rule itself: the first call of a turn with tool traffic after its prompt re-assembles.
+    assert_eq!(replay::history_for_call(true, true, true, 3, 5), Some(5));
+    assert_eq!(replay::history_for_call(true, false, true, 3, 4), Some(3));
+    assert_eq!(replay::history_for_call(true, true, false, 3, 5), Some(3));
+    assert_eq!(replay::history_for_call(false, false, false, 3, 5), None);
+    for owns in [true, false] {
+        let mut h = build();
+        let cfg = Config {
+            owns_compaction: owns,
+            ..Config::default()
+        };
+        let mut s3 = Cachefold::new(cfg);
+        let mut ing = Vec::new();
+        let (out, _) = run(&mut s3, &mut h, 1_000_000, 1.0, &mut ing);
+        let v = violations(&out);
+        if owns {
+            assert_eq!(v, 0, "tool loop modelled: the request pairs");
+            assert_eq!(out.len(), 5, "every message sent once");
+        } else {
+            assert!(
+                v > 0,
+                "one assemble per turn: the raw tail breaks the group"
+            );
+        }
+    }
+}

@@ -7,7 +7,8 @@
 //! summary request as its own model call (docs/cache-model.md) and answer it with the
 //! bench's shared summariser. Everything else is the same: per call, the first call of a turn
 //! assembles `[0, u)` and the host appends the turn's messages `[u, a)`; with `ownsCompaction`
-//! (the default) every later call of the turn re-assembles `[0, a)`. After a turn:
+//! (the default) every later call of the turn re-assembles `[0, a)`, and so does a first call
+//! that has tool traffic after its prompt ([`crate::replay::history_for_call`]). After a turn:
 //! `commit_turn([u, next u))`, then one `summary_request` (billed, answered, accepted).
 //! `tests/bench_strategies.rs` checks that the plans equal `crate::replay::replay`'s with
 //! summaries off.
@@ -247,13 +248,20 @@ impl Strategy for Cachefold {
             self.plan = None;
         }
         self.last_now = ctx.now_ms;
-        let count = if new_turn {
-            Some(u)
-        } else if self.cfg.owns_compaction {
-            Some(a)
-        } else {
-            None
-        };
+        // The host's tool loop (docs/host-integration.md): the turn's first call is the
+        // pre-prompt assemble of `[0, u)`, the prompt appended; with `ownsCompaction` every
+        // later call re-assembles. A prompt typed during a parallel tool batch stands before
+        // the batch's last results in a recorded transcript, so its first call already has
+        // tool traffic after the prompt: the host delivered that prompt inside its tool loop,
+        // and that call re-assembles too (the engine moves the results back into their group,
+        // which is what DeepSeek receives) instead of sending a raw host-appended tail.
+        let in_loop = hist
+            .get(u..a)
+            .unwrap_or(&[])
+            .iter()
+            .any(|m| m.role() != Role::User);
+        let count =
+            crate::replay::history_for_call(new_turn, in_loop, self.cfg.owns_compaction, u, a);
         if let Some(count) = count {
             if let Some(plan) = self.assemble_host(ctx, hist, count) {
                 self.plan = Some((plan, count));

@@ -145,6 +145,9 @@ pub struct Score {
     pub recall: f64,
     /// Anchor recall with recovery credit.
     pub recall_credit: f64,
+    /// Input cost with the recoveries that credit assumes, / S1a input cost.
+    #[serde(default)]
+    pub vs_s1a_recovery: f64,
     /// Hit efficiency E = H / H_max.
     pub efficiency: f64,
     /// Requests with a pairing violation.
@@ -193,6 +196,30 @@ pub struct Loso {
     pub per_session: Vec<(String, String)>,
     /// Chart points.
     pub points: Vec<ChartPoint>,
+    /// Per source (the session name's first path component: pi-mono, claude-code-spotter,
+    /// entireio-cli, reasonix-tau-bench): sessions, left-out and defaults figures on that
+    /// source's sessions (a few long sessions dominate the token-weighted total).
+    #[serde(default)]
+    pub per_source: Vec<SourceScore>,
+}
+
+/// LOSO figures restricted to one source's sessions.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceScore {
+    /// Source name.
+    pub source: String,
+    /// Its sessions.
+    pub sessions: u64,
+    /// Left-out (each session under the choice made without it).
+    pub left_out: Score,
+    /// The product defaults.
+    pub defaults: Score,
+}
+
+/// The source of a session name (`entireio-cli/13_…jsonl` → `entireio-cli`).
+pub fn source_of(session: &str) -> &str {
+    session.split('/').next().unwrap_or(session)
 }
 
 fn sum(rows: &BTreeMap<String, Metrics>, sessions: &[&String]) -> Metrics {
@@ -231,6 +258,7 @@ impl Table {
             vs_floor: div(m.cost.headline_input, m.floor.headline_input),
             recall: m.recall(),
             recall_credit: m.recall_credit(),
+            vs_s1a_recovery: div(m.input_with_recovery(), s1a.cost.headline_input),
             efficiency: m.efficiency(),
             pairing_violations: m.pairing_violation_calls,
         }
@@ -306,6 +334,38 @@ impl Table {
             .get(DEFAULT_NAME)
             .map(|r| sum(r, &all))
             .unwrap_or_default();
+        let mut sources: Vec<&str> = self.sessions.iter().map(|s| source_of(s)).collect();
+        sources.sort_unstable();
+        sources.dedup();
+        let per_source = sources
+            .into_iter()
+            .map(|src| {
+                let ss: Vec<&String> = self
+                    .sessions
+                    .iter()
+                    .filter(|s| source_of(s) == src)
+                    .collect();
+                let mut lm = Metrics::default();
+                for (s, c) in &per_session {
+                    if source_of(s) == src {
+                        if let Some(m) = self.sweep.get(c).and_then(|r| r.get(s)) {
+                            lm.add(m);
+                        }
+                    }
+                }
+                let dm = self
+                    .sweep
+                    .get(DEFAULT_NAME)
+                    .map(|r| sum(r, &ss))
+                    .unwrap_or_default();
+                SourceScore {
+                    source: src.to_string(),
+                    sessions: ss.len() as u64,
+                    left_out: self.score(&lm, &ss, &best_peer),
+                    defaults: self.score(&dm, &ss, &best_peer),
+                }
+            })
+            .collect();
         let s1a_all = self.base("S1a", &all).cost.headline_input;
         let mut points: Vec<ChartPoint> = Vec::new();
         for name in &self.configs {
@@ -350,6 +410,7 @@ impl Table {
             choices,
             per_session,
             points,
+            per_source,
         }
     }
 }
@@ -374,8 +435,11 @@ pub fn markdown(runs: &[Loso], sessions: usize) -> String {
         "Objective: cheapest input cost ×S1a with anchor recall (no recovery credit) ≥ the target and no more pairing violations than the best configuration, else highest recall. Input cost at the headline price; C_min = the input cost floor."
     );
     let _ = writeln!(s);
-    let _ = writeln!(s, "| window | target R | row | config | ×S1a | ×best peer | ×C_min | R | R+recovery | E | pairing viol. |");
-    let _ = writeln!(s, "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| window | target R | row | config | ×S1a | ×best peer | ×C_min | R | R+recovery | ×S1a with recovery | E | pairing viol. |");
+    let _ = writeln!(
+        s,
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for r in runs {
         let w = window_name(r.window);
         let chosen: Vec<String> = r.choices.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
@@ -386,7 +450,7 @@ pub fn markdown(runs: &[Loso], sessions: usize) -> String {
         ] {
             let _ = writeln!(
                 s,
-                "| {w} | {:.2} | {row} | {cfg} | {:.3} | {:.3} ({}) | {:.2} | {:.3} | {:.3} | {:.4} | {} |",
+                "| {w} | {:.2} | {row} | {cfg} | {:.3} | {:.3} ({}) | {:.2} | {:.3} | {:.3} | {:.3} | {:.4} | {} |",
                 r.recall_target,
                 sc.vs_s1a,
                 sc.vs_best_peer,
@@ -394,8 +458,42 @@ pub fn markdown(runs: &[Loso], sessions: usize) -> String {
                 sc.vs_floor,
                 sc.recall,
                 sc.recall_credit,
+                sc.vs_s1a_recovery,
                 sc.efficiency,
                 sc.pairing_violations
+            );
+        }
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "Per source (×S1a and ×best peer on that source's sessions; left-out / defaults):"
+    );
+    let _ = writeln!(s);
+    let _ = writeln!(s, "| window | target R | source | sessions | left-out ×S1a | ×best peer | R | R+recovery | ×S1a with recovery | E | pairing viol. | defaults ×S1a | R |");
+    let _ = writeln!(
+        s,
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for r in runs {
+        for p in &r.per_source {
+            let (l, d) = (&p.left_out, &p.defaults);
+            let _ = writeln!(
+                s,
+                "| {} | {:.2} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.4} | {} | {:.3} | {:.3} |",
+                window_name(r.window),
+                r.recall_target,
+                p.source,
+                p.sessions,
+                l.vs_s1a,
+                l.vs_best_peer,
+                l.recall,
+                l.recall_credit,
+                l.vs_s1a_recovery,
+                l.efficiency,
+                l.pairing_violations,
+                d.vs_s1a,
+                d.recall
             );
         }
     }
@@ -439,6 +537,12 @@ fn esc(s: &str) -> String {
 /// The cost-vs-recall chart: one panel per window, one point per configuration, the Pareto
 /// front joined and labelled, baselines in grey, the defaults ringed, the recall target dashed.
 pub fn svg(runs: &[Loso]) -> String {
+    svg_with_before(runs, &[])
+}
+
+/// [`svg`] with an earlier run's Pareto front per window drawn dashed grey ("before"), e.g.
+/// the front before a change, from its saved `loso.json`.
+pub fn svg_with_before(runs: &[Loso], before: &[Loso]) -> String {
     let (pw, ph, pad_l, pad_t, gap) = (560.0f64, 380.0f64, 70.0f64, 50.0f64, 90.0f64);
     // One panel per window (the points do not depend on the recall target).
     let mut panels: Vec<&Loso> = Vec::new();
@@ -466,8 +570,18 @@ pub fn svg(runs: &[Loso]) -> String {
             .map(|x| x.recall_target)
             .fold(r.recall_target, f64::min);
         let x0 = pad_l + i as f64 * (pw + gap);
+        let old_front: Vec<&ChartPoint> = before
+            .iter()
+            .find(|b| b.window == r.window)
+            .map(|b| b.points.iter().filter(|p| p.pareto).collect())
+            .unwrap_or_default();
         // x spans the sweep and S1a (1.0); baselines beyond it sit on the right edge.
-        let sweep_costs = r.points.iter().filter(|p| p.sweep).map(|p| p.cost);
+        let sweep_costs = r
+            .points
+            .iter()
+            .filter(|p| p.sweep)
+            .chain(old_front.iter().copied())
+            .map(|p| p.cost);
         let xmin = (sweep_costs.clone().fold(f64::INFINITY, f64::min).min(1.0) * 20.0 - 1.0)
             .floor()
             .max(0.0)
@@ -476,6 +590,7 @@ pub fn svg(runs: &[Loso]) -> String {
         let ymin = r
             .points
             .iter()
+            .chain(old_front.iter().copied())
             .map(|p| p.recall)
             .fold(1.0, f64::min)
             .min(lowest_target)
@@ -505,6 +620,38 @@ pub fn svg(runs: &[Loso]) -> String {
         for t in &same {
             let ty = py(t.recall_target);
             let _ = writeln!(s, "<line x1=\"{x0}\" y1=\"{ty:.1}\" x2=\"{:.1}\" y2=\"{ty:.1}\" stroke=\"#2ca02c\" stroke-dasharray=\"4 3\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#2ca02c\">recall target {:.2}: {}</text>", x0 + pw, x0 + pw - 4.0, ty - 4.0, t.recall_target, esc(&t.in_sample_choice));
+        }
+        let mut old_front = old_front;
+        old_front.sort_by(|a, b| a.cost.total_cmp(&b.cost));
+        if !old_front.is_empty() {
+            let d: Vec<String> = old_front
+                .iter()
+                .map(|p| format!("{:.1},{:.1}", px(p.cost), py(p.recall)))
+                .collect();
+            let _ = writeln!(
+                s,
+                "<polyline points=\"{}\" fill=\"none\" stroke=\"#888\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/>",
+                d.join(" ")
+            );
+            for p in &old_front {
+                let _ = writeln!(
+                    s,
+                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"#bbb\"><title>before: {} ×S1a {:.3} R {:.3}</title></circle>",
+                    px(p.cost),
+                    py(p.recall),
+                    esc(&p.name),
+                    p.cost,
+                    p.recall
+                );
+            }
+            if let Some(p) = old_front.first() {
+                let _ = writeln!(
+                    s,
+                    "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#888\">front before</text>",
+                    px(p.cost) + 6.0,
+                    py(p.recall) + 14.0
+                );
+            }
         }
         let mut front: Vec<&ChartPoint> = r.points.iter().filter(|p| p.pareto).collect();
         front.sort_by(|a, b| a.cost.total_cmp(&b.cost));
@@ -673,6 +820,51 @@ mod tests {
         assert!(md.contains("| 1M | 0.95 | left-out |"));
         let svg = svg(&[r]);
         assert!(svg.starts_with("<svg") && !svg.contains("polyline"));
+    }
+
+    /// Sessions of two sources: each source is scored on its own sessions under the choices
+    /// made without each of them, and the front of an earlier run is drawn dashed.
+    #[test]
+    fn per_source_figures_and_the_front_before() {
+        let mut t = table();
+        let rename = |m: &mut BTreeMap<String, BTreeMap<String, Metrics>>| {
+            for r in m.values_mut() {
+                for (from, to) in [("a", "pi/a"), ("b", "pi/b"), ("c", "cc/c")] {
+                    if let Some(x) = r.remove(from) {
+                        r.insert(to.to_string(), x);
+                    }
+                }
+            }
+        };
+        rename(&mut t.baselines);
+        rename(&mut t.sweep);
+        t.sessions = vec!["pi/a".into(), "pi/b".into(), "cc/c".into()];
+        let r = t.loso(1_000_000, 0.95);
+        let names: Vec<(&str, u64)> = r
+            .per_source
+            .iter()
+            .map(|p| (p.source.as_str(), p.sessions))
+            .collect();
+        assert_eq!(names, vec![("cc", 1), ("pi", 2)]);
+        // cc/c is scored under "cheap" (chosen without it): 3 / 10 with recall 2 / 10.
+        let cc = &r.per_source[0];
+        assert!((cc.left_out.vs_s1a - 0.3).abs() < 1e-9);
+        assert!((cc.left_out.recall - 0.2).abs() < 1e-9);
+        assert!((cc.defaults.vs_s1a - 0.6).abs() < 1e-9);
+        let pi = &r.per_source[1];
+        assert!((pi.left_out.vs_s1a - 0.5).abs() < 1e-9);
+        assert!((pi.left_out.recall - 1.0).abs() < 1e-9);
+        let md = markdown(std::slice::from_ref(&r), 3);
+        assert!(md.contains("| 1M | 0.95 | cc | 1 | 0.300 |"), "{md}");
+        let mut before = r.clone();
+        for p in before.points.iter_mut() {
+            p.pareto = p.sweep;
+        }
+        let plain = svg(std::slice::from_ref(&r));
+        assert!(!plain.contains("front before"));
+        let both = svg_with_before(std::slice::from_ref(&r), std::slice::from_ref(&before));
+        assert!(both.contains("front before"));
+        assert!(both.contains("stroke-dasharray=\"5 4\""));
     }
 
     #[test]

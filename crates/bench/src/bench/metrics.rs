@@ -103,6 +103,19 @@ pub struct Metrics {
     pub anchors_retained: u64,
     /// Retained with recovery credit.
     pub anchors_retained_credit: u64,
+    /// Recoveries the recovery credit assumes (one per original reachable only through
+    /// recovery, the first time a call needs it; later needs find its text in the
+    /// conversation).
+    pub recoveries: u64,
+    /// Tokens those recoveries bring back (one recover page each).
+    pub recovered_tokens: u64,
+    /// What those recoveries cost: per recovery one extra model request with the context at
+    /// that point (hit and miss as simulated), its recover call as output, and the recovered
+    /// tokens at miss price. `cost + recovery_cost` is the price of `R + recovery`.
+    pub recovery_cost: Costs,
+    /// Upper bound of the hit tokens later calls spend re-reading recovered text (each page
+    /// times the calls left in its session; a fold drops it sooner). Not in `recovery_cost`.
+    pub recovery_reread_tokens: u64,
     /// Needed pairs whose anchor is ≥ 50 calls old.
     pub anchors_needed_old: u64,
     /// Of those, retained without credit.
@@ -172,6 +185,10 @@ impl Metrics {
         self.all_miss()
             .saturating_sub(self.novel_tokens + self.extra_novel_tokens)
     }
+    /// Headline input cost with the recoveries `R + recovery` assumes.
+    pub fn input_with_recovery(&self) -> f64 {
+        self.cost.headline_input + self.recovery_cost.headline_input
+    }
     /// Mean |X| over main calls.
     pub fn mean_context(&self) -> f64 {
         ratio(self.prompt_tokens, self.calls)
@@ -212,6 +229,10 @@ impl Metrics {
         self.anchors_needed += o.anchors_needed;
         self.anchors_retained += o.anchors_retained;
         self.anchors_retained_credit += o.anchors_retained_credit;
+        self.recoveries += o.recoveries;
+        self.recovered_tokens += o.recovered_tokens;
+        self.recovery_reread_tokens += o.recovery_reread_tokens;
+        self.recovery_cost.add(&o.recovery_cost);
         self.anchors_needed_old += o.anchors_needed_old;
         self.anchors_retained_old += o.anchors_retained_old;
         self.overflow_calls += o.overflow_calls;

@@ -94,6 +94,8 @@ pub struct Derived {
     pub input_vs_s1a: f64,
     /// Input cost / S0 input cost.
     pub input_vs_s0: f64,
+    /// Input cost with the recoveries `R + recovery` assumes / S1a input cost.
+    pub input_recovery_vs_s1a: f64,
     /// Input cost / the cost floor's input cost (C_min, [`Metrics::floor`]): the distance
     /// from what no strategy can beat.
     pub input_vs_floor: f64,
@@ -131,6 +133,7 @@ fn derive(m: &Metrics, s0: Option<&Metrics>, s1a: Option<&Metrics>) -> Derived {
         cost_vs_s0: r(m.cost.headline, s0.map(|x| x.cost.headline)),
         input_vs_s1a: r(m.cost.headline_input, s1a.map(|x| x.cost.headline_input)),
         input_vs_s0: r(m.cost.headline_input, s0.map(|x| x.cost.headline_input)),
+        input_recovery_vs_s1a: r(m.input_with_recovery(), s1a.map(|x| x.cost.headline_input)),
         input_vs_floor: r(m.cost.headline_input, Some(m.floor.headline_input)),
         reprocessed: m.reprocessed(),
         mean_context: m.mean_context(),
@@ -245,17 +248,17 @@ pub fn markdown(r: &Report) -> String {
         prices.join(" · ")
     );
     let _ = writeln!(s);
-    let _ = writeln!(s, "| strategy | T (M tok) | Σmiss (M) | H | H_max | E | cost | input cost | C_min (input) | ×C_min (input) | ×S1a (input) | ×S0 (input) | ×S1a (total) | peak ctx | mean ctx | R | R+recovery | overflow | pairing viol. |");
+    let _ = writeln!(s, "| strategy | T (M tok) | Σmiss (M) | H | H_max | E | cost | input cost | C_min (input) | ×C_min (input) | ×S1a (input) | ×S0 (input) | ×S1a (total) | peak ctx | mean ctx | R | R+recovery | ×S1a (input) with recovery (recoveries) | overflow | pairing viol. |");
     let _ = writeln!(
         s,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for t in &r.totals {
         let m = &t.metrics;
         let d = &t.derived;
         let _ = writeln!(
             s,
-            "| {} {} | {} | {} | {} | {} | {:.4} | {} | {} | {} | {:.2} | {:.3} | {:.3} | {:.3} | {} | {} | {:.3} | {:.3} | {} | {} |",
+            "| {} {} | {} | {} | {} | {} | {:.4} | {} | {} | {} | {:.2} | {:.3} | {:.3} | {:.3} | {} | {} | {:.3} | {:.3} | {:.3} ({}) | {} | {} |",
             t.strategy,
             t.label,
             mtok(m.prompt_tokens + m.extra_prompt_tokens),
@@ -274,6 +277,8 @@ pub fn markdown(r: &Report) -> String {
             ktok(d.mean_context),
             d.recall,
             d.recall_credit,
+            d.input_recovery_vs_s1a,
+            m.recoveries,
             m.overflow_calls,
             m.pairing_violation_calls
         );

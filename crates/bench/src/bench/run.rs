@@ -330,6 +330,8 @@ pub fn run_job(
     let mut tw_num = 0f64;
     let mut tw_den = 0f64;
     let mut floor_from = 0usize;
+    // Originals already recovered once (their text stays in the conversation).
+    let mut recovered: HashSet<usize> = HashSet::new();
     for (k, &(ai, ts)) in prep.calls.iter().enumerate() {
         let mut ctx = Ctx {
             store: &mut store,
@@ -447,13 +449,24 @@ pub fn run_job(
                     .iter()
                     .flat_map(|mm| mm.credit.iter().copied())
                     .collect();
+                // Recoveries this call's credit assumes: one per original message whose
+                // anchor is only reachable through recovery (first holder in credit order).
+                let mut to_recover: Vec<usize> = Vec::new();
                 for &(a, old) in needed {
                     let present = store.holders(a).iter().any(|kk| keys.contains(kk));
-                    let credit = present
-                        || prep
-                            .orig_holders
+                    let via = if present {
+                        None
+                    } else {
+                        prep.orig_holders
                             .get(&a)
-                            .is_some_and(|v| v.iter().any(|i| credited.contains(i)));
+                            .and_then(|v| v.iter().copied().find(|i| credited.contains(i)))
+                    };
+                    let credit = present || via.is_some();
+                    if let Some(i) = via {
+                        if !to_recover.contains(&i) {
+                            to_recover.push(i);
+                        }
+                    }
                     m.anchors_needed += 1;
                     m.anchors_retained += u64::from(present);
                     m.anchors_retained_credit += u64::from(credit);
@@ -461,6 +474,35 @@ pub fn run_job(
                         m.anchors_needed_old += 1;
                         m.anchors_retained_old += u64::from(present);
                     }
+                }
+                let remaining = prep.calls.len().saturating_sub(k + 1) as u64;
+                let mut extra_context = 0u64;
+                for i in to_recover {
+                    if !recovered.insert(i) {
+                        continue; // recovered earlier: its text is in the conversation since
+                    }
+                    let Some(orig) = prep.orig.get(i) else {
+                        continue;
+                    };
+                    let page = recovered_tokens(renderer.body(orig).len() as u64, orig);
+                    // The model's recovery request: the context at this point, hit and miss
+                    // as simulated for it (later recoveries of the same call re-read it whole
+                    // from the cache), plus the recover call it writes.
+                    let (hit, miss) = if extra_context == 0 {
+                        (o.hit, o.miss)
+                    } else {
+                        (o.prompt + extra_context, 0)
+                    };
+                    let mut c = call_costs(opts, ts, hit, miss, RECOVER_CALL_TOKENS);
+                    // The recovered text, once at miss price. Later calls re-read it at hit
+                    // price until a fold drops it; that is not charged (at most
+                    // `page × remaining calls` hit tokens, `recovery_reread_tokens`).
+                    c.add(&call_costs(opts, ts, 0, page, 0));
+                    m.recovery_reread_tokens += page * remaining;
+                    extra_context += page + RECOVER_CALL_TOKENS;
+                    m.recoveries += 1;
+                    m.recovered_tokens += page;
+                    m.recovery_cost.add(&c);
                 }
             }
         }
@@ -490,6 +532,22 @@ pub fn run_job(
         label: strategy.label().to_string(),
         metrics: m,
         series,
+    }
+}
+
+/// Tokens of the `cachefold_recover` call a recovery writes (tool name, artifact id, range).
+pub const RECOVER_CALL_TOKENS: u64 = 40;
+
+/// Tokens one recovery brings back from an original of `tokens` tokens: one recover page
+/// (`cachefold_recover`'s default cap, [`::cachefold::tools::recover::DEFAULT_MAX_CHARS`]
+/// chars) in the original's own tokens-per-char, or the whole original when it is shorter.
+fn recovered_tokens(tokens: u64, orig: &M) -> u64 {
+    let chars = render::body(&orig.msg).chars().count() as u64;
+    let cap = ::cachefold::tools::recover::DEFAULT_MAX_CHARS;
+    if chars <= cap || chars == 0 {
+        tokens
+    } else {
+        (tokens * cap).div_ceil(chars)
     }
 }
 

@@ -36,7 +36,7 @@ use driver::Driver;
 use crate::replay::transcript::Call;
 use ::cachefold::config::Config;
 use ::cachefold::engine::{AssembleInput, AssemblePlan, CommitInput, Drive, IndexedJson, Session};
-use ::cachefold::message::Message;
+use ::cachefold::message::{Message, Role};
 use ::cachefold::pairing::{self, Shape};
 use ::cachefold::tokens;
 use serde::{Deserialize, Serialize};
@@ -223,6 +223,28 @@ pub fn resolve(messages: &[Message], order: &[i64], synthetic: &[String]) -> Vec
         .collect()
 }
 
+/// Host history length assembled before a call (`None`: no assemble, the turn's earlier output
+/// is reused). The first call of a turn is the pre-prompt assemble of `[0, u)`; with
+/// `ownsCompaction` (`reassemble`) every later call re-assembles `[0, a)`, as does a first call
+/// with tool traffic between its prompt and the call (`in_loop`: a prompt typed during a
+/// parallel tool batch, which the host delivers inside its tool loop, so the call after it is a
+/// tool-loop call).
+pub fn history_for_call(
+    first: bool,
+    in_loop: bool,
+    reassemble: bool,
+    u: usize,
+    a: usize,
+) -> Option<usize> {
+    if reassemble && (!first || in_loop) {
+        Some(a)
+    } else if first {
+        Some(u)
+    } else {
+        None
+    }
+}
+
 /// Calls of a transcript grouped into turns: `(turn start u, [call positions])`.
 pub fn turns(messages: &[Message], calls: &[Call]) -> Vec<(usize, Vec<usize>)> {
     let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -286,13 +308,13 @@ pub fn replay(
                     .map(str::to_string)
             });
             let model_for_echo = model.clone();
-            let history = if j == 0 {
-                Some(*u)
-            } else if opts.reassemble_each_call {
-                Some(a)
-            } else {
-                None
-            };
+            let in_loop = d
+                .messages
+                .get(*u..a)
+                .unwrap_or(&[])
+                .iter()
+                .any(|m| m.role() != Role::User);
+            let history = history_for_call(j == 0, in_loop, opts.reassemble_each_call, *u, a);
             let mut need_full = 0;
             let mut report = None;
             if let Some(h) = history {
