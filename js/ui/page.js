@@ -4,7 +4,8 @@
 // request of its own: inside the Control UI it runs in an opaque sandboxed frame whose fetches
 // would be cross-origin. Paging and the session view are plain links (GET navigations, which the
 // frame's grant covers). The script fills the DOM with textContent only; the charts arrive as
-// SVG drawn by js/ui/chart.js on the server, every value escaped there.
+// SVG drawn by the core's chart module on the server (js/ui/chart.js), every value escaped there,
+// coloured by the core's chart stylesheet (chartCss), which follows the same light/dark switch.
 
 const CSS = `
 :root{color-scheme:light dark;--bg:#ffffff;--fg:#111827;--muted:#4b5563;--line:#e5e7eb;--card:#f9fafb;--accent:#2563eb;--bad:#dc2626;--good:#059669;--warn:#f59e0b}
@@ -33,10 +34,6 @@ button:disabled{opacity:.5;cursor:default}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--card);border:1px solid var(--line);border-radius:6px;padding:8px;margin:4px 0;max-height:16em;overflow:auto;font-size:12px}
 details summary{cursor:pointer}
 .err{border:1px solid var(--bad);color:var(--bad);border-radius:8px;padding:8px;margin:8px 0}
-.cf-axis{stroke:var(--muted)}.cf-grid{stroke:var(--line)}.cf-text{fill:var(--fg)}.cf-muted{fill:var(--muted)}
-.cf-hit{fill:var(--accent)}.cf-miss{fill:var(--warn)}.cf-pred{stroke:var(--fg);fill:none}
-.cf-cf{stroke:var(--accent);fill:none}.cf-legacy{stroke:var(--bad);fill:none}
-.cf-fold{stroke:var(--good)}.cf-break{stroke:var(--bad)}.cf-fold-t{fill:var(--good)}.cf-break-t{fill:var(--bad)}
 @media (max-width:640px){main{padding:10px}h1{font-size:18px}.card .v{font-size:17px}th,td{padding:5px 6px}}
 `;
 
@@ -242,10 +239,11 @@ function doc(title, nonce, css, script, data) {
 
 /**
  * The report page: `data` is {sessions, summary} (the sessions table) or {session} (one
- * session's view), each the JSON data route's answer or {error}.
+ * session's view), each the JSON data route's answer or {error}. `chartCss`: the charts'
+ * stylesheet (the core's chartCss()).
  */
-export function reportPage(nonce, data) {
-  return doc("cachefold report", nonce, CSS, SCRIPT, data);
+export function reportPage(nonce, data, { chartCss = "" } = {}) {
+  return doc("cachefold report", nonce, `${CSS}${chartCss}`, SCRIPT, data);
 }
 
 /** The dashboard widget's document (`data.summary`: saving today / this week, recent breaks). */

@@ -9,7 +9,7 @@
 //   GET /plugins/cachefold/api/summary             the widget's figures
 import { randomBytes } from "node:crypto";
 import { BadRequest, intParam, PAGE_DEFAULT, PAGE_MAX, sessionsPage, sessionView, widgetSummary } from "./data.js";
-import { costChart, hitMissChart } from "./chart.js";
+import { chartCss, costChart, hitMissChart } from "./chart.js";
 import { csp, reportPage, widgetPage } from "./page.js";
 
 export const PLUGIN_ID = "cachefold";
@@ -40,7 +40,7 @@ function html(res, page, data, status = 200) {
 async function sessionWithCharts(ctx, id) {
   if (!id || id.length > 512) throw new BadRequest("id must name a session (1 to 512 characters)");
   const view = await sessionView(ctx, id);
-  return view && { ...view, charts: { hitMiss: hitMissChart(view.calls, view.marks), cost: costChart(view.calls, view.marks) } };
+  return view && { ...view, charts: { hitMiss: await hitMissChart(view.calls, view.marks), cost: await costChart(view.calls, view.marks) } };
 }
 
 const notFound = (id) => `no cachefold session matches ${JSON.stringify(String(id).slice(0, 80))}`;
@@ -95,7 +95,8 @@ export function createHandler(ctx, { now = Date.now } = {}) {
       switch (sub) {
         case "/report": {
           const { status, data } = await pageData(ctx, p, summary);
-          html(res, reportPage, data, status);
+          const css = await chartCss();
+          html(res, (nonce, d) => reportPage(nonce, d, { chartCss: css }), data, status);
           return true;
         }
         case "/widget":

@@ -136,7 +136,15 @@ test("report page, widget and Control UI tab in headless Chromium: figures equal
       expectRow(await fields(page, ".cards"), s, "session view");
       const bars = await page.$$eval("#chart-calls g.cf-bar", (gs) => gs.map((g) => ({ call: +g.dataset.call, hit: +g.dataset.hit, miss: +g.dataset.miss })));
       assert.deepEqual(bars, report.calls.map((c) => ({ call: c.call, hit: c.hit, miss: c.miss })), "one bar per model call, the report's hit and miss");
-      assert.equal(await page.$$eval("#chart-cost path.cf-cf", (p) => p.length), 1);
+      // The core's chart module drew it, coloured by its dark palette; 1-2-5 ticks from 0.
+      const cf = '#chart-cost path[data-series="cachefold (spent)"]';
+      assert.equal(await page.$$eval(cf, (p) => p.length), 1);
+      assert.equal(await page.$eval(cf, (p) => getComputedStyle(p).stroke), "rgb(96, 165, 250)", "dark chart palette");
+      const ticks = await page.$$eval("#chart-cost .cf-ytick", (t) => t.map((x) => x.textContent));
+      assert.match(ticks[0], /^\$0(\.0+)?$/);
+      const steps = ticks.map((t) => +t.slice(1)).map((v, i, a) => +(v - a[i - 1]).toPrecision(6)).slice(1);
+      const mant = (d) => +(d / 10 ** Math.floor(Math.log10(d))).toPrecision(3);
+      assert.ok(steps.length > 0 && steps.every((d) => d === steps[0] && [1, 2, 5].includes(mant(d))), `1-2-5 steps: ${ticks}`);
       const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
       assert.equal(bg, "rgb(15, 17, 21)", "dark theme");
       pageShot = await shot(page, "page-session-dark");
@@ -151,6 +159,7 @@ test("report page, widget and Control UI tab in headless Chromium: figures equal
       const { sw, cw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
       assert.ok(sw <= cw, `no sideways scroll on a phone: ${sw} > ${cw}`);
       assert.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), "rgb(255, 255, 255)", "light theme");
+      assert.equal(await page.$eval('#chart-cost path[data-series="cachefold (spent)"]', (p) => getComputedStyle(p).stroke), "rgb(37, 99, 235)", "light chart palette");
       await shot(page, "page-session-phone-light");
       assert.deepEqual(problems, [], "phone");
       await page.close();
