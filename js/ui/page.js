@@ -191,7 +191,7 @@ const SCRIPT = PRELUDE + String.raw`  var pct = function (x) { return (x == null
 `;
 
 // The widget's client script.
-const WIDGET_SCRIPT = PRELUDE + String.raw`  function el(tag, attrs, text) { var e = document.createElement(tag); for (var k in attrs) e.setAttribute(k, attrs[k]); if (text != null) e.textContent = text; return e; }
+export const WIDGET_SCRIPT = PRELUDE + String.raw`  function el(tag, attrs, text) { var e = document.createElement(tag); for (var k in attrs) e.setAttribute(k, attrs[k]); if (text != null) e.textContent = text; return e; }
   var DATA = JSON.parse(document.getElementById("cf-data").textContent);
   (DATA.summary && !DATA.summary.error ? Promise.resolve(DATA.summary) : Promise.reject(new Error((DATA.summary && DATA.summary.error) || "no data"))).then(function (s) {
     var cards = el("div", { class: "cards" });
@@ -209,14 +209,14 @@ const WIDGET_SCRIPT = PRELUDE + String.raw`  function el(tag, attrs, text) { var
     if (!s.recentBreaks.length) ul.appendChild(el("li", { class: "muted" }, s.decisionLog ? "none logged" : "no decision log (set logFile)"));
     s.recentBreaks.forEach(function (b) {
       var li = el("li", { "data-session": b.sessionId });
-      var a = el("a", { href: "report?session=" + encodeURIComponent(b.sessionId), target: "_blank", rel: "noopener" }, b.sessionId.slice(0, 24));
+      var a = el("a", { href: DATA.links ? DATA.links.session : "report?session=" + encodeURIComponent(b.sessionId), target: "_blank", rel: "noopener" }, b.sessionId.slice(0, 24));
       li.appendChild(a);
       li.appendChild(document.createTextNode(" · " + b.cause + " · " + b.at.slice(0, 16).replace("T", " ")));
       ul.appendChild(li);
     });
     root.appendChild(ul);
     var p = el("p");
-    p.appendChild(el("a", { href: "report", target: "_blank", rel: "noopener", id: "open-report" }, "open the cachefold report →"));
+    p.appendChild(el("a", { href: DATA.links ? DATA.links.report : "report", target: "_blank", rel: "noopener", id: "open-report" }, "open the cachefold report →"));
     root.appendChild(p);
   }).catch(function (e) { root.appendChild(el("div", { class: "err", role: "alert" }, "cachefold: " + e.message)); });
 })();
@@ -249,6 +249,17 @@ export function reportPage(nonce, data, { chartCss = "" } = {}) {
 /** The dashboard widget's document (`data.summary`: saving today / this week, recent breaks). */
 export function widgetPage(nonce, data) {
   return doc("cachefold savings", nonce, WIDGET_CSS, WIDGET_SCRIPT, data);
+}
+
+const escAttr = (v) => String(v).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/**
+ * The body of the dashboard's board widget (the Gateway wraps it in its sandboxed document): the
+ * widget's stylesheet, its data as a JSON block (`data.summary`, `data.links`: absolute URLs of
+ * the report) and its client script from `scriptUrl` (the capability-scoped resource URL).
+ */
+export function boardWidgetBody(data, scriptUrl) {
+  return `<style>${WIDGET_CSS}</style><main id="app"></main><script type="application/json" id="cf-data">${embedJson(data ?? {})}</script><script src="${escAttr(scriptUrl)}"></script>`;
 }
 
 /** The Content-Security-Policy of both documents: nothing but this response's inline code (no request at all). */
