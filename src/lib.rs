@@ -160,6 +160,7 @@ mod lib_tests {
         assert_eq!(safe_name("0b8c-uuid"), safe_name("0b8c-uuid"));
     }
 }
+pub mod chart;
 pub mod cost;
 pub mod digest;
 pub mod engine;

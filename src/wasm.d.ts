@@ -251,3 +251,40 @@ export interface LessonGate {
   reason: string;
   classification: LessonClassification | null;
 }
+
+// --- charts (src/chart): what `chartSvg` draws; the x axis is the call index, 1-based ---
+export interface ChartSeries {
+  name: string;
+  /** One value per call (a null leaves a gap). */
+  values: (number | null)[];
+  /** Drawn last, solid and wider. */
+  headline?: boolean;
+  /** Palette entry 0..7 (`.cf-s<n>` in `chartCss()`); by default the series' position. */
+  color?: number;
+  /** Lines: a step per call. */
+  step?: boolean;
+  /** Bars: the `data-<key>` attribute carrying the value on each call's group. */
+  key?: string;
+}
+export interface ChartMark {
+  kind: "fold" | "break" | "session";
+  /** In call units: `c + 0.5` is between call c and call c+1. */
+  at: number;
+  label: string;
+  detail?: string;
+}
+export interface ChartSpec {
+  title: string;
+  xTitle: string;
+  yTitle: string;
+  yUnit?: "usd" | "tokens" | "count";
+  /** Stacked, bottom first. */
+  bars?: ChartSeries[];
+  lines?: ChartSeries[];
+  marks?: ChartMark[];
+  width?: number;
+  height?: number;
+  /** A document for a file: heading, background, stylesheet. */
+  standalone?: boolean;
+  noLegend?: boolean;
+}

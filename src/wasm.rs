@@ -679,3 +679,38 @@ pub fn lessons_gate(
         None => Ok(JsValue::UNDEFINED),
     }
 }
+
+// --- charts (src/chart): data in, SVG text out ---
+
+/// The chart described by `chart_json` (a `ChartSpec`) as SVG text.
+#[wasm_bindgen(js_name = chartSvg)]
+pub fn chart_svg(
+    #[wasm_bindgen(unchecked_param_type = "string")] chart_json: JsValue,
+) -> JsResult<String> {
+    let chart_json = &js_text(&chart_json, "chart_json")?;
+    let chart = crate::chart::Chart::from_value(&json_arg(chart_json)?).map_err(input_err)?;
+    Ok(crate::chart::svg(&chart))
+}
+
+/// Panels (`panels_json`: a `ChartSpec[]`) one above the other in one SVG document.
+#[wasm_bindgen(js_name = chartFigure)]
+pub fn chart_figure(
+    #[wasm_bindgen(unchecked_param_type = "string")] title: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] panels_json: JsValue,
+) -> JsResult<String> {
+    let title = &js_text(&title, "title")?;
+    let panels_json = &js_text(&panels_json, "panels_json")?;
+    let panels: Vec<Value> = json_arg(panels_json)?;
+    let panels = panels
+        .iter()
+        .map(crate::chart::Chart::from_value)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(input_err)?;
+    Ok(crate::chart::figure(title, &panels))
+}
+
+/// The charts' stylesheet (light and dark palettes) for a page that shows them inline.
+#[wasm_bindgen(js_name = chartCss)]
+pub fn chart_css() -> String {
+    crate::chart::css()
+}

@@ -2,6 +2,7 @@
 import { join, resolve } from "node:path";
 import { writeFileAtomic } from "../io/files.js";
 import { intFlag } from "./args.js";
+import { chartFigure, contextSpec, costSpec } from "../ui/chart.js";
 import { artifactStoreSize, findSession, LEGACY_NOTE, listSessions, money, readDecisionLog, readSession, sessionStatus, statusLine } from "./sessions.js";
 
 const E = { ok: 0, notFound: 1, usage: 2, error: 4 };
@@ -41,31 +42,15 @@ async function statusRun({ values }, io) {
   return E.ok;
 }
 
-const esc = (t) => String(t).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-
-/** SVG: cumulative cost (cachefold vs legacy estimate) and context size per call. */
-export function reportSvg(sessionId, rows) {
-  const W = 760;
-  const H = 220;
-  const pad = 48;
-  let cf = 0;
-  let un = 0;
-  const cum = rows.map((r) => ({ cf: (cf += r.costUsd), un: (un += r.uncachedUsd), prompt: r.prompt }));
-  const n = Math.max(cum.length - 1, 1);
-  const x = (i) => pad + ((W - 2 * pad) * i) / n;
-  const panel = (top, series, max, label, fmt) => {
-    const y = (v) => top + H - pad - ((H - 2 * pad) * v) / (max || 1);
-    const lines = series
-      .map(({ key, color, name }, k) => {
-        const pts = cum.map((c, i) => `${x(i).toFixed(1)},${y(c[key]).toFixed(1)}`).join(" ");
-        return `<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts}"/><text x="${W - pad - 160}" y="${top + pad - 8 + 14 * k}" fill="${color}" font-size="12">${esc(name)}</text>`;
-      })
-      .join("");
-    return `<text x="${pad}" y="${top + 20}" font-size="13" font-weight="bold">${esc(label)}</text><line x1="${pad}" y1="${top + H - pad}" x2="${W - pad}" y2="${top + H - pad}" stroke="#999"/><line x1="${pad}" y1="${top + pad}" x2="${pad}" y2="${top + H - pad}" stroke="#999"/><text x="4" y="${top + pad + 4}" font-size="11">${esc(fmt(max))}</text><text x="${pad}" y="${top + H - pad + 16}" font-size="11">call 1</text><text x="${W - pad - 40}" y="${top + H - pad + 16}" font-size="11">call ${cum.length}</text>${lines}`;
-  };
-  const maxCost = Math.max(0, ...cum.map((c) => Math.max(c.cf, c.un)));
-  const maxPrompt = Math.max(0, ...cum.map((c) => c.prompt));
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${2 * H + 30}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/><text x="${pad}" y="18" font-size="14">cachefold session ${esc(sessionId)}</text>${panel(20, [{ key: "cf", color: "#1f77b4", name: "cachefold (spent)" }, { key: "un", color: "#d62728", name: "legacy estimate (no hit)" }], maxCost, "cumulative cost (USD)", (v) => `$${v.toFixed(3)}`)}${panel(20 + H, [{ key: "prompt", color: "#2ca02c", name: "context (prompt tokens)" }], maxPrompt, "context size per call (tokens)", (v) => `${Math.round(v)}`)}</svg>\n`;
+/**
+ * SVG: cumulative cost (cachefold vs the legacy estimate) and context size per call, drawn by
+ * the core's chart module like the report page's charts. `totalCalls`: the session's calls
+ * (`rows` holds the recent ones), so the axis says which calls it shows.
+ */
+export async function reportSvg(sessionId, rows, totalCalls = rows.length) {
+  const calls = rows.map((r) => ({ costUsd: r.costUsd, legacyEstimateUsd: r.uncachedUsd, prompt: r.prompt }));
+  const xTitle = totalCalls > rows.length ? `model call (the last ${rows.length} of this session's ${totalCalls}, oldest first)` : "model call (this session, oldest first)";
+  return chartFigure(`cachefold session ${sessionId}`, [costSpec(calls, [], { title: "cumulative cost", xTitle }), contextSpec(calls, { xTitle })]);
 }
 
 /**
@@ -93,7 +78,7 @@ async function reportRun({ values, positionals: pos }, io) {
   }
   const { stats, rows, calls, totals } = await reportData(ctx, s);
   const svg = resolve(opts.out ?? join(ctx.stateDir, "reports", `${s.name}.svg`));
-  writeFileAtomic(svg, reportSvg(s.sessionId, rows), { mode: 0o644 });
+  writeFileAtomic(svg, await reportSvg(s.sessionId, rows, stats.calls), { mode: 0o644 });
   const text = [
     `session ${s.sessionId} · ${stats.calls} calls (${rows.length} recent shown) · spent ${money(stats.costUsd)} · legacy estimate ${money(stats.uncachedUsd)}`,
     "call   prompt      hit     miss  predicted      cost",

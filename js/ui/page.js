@@ -4,7 +4,8 @@
 // request of its own: inside the Control UI it runs in an opaque sandboxed frame whose fetches
 // would be cross-origin. Paging and the session view are plain links (GET navigations, which the
 // frame's grant covers). The script fills the DOM with textContent only; the charts arrive as
-// SVG drawn by js/ui/chart.js on the server, every value escaped there.
+// SVG drawn by the core's chart module on the server (js/ui/chart.js), every value escaped there,
+// coloured by the core's chart stylesheet (chartCss), which follows the same light/dark switch.
 
 const CSS = `
 :root{color-scheme:light dark;--bg:#ffffff;--fg:#111827;--muted:#4b5563;--line:#e5e7eb;--card:#f9fafb;--accent:#2563eb;--bad:#dc2626;--good:#059669;--warn:#f59e0b}
@@ -33,10 +34,6 @@ button:disabled{opacity:.5;cursor:default}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--card);border:1px solid var(--line);border-radius:6px;padding:8px;margin:4px 0;max-height:16em;overflow:auto;font-size:12px}
 details summary{cursor:pointer}
 .err{border:1px solid var(--bad);color:var(--bad);border-radius:8px;padding:8px;margin:8px 0}
-.cf-axis{stroke:var(--muted)}.cf-grid{stroke:var(--line)}.cf-text{fill:var(--fg)}.cf-muted{fill:var(--muted)}
-.cf-hit{fill:var(--accent)}.cf-miss{fill:var(--warn)}.cf-pred{stroke:var(--fg);fill:none}
-.cf-cf{stroke:var(--accent);fill:none}.cf-legacy{stroke:var(--bad);fill:none}
-.cf-fold{stroke:var(--good)}.cf-break{stroke:var(--bad)}.cf-fold-t{fill:var(--good)}.cf-break-t{fill:var(--bad)}
 @media (max-width:640px){main{padding:10px}h1{font-size:18px}.card .v{font-size:17px}th,td{padding:5px 6px}}
 `;
 
@@ -194,7 +191,7 @@ const SCRIPT = PRELUDE + String.raw`  var pct = function (x) { return (x == null
 `;
 
 // The widget's client script.
-const WIDGET_SCRIPT = PRELUDE + String.raw`  function el(tag, attrs, text) { var e = document.createElement(tag); for (var k in attrs) e.setAttribute(k, attrs[k]); if (text != null) e.textContent = text; return e; }
+export const WIDGET_SCRIPT = PRELUDE + String.raw`  function el(tag, attrs, text) { var e = document.createElement(tag); for (var k in attrs) e.setAttribute(k, attrs[k]); if (text != null) e.textContent = text; return e; }
   var DATA = JSON.parse(document.getElementById("cf-data").textContent);
   (DATA.summary && !DATA.summary.error ? Promise.resolve(DATA.summary) : Promise.reject(new Error((DATA.summary && DATA.summary.error) || "no data"))).then(function (s) {
     var cards = el("div", { class: "cards" });
@@ -212,14 +209,14 @@ const WIDGET_SCRIPT = PRELUDE + String.raw`  function el(tag, attrs, text) { var
     if (!s.recentBreaks.length) ul.appendChild(el("li", { class: "muted" }, s.decisionLog ? "none logged" : "no decision log (set logFile)"));
     s.recentBreaks.forEach(function (b) {
       var li = el("li", { "data-session": b.sessionId });
-      var a = el("a", { href: "report?session=" + encodeURIComponent(b.sessionId), target: "_blank", rel: "noopener" }, b.sessionId.slice(0, 24));
+      var a = el("a", { href: DATA.links ? DATA.links.session : "report?session=" + encodeURIComponent(b.sessionId), target: "_blank", rel: "noopener" }, b.sessionId.slice(0, 24));
       li.appendChild(a);
       li.appendChild(document.createTextNode(" · " + b.cause + " · " + b.at.slice(0, 16).replace("T", " ")));
       ul.appendChild(li);
     });
     root.appendChild(ul);
     var p = el("p");
-    p.appendChild(el("a", { href: "report", target: "_blank", rel: "noopener", id: "open-report" }, "open the cachefold report →"));
+    p.appendChild(el("a", { href: DATA.links ? DATA.links.report : "report", target: "_blank", rel: "noopener", id: "open-report" }, "open the cachefold report →"));
     root.appendChild(p);
   }).catch(function (e) { root.appendChild(el("div", { class: "err", role: "alert" }, "cachefold: " + e.message)); });
 })();
@@ -242,15 +239,27 @@ function doc(title, nonce, css, script, data) {
 
 /**
  * The report page: `data` is {sessions, summary} (the sessions table) or {session} (one
- * session's view), each the JSON data route's answer or {error}.
+ * session's view), each the JSON data route's answer or {error}. `chartCss`: the charts'
+ * stylesheet (the core's chartCss()).
  */
-export function reportPage(nonce, data) {
-  return doc("cachefold report", nonce, CSS, SCRIPT, data);
+export function reportPage(nonce, data, { chartCss = "" } = {}) {
+  return doc("cachefold report", nonce, `${CSS}${chartCss}`, SCRIPT, data);
 }
 
 /** The dashboard widget's document (`data.summary`: saving today / this week, recent breaks). */
 export function widgetPage(nonce, data) {
   return doc("cachefold savings", nonce, WIDGET_CSS, WIDGET_SCRIPT, data);
+}
+
+const escAttr = (v) => String(v).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/**
+ * The body of the dashboard's board widget (the Gateway wraps it in its sandboxed document): the
+ * widget's stylesheet, its data as a JSON block (`data.summary`, `data.links`: absolute URLs of
+ * the report) and its client script from `scriptUrl` (the capability-scoped resource URL).
+ */
+export function boardWidgetBody(data, scriptUrl) {
+  return `<style>${WIDGET_CSS}</style><main id="app"></main><script type="application/json" id="cf-data">${embedJson(data ?? {})}</script><script src="${escAttr(scriptUrl)}"></script>`;
 }
 
 /** The Content-Security-Policy of both documents: nothing but this response's inline code (no request at all). */

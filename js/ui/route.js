@@ -9,8 +9,8 @@
 //   GET /plugins/cachefold/api/summary             the widget's figures
 import { randomBytes } from "node:crypto";
 import { BadRequest, intParam, PAGE_DEFAULT, PAGE_MAX, sessionsPage, sessionView, widgetSummary } from "./data.js";
-import { costChart, hitMissChart } from "./chart.js";
-import { csp, reportPage, widgetPage } from "./page.js";
+import { chartCss, costChart, hitMissChart } from "./chart.js";
+import { boardWidgetBody, csp, reportPage, WIDGET_SCRIPT, widgetPage } from "./page.js";
 
 export const PLUGIN_ID = "cachefold";
 export const BASE = `/plugins/${PLUGIN_ID}`;
@@ -40,7 +40,7 @@ function html(res, page, data, status = 200) {
 async function sessionWithCharts(ctx, id) {
   if (!id || id.length > 512) throw new BadRequest("id must name a session (1 to 512 characters)");
   const view = await sessionView(ctx, id);
-  return view && { ...view, charts: { hitMiss: hitMissChart(view.calls, view.marks), cost: costChart(view.calls, view.marks) } };
+  return view && { ...view, charts: { hitMiss: await hitMissChart(view.calls, view.marks), cost: await costChart(view.calls, view.marks) } };
 }
 
 const notFound = (id) => `no cachefold session matches ${JSON.stringify(String(id).slice(0, 80))}`;
@@ -74,14 +74,47 @@ async function pageData(ctx, p, summary) {
 /** The widget's summary reads every session written this week: kept for SUMMARY_TTL_MS. */
 export const SUMMARY_TTL_MS = 30_000;
 
-/** The route handler: answers every request under BASE (true), never throws to the Gateway. */
-export function createHandler(ctx, { now = Date.now } = {}) {
+/**
+ * The one cache of the widget's summary (widgetSummary over the sessions, as the page shows it),
+ * shared by the route (`get`, awaited) and the board widget kind (`peek`, synchronous: the last
+ * value computed, or null; `refresh` starts a new computation when the value is older than the
+ * TTL and none is running, and never throws).
+ */
+export function createSummaryCache(ctx, { now = Date.now } = {}) {
   let cached = null;
-  const summary = async () => {
-    const t = now();
-    if (!cached || t - cached.at >= SUMMARY_TTL_MS || t < cached.at) cached = { at: t, value: await widgetSummary(ctx, t) };
-    return cached.value;
+  let running = null;
+  const stale = (t) => !cached || t - cached.at >= SUMMARY_TTL_MS || t < cached.at;
+  const compute = () => {
+    if (!running) {
+      const t = now();
+      running = widgetSummary(ctx, t)
+        .then((value) => {
+          cached = { at: t, value };
+          return value;
+        })
+        .finally(() => {
+          running = null;
+        });
+    }
+    return running;
   };
+  return {
+    async get() {
+      return stale(now()) ? await compute() : cached.value;
+    },
+    peek() {
+      return cached ? cached.value : null;
+    },
+    refresh() {
+      if (!stale(now())) return;
+      compute().catch((err) => ctx.logger?.warn?.(`cachefold: dashboard summary: ${err?.message ?? err}`));
+    },
+  };
+}
+
+/** The route handler: answers every request under BASE (true), never throws to the Gateway. */
+export function createHandler(ctx, { now = Date.now, summaryCache = createSummaryCache(ctx, { now }) } = {}) {
+  const summary = () => summaryCache.get();
   return async function cachefoldUi(req, res) {
     try {
       const url = new URL(req.url ?? "/", "http://gateway.invalid");
@@ -95,7 +128,8 @@ export function createHandler(ctx, { now = Date.now } = {}) {
       switch (sub) {
         case "/report": {
           const { status, data } = await pageData(ctx, p, summary);
-          html(res, reportPage, data, status);
+          const css = await chartCss();
+          html(res, (nonce, d) => reportPage(nonce, d, { chartCss: css }), data, status);
           return true;
         }
         case "/widget":
@@ -156,14 +190,114 @@ export const tabDescriptor = Object.freeze({
   path: `${BASE}/report`,
 });
 
-/** Register the route and the descriptors (each is optional on older hosts). */
+// ---- the board widget content kind (what the Control UI's dashboard frames) ----
+// The dashboard frames a plugin widget only for a kind registered with
+// api.registerBoardWidgetContentKind whose resource surface has a capability URL on the
+// dashboard's connection: the Gateway mints one at the handshake for each surface of an HTTP route
+// registered with nodeCapability (the Canvas plugin's A2UI kind is built the same way). The frame's
+// document is composeDocument's synchronous answer: the cached summary embedded as JSON, and the
+// widget's client script loaded from the capability-scoped resource URL.
+
+export const BOARD_KIND = "savings";
+export const BOARD_SURFACE = PLUGIN_ID;
+/** The capability route (auth "plugin": the Gateway checks the connection-scoped capability). */
+export const BOARD_BASE = `/plugins/${PLUGIN_ID}-board`;
+export const BOARD_SCRIPT_PATH = `${BOARD_BASE}/widget.js`;
+/** The source a board widget of this kind takes: "" or a JSON object (it has no options yet). */
+const MAX_SOURCE_CHARS = 4096;
+
+function parseSource(source) {
+  if (typeof source !== "string" || source.length > MAX_SOURCE_CHARS) throw new Error(`a cachefold savings widget's source is a string of at most ${MAX_SOURCE_CHARS} characters ("" or "{}")`);
+  if (source.trim() === "") return {};
+  let v;
+  try {
+    v = JSON.parse(source);
+  } catch (err) {
+    throw new Error(`a cachefold savings widget's source is "" or a JSON object: ${err.message}`);
+  }
+  if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error(`a cachefold savings widget's source is "" or a JSON object`);
+  return v;
+}
+
+/** The board widget content kind, over the route's summary cache. */
+export function boardWidgetKind(summaryCache) {
+  return {
+    kind: BOARD_KIND,
+    label: "cachefold savings",
+    resources: { surface: BOARD_SURFACE, paths: [BOARD_SCRIPT_PATH] },
+    validateSource(source) {
+      parseSource(source);
+      summaryCache.refresh();
+    },
+    composeDocument({ source, resourceUrls }) {
+      parseSource(source);
+      const scriptUrl = resourceUrls?.[BOARD_SCRIPT_PATH];
+      if (!scriptUrl) throw new Error(`cachefold widget resource unavailable: ${BOARD_SCRIPT_PATH}`);
+      summaryCache.refresh();
+      const summary = summaryCache.peek() ?? { error: "cachefold is still reading its sessions: reopen the dashboard in a moment" };
+      // The report opens as the Control UI's cachefold tab, on the Gateway serving the resource.
+      const origin = new URL(scriptUrl).origin;
+      const report = `${origin}/plugin?plugin=${PLUGIN_ID}&id=${TAB_ID}`;
+      return boardWidgetBody({ summary, links: { report, session: report } }, scriptUrl);
+    },
+  };
+}
+
+/** The capability route: serves the widget's client script (GET/HEAD), 404 for anything else. */
+export function createBoardHandler() {
+  return async function cachefoldBoard(req, res) {
+    try {
+      const url = new URL(req.url ?? "/", "http://gateway.invalid");
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        send(res, 405, "application/json; charset=utf-8", JSON.stringify({ error: "only GET and HEAD" }), { allow: "GET, HEAD" });
+      } else if (url.pathname === BOARD_SCRIPT_PATH) {
+        send(res, 200, "text/javascript; charset=utf-8", WIDGET_SCRIPT);
+      } else {
+        json(res, 404, { error: "no such cachefold resource" });
+      }
+    } catch {
+      try {
+        if (!res.headersSent) json(res, 500, { error: "cachefold board resource failed" });
+      } catch {}
+    }
+    return true;
+  };
+}
+
+/** Register the board widget kind and its capability route (only where the host has both APIs). */
+export function registerBoardWidget(api, summaryCache) {
+  if (typeof api.registerBoardWidgetContentKind !== "function" || typeof api.registerHttpRoute !== "function") return false;
+  api.registerBoardWidgetContentKind(boardWidgetKind(summaryCache));
+  api.registerHttpRoute({ path: BOARD_BASE, auth: "plugin", match: "prefix", nodeCapability: { surface: BOARD_SURFACE }, handler: createBoardHandler() });
+  return true;
+}
+
+/**
+ * Register the route, the descriptors and the board widget kind. Each part is optional on older
+ * hosts and guarded on its own: a host without an API, or one that throws, loses that part only
+ * (logged), never the others nor the plugin.
+ */
 export function registerUi(api, ctx) {
-  if (typeof api.registerHttpRoute === "function") {
-    api.registerHttpRoute({ path: BASE, match: "prefix", auth: "gateway", handler: createHandler(ctx) });
-  }
-  const controls = api.session?.controls;
-  if (typeof controls?.registerControlUiDescriptor === "function") {
-    controls.registerControlUiDescriptor({ ...widgetDescriptor });
-    controls.registerControlUiDescriptor({ ...tabDescriptor });
-  }
+  const logger = ctx?.logger ?? api?.logger ?? console;
+  const summaryCache = createSummaryCache(ctx);
+  const guarded = (what, fn) => {
+    try {
+      fn();
+    } catch (err) {
+      logger.error?.(`cachefold: registering the ${what} failed: ${err?.message ?? err}`);
+    }
+  };
+  guarded("report page route", () => {
+    if (typeof api.registerHttpRoute === "function") {
+      api.registerHttpRoute({ path: BASE, match: "prefix", auth: "gateway", handler: createHandler(ctx, { summaryCache }) });
+    }
+  });
+  guarded("Control UI descriptors", () => {
+    const controls = api.session?.controls;
+    if (typeof controls?.registerControlUiDescriptor === "function") {
+      controls.registerControlUiDescriptor({ ...widgetDescriptor });
+      controls.registerControlUiDescriptor({ ...tabDescriptor });
+    }
+  });
+  guarded("dashboard widget kind", () => registerBoardWidget(api, summaryCache));
 }

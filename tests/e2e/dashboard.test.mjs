@@ -7,10 +7,13 @@
 //  - the dashboard widget's document (dark);
 //  - the Control UI itself (signed in with the Gateway token): the cachefold tab mounts the page
 //    in its sandboxed frame, with the same figures; the Gateway advertises the widget kind;
+//  - the Control UI's dashboard after board.widget.put of cachefold's board widget content kind:
+//    the frame the Gateway composes shows the saving today and this week equal to status --json;
 // and checks that a request without the Gateway's credentials is refused (401), that no page
 // logs a console error or fails a request, and that no page scrolls sideways on a phone.
 // Screenshots go to bench-out/e2e/dashboard/; CACHEFOLD_UPDATE_SCREENSHOTS=1 also copies the
-// README's two (docs/img/dashboard-page.png, docs/img/dashboard-control-ui.png).
+// README's two (docs/img/dashboard-page.png, docs/img/dashboard-control-ui.png) and the
+// dashboard widget's (docs/img/dashboard-widget.png).
 // Skipped unless CACHEFOLD_E2E=1; under CI=true a missing chromium or playwright-core fails.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -136,7 +139,15 @@ test("report page, widget and Control UI tab in headless Chromium: figures equal
       expectRow(await fields(page, ".cards"), s, "session view");
       const bars = await page.$$eval("#chart-calls g.cf-bar", (gs) => gs.map((g) => ({ call: +g.dataset.call, hit: +g.dataset.hit, miss: +g.dataset.miss })));
       assert.deepEqual(bars, report.calls.map((c) => ({ call: c.call, hit: c.hit, miss: c.miss })), "one bar per model call, the report's hit and miss");
-      assert.equal(await page.$$eval("#chart-cost path.cf-cf", (p) => p.length), 1);
+      // The core's chart module drew it, coloured by its dark palette; 1-2-5 ticks from 0.
+      const cf = '#chart-cost path[data-series="cachefold (spent)"]';
+      assert.equal(await page.$$eval(cf, (p) => p.length), 1);
+      assert.equal(await page.$eval(cf, (p) => getComputedStyle(p).stroke), "rgb(96, 165, 250)", "dark chart palette");
+      const ticks = await page.$$eval("#chart-cost .cf-ytick", (t) => t.map((x) => x.textContent));
+      assert.match(ticks[0], /^\$0(\.0+)?$/);
+      const steps = ticks.map((t) => +t.slice(1)).map((v, i, a) => +(v - a[i - 1]).toPrecision(6)).slice(1);
+      const mant = (d) => +(d / 10 ** Math.floor(Math.log10(d))).toPrecision(3);
+      assert.ok(steps.length > 0 && steps.every((d) => d === steps[0] && [1, 2, 5].includes(mant(d))), `1-2-5 steps: ${ticks}`);
       const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
       assert.equal(bg, "rgb(15, 17, 21)", "dark theme");
       pageShot = await shot(page, "page-session-dark");
@@ -151,6 +162,7 @@ test("report page, widget and Control UI tab in headless Chromium: figures equal
       const { sw, cw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
       assert.ok(sw <= cw, `no sideways scroll on a phone: ${sw} > ${cw}`);
       assert.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), "rgb(255, 255, 255)", "light theme");
+      assert.equal(await page.$eval('#chart-cost path[data-series="cachefold (spent)"]', (p) => getComputedStyle(p).stroke), "rgb(37, 99, 235)", "light chart palette");
       await shot(page, "page-session-phone-light");
       assert.deepEqual(problems, [], "phone");
       await page.close();
@@ -210,10 +222,68 @@ test("report page, widget and Control UI tab in headless Chromium: figures equal
       if (problems.length) log(`Control UI (host) messages: ${problems.join(" | ").slice(0, 1000)}`);
       await page.close();
     }
+    // The dashboard: a board widget of cachefold's registered content kind, framed by the
+    // Control UI from the kind's composeDocument (the route's cached summary) and its script
+    // served on the connection's capability URL. Its figures equal status --json: every session
+    // of this run was written today and `report` lists all of their calls, so the saving today
+    // and this week are the sum of the sessions' savedUsd.
+    let widgetShot;
+    {
+      const apiSummary = await (await fetch(`${base}/api/summary`, { headers: auth })).json();
+      const expected = status.sessions.reduce((a, x) => a + x.savedUsd, 0);
+      // status rounds each session's savedUsd to 6 decimals, the summary rounds the sum: equal
+      // within that rounding, and equal as shown ($ with 4 decimals).
+      const close = (a, b) => Math.abs(a - b) <= 1e-6 * (status.sessions.length + 1);
+      assert.ok(expected > 0, "the run saved something");
+      assert.ok(close(apiSummary.savedThisWeekUsd, expected), `summary ${apiSummary.savedThisWeekUsd} = status --json ${expected}`);
+      const sessionKey = "agent:main:dash";
+      const put = await h.request("board.widget.put", { sessionKey, name: "cachefold-savings", title: "cachefold savings", content: { kind: "registered", contentKind: "savings", source: "{}" } }, "board.widget.put");
+      const w = (put.widgets ?? []).find((x) => x.name === "cachefold-savings");
+      assert.ok(w, `the board holds the widget: ${JSON.stringify(put).slice(0, 600)}`);
+      await assert.rejects(h.request("board.widget.put", { sessionKey, name: "cachefold-bad", content: { kind: "registered", contentKind: "savings", source: "[1]" } }, "bad source"), /JSON object/);
+      const { page, problems } = await openPage(browser.context, { colorScheme: "light", viewport: { width: 1440, height: 900 } });
+      await page.goto(`${origin}/dashboard?session=${encodeURIComponent(sessionKey)}#token=${encodeURIComponent(h.token)}`);
+      let got = null;
+      let frame = null;
+      let last = "no frame";
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline && !got) {
+        for (const f of page.frames()) {
+          if (f.isDetached() || f === page.mainFrame()) continue;
+          try {
+            if (!(await f.$('[data-field="savedThisWeekUsd"]'))) continue;
+            got = await fields(f, "#app");
+            frame = f;
+            break;
+          } catch (err) {
+            last = String(err?.message ?? err).split("\n")[0];
+          }
+        }
+        if (!got) await page.waitForTimeout(500);
+      }
+      if (!got) {
+        await shot(page, "dashboard-widget-failed", { fullPage: false });
+        const disabled = await page.$('[data-test-id="board-disabled-plugin"]');
+        assert.fail(`the dashboard framed the cachefold widget (${last}; disabled-plugin card: ${!!disabled}): frames ${page.frames().map((f) => f.url()).join(", ")}`);
+      }
+      for (const k of ["savedTodayUsd", "savedThisWeekUsd"]) {
+        assert.ok(close(Number(got[k].value), expected), `dashboard widget ${k} ${got[k].value} = status --json ${expected}`);
+        assert.equal(got[k].text, money(expected), `dashboard widget ${k} text`);
+      }
+      const href = await frame.getAttribute("#open-report", "href");
+      assert.equal(href, `${origin}/plugin?plugin=cachefold&id=report`, "the widget links to the report tab");
+      await page.waitForTimeout(500);
+      widgetShot = await shot(page, "dashboard-widget", { fullPage: false });
+      const ours = problems.filter((p) => /cachefold/.test(p));
+      assert.deepEqual(ours, [], "the cachefold widget's frame");
+      if (problems.length) log(`dashboard (host) messages: ${problems.join(" | ").slice(0, 1000)}`);
+      await page.close();
+    }
     if (process.env.CACHEFOLD_UPDATE_SCREENSHOTS === "1") {
       fs.mkdirSync(path.join(REPO_ROOT, "docs", "img"), { recursive: true });
       fs.copyFileSync(pageShot, path.join(REPO_ROOT, "docs", "img", "dashboard-page.png"));
       fs.copyFileSync(cuiShot, path.join(REPO_ROOT, "docs", "img", "dashboard-control-ui.png"));
+      fs.copyFileSync(widgetShot, path.join(REPO_ROOT, "docs", "img", "dashboard-widget.png"));
     }
     log(`dashboard: setup+gateway+turns ${tTurns - t0} ms, checks and browser ${Date.now() - tTurns} ms; screenshots in ${OUT}`);
   } finally {

@@ -4,7 +4,11 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { csp, embedJson, reportPage, widgetPage } from "../../js/ui/page.js";
-import { callTicks, costChart, fmtTokens, fmtUsd, hitMissChart, niceTicks } from "../../js/ui/chart.js";
+import { chartCss, costChart, hitMissChart } from "../../js/ui/chart.js";
+import { reportSvg } from "../../js/cli/status.js";
+import { pkgSkip } from "./helpers.mjs";
+
+const skip = pkgSkip(); // the charts are drawn by the core (pkg/)
 
 const SVG_NS = "http://www.w3.org/2000/svg"; // an XML namespace name, never fetched
 
@@ -19,12 +23,13 @@ const marks = [
   { kind: "break", call: 5, cause: "host_compaction", at: "2026-11-26T00:01:00.000Z" },
 ];
 
-test("the page, the widget and the charts name no outside URL", () => {
+test("the page, the widget and the charts name no outside URL", { skip }, async () => {
   for (const [name, text] of [
-    ["report page", reportPage("n0nce", {})],
+    ["report page", reportPage("n0nce", {}, { chartCss: await chartCss() })],
     ["widget", widgetPage("n0nce", {})],
-    ["hit/miss chart", hitMissChart(calls, marks)],
-    ["cost chart", costChart(calls, marks, { standalone: true })],
+    ["hit/miss chart", await hitMissChart(calls, marks)],
+    ["cost chart", await costChart(calls, marks, { standalone: true })],
+    ["report command's chart", await reportSvg("s1", calls.map((c) => ({ costUsd: c.costUsd, uncachedUsd: c.legacyEstimateUsd, prompt: c.hit + c.miss })))],
   ]) {
     assert.deepEqual(outsideUrls(text), [], name);
     assert.doesNotMatch(text, /<(link|script|img|iframe)[^>]+(src|href)=["'](?!data:)/i, `${name} loads no external resource`);
@@ -66,32 +71,24 @@ test("light and dark themes, a phone layout", () => {
   assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
 });
 
-test("axis ticks fall on 1-2-5 steps from 0 and cover the maximum", () => {
-  for (const [max, want] of [
-    [99_000, [0, 20_000, 40_000, 60_000, 80_000, 100_000]],
-    [0.17, [0, 0.05, 0.1, 0.15, 0.2]],
-    [8, [0, 2, 4, 6, 8]],
-    [1, [0, 0.2, 0.4, 0.6, 0.8, 1]],
-  ]) assert.deepEqual(niceTicks(max, 5), want, String(max));
-  for (const max of [3, 7.7, 123, 4567, 0.0123, 98_765]) {
-    const t = niceTicks(max, 4);
-    const step = t[1] - t[0];
-    const mant = step / 10 ** Math.floor(Math.log10(step));
-    assert.ok([1, 2, 2.5, 5].some((m) => Math.abs(m - mant) < 1e-9), `${max}: step ${step}`);
-    assert.ok(t[t.length - 1] >= max && t[t.length - 2] < max, `${max}: ${t}`);
-  }
-  assert.deepEqual(callTicks(1), [1]);
-  assert.deepEqual(callTicks(7), [1, 2, 3, 4, 5, 6, 7]);
-  for (const n of [24, 48, 300]) for (const t of callTicks(n)) assert.ok(Number.isInteger(t) && t >= 1 && t <= n, `${n}: ${t}`);
-  assert.equal(fmtTokens(50_000), "50K");
-  assert.equal(fmtTokens(2_500), "2.5K");
-  assert.equal(fmtUsd(0.0025, 0.0025), "$0.0025");
-  assert.equal(fmtUsd(0.2, 0.05), "$0.20");
+/** The y tick labels of an SVG drawn by the core, in order. */
+const yTicks = (svg) => [...svg.matchAll(/class="cf-muted cf-ytick"[^>]*>([^<]*)</g)].map((m) => m[1]);
+const xTicks = (svg) => [...svg.matchAll(/class="cf-muted cf-xtick"[^>]*>([^<]*)</g)].map((m) => m[1]);
+
+test("the charts' axes: 1-2-5 y ticks from 0 covering the maximum, in K/$ units, call ticks on x", { skip }, async () => {
+  // The old charts' odd ticks: 0.08, 0.17 and 50K, 99K.
+  const big = [{ hit: 40_000, miss: 9_000, predictedHit: 40_000, costUsd: 0.08, legacyEstimateUsd: 0.085 }, { hit: 90_000, miss: 9_000, predictedHit: 90_000, costUsd: 0.09, legacyEstimateUsd: 0.085 }];
+  assert.deepEqual(yTicks(await hitMissChart(big, [])), ["0", "50K", "100K"]);
+  assert.deepEqual(yTicks(await costChart(big, [])), ["$0.00", "$0.05", "$0.10", "$0.15", "$0.20"]);
+  assert.deepEqual(xTicks(await costChart(big, [])), ["1", "2"]);
+  const many = Array.from({ length: 48 }, () => big[0]);
+  assert.deepEqual(xTicks(await hitMissChart(many, [])), ["5", "10", "15", "20", "25", "30", "35", "40", "45"]);
 });
 
-test("the hit/miss chart stacks each call, marks folds and breaks, and names its series", () => {
-  const svg = hitMissChart(calls, marks);
+test("the hit/miss chart stacks each call, marks folds and breaks, and names its series", { skip }, async () => {
+  const svg = await hitMissChart(calls, marks);
   assert.equal((svg.match(/<g class="cf-bar"/g) ?? []).length, calls.length);
+  assert.match(svg, /data-call="7" data-hit="6000" data-miss="360"/);
   assert.equal((svg.match(/class="cf-mark cf-mark-fold"/g) ?? []).length, 1);
   assert.equal((svg.match(/class="cf-mark cf-mark-break"/g) ?? []).length, 1);
   assert.match(svg, /break: host_compaction/);
@@ -99,21 +96,33 @@ test("the hit/miss chart stacks each call, marks folds and breaks, and names its
   assert.doesNotMatch(svg, /sessions concatenated/);
 });
 
-test("the cost chart draws the two series with different strokes, the headline one on top", () => {
+test("the cost chart: the headline line is drawn last and solid, one under it is marked and named", { skip }, async () => {
   // Identical series: the cachefold line must stay visible above the legacy one.
   const same = calls.map((c) => ({ ...c, legacyEstimateUsd: c.costUsd }));
-  const svg = costChart(same, []);
-  const legacy = svg.indexOf('class="cf-legacy" d=');
-  const cf = svg.indexOf('class="cf-cf" d=');
+  const svg = await costChart(same, []);
+  const legacy = svg.indexOf('data-series="legacy estimate (no cache hit)"');
+  const cf = svg.indexOf('data-series="cachefold (spent)"');
   assert.ok(legacy > 0 && cf > legacy, "legacy first, cachefold drawn over it");
-  assert.match(svg, /class="cf-legacy" d="[^"]+" stroke-width="2" stroke-dasharray="6 4"/);
-  assert.match(svg, /class="cf-cf" d="[^"]+" stroke-width="2.5"\/>/);
-  assert.match(svg, /cachefold \(spent\)/);
-  assert.match(svg, /legacy estimate \(no cache hit\)/);
+  assert.match(svg, /<path class="cf-l cf-s1" stroke-width="1.6" stroke-dasharray="6 4" d="[^"]+" data-series="legacy/);
+  assert.match(svg, /<path class="cf-l cf-s0" stroke-width="2.5" d="[^"]+" data-series="cachefold/);
+  assert.match(svg, /legacy estimate \(no cache hit\) \(under cachefold \(spent\): same values\)/);
+  assert.ok((svg.match(/<circle class="cf-o cf-s1"/g) ?? []).length >= calls.length, "markers on the hidden line");
+  // Apart: no note.
+  assert.doesNotMatch(await costChart(calls, []), /same values/);
 });
 
-test("chart text is escaped", () => {
-  const svg = hitMissChart(calls, [{ kind: "break", call: 1, cause: '<script>alert("x")</script>' }]);
+test("the report command's SVG: the shared drawing, both palettes, an axis that says which calls it shows", { skip }, async () => {
+  const rows = calls.map((c) => ({ costUsd: c.costUsd, uncachedUsd: c.legacyEstimateUsd, prompt: c.hit + c.miss }));
+  const svg = await reportSvg("s1", rows, 40);
+  assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  assert.match(svg, /<style>.*prefers-color-scheme:dark/s);
+  assert.match(svg, /model call \(the last 7 of this session&#39;s 40, oldest first\)/);
+  assert.match(await reportSvg("s1", rows), /model call \(this session, oldest first\)/);
+  assert.equal(await reportSvg("s1", rows), await reportSvg("s1", rows), "deterministic");
+});
+
+test("chart text is escaped", { skip }, async () => {
+  const svg = await hitMissChart(calls, [{ kind: "break", call: 1, cause: '<script>alert("x")</script>' }]);
   assert.doesNotMatch(svg, /<script>/);
   assert.match(svg, /&lt;script&gt;/);
 });

@@ -34,7 +34,7 @@ function declared() {
 test("pkg/cachefold.d.ts names a real type for every argument and result (no `any`)", { skip }, () => {
   const { fns, methods } = declared();
   // The whole API is declared (so the check below cannot pass on an empty list).
-  for (const name of ["parseConfig", "processToolResult", "applyToolDefaults", "searchAnswer", "recoverAnswer", "lessonParse", "lessonsDecide", "redactSecrets", "applyProfile", "profileKnobs", "modelManaged", "lessonsGate"]) {
+  for (const name of ["parseConfig", "processToolResult", "applyToolDefaults", "searchAnswer", "recoverAnswer", "lessonParse", "lessonsDecide", "redactSecrets", "applyProfile", "profileKnobs", "modelManaged", "lessonsGate", "chartSvg", "chartFigure", "chartCss"]) {
     assert.ok(fns.has(name), `export ${name} declared`);
   }
   for (const name of ["restore", "plan", "need", "assemble", "compact", "commitTurn", "summaryRequest", "acceptSummary", "snapshot", "takeJournal", "compactRequest", "stats", "topicsView", "preview", "recoverPlan", "pinTurn", "callRows", "captureLessons", "lessonLlmPrompt", "replayReport"]) {
@@ -129,4 +129,18 @@ test("the exports answer as before", { skip }, async () => {
   assert.equal(s.requestFold(1), undefined);
   const r = core.Session.restore("{}", "s-named", s.snapshot(), s.takeJournal());
   assert.deepEqual(r.replayReport(), { applied: 0, skipped: 1, ignoredBytes: 0, seq: 1 }); // the fold request, already in the snapshot
+});
+
+test("the chart exports: a ChartSpec in, SVG text out; a bad spec is a CACHEFOLD_INPUT error", { skip }, async () => {
+  const core = await (await import("../../js/core.js")).loadCore();
+  const spec = { title: "t", xTitle: "model call", yTitle: "USD", yUnit: "usd", lines: [{ name: "a", values: [0.01, null, 0.17], headline: true }] };
+  const svg = core.chartSvg(JSON.stringify(spec));
+  assert.match(svg, /^<svg /);
+  assert.match(svg, />\$0\.20</);
+  assert.match(core.chartFigure("f", JSON.stringify([spec, spec])), /^<svg [^>]*>.*<g transform="translate\(0 30\)">/s);
+  assert.match(core.chartCss(), /prefers-color-scheme:dark/);
+  assert.throws(() => core.chartSvg(JSON.stringify({ ...spec, yUnit: "yen" })), inputError(/unknown yUnit/));
+  assert.throws(() => core.chartSvg("{"), (e) => e.code === "CACHEFOLD_INPUT");
+  assert.throws(() => core.chartFigure("f", "{}"), (e) => e.code === "CACHEFOLD_INPUT");
+  assert.throws(() => core.chartSvg(7), inputError(/chart_json must be a string/));
 });

@@ -1,4 +1,4 @@
-//! Report rendering: markdown tables, JSON and a hand-written SVG chart.
+//! Report rendering: markdown tables, JSON and the SVG chart (drawn by `cachefold::chart`).
 //!
 //! Corpus rows are token-weighted sums over sessions ([`run::Metrics::add`]); ratios are
 //! taken of sums, never averaged. Output is deterministic (no clock, no map iteration order).
@@ -401,60 +401,98 @@ pub fn json(r: &Report) -> String {
     serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
-const COLORS: &[&str] = &[
-    "#444444", "#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#2ca02c", "#17becf",
-];
+/// The strategy a chart is about: drawn last, solid and wider (`cachefold::chart`).
+const HEADLINE: &str = "S3";
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// SVG: cumulative cost (top) and context size (bottom) against call index, one line per
-/// strategy, sessions concatenated in report order.
+/// SVG: cumulative cost (top) and context size (bottom) per model call, one line per strategy,
+/// drawn by the core's chart module (the report page and `report` draw there too). Several
+/// sessions are drawn one after another with their boundaries marked; a strategy with no job
+/// for a session leaves a gap there.
 pub fn svg(r: &Report) -> String {
-    let mut series: Vec<(String, Vec<Point>)> = Vec::new();
-    for t in &r.totals {
-        let mut pts = Vec::new();
-        for si in &r.header.sessions {
-            if let Some(j) = r
-                .jobs
+    use ::cachefold::chart::{figure, Chart, Mark, MarkKind, Series, Unit};
+    let job = |session: &str, strategy: &str| {
+        r.jobs
+            .iter()
+            .find(|j| j.session == session && j.strategy == strategy)
+    };
+    let lens: Vec<usize> = r
+        .header
+        .sessions
+        .iter()
+        .map(|si| {
+            r.totals
                 .iter()
-                .find(|j| j.session == si.name && j.strategy == t.strategy)
-            {
-                pts.extend(j.series.iter().cloned());
+                .filter_map(|t| job(&si.name, &t.strategy).map(|j| j.series.len()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut cost = Vec::new();
+    let mut context = Vec::new();
+    for t in &r.totals {
+        let (mut c, mut x, mut acc, mut total) = (Vec::new(), Vec::new(), 0.0, 0.0);
+        for (si, len) in r.header.sessions.iter().zip(&lens) {
+            let pts: &[Point] = job(&si.name, &t.strategy).map_or(&[], |j| &j.series[..]);
+            for k in 0..*len {
+                match pts.get(k) {
+                    Some(p) => {
+                        acc += p.cost;
+                        total += p.cost;
+                        c.push(acc);
+                        x.push(p.context as f64);
+                    }
+                    None => {
+                        c.push(f64::NAN);
+                        x.push(f64::NAN);
+                    }
+                }
             }
         }
-        series.push((format!("{} {}", t.strategy, t.label), pts));
+        let line = |name: String, values: Vec<f64>| Series {
+            name,
+            values,
+            headline: t.strategy == HEADLINE,
+            ..Series::default()
+        };
+        cost.push(line(format!("{} {}", t.strategy, usd(total)), c));
+        context.push(line(t.strategy.clone(), x));
     }
-    let (w, ph, pad_l, pad_t, gap) = (960.0f64, 300.0f64, 70.0f64, 40.0f64, 70.0f64);
-    let pw = w - pad_l - 220.0;
-    let n = series
+    let mut marks = Vec::new();
+    let mut at = 0usize;
+    for (si, len) in r
+        .header
+        .sessions
         .iter()
-        .map(|(_, p)| p.len())
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let max_cost = series
-        .iter()
-        .map(|(_, p)| p.iter().map(|x| x.cost).sum::<f64>())
-        .fold(0.0, f64::max)
-        .max(1e-9);
-    let max_ctx = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|x| x.context))
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let h = pad_t + ph * 2.0 + gap + 50.0;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">"
-    );
-    let _ = writeln!(s, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
+        .zip(&lens)
+        .take(lens.len().saturating_sub(1))
+    {
+        at += len;
+        marks.push(Mark {
+            kind: MarkKind::Session,
+            at: at as f64 + 0.5,
+            label: String::new(),
+            detail: format!("end of session {}", si.name),
+        });
+    }
+    let x_title = match r.header.sessions.as_slice() {
+        [one] => format!("model call (session {})", one.name),
+        many => format!(
+            "model call ({} sessions one after another, dashed lines between them)",
+            many.len()
+        ),
+    };
+    let panel = |title: &str, y_title: &str, y_unit, lines, no_legend| Chart {
+        title: title.into(),
+        x_title: x_title.clone(),
+        y_title: y_title.into(),
+        y_unit,
+        lines,
+        marks: marks.clone(),
+        width: Some(960.0),
+        height: Some(320.0),
+        no_legend,
+        ..Chart::default()
+    };
     let title = format!(
         "cachefold-bench: {} calls, price {}, cache {}, tokenizer {}",
         r.header.sessions.iter().map(|x| x.calls).sum::<u64>(),
@@ -462,83 +500,93 @@ pub fn svg(r: &Report) -> String {
         r.header.cache_model,
         r.header.tokenizer
     );
-    let _ = writeln!(
-        s,
-        "<text x=\"{pad_l}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>",
-        esc(&title)
-    );
-    for (panel, (label, top)) in [
-        ("cumulative cost (USD)", pad_t),
-        ("context size (tokens)", pad_t + ph + gap),
-    ]
-    .iter()
-    .enumerate()
-    {
-        let _ = writeln!(
-            s,
-            "<rect x=\"{pad_l}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#999\"/>"
-        );
-        let _ = writeln!(
-            s,
-            "<text x=\"{pad_l}\" y=\"{}\" fill=\"#333\">{}</text>",
-            top - 6.0,
-            esc(label)
-        );
-        let maxv = if panel == 0 { max_cost } else { max_ctx };
-        for k in 0..=4 {
-            let v = maxv * k as f64 / 4.0;
-            let y = top + ph - ph * k as f64 / 4.0;
-            let lab = if panel == 0 {
-                format!("{v:.2}")
-            } else {
-                format!("{:.0}K", v / 1e3)
-            };
-            let _ = writeln!(s, "<line x1=\"{pad_l}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#666\">{lab}</text>", pad_l + pw, pad_l - 6.0, y + 4.0);
-        }
-        for (si, (_, pts)) in series.iter().enumerate() {
-            let color = COLORS.get(si % COLORS.len()).copied().unwrap_or("#000");
-            let step = (pts.len() / 1200).max(1);
-            let mut d = String::new();
-            let mut acc = 0.0;
-            for (i, p) in pts.iter().enumerate() {
-                acc += p.cost;
-                if i % step != 0 && i + 1 != pts.len() {
-                    continue;
-                }
-                let v = if panel == 0 { acc } else { p.context as f64 };
-                let x = pad_l + pw * (i as f64 + 1.0) / n as f64;
-                let y = top + ph - ph * (v / maxv).min(1.0);
-                let _ = write!(d, "{}{x:.1},{y:.1}", if d.is_empty() { "M" } else { " L" });
+    figure(
+        &title,
+        &[
+            panel("cumulative cost", "USD, cumulative", Unit::Usd, cost, false),
+            panel("context size", "prompt tokens", Unit::Tokens, context, true),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod svg_tests {
+    use super::*;
+
+    fn report(sessions: &[(&str, usize)]) -> Report {
+        let header = Header {
+            tokenizer: "o200k".into(),
+            prefix_profile: "openclaw".into(),
+            prefix_tokens: 0,
+            cache_model: "deepseek".into(),
+            block: 64,
+            expiry_hours: None,
+            price: "v4".into(),
+            prices: BTreeMap::new(),
+            window: 128_000,
+            warm_static: false,
+            sessions: sessions
+                .iter()
+                .map(|(name, calls)| SessionInfo {
+                    name: (*name).into(),
+                    format: "openclaw".into(),
+                    messages: 0,
+                    calls: *calls as u64,
+                    recorded_compactions: 0,
+                    skipped_lines: 0,
+                    recorded: (0, 0, 0),
+                })
+                .collect(),
+        };
+        let mut jobs = Vec::new();
+        for (name, calls) in sessions {
+            for (strategy, k) in [("S1a", 2.0), ("S3", 1.0), ("S3o", 1.0)] {
+                jobs.push(JobResult {
+                    session: (*name).into(),
+                    strategy: strategy.into(),
+                    label: strategy.into(),
+                    metrics: Metrics::default(),
+                    series: (0..*calls)
+                        .map(|i| Point {
+                            context: 1_000 * (i as u64 + 1),
+                            hit: 0,
+                            cost: 0.004 * k,
+                        })
+                        .collect(),
+                });
             }
-            if !d.is_empty() {
-                let _ = writeln!(
-                    s,
-                    "<path d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"1.4\"/>"
-                );
-            }
         }
+        build(header, jobs, &["S1a", "S3", "S3o"])
     }
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#333\">call index (sessions concatenated)</text>",
-        pad_l + pw / 2.0,
-        h - 12.0
-    );
-    for (si, (name, pts)) in series.iter().enumerate() {
-        let color = COLORS.get(si % COLORS.len()).copied().unwrap_or("#000");
-        let y = pad_t + 10.0 + si as f64 * 20.0;
-        let total: f64 = pts.iter().map(|p| p.cost).sum();
-        let _ = writeln!(
-            s,
-            "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{color}\" stroke-width=\"3\"/><text x=\"{:.1}\" y=\"{:.1}\">{} ({})</text>",
-            pad_l + pw + 12.0,
-            pad_l + pw + 32.0,
-            pad_l + pw + 38.0,
-            y + 4.0,
-            esc(name.split(' ').next().unwrap_or("")),
-            esc(&usd(total))
+
+    #[test]
+    fn the_headline_stays_visible_and_axes_are_nice() {
+        let s = svg(&report(&[("demo", 43)]));
+        // S3o equals S3: S3 (the headline) is drawn after it; S3o gets markers and a note.
+        let at = |name: &str| s.find(&format!("data-series=\"{name}")).unwrap();
+        assert!(at("S3o") < at("S3 ") && at("S1a") < at("S3 "));
+        assert!(
+            s.contains("S3o $0.1720 (under S3 $0.1720: same values)"),
+            "{s}"
+        );
+        assert!(s.contains("<circle class=\"cf-o"));
+        // y ticks on 1-2-5 steps (S1a ends at $0.344: $0.10 steps up to $0.40; 43K: 20K
+        // steps up to 60K); x ticks.
+        assert!(s.contains(">$0.40<") && s.contains(">$0.10<") && !s.contains(">$0.34<"));
+        assert!(s.contains(">40K<") && s.contains(">60K<"));
+        assert!(s.contains("cf-xtick\" x=") && s.contains(">40</text>"));
+        assert!(s.contains("model call (session demo)"));
+        assert!(!s.contains("sessions concatenated"));
+        assert!(s.contains("prefers-color-scheme:dark"));
+        // Two sessions: one boundary mark, an axis title that says so.
+        let two = svg(&report(&[("a", 5), ("b", 7)]));
+        assert_eq!(
+            two.matches("cf-mark cf-mark-session").count(),
+            2,
+            "one per panel"
+        );
+        assert!(
+            two.contains("model call (2 sessions one after another, dashed lines between them)")
         );
     }
-    let _ = writeln!(s, "</svg>");
-    s
 }
