@@ -132,7 +132,7 @@ async function decide(ctx, params, factoryCtx, sessionId) {
     for (const bad of r.invalid) {
       ctx.logger?.warn?.(`cachefold: lesson ${bad.scope}/${bad.file} skipped: ${bad.error}`);
     }
-    queueRefresh(ctx, workspace, r.stale);
+    queueRefresh(core, ctx, workspace, r.stale);
     d = {
       ...base,
       class: r.classification.class,
@@ -156,14 +156,14 @@ async function decide(ctx, params, factoryCtx, sessionId) {
   return out;
 }
 
-function queueRefresh(ctx, workspace, stale) {
+function queueRefresh(core, ctx, workspace, stale) {
   for (const s of stale) {
     try {
       const sc = scopes(ctx, workspace).find((x) => x.scope === s.scope);
       if (!sc) continue;
       const path = join(sc.dir, CANDIDATES, `${s.name}.md`);
       const old = readLesson(path);
-      if (old == null || old.includes("\nrefresh-of: ")) writeFileAtomic(path, redactSync(s.refresh), { mode: 0o600 });
+      if (old == null || old.includes("\nrefresh-of: ")) writeFileAtomic(path, redactSync(s.refresh, core), { mode: 0o600 });
     } catch (err) {
       ctx.log({ event: "lessons_skip", refresh: s.name, error: String(err?.message ?? err) });
     }

@@ -1,8 +1,10 @@
 //! Secret redaction for everything lessons write, inject or log.
 //!
 //! A lesson is meant to be committed with the workspace, so a captured command line or an
-//! LLM-proposed body must never carry a credential. [`redact`] replaces, without regular
-//! expressions (the core has no regex dependency):
+//! LLM-proposed body must never carry a credential. This is the one rule set: the core applies
+//! it before lesson candidates, injections and decision-log text are produced, and the shim's
+//! writers call it through the binding (`redactSecrets`); the shim adds only secretlint's
+//! recommended preset (js/lessons/redact.js). [`redact`] replaces, first by a scanner:
 //!
 //! * provider keys: `sk-…`, `sk_live_…`/`sk_test_…`/`rk_live_…`, `sk-ant-…`, GitHub tokens
 //!   (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`), AWS access key ids (`AKIA…`,
@@ -11,9 +13,29 @@
 //! * `key=value` / `key: value` / `"key": "value"` where the key ends in password, passwd,
 //!   pwd, secret, token, api_key/apikey/api-key, access_key, private_key or credentials;
 //! * credentials in URLs (`scheme://user:pass@host`);
-//! * PEM private key blocks.
+//! * PEM private key blocks;
+//!
+//! then by the context rules ([`context`], `regex` patterns; the name or flag stays, the value
+//! goes):
+//!
+//! * `Authorization: token|Bearer|Basic X`, also inside `-H '…'`;
+//! * `NAME=value` / `NAME: value` where the name says pass(word), pwd, secret, token, api key,
+//!   access key, private key, `_KEY`/`KEY_`, credential(s) or auth (`PGPASSWORD=…`,
+//!   `OPENAI_KEY: …`); a count of tokens (`maxTokens: 200`, `MAX_TOKENS=4096`) is not a name
+//!   of a secret;
+//! * `--token X`, `--password=X`, `--api-key X`, `--client-secret X`, … (`-p X` is left alone);
+//! * `mysql … -pSECRET` (the password glued to `-p`, first one after each mysql/mariadb command);
+//! * token shapes: age secret keys, DigitalOcean (`dop_v1_…`), Twilio (`SK` + 32 hex), Hugging
+//!   Face (`hf_…`), GitLab (`glpat-…`), npm (`npm_…`), Slack app (`xapp-…`), OpenAI/Anthropic
+//!   (`sk-…`), Stripe (`sk_live_…`, `rk_test_…`);
+//! * a bare AWS secret access key: 40 characters of base64 with upper- and lower-case letters and
+//!   a digit, `/` or `+` (hex digests and words do not qualify).
 //!
 //! Redaction is idempotent (`redact(redact(x)) == redact(x)`).
+
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex};
 
 /// The replacement marker.
 pub const MARK: &str = "[REDACTED]";
@@ -192,8 +214,13 @@ fn url_creds_at(s: &[u8], i: usize) -> Option<(usize, String)> {
     None
 }
 
-/// `text` with every recognised secret replaced by [`MARK`].
+/// `text` with every recognised secret replaced by [`MARK`]: the scanner, then [`context`].
 pub fn redact(text: &str) -> String {
+    context(&scan(text))
+}
+
+/// The scanner's secrets (prefixed tokens, credentials, key/value pairs, URLs, PEM blocks).
+fn scan(text: &str) -> String {
     let s = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -219,6 +246,212 @@ pub fn redact(text: &str) -> String {
     // Replacements end on ASCII bytes, so `copied` is always a char boundary.
     out.push_str(&text[copied..]);
     out
+}
+
+/// A rule pattern; the patterns are constants (each rule has a test that compiles it).
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a redaction pattern is valid")
+}
+
+/// True when a marker starts at byte `at` of `text` (the JS rules' `(?!\[REDACTED\])`,
+/// case-insensitive).
+fn marked_at(text: &str, at: usize) -> bool {
+    text.as_bytes()
+        .get(at..at + MARK.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(MARK.as_bytes()))
+}
+
+/// The byte offset of the character after the one at `i`.
+fn next_char(text: &str, i: usize) -> usize {
+    i + text[i..].chars().next().map_or(1, char::len_utf8)
+}
+
+/// Every match of `head` from the left followed by a `value` (an anchored pattern) at the
+/// head's end: the head stays, the value becomes [`MARK`], unless `keep(caps, value_start)`
+/// says the match stays. A head without a value, or one kept, is passed over up to the value's
+/// start: a head starting later within it ends there too and has the same value (what the JS
+/// rules' lookaheads at that start did). The value is measured only when it is replaced, so a
+/// text of kept heads is scanned once.
+fn replace_after_head(
+    text: &str,
+    head: &Regex,
+    value: &Regex,
+    keep: impl Fn(&Captures, usize) -> bool,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut at = 0;
+    while let Some(caps) = head.captures_at(text, at) {
+        let Some(m) = caps.get(0).filter(|m| !m.is_empty()) else {
+            break;
+        };
+        let vs = m.end();
+        let v = if keep(&caps, vs) {
+            None
+        } else {
+            value.find(&text[vs..])
+        };
+        let Some(v) = v else {
+            at = vs;
+            continue;
+        };
+        out.push_str(&text[copied..vs]);
+        out.push_str(MARK);
+        copied = vs + v.end();
+        at = copied;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// `Authorization: token|Bearer|Basic X` (and `authorization=X`): the header stays.
+static AUTHORIZATION: LazyLock<Regex> = LazyLock::new(|| {
+    re(r#"(?i)((?-u:\b)authorization\s*[:=]\s*(?:token|bearer|basic)?\s*)[^\s"'`]+"#)
+});
+
+/// `NAME=` / `NAME: ` / `"NAME": ` with a secret-looking name, up to its value. Group 1: the name.
+static SECRET_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    re(concat!(
+        r#"(?i)(?-u:\b)([A-Za-z0-9_.-]*(?:PASS(?:WORD|WD)?|PWD|SECRET|TOKEN|API[_-]?KEY"#,
+        r#"|ACCESS[_-]?KEY|PRIVATE[_-]?KEY|_KEY|KEY_|CREDENTIALS?|AUTH)[A-Za-z0-9_]*)["']?\s*[=:]\s*"#,
+    ))
+});
+
+/// The value after a [`SECRET_NAME`]: quoted (up to the line's end), or up to a space, quote or
+/// shell punctuation.
+static NAME_VALUE: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"\A(?:"[^"\n]*"|'[^'\n]*'|[^\s"'`;&|,)}\]]+)"#));
+
+/// The keywords of [`SECRET_NAME`], to tell a name of a secret from a count of tokens.
+static SECRET_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    re(concat!(
+        r"(?i)PASS(?:WORD|WD)?|PWD|SECRET|TOKEN|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY|_KEY",
+        r"|KEY_|CREDENTIALS?|AUTH",
+    ))
+});
+
+/// `tokens` in a name: a count (`maxTokens`, `MAX_TOKENS`), not a credential.
+static TOKENS_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)tokens"));
+
+/// The scheme word of an Authorization header standing as a value (`token X`, `Bearer X`).
+static SCHEME_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\A(?:token|bearer|basic)\s"));
+
+/// `--token `, `--password=`, `-api-key `, … up to the value (the flag stays).
+static SECRET_FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    re(concat!(
+        r"(?i)--?(?:token|password|passwd|pass|secret|api[-_]?key|access[-_]?key",
+        r"|auth(?:[-_]token)?|client[-_]secret|private[-_]key)(?:=|\s+)",
+    ))
+});
+
+/// The value after a [`SECRET_FLAG`]: quoted (up to the line's end), or up to a space or quote.
+static FLAG_VALUE: LazyLock<Regex> = LazyLock::new(|| re(r#"\A(?:"[^"\n]*"|'[^'\n]*'|[^\s"'`]+)"#));
+
+/// A mysql/mariadb command word; its password follows a `-p` later on the same line.
+static MYSQL: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)(?-u:\b)(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)(?-u:\b)")
+});
+
+/// `-pSECRET` after whitespace. Group 1: up to the `p`, group 2: the password.
+static GLUED_P: LazyLock<Regex> = LazyLock::new(|| re(r#"(?i)(\s-p)([^\s"'`]+)"#));
+
+/// Token shapes replaced whole, one pattern each (applied in this order).
+static SHAPES: LazyLock<[Regex; 4]> = LazyLock::new(|| {
+    [
+        re(r"(?-u:\b)AGE-SECRET-KEY-1[0-9A-Za-z]{20,}"),
+        re(r"(?-u:\b)do[por]_v1_[0-9a-f]{64}(?-u:\b)"),
+        re(r"(?-u:\b)SK[0-9a-fA-F]{32}(?-u:\b)"),
+        re(concat!(
+            r"(?-u:\b)(?:hf_[A-Za-z0-9]{30,}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{36}",
+            r"|xapp-[0-9]-[A-Za-z0-9-]{20,}|sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}",
+            r"|[rs]k_(?:live|test)_[A-Za-z0-9]{16,})",
+        )),
+    ]
+});
+
+/// Maximal runs of base64 characters (a bare AWS secret key is a run of exactly 40).
+static B64_RUN: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z0-9/+=]+"));
+
+/// A bare AWS secret access key: 40 base64 characters (no `=`) with an upper- and a lower-case
+/// letter and a digit, `/` or `+`.
+fn is_aws_secret(run: &str) -> bool {
+    let b = run.as_bytes();
+    b.len() == 40
+        && !b.contains(&b'=')
+        && b.iter().any(u8::is_ascii_uppercase)
+        && b.iter().any(u8::is_ascii_lowercase)
+        && b.iter()
+            .any(|c| c.is_ascii_digit() || matches!(c, b'/' | b'+'))
+}
+
+/// The password after the first `-p` on the line of each mysql/mariadb command word (the rest
+/// of the line up to and including its newline). A line without one is not searched again for
+/// the next command word on it (the search from there would find none either).
+fn mysql_passwords(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut at = 0;
+    while let Some(cmd) = MYSQL.find_at(text, at) {
+        let line_end = text[cmd.end()..]
+            .find('\n')
+            .map_or(text.len(), |n| cmd.end() + n);
+        // A `-p` after the line's newline ends its value on the next line.
+        let limit = text.get(line_end + 1..).map_or(text.len(), |rest| {
+            rest.find('\n').map_or(text.len(), |n| line_end + 1 + n)
+        });
+        let hay = &text[..limit];
+        let mut from = cmd.end();
+        let hit = loop {
+            let Some(c) = GLUED_P.captures_at(hay, from) else {
+                break None;
+            };
+            match (c.get(1), c.get(2)) {
+                (Some(flag), Some(pw)) if flag.start() <= line_end => {
+                    if !marked_at(text, pw.start()) {
+                        break Some((flag.end(), pw.end()));
+                    }
+                    from = next_char(text, flag.start());
+                }
+                _ => break None,
+            }
+        };
+        match hit {
+            Some((flag_end, pw_end)) => {
+                out.push_str(&text[copied..flag_end]);
+                out.push_str(MARK);
+                copied = pw_end;
+                at = pw_end;
+            }
+            None => at = line_end.max(cmd.end()),
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// The context rules, in order (each rule sees the previous one's output).
+pub fn context(text: &str) -> String {
+    let t = AUTHORIZATION.replace_all(text, |c: &Captures| format!("{}{MARK}", &c[1]));
+    let t = replace_after_head(&t, &SECRET_NAME, &NAME_VALUE, |c, vs| {
+        let name = c.get(1).map_or("", |m| m.as_str());
+        let count = !SECRET_WORD.is_match(&TOKENS_WORD.replace_all(name, ""));
+        count || marked_at(&t, vs) || SCHEME_WORD.is_match(&t[vs..])
+    });
+    let t = replace_after_head(&t, &SECRET_FLAG, &FLAG_VALUE, |_, vs| marked_at(&t, vs));
+    let t = mysql_passwords(&t);
+    let t = SHAPES
+        .iter()
+        .fold(t, |t, shape| shape.replace_all(&t, MARK).into_owned());
+    B64_RUN
+        .replace_all(&t, |c: &Captures| {
+            let run = &c[0];
+            if is_aws_secret(run) {
+                MARK.to_string()
+            } else {
+                run.to_string()
+            }
+        })
+        .into_owned()
 }
 
 /// True when [`redact`] would change `text`.
@@ -290,6 +523,195 @@ mod tests {
             "Überprüfe die Tests 测试 ✓",
         ] {
             assert_eq!(redact(text), text);
+        }
+    }
+
+    /// `redact(text)`, checked idempotent.
+    fn red(text: &str) -> String {
+        let r = redact(text);
+        assert_eq!(redact(&r), r, "idempotent: {text:?} -> {r:?}");
+        r
+    }
+
+    #[test]
+    fn authorization_header_values() {
+        assert_eq!(
+            red("curl -H 'Authorization: token abc123def456' api"),
+            "curl -H 'Authorization: token [REDACTED]' api"
+        );
+        assert_eq!(red("authorization=abc123"), "authorization=[REDACTED]");
+        assert_eq!(
+            red("AUTHORIZATION : basic dXNlcg"),
+            "AUTHORIZATION : basic [REDACTED]"
+        );
+    }
+
+    #[test]
+    fn values_of_secret_names() {
+        for (text, want) in [
+            (
+                "PGPASSWORD=pgS3cretValue9 psql -h db",
+                "PGPASSWORD=[REDACTED] psql -h db",
+            ),
+            ("DBPASS=dbS3cretValue9 make", "DBPASS=[REDACTED] make"),
+            ("OPENAI_KEY: abc123", "OPENAI_KEY: [REDACTED]"),
+            ("MYAPIKEY='a b c'", "MYAPIKEY=[REDACTED]"),
+            ("{\"dbPwd\": \"x1\"}", "{\"dbPwd\": [REDACTED]}"),
+            ("KEY_ID=abc; ls", "KEY_ID=[REDACTED]; ls"),
+            ("GH_AUTH=abc,next", "GH_AUTH=[REDACTED],next"),
+            ("Credential=abc", "Credential=[REDACTED]"),
+            // The scheme word of a header is not the value; what follows is.
+            ("X_AUTH: token abc123", "X_AUTH: token abc123"),
+            // Counts of tokens are not credentials; a secret name beside them still is.
+            (
+                "maxTokens: 200, MAX_TOKENS=4096",
+                "maxTokens: 200, MAX_TOKENS=4096",
+            ),
+            ("TOKENS_SECRET=abc", "TOKENS_SECRET=[REDACTED]"),
+        ] {
+            assert_eq!(red(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn values_of_secret_flags() {
+        for (text, want) in [
+            (
+                "deploy --token tokS3cretValue9",
+                "deploy --token [REDACTED]",
+            ),
+            ("psql --pass pwS3cret", "psql --pass [REDACTED]"),
+            ("x --api-key 'k e y' y", "x --api-key [REDACTED] y"),
+            ("x --client_secret=cs1 y", "x --client_secret=[REDACTED] y"),
+            ("x -auth-token \"t\"", "x -auth-token [REDACTED]"),
+            (
+                "ssh -p 22 host; mkdir -p build",
+                "ssh -p 22 host; mkdir -p build",
+            ),
+        ] {
+            assert_eq!(red(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn mysql_password_glued_to_p() {
+        for (text, want) in [
+            (
+                "mysql -uroot -pmyS3cret app",
+                "mysql -uroot -p[REDACTED] app",
+            ),
+            // A bare -p (prompt) is passed over for the next one on the line.
+            (
+                "mysqldump -p -uroot -pS3cret db",
+                "mysqldump -p -uroot -p[REDACTED] db",
+            ),
+            ("MariaDB-dump\n-pS3cret", "MariaDB-dump\n-p[REDACTED]"),
+            // Not on the command's line, not after a mysql command.
+            ("mysql -uroot\nx -pS3cret", "mysql -uroot\nx -pS3cret"),
+            ("mkdir -pbuild", "mkdir -pbuild"),
+        ] {
+            assert_eq!(red(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn token_shapes() {
+        let hex64 = "0123456789abcdef".repeat(4);
+        for (text, want) in [
+            (
+                format!("age -i AGE-SECRET-KEY-1{} f", "Q".repeat(58)),
+                "age -i [REDACTED] f".to_string(),
+            ),
+            (
+                format!("doctl -t dop_v1_{hex64} x"),
+                "doctl -t [REDACTED] x".to_string(),
+            ),
+            (
+                "twilio SK0123456789abcdef0123456789abcdef x".to_string(),
+                "twilio [REDACTED] x".to_string(),
+            ),
+            (
+                "login hf_abcdefghijklmnopqrstuvwxyzABCDEFGH".to_string(),
+                "login [REDACTED]".to_string(),
+            ),
+            (
+                "t glpat-abcdefghijklmnopqrst".to_string(),
+                "t [REDACTED]".to_string(),
+            ),
+            (
+                "t npm_abcdefghijklmnopqrstuvwxyz0123456789".to_string(),
+                "t [REDACTED]".to_string(),
+            ),
+            (
+                "t xapp-1-A0123456789-0123456789012-abc".to_string(),
+                "t [REDACTED]".to_string(),
+            ),
+            (
+                "t rk_test_abcdefghij0123456789".to_string(),
+                "t [REDACTED]".to_string(),
+            ),
+        ] {
+            assert_eq!(red(&text), want, "{text:?}");
+        }
+        // Too short, or glued to a word.
+        for text in [
+            "SK0123456789abcdef",
+            "xSK0123456789abcdef0123456789abcdef",
+            "hf_short",
+        ] {
+            assert_eq!(red(text), text);
+        }
+    }
+
+    #[test]
+    fn bare_aws_secret_access_key() {
+        assert_eq!(
+            red("aws configure set x wJalrXUtnFEMI/K7MDENG/bPxRfiCYzK8aQ3pL2m"),
+            "aws configure set x [REDACTED]"
+        );
+        for text in [
+            "git checkout 0123456789abcdef0123456789abcdef01234567",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzK8aQ3pL2mX",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzK8aQ3pL2m=",
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN",
+        ] {
+            assert_eq!(red(text), text);
+        }
+    }
+
+    /// The secrets of tests/js/reliability-secrets.test.mjs: the core alone removes each.
+    #[test]
+    fn the_shims_secret_set_without_secretlint() {
+        let cases = [
+            ("PGPASSWORD=pgS3cretValue9 psql -h db", "pgS3cretValue9"),
+            ("deploy --token tokS3cretValue9", "tokS3cretValue9"),
+            ("OPENAI_KEY=sk-proj-abcdefghijklmnopqrstuvwxyzABCDEF0123456789", "sk-proj-abcdefghijklmnopqrstuvwxyzABCDEF0123456789"),
+            ("huggingface-cli login hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH"),
+            ("DBPASS=dbS3cretValue9 make migrate", "dbS3cretValue9"),
+            ("STRIPE_KEY=sk_live_51Habcdefghijklmnopqrstuvwx", "sk_live_51Habcdefghijklmnopqrstuvwx"),
+            ("psql --password pwS3cretValue9", "pwS3cretValue9"),
+            ("mysql -uroot -pmyS3cretValue9 app", "myS3cretValue9"),
+            ("curl -H 'Authorization: token ghp_abcdefghijklmnopqrstuvwxyz0123456789' api", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            ("git clone https://x:glpat-abcdefghijklmnopqrst@gitlab.com/a/b", "glpat-abcdefghijklmnopqrst"),
+            ("echo //registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abcdefghijklmnopqrstuvwxyz0123456789"),
+            ("aws configure set x wJalrXUtnFEMI/K7MDENG/bPxRfiCYzK8aQ3pL2m", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzK8aQ3pL2m"),
+            ("SLACK=xapp-1-A0123456789-0123456789012-abcdef0123456789abcdef0123456789abcdef", "xapp-1-A0123456789-0123456789012-abcdef0123456789abcdef0123456789abcdef"),
+            ("age -d -i AGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ f", "AGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ"),
+            ("doctl auth init -t dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
+            ("twilio api:core --api-key SK0123456789abcdef0123456789abcdef", "SK0123456789abcdef0123456789abcdef"),
+            ("GITHUB_TOKEN=ghp_zyxwvutsrqponmlkjihgfedcba9876543210 gh pr list", "ghp_zyxwvutsrqponmlkjihgfedcba9876543210"),
+            ("export AWS_ACCESS_KEY_ID=AKIAZ7VRSQ5TEXAMPLQ2", "AKIAZ7VRSQ5TEXAMPLQ2"),
+        ];
+        for (text, secret) in cases {
+            let r = red(text);
+            assert!(!r.contains(secret), "{text:?} -> {r:?}");
+        }
+        for plain in [
+            "run `npm test` (node --test); tests in tests/*.test.mjs",
+            "mkdir -p build && ssh -p 22 host",
+            "git checkout 0123456789abcdef0123456789abcdef01234567",
+        ] {
+            assert_eq!(red(plain), plain);
         }
     }
 }

@@ -30,12 +30,31 @@ const SECRETS = [
   ["export AWS_ACCESS_KEY_ID=AKIAZ7VRSQ5TEXAMPLQ2", "AKIAZ7VRSQ5TEXAMPLQ2"],
 ];
 
-test("the redactor removes every secret of the set and keeps ordinary commands", async () => {
+const PLAIN = ["run `npm test` (node --test); tests in tests/*.test.mjs", "mkdir -p build && ssh -p 22 host", "git checkout 0123456789abcdef0123456789abcdef01234567"];
+
+test("the core's redactor alone (the rules the core applies itself) removes every secret of the set", { skip }, async () => {
+  const { loadCore } = await import("../../js/core.js");
+  const core = await loadCore();
+  const missed = SECRETS.filter(([text, secret]) => core.redactSecrets(text).includes(secret)).map(([text]) => text);
+  assert.deepEqual(missed, []);
+  for (const plain of PLAIN) assert.equal(core.redactSecrets(plain), plain);
+});
+
+test("redactSync without a core object still goes through the core's redactor", { skip }, async () => {
+  const { redactSync } = await import("../../js/lessons/redact.js");
+  // Secrets only the core's scanner knows (URL credentials, a Slack bot token, a PEM block).
+  const text = "psql postgres://admin:pa55word@db:5432/app; xoxb-123456789012-abcdefghij\n-----BEGIN PRIVATE KEY-----\nMIIEow\n-----END PRIVATE KEY-----";
+  const out = redactSync(text);
+  for (const secret of ["pa55word", "abcdefghij", "MIIEow"]) assert.ok(!out.includes(secret), out);
+  for (const [t, secret] of SECRETS) assert.ok(!redactSync(t).includes(secret), t);
+});
+
+test("the redactor removes every secret of the set and keeps ordinary commands", { skip }, async () => {
   const { redact } = await import("../../js/lessons/redact.js");
   const missed = [];
   for (const [text, secret] of SECRETS) if ((await redact(text)).includes(secret)) missed.push(text);
   assert.deepEqual(missed, []);
-  for (const plain of ["run `npm test` (node --test); tests in tests/*.test.mjs", "mkdir -p build && ssh -p 22 host", "git checkout 0123456789abcdef0123456789abcdef01234567"]) {
+  for (const plain of PLAIN) {
     assert.equal(await redact(plain), plain);
   }
 });
@@ -83,4 +102,31 @@ test("a session whose test commands carry secrets: no secret in any candidate, l
   texts.push(["systemPromptAddition", next.systemPromptAddition ?? ""]);
   for (const [where, text] of texts) for (const [, secret] of SECRETS) if (text.includes(secret)) leaks.push(`${where}: ${secret}`);
   assert.deepEqual(leaks, []);
+});
+
+test("hostile texts (secret names, flags and mysql words whose values are kept) cost what prose of the same size costs", { skip }, async () => {
+  // A rule that rescans the rest of the text after each kept match is quadratic: ~10 s for
+  // 50 kB of `maxTokens=`, ~100x prose. Each text is timed twice, alternating with prose, and
+  // the faster run counts.
+  const { loadCore } = await import("../../js/core.js");
+  const core = await loadCore();
+  const N = 50_000;
+  const fill = (s) => s.repeat(Math.ceil(N / s.length)).slice(0, N);
+  const prose = fill("Please refactor the store module; run npm test. ");
+  const hostile = ["maxTokens=", "PASSWORD=[REDACTED]", "--token [REDACTED] ", "mysql ", "mysql -p[REDACTED] ", "X_AUTH=token "];
+  const time = (text) => {
+    const t0 = performance.now();
+    core.redactSecrets(text);
+    return performance.now() - t0;
+  };
+  for (const unit of hostile) {
+    const text = fill(unit);
+    let best = Infinity;
+    let base = Infinity;
+    for (let run = 0; run < 2; run++) {
+      base = Math.min(base, time(prose));
+      best = Math.min(best, time(text));
+    }
+    assert.ok(best <= 10 * base + 100, `${JSON.stringify(unit)} x ${N / unit.length}: ${best.toFixed(0)} ms, prose ${base.toFixed(0)} ms`);
+  }
 });
