@@ -193,6 +193,8 @@ const SCRIPT = PRELUDE + String.raw`  var pct = function (x) { return (x == null
 // The widget's client script.
 export const WIDGET_SCRIPT = PRELUDE + String.raw`  function el(tag, attrs, text) { var e = document.createElement(tag); for (var k in attrs) e.setAttribute(k, attrs[k]); if (text != null) e.textContent = text; return e; }
   var DATA = JSON.parse(document.getElementById("cf-data").textContent);
+  // On a dashboard the script itself carries the summary read when it was served (boardWidgetScript).
+  if (window.cachefoldSummary && typeof window.cachefoldSummary === "object") DATA.summary = window.cachefoldSummary;
   (DATA.summary && !DATA.summary.error ? Promise.resolve(DATA.summary) : Promise.reject(new Error((DATA.summary && DATA.summary.error) || "no data"))).then(function (s) {
     var cards = el("div", { class: "cards" });
     [["saved today", "savedTodayUsd"], ["saved this week", "savedThisWeekUsd"]].forEach(function (c) {
@@ -260,6 +262,15 @@ const escAttr = (v) => String(v).replace(/&/g, "&amp;").replace(/"/g, "&quot;").
  */
 export function boardWidgetBody(data, scriptUrl) {
   return `<style>${WIDGET_CSS}</style><main id="app"></main><script type="application/json" id="cf-data">${embedJson(data ?? {})}</script><script src="${escAttr(scriptUrl)}"></script>`;
+}
+
+/**
+ * The board widget's script (served from the capability URL): the summary as the route had it
+ * when the script was requested (fresher than the one composed into the document), then the
+ * widget's client script. `summary` null: the document's own summary is shown.
+ */
+export function boardWidgetScript(summary) {
+  return `window.cachefoldSummary = ${embedJson(summary ?? null)};\n${WIDGET_SCRIPT}`;
 }
 
 /** The Content-Security-Policy of both documents: nothing but this response's inline code (no request at all). */

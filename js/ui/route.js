@@ -10,7 +10,7 @@
 import { randomBytes } from "node:crypto";
 import { BadRequest, intParam, PAGE_DEFAULT, PAGE_MAX, sessionsPage, sessionView, widgetSummary } from "./data.js";
 import { chartCss, costChart, hitMissChart } from "./chart.js";
-import { boardWidgetBody, csp, reportPage, WIDGET_SCRIPT, widgetPage } from "./page.js";
+import { boardWidgetBody, boardWidgetScript, csp, reportPage, widgetPage } from "./page.js";
 
 export const PLUGIN_ID = "cachefold";
 export const BASE = `/plugins/${PLUGIN_ID}`;
@@ -243,15 +243,25 @@ export function boardWidgetKind(summaryCache) {
   };
 }
 
-/** The capability route: serves the widget's client script (GET/HEAD), 404 for anything else. */
-export function createBoardHandler() {
+/**
+ * The capability route: serves the widget's client script (GET/HEAD) with the summary awaited
+ * from the same cache (so a document composed from an older summary, or before the first one,
+ * shows the current one), 404 for anything else.
+ */
+export function createBoardHandler(ctx, summaryCache) {
   return async function cachefoldBoard(req, res) {
     try {
       const url = new URL(req.url ?? "/", "http://gateway.invalid");
       if (req.method !== "GET" && req.method !== "HEAD") {
         send(res, 405, "application/json; charset=utf-8", JSON.stringify({ error: "only GET and HEAD" }), { allow: "GET, HEAD" });
       } else if (url.pathname === BOARD_SCRIPT_PATH) {
-        send(res, 200, "text/javascript; charset=utf-8", WIDGET_SCRIPT);
+        let summary = null;
+        try {
+          summary = await summaryCache.get();
+        } catch (err) {
+          ctx?.logger?.warn?.(`cachefold: dashboard summary: ${err?.message ?? err}`);
+        }
+        send(res, 200, "text/javascript; charset=utf-8", boardWidgetScript(summary));
       } else {
         json(res, 404, { error: "no such cachefold resource" });
       }
@@ -265,10 +275,10 @@ export function createBoardHandler() {
 }
 
 /** Register the board widget kind and its capability route (only where the host has both APIs). */
-export function registerBoardWidget(api, summaryCache) {
+export function registerBoardWidget(api, ctx, summaryCache) {
   if (typeof api.registerBoardWidgetContentKind !== "function" || typeof api.registerHttpRoute !== "function") return false;
   api.registerBoardWidgetContentKind(boardWidgetKind(summaryCache));
-  api.registerHttpRoute({ path: BOARD_BASE, auth: "plugin", match: "prefix", nodeCapability: { surface: BOARD_SURFACE }, handler: createBoardHandler() });
+  api.registerHttpRoute({ path: BOARD_BASE, auth: "plugin", match: "prefix", nodeCapability: { surface: BOARD_SURFACE }, handler: createBoardHandler(ctx, summaryCache) });
   return true;
 }
 
@@ -299,5 +309,5 @@ export function registerUi(api, ctx) {
       controls.registerControlUiDescriptor({ ...tabDescriptor });
     }
   });
-  guarded("dashboard widget kind", () => registerBoardWidget(api, summaryCache));
+  guarded("dashboard widget kind", () => registerBoardWidget(api, ctx, summaryCache));
 }

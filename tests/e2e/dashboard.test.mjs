@@ -272,6 +272,11 @@ test("report page, widget and Control UI tab in headless Chromium: figures equal
       }
       const href = await frame.getAttribute("#open-report", "href");
       assert.equal(href, `${origin}/plugin?plugin=cachefold&id=report`, "the widget links to the report tab");
+      // A click opens it in a new browser tab (the frame's host.open through the Control UI).
+      const [popup] = await Promise.all([page.context().waitForEvent("page", { timeout: 15_000 }), frame.click("#open-report")]);
+      await popup.waitForLoadState("domcontentloaded").catch(() => {});
+      assert.ok(popup.url().startsWith(`${origin}/plugin?plugin=cachefold&id=report`), `the report link opened ${popup.url()}`);
+      await popup.close();
       await page.waitForTimeout(500);
       widgetShot = await shot(page, "dashboard-widget", { fullPage: false });
       const ours = problems.filter((p) => /cachefold/.test(p));

@@ -151,6 +151,11 @@ test("the board widget kind: capability route on its surface, synchronous compos
     assert.equal(js.status, 200);
     assert.match(js.type, /^text\/javascript/);
     assert.ok(js.text.includes('getElementById("cf-data")'), "the widget's client script");
+    // The script carries the summary the route has now: a document composed before it (the
+    // "still reading" one above) shows the figures once its script loads.
+    const m = /^window\.cachefoldSummary = (.*);\n/.exec(js.text);
+    assert.ok(m, js.text.slice(0, 200));
+    assert.deepEqual(JSON.parse(m[1]), summary, "the script's summary is the route's");
     assert.equal((await board.get(`${cap.path}/other`)).status, 404);
     assert.equal((await board.get(kind.resources.paths[0], "POST")).status, 405);
   } finally {
