@@ -92,3 +92,26 @@ for (const group of SUBSET) {
     }
   });
 }
+
+// The fake provider's OpenAI mode (no OpenClaw: runs everywhere).
+import { OpenAICacheSim } from "./lib/cache-sim.mjs";
+
+describe("fake provider OpenAI mode: automatic prefix caching", () => {
+  const text = (n, seed = "a") => Array.from({ length: n }, (_, i) => `${seed}${i.toString(36).padStart(3, "0")}`).join("");
+  it("caches 128-token steps from 1,024 tokens, and nothing after the lifetime", () => {
+    let now = 0;
+    const sim = new OpenAICacheSim({ ttlMs: 5_000, now: () => now });
+    const small = text(1000); // 1,000 tokens: below the minimum
+    assert.deepEqual(sim.request(small), { tokens: 1000, hit: 0, miss: 1000 });
+    assert.equal(sim.request(small).hit, 0, "a prompt under 1,024 tokens is never cached");
+    const big = text(1500);
+    assert.equal(sim.request(big).hit, 0);
+    now += 4_000;
+    assert.deepEqual(sim.request(big + text(10, "b")), { tokens: 1510, hit: 1408, miss: 102 }, "11 steps of 128 of the 1,500-token prefix");
+    now += 4_000; // 4 s after the last use: alive (each use refreshes)
+    assert.equal(sim.request(big).hit, 1408);
+    now += 5_001;
+    assert.equal(sim.request(big).hit, 0, "gone after 5 s idle");
+    assert.equal(sim.request(text(900) + text(600, "c")).hit, 0, "a shared prefix under 1,024 tokens is no hit");
+  });
+});
