@@ -66,13 +66,14 @@ export const CELLS = {
   // minimum, 128-token steps, 10 min lifetime), priced with the openai-gpt-5 profile.
   "openai-gpt5": { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 6 }, provider: { cache: "openai", model: "gpt-5-mini", ttlMs: 10 * 60_000 }, price: OPENAI_GPT5, reach: ["fold"], estimate: 1.2 },
   // The same provider with a 30 s lifetime (cachefold told so: providers.openai-gpt-5.ttlMinutes)
-  // and a 45 s pause before turn 3: the request after the pause misses from its first token on
+  // and a 45 s pause before turn 3, in the 48K session shape (folds from turn 1, so there are
+  // records to condense when the cache is gone): the request after the pause misses from its first token on
   // both engines, cachefold rewrites there, and that rewrite costs no further miss (judgeRun
   // idleGapMeasure).
   "idle-gap": {
     tokenScale: SCALE,
-    window: 128_000,
-    script: { ...DEFAULT_SCRIPT, turns: 5, toolsPerTurn: 2 },
+    window: 48_000,
+    script: { ...DEFAULT_SCRIPT, turns: 5 },
     provider: { cache: "openai", model: "gpt-5-mini", ttlMs: GAP_TTL_MS },
     pluginConfig: { providers: { "openai-gpt-5": { ttlMinutes: GAP_TTL_MS / 60_000 } } },
     price: OPENAI_GPT5,
@@ -215,7 +216,7 @@ export async function runCell(name, cell, variant, opts = {}) {
       logs,
       logFindings: logFindings(logs),
     };
-    result.idleGap = idleGapMeasure(result);
+    result.idleGap = idleGapMeasure(result, cell.provider?.ttlMs ?? Infinity);
     result.reached = reachedPaths(result);
     result.summary = summarizeRun({ requests, turns, scenario, price: cell.price, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), scenario.needle) });
     result.recall = scenario.facts.map((f) => {
@@ -267,41 +268,58 @@ function lcpBytes(a, b) {
 }
 
 /**
- * The idle-gap measurement (a run with an `idle:<ms>` event): the first request after the pause
- * (`gapHit`: its hit tokens, 0 when the lifetime passed), how many tokens of the last request
- * before the pause it did not keep (`rewriteTokens`: the engine rewrote its prefix there, which
- * costs nothing when the cache is gone anyway), and for the main requests after it up to the end
- * of the following turn, how many tokens of their predecessor (without its transient tail) they
- * did not keep (`laterBreakTokens`: a further rewrite, paid as misses) and what they missed.
+ * The idle-gap measurement (a run with an `idle:<ms>` event; `ttlMs`: the provider's lifetime).
+ * `gapHit`: the hit tokens of the first main request of the turn after the pause. `rewriteTokens`:
+ * how many tokens of the last main request of the turn before the pause (without its transient
+ * internal-context tail) it did not keep: the engine rewrote its prefix there. `pauseRequests`:
+ * what the host itself sent during the pause (OpenClaw's background runs, e.g. its skill review).
+ * `aliveBeforeGap`: the newest request of any kind before the gap request was less than the
+ * lifetime before it (its prefix still cached); then `extraMissAtGap` = its tokens the gap
+ * request dropped (what the rewrite cost over not rewriting), else 0 (the gap request misses from
+ * its first token either way). `followBreakTokens`: tokens of the gap request the next request
+ * dropped (a second rewrite would miss again what the gap request paid for). `nextTurnBreakTokens`,
+ * `laterMiss`, `laterTokens`: the following turn's first request against the gap turn's last
+ * (includes the cost model's priced pressure folds), and the misses and prompt tokens of the
+ * main requests after the gap request through the following turn.
  */
-export function idleGapMeasure(run) {
+export function idleGapMeasure(run, ttlMs) {
   const gap = run.runtimeEvents.find((e) => e.event.startsWith("idle:"));
   if (!gap) return null;
   const ti = run.turns.findIndex((t) => t.index - run.turns[0].index === gap.beforeTurn);
   const mainOf = (t) => (t?.requests ?? []).filter((r) => requestKind(r) === "main");
   const before = run.turns.slice(0, ti).flatMap(mainOf);
-  const after = [...mainOf(run.turns[ti]), ...mainOf(run.turns[ti + 1])];
+  const gapTurn = mainOf(run.turns[ti]);
+  const nextTurn = mainOf(run.turns[ti + 1]);
+  const after = [...gapTurn, ...nextTurn];
   const first = after[0];
   const last = before.at(-1);
-  if (!first || !last) return { error: `no main request around the pause (turn ${gap.beforeTurn})` };
-  const lastKept = keptText(last.body);
-  const rewriteTokens = tokensOf(lastKept) - Math.floor(lcpBytes(serializeRequest(first.body), lastKept) / BYTES_PER_TOKEN);
-  let laterBreakTokens = 0;
+  if (!first || !last || !nextTurn.length) return { error: `no main request around the pause (turn ${gap.beforeTurn}) or in the turn after it` };
+  /** Tokens of `prev` (without its transient tail) that `next` does not start with. */
+  const dropped = (prev, next) => {
+    const kept = keptText(prev.body);
+    return Math.ceil((Buffer.byteLength(kept, "utf8") - lcpBytes(serializeRequest(next.body), kept)) / BYTES_PER_TOKEN);
+  };
+  const earlier = run.requests.filter((r) => r.seq < first.seq && r.status === 200);
+  const live = earlier.at(-1);
+  const pauseRequests = earlier.filter((r) => r.seq > last.seq && r.t >= run.turns[ti - 1].endedAt).map((r) => ({ seq: r.seq, kind: requestKind(r), sBeforeGapRequest: (first.t - r.t) / 1000, tokens: r.usage?.prompt_tokens }));
+  const aliveBeforeGap = !!live && first.t - live.t <= ttlMs && (live.usage?.prompt_tokens ?? 0) >= 1024;
   let laterMiss = 0;
   let laterTokens = 0;
-  for (let k = 1; k < after.length; k++) {
-    const prev = keptText(after[k - 1].body);
-    laterBreakTokens += Math.max(0, tokensOf(prev) - Math.floor(lcpBytes(serializeRequest(after[k].body), prev) / BYTES_PER_TOKEN));
-    laterMiss += after[k].usage?.prompt_cache_miss_tokens ?? 0;
-    laterTokens += after[k].usage?.prompt_tokens ?? 0;
+  for (const r of after.slice(1)) {
+    laterMiss += r.usage?.prompt_cache_miss_tokens ?? 0;
+    laterTokens += r.usage?.prompt_tokens ?? 0;
   }
   return {
     pauseMs: gap.ms,
     gapTokens: first.usage?.prompt_tokens ?? null,
     gapHit: first.usage?.prompt_cache_hit_tokens ?? null,
-    rewriteTokens,
+    rewriteTokens: dropped(last, first),
+    pauseRequests,
+    aliveBeforeGap,
+    extraMissAtGap: aliveBeforeGap ? dropped(live, first) : 0,
+    followBreakTokens: after.length > 1 ? dropped(after[0], after[1]) : 0,
+    nextTurnBreakTokens: gapTurn.length ? dropped(gapTurn.at(-1), nextTurn[0]) : 0,
     laterRequests: after.length - 1,
-    laterBreakTokens,
     laterMiss,
     laterTokens,
   };
@@ -339,7 +357,8 @@ export function judgeRun(run, legacy) {
   if (g?.error) failures.push(`idle gap: ${g.error}`);
   else if (g) {
     if (g.gapHit !== 0) failures.push(`idle gap: the request after the ${g.pauseMs} ms pause hit ${g.gapHit} tokens (the lifetime did not expire)`);
-    if (run.variant.engine !== "legacy" && g.laterBreakTokens > 0) failures.push(`idle gap: after the rewrite at the pause, the following requests dropped ${g.laterBreakTokens} tokens of their predecessors' prefix (an extra miss)`);
+    if (run.variant.engine !== "legacy" && g.extraMissAtGap > 0) failures.push(`idle gap: a request ${JSON.stringify(g.pauseRequests.at(-1) ?? null)} kept the cache alive until the turn after the pause, whose rewrite then dropped ${g.extraMissAtGap} cached tokens (an extra miss)`);
+    if (run.variant.engine !== "legacy" && g.followBreakTokens > 0) failures.push(`idle gap: the request after the rewrite at the pause dropped ${g.followBreakTokens} tokens of it (an extra miss)`);
   }
   if (legacy?.summary && run.variant.engine !== "legacy" && !(run.summary.inputCostUsd < legacy.summary.inputCostUsd)) {
     failures.push(`input cost ${(run.summary.inputCostUsd / legacy.summary.inputCostUsd).toFixed(3)}x legacy (not below)`);
