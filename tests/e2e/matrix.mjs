@@ -79,7 +79,7 @@ for (const name of names) {
     writeJson(rows);
   }
 }
-console.log(`\n### cachefold e2e matrix (OpenClaw 2026.9.6 Gateway, fake DeepSeek provider, DS-unit strict cache)${turns ? `, --turns ${turns}` : ""}\n`);
+console.log(`\n### cachefold e2e matrix (OpenClaw 2026.9.6 Gateway, fake provider: DeepSeek DS-unit strict cache, OpenAI mode in the cells that set a provider)${turns ? `, --turns ${turns}` : ""}\n`);
 console.log(matrixTable(rows));
 console.log(`\n${rows.length} runs in ${((Date.now() - t0) / 60_000).toFixed(1)} min; per run: ${rows.map((r) => `${r.cell}/${r.label.replace("cachefold ", "")} ${r.minutes?.toFixed(1) ?? "?"}`).join(", ")}`);
 console.log(`JSON: ${a.json}`);

@@ -92,3 +92,63 @@ for (const group of SUBSET) {
     }
   });
 }
+
+// The fake provider's OpenAI mode (no OpenClaw: runs everywhere).
+import { OpenAICacheSim } from "./lib/cache-sim.mjs";
+
+describe("fake provider OpenAI mode: automatic prefix caching", () => {
+  const text = (n, seed = "a") => Array.from({ length: n }, (_, i) => `${seed}${i.toString(36).padStart(3, "0")}`).join("");
+  it("caches 128-token steps from 1,024 tokens, and nothing after the lifetime", () => {
+    let now = 0;
+    const sim = new OpenAICacheSim({ ttlMs: 5_000, now: () => now });
+    const small = text(1000); // 1,000 tokens: below the minimum
+    assert.deepEqual(sim.request(small), { tokens: 1000, hit: 0, miss: 1000 });
+    assert.equal(sim.request(small).hit, 0, "a prompt under 1,024 tokens is never cached");
+    const big = text(1500);
+    assert.equal(sim.request(big).hit, 0);
+    now += 4_000;
+    assert.deepEqual(sim.request(big + text(10, "b")), { tokens: 1510, hit: 1408, miss: 102 }, "11 steps of 128 of the 1,500-token prefix");
+    now += 4_000; // 4 s after the last use: alive (each use refreshes)
+    assert.equal(sim.request(big).hit, 1408);
+    now += 5_001;
+    assert.equal(sim.request(big).hit, 0, "gone after 5 s idle");
+    assert.equal(sim.request(text(900) + text(600, "c")).hit, 0, "a shared prefix under 1,024 tokens is no hit");
+  });
+});
+
+import { idleGapMeasure } from "./lib/matrix.mjs";
+
+describe("idle-gap measurement", () => {
+  const big = (tag) => `${tag} `.repeat(2000); // ~1,000-4,000 tokens per message
+  const req = (seq, t, texts, note = "default") => ({
+    seq,
+    t,
+    status: 200,
+    note,
+    body: { messages: [{ role: "system", content: big("sys") }, ...texts.map((c, i) => ({ role: i % 2 ? "assistant" : "user", content: c }))] },
+    usage: { prompt_tokens: 5000, prompt_cache_hit_tokens: t > 100 ? 0 : 4096, prompt_cache_miss_tokens: 904 },
+  });
+  const old = [big("history"), "ok"];
+  const rewritten = ["[cachefold fold f1] condensed", "ok"];
+  const run = (pause) => {
+    const turns = [
+      { index: 0, endedAt: 10, requests: [req(1, 5, [...old, "q0"])] },
+      { index: 1, endedAt: 200_000, requests: [req(3, 100_000, [...rewritten, "q1"]), req(4, 100_100, [...rewritten, "q1", "a1", "more"])] },
+      { index: 2, endedAt: 300_000, requests: [req(5, 250_000, [...rewritten, "q1", "a1", "more", "a2", "q2"])] },
+    ];
+    return { turns, runtimeEvents: [{ beforeTurn: 1, event: "idle:45000", ms: 45_000 }], requests: [...turns[0].requests, ...pause, ...turns[1].requests, ...turns[2].requests].sort((a, b) => a.seq - b.seq) };
+  };
+  it("no request in the lifetime before the gap request: the rewrite is free", () => {
+    const g = idleGapMeasure(run([]), 30_000);
+    assert.equal(g.aliveBeforeGap, false);
+    assert.equal(g.extraMissAtGap, 0);
+    assert.ok(g.rewriteTokens > 1000, `rewrite seen: ${g.rewriteTokens}`);
+    assert.equal(g.followBreakTokens, 0);
+  });
+  it("a host request inside the lifetime before the gap request: its dropped prefix is the extra miss", () => {
+    const g = idleGapMeasure(run([req(2, 80_000, [...old, "q0", "a0", "Skill review."])]), 30_000);
+    assert.equal(g.aliveBeforeGap, true);
+    assert.ok(g.extraMissAtGap > 1000, `extra miss ${g.extraMissAtGap}`);
+    assert.deepEqual(g.pauseRequests.map((r) => r.seq), [2]);
+  });
+});

@@ -83,3 +83,59 @@ export class CacheSim {
     return { tokens: r.tokens, hit: r.hit, miss: r.miss };
   }
 }
+
+/**
+ * OpenAI automatic prefix caching (developers.openai.com/api/docs/guides/prompt-caching): a
+ * prompt's prefix is cached in `block`-token steps once the prompt has `minTokens` tokens; a
+ * request hits the longest cached prefix in those steps, and nothing below `minTokens`
+ * (cached_tokens 0). An entry lives `ttlMs` after its last use (every request through it
+ * refreshes it), then it is gone. Only inputs are cached (the answer is cached once it comes
+ * back as input). `now()` is the clock (injectable for tests).
+ */
+export class OpenAICacheSim {
+  /** @param {{minTokens?: number, block?: number, ttlMs?: number, now?: () => number}} [opts] */
+  constructor(opts = {}) {
+    this.minTokens = opts.minTokens ?? 1024;
+    this.block = opts.block ?? 128;
+    this.ttlMs = opts.ttlMs ?? 10 * 60_000;
+    this.now = opts.now ?? Date.now;
+    this.blockBytes = this.block * BYTES_PER_TOKEN;
+    /** @type {Map<string, number>} chain hash of a cached prefix -> last use (ms) */
+    this.units = new Map();
+    this.expired = 0;
+  }
+
+  /** Drop entries idle past the lifetime. */
+  expire(at) {
+    for (const [k, t] of this.units) {
+      if (at - t > this.ttlMs) {
+        this.units.delete(k);
+        this.expired++;
+      }
+    }
+  }
+
+  lookup(inputText, at = this.now()) {
+    this.expire(at);
+    const buf = Buffer.from(inputText, "utf8");
+    const tokens = Math.ceil(buf.length / BYTES_PER_TOKEN);
+    const chain = blockChain(buf, this.blockBytes);
+    let hitBlocks = 0;
+    for (let k = chain.length - 1; k >= 1; k--) {
+      if (this.units.has(chain[k])) {
+        hitBlocks = k;
+        break;
+      }
+    }
+    const matched = hitBlocks * this.block;
+    const hit = matched >= this.minTokens ? matched : 0;
+    return { tokens, hit, miss: tokens - hit, chain };
+  }
+
+  /** Account one request at `at` (ms): {tokens, hit, miss}; then caches its prefix (>= minTokens). */
+  request(inputText, _outputText, at = this.now()) {
+    const r = this.lookup(inputText, at);
+    if (r.tokens >= this.minTokens) for (let k = 1; k < r.chain.length; k++) this.units.set(r.chain[k], at);
+    return { tokens: r.tokens, hit: r.hit, miss: r.miss };
+  }
+}

@@ -15,11 +15,16 @@
 //   - `thinking: true` plays a DeepSeek thinking model: every answer streams `reasoning_content`
 //     deltas first, and a request whose assistant tool-call messages lack `reasoning_content`
 //     gets HTTP 400 (pairing.mjs reasoningViolations; counted in `stats.reasoning400`).
+//   - `cache: "openai"` plays OpenAI's automatic prefix caching instead (cache-sim.mjs
+//     OpenAICacheSim: 1,024-token minimum, 128-token steps, entries gone `ttlMs` after their last
+//     use) and reports usage as OpenAI does (prompt_tokens_details.cached_tokens only); the
+//     recorded usage (requests.jsonl) also carries prompt_cache_hit/miss_tokens for analyze.mjs.
+//     `setCache(opts)` switches the mode before the first request.
 // GET /v1/models lists the one model. Anything else is 404.
 
 import http from "node:http";
 import fs from "node:fs";
-import { CacheSim } from "./cache-sim.mjs";
+import { CacheSim, OpenAICacheSim } from "./cache-sim.mjs";
 import { pairingViolations, reasoningViolations, deepseekErrorBody } from "./pairing.mjs";
 import { countTokens, serializeMessage, serializeRequest, contentText } from "./tokenize.mjs";
 import { respond, responseAsMessage, INTERNAL_CONTEXT_MARK } from "./script.mjs";
@@ -38,12 +43,17 @@ export function requestSession(body) {
 
 /**
  * Start the provider.
- * @param {{logFile?: string, model?: string, cacheMode?: "strict"|"optimistic", block?: number, host?: string, thinking?: boolean, tokenScale?: number}} [opts]
- * @returns {Promise<{port:number, url:string, baseUrl:string, requests:object[], stats:object, close:()=>Promise<void>}>}
+ * @param {{logFile?: string, model?: string, cacheMode?: "strict"|"optimistic", block?: number, host?: string, thinking?: boolean, tokenScale?: number, cache?: "deepseek"|"openai", ttlMs?: number, minTokens?: number}} [opts]
+ * @returns {Promise<{port:number, url:string, baseUrl:string, requests:object[], stats:object, setCache:(o:object)=>void, close:()=>Promise<void>}>}
  */
 export async function startFakeProvider(opts = {}) {
+  opts = { ...opts };
   const model = opts.model ?? "deepseek-v4-flash";
-  const sim = new CacheSim({ mode: opts.cacheMode ?? "strict", block: opts.block });
+  const makeSim = () =>
+    opts.cache === "openai"
+      ? new OpenAICacheSim({ ttlMs: opts.ttlMs, minTokens: opts.minTokens, block: opts.block })
+      : new CacheSim({ mode: opts.cacheMode ?? "strict", block: opts.block });
+  let sim = makeSim();
   const requests = [];
   const stats = { requests: 0, http400: 0, reasoning400: 0, promptTokens: 0, hitTokens: 0, missTokens: 0, completionTokens: 0 };
   const log = opts.logFile ? fs.openSync(opts.logFile, "a") : null;
@@ -102,15 +112,16 @@ export async function startFakeProvider(opts = {}) {
     stats.hitTokens += u.hit;
     stats.missTokens += u.miss;
     stats.completionTokens += completion;
+    const openai = opts.cache === "openai";
     const usage = {
       prompt_tokens: u.tokens,
       completion_tokens: completion,
       total_tokens: u.tokens + completion,
-      prompt_cache_hit_tokens: u.hit,
-      prompt_cache_miss_tokens: u.miss,
+      ...(openai ? {} : { prompt_cache_hit_tokens: u.hit, prompt_cache_miss_tokens: u.miss }),
       prompt_tokens_details: { cached_tokens: u.hit },
     };
-    record({ seq: n, t: Date.now(), session, status: 200, note: r.note, usage, response: outMsg, body });
+    const recorded = openai ? { ...usage, prompt_cache_hit_tokens: u.hit, prompt_cache_miss_tokens: u.miss } : usage;
+    record({ seq: n, t: Date.now(), session, status: 200, note: r.note, usage: recorded, ...(openai ? { wireUsage: usage } : {}), response: outMsg, body });
     const id = `chatcmpl-fake-${n}`;
     const created = Math.floor(Date.now() / 1000);
     const finish = r.kind === "text" ? "stop" : "tool_calls";
@@ -154,6 +165,12 @@ export async function startFakeProvider(opts = {}) {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     stats,
+    /** Switch the cache rule (`cache`, `ttlMs`, `minTokens`, `block`); only before the first request. */
+    setCache(o) {
+      if (seq > 0) throw new Error("fake provider: setCache after requests were served");
+      Object.assign(opts, o);
+      sim = makeSim();
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections?.();

@@ -12,7 +12,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Harness } from "./harness.mjs";
-import { summarizeRun } from "./analyze.mjs";
+import { summarizeRun, requestKind } from "./analyze.mjs";
+import { serializeRequest, contentText, BYTES_PER_TOKEN } from "./tokenize.mjs";
+import { INTERNAL_CONTEXT_MARK } from "./script.mjs";
 import { buildMatrixScenario } from "./matrix-scenarios.mjs";
 import { dirContains } from "./session.mjs";
 
@@ -22,6 +24,13 @@ import { dirContains } from "./session.mjs";
 // (DeepSeek's tokenizer vs bytes/4 on agent traffic, tests/e2e/README.md).
 const DEFAULT_SCRIPT = { turns: 18, readKB: [12, 40], execKB: [2, 6], toolsPerTurn: 8, agentsMdKB: 16 };
 const SCALE = 1.14;
+
+/** OpenAI gpt-5 (src/providers.rs profile `openai-gpt-5`), USD per 1M tokens. */
+export const OPENAI_GPT5 = { key: "openai-gpt-5", hit: 0.125, miss: 1.25, output: 10 };
+// The idle-gap cell's provider lifetime and pause: the pause outlasts the lifetime; the lifetime
+// outlasts a turn's request spacing and the host's post-turn work on a busy machine.
+const GAP_TTL_MS = 30_000;
+const GAP_PAUSE_MS = 45_000;
 
 /**
  * Cells. `script` feeds buildMatrixScenario; `at` maps a turn index (before that turn runs) to a
@@ -53,6 +62,25 @@ export const CELLS = {
   compact: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, compactAt: [0.4, 0.75] }, reach: ["manualCompact"], estimate: 1.6 },
   // `openclaw agent --local`: a fresh process per turn, no Gateway (~20-30 s per turn).
   local: { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 10 }, local: true, estimate: 5 },
+  // A gpt-5-family model id on the fake provider's OpenAI mode (automatic prefix caching: 1,024
+  // minimum, 128-token steps, 10 min lifetime), priced with the openai-gpt-5 profile.
+  "openai-gpt5": { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 6 }, provider: { cache: "openai", model: "gpt-5-mini", ttlMs: 10 * 60_000 }, price: OPENAI_GPT5, reach: ["fold"], estimate: 1.2 },
+  // The same provider with a 30 s lifetime (cachefold told so: providers.openai-gpt-5.ttlMinutes)
+  // and a 45 s pause before turn 3, in the 48K session shape (folds from turn 1, so there are
+  // records to condense when the cache is gone): the request after the pause misses from its first token on
+  // both engines, cachefold rewrites there, and that rewrite costs no further miss (judgeRun
+  // idleGapMeasure).
+  "idle-gap": {
+    tokenScale: SCALE,
+    window: 48_000,
+    script: { ...DEFAULT_SCRIPT, turns: 5 },
+    provider: { cache: "openai", model: "gpt-5-mini", ttlMs: GAP_TTL_MS },
+    pluginConfig: { providers: { "openai-gpt-5": { ttlMinutes: GAP_TTL_MS / 60_000 } } },
+    price: OPENAI_GPT5,
+    at: { 3: `idle:${GAP_PAUSE_MS}` },
+    reach: ["idleRewrite"],
+    estimate: 2,
+  },
 };
 
 /** Engine configurations every cell runs: legacy, and cachefold with ownsCompaction true/false. */
@@ -86,7 +114,8 @@ export function cellHarness(cell, variant, opts = {}) {
   return Harness.create({
     engine: variant.engine,
     pluginDir: opts.pluginDir,
-    pluginConfig: isLegacy ? undefined : { logFile: "<auto>", ...(variant.pluginConfig ?? {}) },
+    pluginConfig: isLegacy ? undefined : { logFile: "<auto>", ...(cell.pluginConfig ?? {}), ...(variant.pluginConfig ?? {}) },
+    extraConfig: cell.provider?.model ? modelConfig(cell.provider.model, cell.window) : undefined,
     contextWindow: cell.window,
     reasoning: !!cell.reasoning,
     tokenScale: cell.tokenScale,
@@ -97,9 +126,21 @@ export function cellHarness(cell, variant, opts = {}) {
   });
 }
 
+/** openclaw.json fragment that makes `fake/<model>` the agent's model (the fake provider serves any id). */
+export function modelConfig(model, window) {
+  return {
+    agents: { defaults: { model: { primary: `fake/${model}` } } },
+    models: {
+      providers: {
+        fake: { models: [{ id: model, name: `Fake ${model}`, reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: window, maxTokens: 4096 }] },
+      },
+    },
+  };
+}
+
 /** Can `cell` run as another session on a harness made for `other` (same host configuration)? */
 export function sameHost(cell, other) {
-  const key = (c) => JSON.stringify([c.window, c.tokenScale, !!c.reasoning, !!c.local, !!c.installLater, Object.keys(c.at ?? {}).length]);
+  const key = (c) => JSON.stringify([c.window, c.tokenScale, !!c.reasoning, !!c.local, !!c.installLater, Object.keys(c.at ?? {}).length, c.provider ?? null, c.pluginConfig ?? null]);
   return key(cell) === key(other) && !cell.at;
 }
 
@@ -116,6 +157,7 @@ export async function runCell(name, cell, variant, opts = {}) {
   const t0 = Date.now();
   const shared = opts.harness ?? null;
   const h = shared ?? (await cellHarness(cell, variant, opts));
+  if (cell.provider && !shared) h.provider.setCache(cell.provider);
   for (const [file, content] of Object.entries(scenario.files)) {
     const p = path.join(h.work, file);
     if (fs.existsSync(p) && fs.readFileSync(p, "utf8") !== content) throw new Error(`cell ${name}: workspace file ${file} differs from the one an earlier cell on this harness wrote`);
@@ -132,6 +174,11 @@ export async function runCell(name, cell, variant, opts = {}) {
       for (const ev of at.get(i) ?? []) {
         opts.log?.(`[${variant.label}] before turn ${i}: ${ev}`);
         const e0 = Date.now();
+        if (ev.startsWith("idle:")) {
+          await new Promise((resolve) => setTimeout(resolve, Number(ev.slice(5))));
+          runtimeEvents.push({ beforeTurn: i, event: ev, ms: Date.now() - e0 });
+          continue;
+        }
         if (ev === "restart" || isLegacy) await (cell.local ? Promise.resolve() : h.restartGateway());
         else if (ev === "install") {
           await h.stopGateway();
@@ -169,8 +216,9 @@ export async function runCell(name, cell, variant, opts = {}) {
       logs,
       logFindings: logFindings(logs),
     };
+    result.idleGap = idleGapMeasure(result, cell.provider?.ttlMs ?? Infinity);
     result.reached = reachedPaths(result);
-    result.summary = summarizeRun({ requests, turns, scenario, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), scenario.needle) });
+    result.summary = summarizeRun({ requests, turns, scenario, price: cell.price, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), scenario.needle) });
     result.recall = scenario.facts.map((f) => {
       const sessionTurns = turns.filter((t) => t.scriptSession === f.session);
       const s = summarizeRun({ requests: [], turns, scenario: { needle: f.needle }, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), f.needle) });
@@ -198,6 +246,82 @@ export function reachedPaths(run) {
     evicted: reports.filter((r) => r.divergence?.cause === "host_evicted").length,
     compacted: run.turns.filter((t) => t.kind === "compact" && t.ok && !/skipped|nothing/i.test(t.text)).length,
     manualCompact: events.filter((e) => e.event === "compact" && e.trigger === "manual").length,
+    ...(run.idleGap ? { idleRewrite: run.idleGap.rewriteTokens > 0 ? 1 : 0 } : {}),
+  };
+}
+
+const tokensOf = (text) => Math.ceil(Buffer.byteLength(text, "utf8") / BYTES_PER_TOKEN);
+const isInternal = (m) => m?.role === "user" && contentText(m.content).includes(INTERNAL_CONTEXT_MARK);
+/** A request's canonical text without its trailing transient internal-context message(s). */
+function keptText(body) {
+  const msgs = [...(body?.messages ?? [])];
+  while (msgs.length && isInternal(msgs.at(-1))) msgs.pop();
+  return serializeRequest({ ...body, messages: msgs });
+}
+function lcpBytes(a, b) {
+  const x = Buffer.from(a, "utf8");
+  const y = Buffer.from(b, "utf8");
+  const n = Math.min(x.length, y.length);
+  let i = 0;
+  while (i < n && x[i] === y[i]) i++;
+  return i;
+}
+
+/**
+ * The idle-gap measurement (a run with an `idle:<ms>` event; `ttlMs`: the provider's lifetime).
+ * `gapHit`: the hit tokens of the first main request of the turn after the pause. `rewriteTokens`:
+ * how many tokens of the last main request of the turn before the pause (without its transient
+ * internal-context tail) it did not keep: the engine rewrote its prefix there. `pauseRequests`:
+ * what the host itself sent during the pause (OpenClaw's background runs, e.g. its skill review).
+ * `aliveBeforeGap`: the newest request of any kind before the gap request was less than the
+ * lifetime before it (its prefix still cached); then `extraMissAtGap` = its tokens the gap
+ * request dropped (what the rewrite cost over not rewriting), else 0 (the gap request misses from
+ * its first token either way). `followBreakTokens`: tokens of the gap request the next request
+ * dropped (a second rewrite would miss again what the gap request paid for). `nextTurnBreakTokens`,
+ * `laterMiss`, `laterTokens`: the following turn's first request against the gap turn's last
+ * (includes the cost model's priced pressure folds), and the misses and prompt tokens of the
+ * main requests after the gap request through the following turn.
+ */
+export function idleGapMeasure(run, ttlMs) {
+  const gap = run.runtimeEvents.find((e) => e.event.startsWith("idle:"));
+  if (!gap) return null;
+  const ti = run.turns.findIndex((t) => t.index - run.turns[0].index === gap.beforeTurn);
+  const mainOf = (t) => (t?.requests ?? []).filter((r) => requestKind(r) === "main");
+  const before = run.turns.slice(0, ti).flatMap(mainOf);
+  const gapTurn = mainOf(run.turns[ti]);
+  const nextTurn = mainOf(run.turns[ti + 1]);
+  const after = [...gapTurn, ...nextTurn];
+  const first = after[0];
+  const last = before.at(-1);
+  if (!first || !last || !nextTurn.length) return { error: `no main request around the pause (turn ${gap.beforeTurn}) or in the turn after it` };
+  /** Tokens of `prev` (without its transient tail) that `next` does not start with. */
+  const dropped = (prev, next) => {
+    const kept = keptText(prev.body);
+    return Math.ceil((Buffer.byteLength(kept, "utf8") - lcpBytes(serializeRequest(next.body), kept)) / BYTES_PER_TOKEN);
+  };
+  const earlier = run.requests.filter((r) => r.seq < first.seq && r.status === 200);
+  const live = earlier.at(-1);
+  const pauseRequests = earlier.filter((r) => r.seq > last.seq && r.t >= run.turns[ti - 1].endedAt).map((r) => ({ seq: r.seq, kind: requestKind(r), sBeforeGapRequest: (first.t - r.t) / 1000, tokens: r.usage?.prompt_tokens }));
+  const aliveBeforeGap = !!live && first.t - live.t <= ttlMs && (live.usage?.prompt_tokens ?? 0) >= 1024;
+  let laterMiss = 0;
+  let laterTokens = 0;
+  for (const r of after.slice(1)) {
+    laterMiss += r.usage?.prompt_cache_miss_tokens ?? 0;
+    laterTokens += r.usage?.prompt_tokens ?? 0;
+  }
+  return {
+    pauseMs: gap.ms,
+    gapTokens: first.usage?.prompt_tokens ?? null,
+    gapHit: first.usage?.prompt_cache_hit_tokens ?? null,
+    rewriteTokens: dropped(last, first),
+    pauseRequests,
+    aliveBeforeGap,
+    extraMissAtGap: aliveBeforeGap ? dropped(live, first) : 0,
+    followBreakTokens: after.length > 1 ? dropped(after[0], after[1]) : 0,
+    nextTurnBreakTokens: gapTurn.length ? dropped(gapTurn.at(-1), nextTurn[0]) : 0,
+    laterRequests: after.length - 1,
+    laterMiss,
+    laterTokens,
   };
 }
 
@@ -229,6 +353,13 @@ export function judgeRun(run, legacy) {
   if (run.variant.engine !== "legacy") {
     for (const path of CELLS[run.cell]?.reach ?? []) if (!(run.reached?.[path] > 0)) failures.push(`the cell's host path was not reached: no ${path} (${JSON.stringify(run.reached)})`);
   }
+  const g = run.idleGap;
+  if (g?.error) failures.push(`idle gap: ${g.error}`);
+  else if (g) {
+    if (g.gapHit !== 0) failures.push(`idle gap: the request after the ${g.pauseMs} ms pause hit ${g.gapHit} tokens (the lifetime did not expire)`);
+    if (run.variant.engine !== "legacy" && g.extraMissAtGap > 0) failures.push(`idle gap: a request ${JSON.stringify(g.pauseRequests.at(-1) ?? null)} kept the cache alive until the turn after the pause, whose rewrite then dropped ${g.extraMissAtGap} cached tokens (an extra miss)`);
+    if (run.variant.engine !== "legacy" && g.followBreakTokens > 0) failures.push(`idle gap: the request after the rewrite at the pause dropped ${g.followBreakTokens} tokens of it (an extra miss)`);
+  }
   if (legacy?.summary && run.variant.engine !== "legacy" && !(run.summary.inputCostUsd < legacy.summary.inputCostUsd)) {
     failures.push(`input cost ${(run.summary.inputCostUsd / legacy.summary.inputCostUsd).toFixed(3)}x legacy (not below)`);
   }
@@ -258,6 +389,7 @@ export function matrixRow(run, legacy) {
     reasoningReplay: reasoningReplay(run.requests),
     recall: run.recall.map((r) => r.reachable),
     reached: run.reached,
+    idleGap: run.idleGap ?? undefined,
     gatewayStarts: run.gatewayStarts,
     runtimeEvents: run.runtimeEvents,
     logFindings: Object.fromEntries(Object.entries(run.logFindings).map(([k, v2]) => [k, v2.slice(0, 3)])),
