@@ -90,6 +90,26 @@ fn fold_that_did_not_pay_pays_after_an_idle_gap() {
     assert_eq!(f.price_key, "anthropic-sonnet");
 }
 
+/// Regression (e2e idle-gap cell): the host also sends requests no turn is committed for (a
+/// background skill review through `assemble`). One 4 minutes after the last turn keeps the
+/// 5-minute cache alive, so the request 2 minutes later must not be priced as after an expiry.
+#[test]
+fn a_request_without_a_commit_keeps_the_cache_alive() {
+    let (mut s, msgs, last) = session_with_turns(cfg(), SONNET, 8);
+    let n = msgs.len();
+    // The background request: the history so far, no commit follows.
+    let bg = assemble_at(&mut s, &msgs[..n - 2], SONNET, last + 4 * MIN);
+    assert!(bg.report.folds.is_empty(), "{:?}", bg.report.fold);
+    let p = assemble_at(&mut s, &msgs, SONNET, last + 6 * MIN);
+    assert!(
+        p.report.folds.is_empty(),
+        "priced as expired although a request 2 min ago kept the cache: {:?}",
+        p.report.fold
+    );
+    let why = p.report.skipped.clone().unwrap_or_default();
+    assert!(why.starts_with("does not pay"), "{why}");
+}
+
 /// DeepSeek keeps its cache for hours: the same gap changes nothing there.
 #[test]
 fn deepseek_has_no_idle_expiry() {

@@ -150,6 +150,11 @@ pub struct Session {
     /// Digests of the last turn committed in this process (`t<k>`, for a layer-2 topic check
     /// in the `maintain` that follows; not state: a restart falls back to the records).
     last_turn: Option<(u32, Vec<Digest>)>,
+    /// When this process last planned a request the host sends (any assemble, also one no turn
+    /// is committed for, such as the host's background requests): the provider's cache lifetime
+    /// runs from there ([`Session::cache_terms`]). Not state: after a restart the last committed
+    /// call's time stands in.
+    last_request_ms: Option<f64>,
 }
 
 type PreparedKey = (String, u32, u32, Option<String>);
@@ -163,6 +168,7 @@ impl Session {
             pending: String::new(),
             prepared: RefCell::default(),
             last_turn: None,
+            last_request_ms: None,
         }
     }
 
@@ -194,6 +200,7 @@ impl Session {
                 pending: String::new(),
                 prepared: RefCell::default(),
                 last_turn: None,
+                last_request_ms: None,
             },
             report,
         ))
@@ -217,6 +224,7 @@ impl Session {
             pending: String::new(),
             prepared: RefCell::default(),
             last_turn: self.last_turn.clone(),
+            last_request_ms: self.last_request_ms,
         })
     }
 
@@ -356,13 +364,26 @@ impl Session {
     /// Build the context for the next model call. Idempotent: the same input twice gives the
     /// same plan and journals nothing the second time.
     pub fn assemble(&mut self, input: &AssembleInput) -> Result<AssemblePlan> {
-        self.run(input, Op::Assemble)
+        let plan = self.run(input, Op::Assemble)?;
+        self.note_request(input, &plan);
+        Ok(plan)
     }
 
     /// Host `compact()`: fold now (`force`) if there is anything to fold; without `force`, the
     /// usual priced/emergency rules.
     pub fn compact(&mut self, input: &AssembleInput, force: bool) -> Result<AssemblePlan> {
-        self.run(input, Op::Compact { force })
+        let plan = self.run(input, Op::Compact { force })?;
+        self.note_request(input, &plan);
+        Ok(plan)
+    }
+
+    /// A plan the host sends (not a request for the full history) starts the provider's cache
+    /// lifetime anew.
+    fn note_request(&mut self, input: &AssembleInput, plan: &AssemblePlan) {
+        if !plan.need_full && input.now_ms.is_finite() {
+            let last = self.last_request_ms.unwrap_or(f64::NEG_INFINITY);
+            self.last_request_ms = Some(last.max(input.now_ms));
+        }
     }
 
     fn need_full_plan(&self, count: u32, mut missing: Vec<u32>, managed: bool) -> AssemblePlan {

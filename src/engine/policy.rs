@@ -95,10 +95,16 @@ impl Session {
     }
 
     /// The provider's cache terms for `model` at `now_ms` ([`crate::providers::terms`]); the
-    /// last request is taken as the last committed call (its row's time).
+    /// last request is the later of the last committed call (its row's time) and the last
+    /// request this process planned (the host also sends requests no turn is committed for).
     pub(super) fn cache_terms(&self, model: Option<&str>, now_ms: f64) -> cost::CacheTerms {
         let profile = crate::providers::profile_for(&self.cfg, model);
-        crate::providers::terms(profile.as_ref(), now_ms, self.st.rows.last().map(|r| r.at))
+        let committed = self.st.rows.last().map(|r| r.at);
+        let last = match (committed, self.last_request_ms) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        crate::providers::terms(profile.as_ref(), now_ms, last)
     }
 
     pub(super) fn expected_calls(&self) -> f64 {
