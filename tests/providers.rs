@@ -110,6 +110,24 @@ fn a_request_without_a_commit_keeps_the_cache_alive() {
     assert!(why.starts_with("does not pay"), "{why}");
 }
 
+/// Regression (e2e idle-gap cell): the host's skill review runs as a session of its own and
+/// sends this session's prefix; the shim passes the time of that request (`lastRequestMs`), so
+/// the request 2 minutes later is not priced as after an expiry.
+#[test]
+fn another_sessions_request_keeps_the_cache_alive() {
+    let (mut s, msgs, last) = session_with_turns(cfg(), SONNET, 8);
+    let mut inp = input(&msgs, &[], SONNET, Some(1_000_000));
+    inp.now_ms = (last + 6 * MIN) as f64;
+    inp.last_request_ms = Some((last + 4 * MIN) as f64);
+    let p = s
+        .drive(inp, Drive::Assemble, |i| msgs[i as usize].clone())
+        .expect("assemble")
+        .plan;
+    assert!(p.report.folds.is_empty(), "{:?}", p.report.fold);
+    let why = p.report.skipped.clone().unwrap_or_default();
+    assert!(why.starts_with("does not pay"), "{why}");
+}
+
 /// DeepSeek keeps its cache for hours: the same gap changes nothing there.
 #[test]
 fn deepseek_has_no_idle_expiry() {

@@ -34,6 +34,11 @@ pub struct AssembleInput {
     pub system_prompt_addition: Option<String>,
     /// The model's context window, when the host says (`runtimeContext.modelContextWindow`).
     pub context_window: Option<u64>,
+    /// When another session of this process last sent a request on this model, ms since the
+    /// epoch (the host's background requests, such as a skill review, run as sessions of their
+    /// own and send this session's prefix): the provider's cache lifetime runs from the latest
+    /// of this, the session's own last request and its last committed call.
+    pub last_request_ms: Option<f64>,
 }
 
 /// Input of [`Session::compact_request`]: the host's `compact()`, which carries no messages.

@@ -268,7 +268,7 @@ impl Session {
                 price: cost::price_for(&self.cfg, model, input.now_ms),
                 expected: self.expected_calls(),
                 thr: self.threshold(input),
-                terms: self.cache_terms(model, input.now_ms),
+                terms: self.cache_terms(model, input.now_ms, input.last_request_ms),
             };
             let before = self.estimate(rcount);
             let id = self.next_fold_id();

@@ -96,14 +96,25 @@ impl Session {
 
     /// The provider's cache terms for `model` at `now_ms` ([`crate::providers::terms`]); the
     /// last request is the later of the last committed call (its row's time) and the last
-    /// request this process planned (the host also sends requests no turn is committed for).
-    pub(super) fn cache_terms(&self, model: Option<&str>, now_ms: f64) -> cost::CacheTerms {
+    /// request this process planned for it, and `other_ms`, the last request another session
+    /// sent on the model (the host also sends requests no turn is committed for, some as
+    /// sessions of their own with this session's prefix).
+    pub(super) fn cache_terms(
+        &self,
+        model: Option<&str>,
+        now_ms: f64,
+        other_ms: Option<f64>,
+    ) -> cost::CacheTerms {
         let profile = crate::providers::profile_for(&self.cfg, model);
-        let committed = self.st.rows.last().map(|r| r.at);
-        let last = match (committed, self.last_request_ms) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
+        let last = [
+            self.st.rows.last().map(|r| r.at),
+            self.last_request_ms,
+            other_ms,
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|t| t.is_finite())
+        .reduce(f64::max);
         crate::providers::terms(profile.as_ref(), now_ms, last)
     }
 
@@ -289,7 +300,7 @@ impl Session {
             price: cost::price_for(&self.cfg, model, input.now_ms),
             expected: self.expected_calls(),
             thr: self.threshold(input),
-            terms: self.cache_terms(model, input.now_ms),
+            terms: self.cache_terms(model, input.now_ms, input.last_request_ms),
         };
         report.budget_tokens = self.budget(input);
         report.threshold_tokens = round.thr;

@@ -66,6 +66,7 @@ pub fn input(
         now_ms: T0 as f64,
         system_prompt_addition: None,
         context_window: None,
+        last_request_ms: None,
     }
 }
 

@@ -81,6 +81,7 @@ impl Cachefold {
             now_ms: ctx.now_ms,
             system_prompt_addition: None,
             context_window: Some(ctx.window),
+            last_request_ms: None,
         }
     }
 

@@ -81,6 +81,7 @@ impl Driver<'_> {
             now_ms: now,
             system_prompt_addition: None,
             context_window: None,
+            last_request_ms: None,
         }
     }
 
@@ -305,6 +306,7 @@ impl Driver<'_> {
             now_ms: now,
             system_prompt_addition: None,
             context_window: None,
+            last_request_ms: None,
         };
         // On a copy: the echo's indices are not host indices, and the rest of the replay (and
         // its completeness and journal checks) follows the host's history.
