@@ -89,6 +89,22 @@ function warnOnce(ctx, sessionId, before, report) {
 // The core's one plan driver (need → plan → needFull → plan with everything) pulls the JSON text
 // of the messages it asks for through `jsonOf`. A tool result over the cut size is stored and cut
 // first (oversize.js): the core and the model see the cut copy, the fold file the original.
+/**
+ * When this process last assembled a request on each model (any session). The host sends some
+ * requests as sessions of their own with another session's prefix (a skill review after a
+ * turn), so a provider's cache can be alive although the session itself sent nothing: the core
+ * prices its lifetime from the latest of these (`lastRequestMs`). Keyed by model, so it errs
+ * towards "alive" (a rewrite then waits for a fold that pays), never towards a rewrite priced
+ * as free while the cache still holds the prefix.
+ */
+const sentOn = new Map();
+function noteSent(model, now) {
+  if (!model || !Number.isFinite(now)) return;
+  sentOn.delete(model);
+  sentOn.set(model, now);
+  if (sentOn.size > 256) sentOn.delete(sentOn.keys().next().value);
+}
+
 function runPlan(ctx, h, messages, header, { compact = false, force = false, sessionId, sessionKey } = {}) {
   const ref = { session: sessionKey ?? sessionId, sessionId };
   const onCut = (cuts) => ctx.log({ event: "tool_result_cut", path: "assemble", sessionId, cuts });
@@ -139,10 +155,13 @@ export class CachefoldEngine {
       if (!sessionId) throw Object.assign(new Error("assemble without sessionId"), { code: "CACHEFOLD_INPUT" });
       const model = modelOf(params);
       const before = unserializable;
+      const now = nowMs();
+      const lastRequestMs = (model && sentOn.get(model)) ?? null;
       const result = await withSession(this.ctx, sessionId, async (h) =>
-        runPlan(this.ctx, h, messages, { count: messages.length, model, tokenBudget: params.tokenBudget ?? null, nowMs: nowMs(), contextWindow: windowOf(params) }, { sessionId, sessionKey: params.sessionKey }),
+        runPlan(this.ctx, h, messages, { count: messages.length, model, tokenBudget: params.tokenBudget ?? null, nowMs: now, contextWindow: windowOf(params), lastRequestMs }, { sessionId, sessionKey: params.sessionKey }),
       );
       const { plan, out } = result;
+      noteSent(model, now);
       warnOnce(this.ctx, sessionId, before, plan.report);
       if (plan.report?.warning) this.ctx.logger?.warn?.(`cachefold: session ${sessionId}: ${plan.report.warning}`);
       this.ctx.log({
