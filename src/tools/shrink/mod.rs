@@ -11,9 +11,9 @@
 //! where they were):
 //! ```text
 //! [cachefold] read output 48,213 chars, 1,204 lines → artifact <40 hex>. Shown: lines 1-61 and 1,150-1,204. Rest: cachefold_recover {"id":"<40 hex>","lines":[62,261]}
-//! <head: about 70 % of persist.previewChars, ends at a line boundary>
-//! [cachefold] … 1,088 lines omitted (lines 62-1,149, 44,180 chars) …
-//! <tail: about 30 %, starts at a line boundary>
+//! <head: about 50 % of persist.previewChars, ends at a line boundary>
+//! [cachefold] … 1,088 lines omitted (lines 62-1,149, 44,180 chars) … Mentions: <names in the omitted part, ≤ 55 %>
+//! <tail: about 15 %, starts at a line boundary>
 //! ```
 //!
 //! Decisions:
@@ -473,10 +473,13 @@ fn tail_start(s: &str, budget: usize) -> usize {
 
 fn render(tool: &str, id: &str, full: &str, chars: u64, lines: u64, preview_chars: u64) -> String {
     let budget = preview_chars as usize;
-    // The mentions line is extra: at most a fifth of the preview, 800 chars by default.
-    let mentions_budget = MENTIONS_CHARS.min(preview_chars as usize / 5);
-    let head_budget = budget * 7 / 10;
-    let tail_budget = budget - head_budget;
+    // Head and tail take 65 % of previewChars, the Mentions list up to 55 %: a preview is at
+    // most 1.2 × previewChars plus the two marker lines, the same bound as before the Mentions
+    // list grew (head 70 % + tail 30 % + a fifth). Measured on the leave-one-session-out bench:
+    // the names in the omitted middle are what the model later asks for, not more head lines.
+    let mentions_budget = budget * MENTIONS_PCT / 100;
+    let head_budget = budget * HEAD_PCT / 100;
+    let tail_budget = budget * TAIL_PCT / 100;
     let h_end = head_end(full, head_budget);
     // Text longer than the threshold ≥ previewChars = head + tail budgets: they cannot overlap,
     // but clamp anyway so a bad config can never slice backwards.
@@ -543,8 +546,8 @@ fn render(tool: &str, id: &str, full: &str, chars: u64, lines: u64, preview_char
         out.push_str(&format!("… {} chars omitted …", group(omitted_chars)));
     }
     // Which exact names the omitted part holds, so the model knows what to recover (and what
-    // exists at all). Bounded: about 5 % of the preview. The replay bench found most lost
-    // anchors in shrunk outputs before this line existed.
+    // exists at all). Bounded: MENTIONS_PCT of previewChars. The replay bench found most lost
+    // anchors in the middle of shrunk outputs.
     let mentions = crate::digest::anchor_index(omitted, mentions_budget);
     if !mentions.is_empty() {
         out.push_str(" Mentions: ");
@@ -555,8 +558,11 @@ fn render(tool: &str, id: &str, full: &str, chars: u64, lines: u64, preview_char
     out
 }
 
-/// Budget of the "Mentions:" list on the omitted-part marker line.
-const MENTIONS_CHARS: usize = 800;
+/// Shares of previewChars (in %) for the head, the tail and the "Mentions:" list on the
+/// omitted-part marker line.
+const HEAD_PCT: usize = 50;
+const TAIL_PCT: usize = 15;
+const MENTIONS_PCT: usize = 55;
 
 /// `48213` → `48,213`.
 pub fn group(n: u64) -> String {

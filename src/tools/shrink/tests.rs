@@ -84,30 +84,32 @@ fn header_preview_and_marker() {
     );
     assert!(
         first.contains(&format!(
-            r#"cachefold_recover {{"id":"{id}","lines":[54,253]}}"#
+            r#"cachefold_recover {{"id":"{id}","lines":[39,238]}}"#
         )),
         "{first}"
     );
     assert!(
-        first.contains("Shown: lines 1-53 and 978-1,000."),
+        first.contains("Shown: lines 1-38 and 990-1,000."),
         "{first}"
     );
-    // 52-char lines. Head: 53 lines (2,756 ≤ 2,800 chars); tail: 23 lines (1,196 ≤ 1,200), 978..=1000.
+    // 52-char lines, previewChars 4,000. Head: 38 lines (1,976 ≤ 2,000 chars, 50 %); tail: 11
+    // lines (572 ≤ 600, 15 %), 990..=1000.
     let body: Vec<&str> = t.lines().skip(1).collect();
     assert_eq!(body[0], text.lines().next().unwrap());
-    assert_eq!(body[52], text.lines().nth(52).unwrap());
+    assert_eq!(body[37], text.lines().nth(37).unwrap());
     assert!(
-        body[53].starts_with(
-            "[cachefold] … 924 lines omitted (lines 54-977, 48,048 chars) … Mentions: 00054, "
+        body[38].starts_with(
+            "[cachefold] … 951 lines omitted (lines 39-989, 49,452 chars) … Mentions: 00039, "
         ),
         "{}",
-        body[53]
+        body[38]
     );
+    // The Mentions list is bounded by 55 % of previewChars (2,200 chars).
     assert!(
-        body[53].chars().count() < 80 + MENTIONS_CHARS,
+        body[38].chars().count() < 80 + 2_200,
         "mentions are bounded"
     );
-    assert_eq!(body[54], text.lines().nth(977).unwrap());
+    assert_eq!(body[39], text.lines().nth(989).unwrap());
     assert_eq!(*body.last().unwrap(), text.lines().last().unwrap());
     assert!(t.ends_with('\n'));
     // Line-snapped: every preview body line is a whole original line or our marker.
@@ -118,7 +120,8 @@ fn header_preview_and_marker() {
         );
     }
     assert_eq!(is_shrunk(t), Some(id));
-    assert!(t.chars().count() < 4_500 + MENTIONS_CHARS);
+    // Header + head + marker with Mentions + tail: within 1.2 × previewChars plus the header.
+    assert!(t.chars().count() < 4_800 + 500);
 }
 
 #[test]
@@ -152,6 +155,41 @@ fn mentions_list_exact_names_of_the_omitted_part() {
     ] {
         assert!(marker.contains(name), "{name} missing from {marker}");
     }
+}
+
+#[test]
+fn mentions_list_holds_many_names_of_a_long_middle() {
+    // 60 distinct paths (~26 chars each in the list, ~1,560 in all) and a commit hash in the
+    // middle of a long output: the list holds all of them (55 % of previewChars = 2,200 chars),
+    // not just the first ~800 chars' worth. Paths are listed before identifiers, so the hash and
+    // the last paths are the ones a small list drops.
+    let filler = "filler text without any names at all, padding only\n";
+    let mut text = filler.repeat(120);
+    for i in 0..60 {
+        text.push_str(&format!("touched src/mod_{i:02}/file_{i:02}.rs\n"));
+    }
+    text.push_str("commit 9fceb02d0ae598e95dc970b74767f19372d61af8\n");
+    text.push_str(&filler.repeat(60));
+    let out = shrink_tool_result(&Config::default(), "exec", &result("exec", &text))
+        .unwrap()
+        .unwrap();
+    let t = text0(&out.message);
+    let marker = t.lines().find(|l| l.contains(" omitted (lines ")).unwrap();
+    let list = marker_mentions(marker);
+    for i in [0, 29, 30, 59] {
+        let p = format!("src/mod_{i:02}/file_{i:02}.rs");
+        assert!(list.contains(&p), "{p} missing from {list}");
+    }
+    assert!(
+        list.contains("9fceb02d0ae598e95dc970b74767f19372d61af8"),
+        "hash missing from {list}"
+    );
+    assert!(list.chars().count() > 800, "{}", list.chars().count());
+}
+
+/// The "Mentions:" list of an omitted-part marker line ("" when it has none).
+fn marker_mentions(marker: &str) -> &str {
+    marker.split_once(" Mentions: ").map_or("", |(_, m)| m)
 }
 
 #[test]
@@ -206,11 +244,11 @@ fn single_huge_line_uses_char_cuts() {
         .unwrap();
     let t = text0(&o.message);
     let first = t.lines().next().unwrap();
-    assert!(first.contains(r#""chars":[2800,10800]"#), "{first}");
+    assert!(first.contains(r#""chars":[2000,10000]"#), "{first}");
     let body: Vec<&str> = t.lines().skip(1).collect();
-    assert_eq!(body[0].len(), 2_800);
-    assert_eq!(body[1], "[cachefold] … 46,000 chars omitted …");
-    assert_eq!(body[2].len(), 1_200);
+    assert_eq!(body[0].len(), 2_000);
+    assert_eq!(body[1], "[cachefold] … 47,400 chars omitted …");
+    assert_eq!(body[2].len(), 600);
 }
 
 #[test]
@@ -382,15 +420,19 @@ proptest::proptest! {
         let head_text = if text.starts_with(head) { head } else { head.strip_suffix('\n').unwrap() };
         proptest::prop_assert!(text.starts_with(head_text));
         proptest::prop_assert!(text.ends_with(tail));
-        proptest::prop_assert!(head_text.chars().count() as u64 <= preview * 7 / 10);
-        proptest::prop_assert!(tail.chars().count() as u64 <= preview - preview * 7 / 10);
+        let head_budget = preview as usize * HEAD_PCT / 100;
+        let tail_budget = preview as usize * TAIL_PCT / 100;
+        proptest::prop_assert!(head_text.chars().count() <= head_budget);
+        proptest::prop_assert!(tail.chars().count() <= tail_budget);
+        // Bounded: the marker's Mentions list stays within MENTIONS_PCT of previewChars.
+        let mentions = marker_mentions(after.split('\n').next().unwrap());
+        proptest::prop_assert!(mentions.chars().count() <= preview as usize * MENTIONS_PCT / 100, "{}", mentions);
         let omitted = chars - head_text.chars().count() as u64 - tail.chars().count() as u64;
         let marker = after.split('\n').next().unwrap();
         proptest::prop_assert!(marker.contains(&format!("{} chars", group(omitted))), "{} vs {}", marker, omitted);
         // Line-snapped whenever the text has a line break inside each budget.
-        let head_budget_text: String = text.chars().take((preview * 7 / 10) as usize).collect();
+        let head_budget_text: String = text.chars().take(head_budget).collect();
         if head_budget_text.contains('\n') { proptest::prop_assert!(head_text.ends_with('\n')); }
-        let tail_budget = (preview - preview * 7 / 10) as usize;
         let rev: String = text.chars().rev().take(tail_budget + 1).collect();
         if rev.chars().skip(1).any(|c| c == '\n') && !tail.is_empty() {
             let start = text.len() - tail.len();
