@@ -630,12 +630,10 @@ fn write_loso(a: &Args, runs: &[bench::loso::Loso], sessions: usize, start: Inst
     println!("Chart: {}", sp.display());
 }
 
-/// `--provider`: the per-provider table (cachefold_bench::bench::provider).
-fn run_providers(a: &Args, arg: &str, start: Instant) {
-    let profiles = bench::provider::parse(arg).unwrap_or_else(|e| die(&e));
-    let sessions = load_sessions(a);
-    let base = driver::Settings {
-        strategies: Vec::new(),
+/// The driver's settings from the command line, for `strategies`.
+fn settings_of(a: &Args, strategies: Vec<String>) -> driver::Settings {
+    driver::Settings {
+        strategies,
         price: a.price.clone(),
         window: a.window,
         cache: a.cache,
@@ -643,7 +641,14 @@ fn run_providers(a: &Args, arg: &str, start: Instant) {
         cold: a.cold,
         s3: a.s3.clone(),
         prefix_tokens: None,
-    };
+    }
+}
+
+/// `--provider`: the per-provider table (cachefold_bench::bench::provider).
+fn run_providers(a: &Args, arg: &str, start: Instant) {
+    let profiles = bench::provider::parse(arg).unwrap_or_else(|e| die(&e));
+    let sessions = load_sessions(a);
+    let base = settings_of(a, Vec::new());
     let results = bench::provider::run(&profiles, &base, &sessions, &|| load_tokenizer(a), a.jobs)
         .unwrap_or_else(|e| die(&e));
     let md = bench::provider::markdown(&profiles, &results);
@@ -700,16 +705,7 @@ fn main() {
     if a.demo && a.svg.is_none() {
         a.svg = Some(PathBuf::from("bench-out/demo.svg"));
     }
-    let settings = driver::Settings {
-        strategies: a.strategies.clone(),
-        price: a.price.clone(),
-        window: a.window,
-        cache: a.cache,
-        profile: a.profile,
-        cold: a.cold,
-        s3: a.s3.clone(),
-        prefix_tokens: None,
-    };
+    let settings = settings_of(&a, a.strategies.clone());
     let progress = Arc::new(driver::Progress::default());
     // Prepare sessions (tokenize originals once; parallel inside the tokenizer).
     let d = driver::Driver::new(tok, &sessions, settings, progress.clone())

@@ -34,6 +34,24 @@ export function blockChain(buf, blockBytes) {
   return out;
 }
 
+/**
+ * The chain of `inputText` in `blockBytes` blocks and how many of its leading blocks `units`
+ * (a Set or Map keyed by chain hash) holds: the longest cached prefix, in blocks.
+ */
+export function longestCached(units, inputText, blockBytes) {
+  const buf = Buffer.from(inputText, "utf8");
+  const tokens = Math.ceil(buf.length / BYTES_PER_TOKEN);
+  const chain = blockChain(buf, blockBytes);
+  let blocks = 0;
+  for (let k = chain.length - 1; k >= 1; k--) {
+    if (units.has(chain[k])) {
+      blocks = k;
+      break;
+    }
+  }
+  return { tokens, chain, blocks };
+}
+
 export class CacheSim {
   /** @param {{block?: number, mode?: "strict"|"optimistic"}} [opts] */
   constructor(opts = {}) {
@@ -48,17 +66,8 @@ export class CacheSim {
 
   /** Hit/miss for an input (canonical text), without persisting anything. */
   lookup(inputText) {
-    const buf = Buffer.from(inputText, "utf8");
-    const tokens = Math.ceil(buf.length / BYTES_PER_TOKEN);
-    const chain = blockChain(buf, this.blockBytes);
-    let hitBlocks = 0;
-    for (let k = chain.length - 1; k >= 1; k--) {
-      if (this.units.has(chain[k])) {
-        hitBlocks = k;
-        break;
-      }
-    }
-    const hit = hitBlocks * this.block;
+    const { tokens, chain, blocks } = longestCached(this.units, inputText, this.blockBytes);
+    const hit = blocks * this.block;
     return { tokens, hit, miss: tokens - hit, chain };
   }
 
@@ -117,17 +126,8 @@ export class OpenAICacheSim {
 
   lookup(inputText, at = this.now()) {
     this.expire(at);
-    const buf = Buffer.from(inputText, "utf8");
-    const tokens = Math.ceil(buf.length / BYTES_PER_TOKEN);
-    const chain = blockChain(buf, this.blockBytes);
-    let hitBlocks = 0;
-    for (let k = chain.length - 1; k >= 1; k--) {
-      if (this.units.has(chain[k])) {
-        hitBlocks = k;
-        break;
-      }
-    }
-    const matched = hitBlocks * this.block;
+    const { tokens, chain, blocks } = longestCached(this.units, inputText, this.blockBytes);
+    const matched = blocks * this.block;
     const hit = matched >= this.minTokens ? matched : 0;
     return { tokens, hit, miss: tokens - hit, chain };
   }
