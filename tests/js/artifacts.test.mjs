@@ -117,6 +117,17 @@ function ageRefs(dir, session, ageMs) {
   utimesSync(p, t, t);
 }
 
+/**
+ * Wait until the clock has passed the last write. A GC keeps an artifact whose metadata was
+ * written at or after its start (`touchedAt >= started`, the same millisecond included: a
+ * reference racing the GC wins); a test that writes and collects within one millisecond would
+ * otherwise see nothing evicted.
+ */
+async function pastLastWrite() {
+  const t = Date.now();
+  while (Date.now() <= t) await new Promise((r) => setTimeout(r, 1));
+}
+
 test("eviction: least recently referenced first, never an artifact a live session points to", async () => {
   const dir = tempDir();
   const now = Date.now();
@@ -125,6 +136,7 @@ test("eviction: least recently referenced first, never an artifact a live sessio
   const c = put(dir, "C", 1000, "old-session", now - 2 * DAY);
   ageRefs(dir, "old-session", 40 * DAY); // older than LIVE_SESSION_DAYS (30)
 
+  await pastLastWrite();
   let r = await collectGarbage(dir, { maxBytes: 2500 });
   assert.equal(r.bytesBefore, 3000);
   assert.deepEqual(r.evicted, [b]);
@@ -159,6 +171,7 @@ test("eviction never removes a referenced artifact (random budgets)", async () =
     ageRefs(dir, "dead-0", 60 * DAY);
     ageRefs(dir, "dead-1", 60 * DAY);
     const budget = 100 + round * 700;
+    await pastLastWrite();
     const r = await collectGarbage(dir, { maxBytes: budget });
     for (const id of referenced) assert.ok(readArtifact(dir, id) !== null, `live ${id} kept (round ${round})`);
     for (const id of r.evicted) assert.ok(!referenced.has(id));
