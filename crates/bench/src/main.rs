@@ -446,17 +446,7 @@ fn run_pool(
 ) -> Vec<run::JobResult> {
     // Jobs: biggest first so two workers finish together.
     let mut jobs = jobs;
-    jobs.sort_by_key(|j| {
-        let (si, s) = (&j.si, &j.tag);
-        let w = preps
-            .get(*si)
-            .map_or(0, |p| p.calls.len() as u64 * p.messages.len() as u64);
-        (std::cmp::Reverse(w), s.clone())
-    });
-    let total_calls: u64 = jobs
-        .iter()
-        .map(|j| preps.get(j.si).map_or(0, |p| p.calls.len() as u64))
-        .sum();
+    let total_calls = driver::order_jobs(&mut jobs, preps, |j| (j.si, &j.tag));
     let done = Arc::new(AtomicU64::new(0));
     let finished = Arc::new(AtomicBool::new(false));
     let queue = Mutex::new(jobs);

@@ -99,6 +99,26 @@ impl Progress {
     }
 }
 
+/// Sort `jobs` by the weight of their session (calls × messages, heaviest first, then by
+/// `key`'s name) and return how many calls they replay in all. `key` gives a job's session
+/// index and name. Shared by the bench driver and the `--loso` pool.
+pub fn order_jobs<J>(
+    jobs: &mut [J],
+    preps: &[Arc<Prepared>],
+    key: impl Fn(&J) -> (usize, &str),
+) -> u64 {
+    jobs.sort_by_cached_key(|j| {
+        let (si, name) = key(j);
+        let w = preps
+            .get(si)
+            .map_or(0, |p| p.calls.len() as u64 * p.messages.len() as u64);
+        (std::cmp::Reverse(w), name.to_string())
+    });
+    jobs.iter()
+        .map(|j| preps.get(key(j).0).map_or(0, |p| p.calls.len() as u64))
+        .sum()
+}
+
 /// One replay run: prepared sessions, a job queue and the results so far.
 pub struct Driver {
     tok: Tokenizer,
@@ -157,16 +177,7 @@ impl Driver {
             }
         }
         // Popped from the back: the heaviest job (calls × messages) is taken first.
-        jobs.sort_by_key(|(si, s)| {
-            let w = preps
-                .get(*si)
-                .map_or(0, |p| p.calls.len() as u64 * p.messages.len() as u64);
-            (std::cmp::Reverse(w), s.clone())
-        });
-        let total: u64 = jobs
-            .iter()
-            .map(|(si, _)| preps.get(*si).map_or(0, |p| p.calls.len() as u64))
-            .sum();
+        let total = order_jobs(&mut jobs, &preps, |(si, s)| (*si, s));
         progress.total.store(total, Ordering::Relaxed);
         Ok(Driver {
             tok,

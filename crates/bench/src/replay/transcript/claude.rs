@@ -22,18 +22,9 @@ pub fn parse_claude_code(text: &str) -> Result<Transcript> {
     let mut t = Transcript::new("claude-code");
     let mut lines: Vec<Value> = Vec::new();
     let mut seen_uuid = BTreeSet::new();
-    for line in text.lines() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            t.skipped_lines += 1;
-            continue;
-        };
-        if !v.is_object() {
-            t.skipped_lines += 1;
-            continue;
-        }
+    let (values, skipped) = json_objects(non_blank(text));
+    t.skipped_lines += skipped;
+    for v in values {
         // Resumed sessions re-write earlier lines: keep the first copy of each uuid.
         if let Some(u) = v.get("uuid").and_then(Value::as_str) {
             if !seen_uuid.insert(u.to_string()) {

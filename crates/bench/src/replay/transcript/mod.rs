@@ -105,6 +105,25 @@ impl Transcript {
 // ---------------------------------------------------------------------------------------------
 // Format detection
 
+/// The JSON objects among `lines`, in order, and how many lines were not one (each reader
+/// counts those in [`Transcript::skipped_lines`]).
+pub(crate) fn json_objects<'a>(lines: impl IntoIterator<Item = &'a str>) -> (Vec<Value>, u64) {
+    let mut skipped = 0u64;
+    let mut values = Vec::new();
+    for line in lines {
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) if v.is_object() => values.push(v),
+            _ => skipped += 1,
+        }
+    }
+    (values, skipped)
+}
+
+/// The lines of a JSONL file that are not blank.
+pub(crate) fn non_blank(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter(|l| !l.trim().is_empty())
+}
+
 /// Detect the format from the file name and the first recognisable lines, then parse.
 ///
 /// Rules, first match wins: a `.sqlite`/`.db` name is refused here (the bench opens those);

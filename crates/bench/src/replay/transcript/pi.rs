@@ -12,17 +12,7 @@ use super::*;
 /// Version ≥ 2 files carry `id`/`parentId`: the active branch (the chain ending at the last
 /// entry) is replayed; files without ids are replayed in file order.
 pub fn parse_pi(text: &str) -> Result<Transcript> {
-    let mut skipped = 0u64;
-    let mut values = Vec::new();
-    for line in text.lines() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Value>(line) {
-            Ok(v) if v.is_object() => values.push(v),
-            _ => skipped += 1,
-        }
-    }
+    let (values, skipped) = json_objects(non_blank(text));
     let mut t = parse_pi_values(values)?;
     t.skipped_lines += skipped;
     Ok(t)
@@ -31,14 +21,7 @@ pub fn parse_pi(text: &str) -> Result<Transcript> {
 /// Parse pi entries that are already JSON lines (one entry per string), e.g. the
 /// `event_json` column of OpenClaw's `transcript_events` table in `seq` order.
 pub fn parse_pi_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Transcript> {
-    let mut skipped = 0u64;
-    let mut values = Vec::new();
-    for line in lines {
-        match serde_json::from_str::<Value>(line) {
-            Ok(v) if v.is_object() => values.push(v),
-            _ => skipped += 1,
-        }
-    }
+    let (values, skipped) = json_objects(lines);
     let mut t = parse_pi_values(values)?;
     t.skipped_lines += skipped;
     Ok(t)

@@ -17,14 +17,9 @@ pub fn parse_reasonix(text: &str) -> Result<Transcript> {
     let mut n_tool = 0u64;
     // Index of the assistant message that `tool` lines attach to, while only its results follow.
     let mut open: Option<(usize, usize)> = None;
-    for line in text.lines() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            t.skipped_lines += 1;
-            continue;
-        };
+    let (values, skipped) = json_objects(non_blank(text));
+    t.skipped_lines += skipped;
+    for v in values {
         let role = v.get("role").and_then(Value::as_str).unwrap_or("");
         let ts = v
             .get("ts")
