@@ -9,7 +9,9 @@
 // reported (a hostile file blocks on every run, machine noise does not).
 // For a damaged lessons.json the assemble must still inject the session's lessons.
 // stdout, one line per call: "H <variant> <call> <blockMs> <ok|error:...>", then "done".
-import { mkdirSync, symlinkSync, truncateSync, writeFileSync, writeSync, openSync, ftruncateSync, closeSync } from "node:fs";
+// Each run's workspace and state dir (a huge-lesson workspace holds up to 512 MiB) are removed as
+// soon as its calls are measured, and any left at exit.
+import { mkdirSync, rmSync, symlinkSync, truncateSync, writeFileSync, writeSync, openSync, ftruncateSync, closeSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
@@ -17,10 +19,23 @@ import { tempDir, fakeApi } from "../js/helpers.mjs";
 
 const o = JSON.parse(process.argv[2]);
 const say = (l) => process.stdout.write(`${l}\n`);
+const made = new Set();
+function scratch(prefix) {
+  const dir = tempDir(prefix);
+  made.add(dir);
+  return dir;
+}
+function remove(...dirs) {
+  for (const d of dirs) {
+    rmSync(d, { recursive: true, force: true });
+    made.delete(d);
+  }
+}
+process.on("exit", () => remove(...made));
 
 /** Workspace with `variant` planted; returns {ws, entry, after?} (after: damage to do once the session decided). */
 function build(variant) {
-  const ws = tempDir("cachefold-hostile-ws-");
+  const ws = scratch("cachefold-hostile-ws-");
   writeFileSync(join(ws, "package.json"), JSON.stringify({ scripts: { test: "node --test tests/" } }));
   mkdirSync(join(ws, "tests"));
   const dir = join(ws, ".cachefold/lessons");
@@ -113,52 +128,57 @@ const MODEL = "deepseek-v4-flash";
 // Warm up (wasm compiled, modules loaded) on a benign workspace.
 {
   const { ws } = build("dir-lesson");
-  const stateDir = tempDir("cachefold-hostile-state-");
+  const stateDir = scratch("cachefold-hostile-state-");
   const { api, reg } = fakeApi({ stateDir, mode: "always" });
   plugin.register(api);
   const engine = await reg.engines.cachefold({ workspaceDir: ws });
   await engine.assemble({ sessionId: "warm", messages: [], prompt, model: MODEL });
+  remove(ws, stateDir);
 }
 
 for (const variant of o.variants) {
   const best = {};
   for (let rep = 0; rep < o.reps; rep++) {
     const { ws, entry } = build(variant);
-    const stateDir = tempDir("cachefold-hostile-state-");
-    const { api, reg } = fakeApi({ stateDir, mode: "always" });
-    plugin.register(api);
-    const engine = await reg.engines.cachefold({ workspaceDir: ws });
-    const sid = `s-${variant}-${rep}`;
-    const calls = {
-      assemble: () => engine.assemble({ sessionId: sid, messages: [], prompt, model: MODEL }),
-      list: async () => {
-        let out = "";
-        const code = await dispatch(["lessons", "list", "--json", "--workspace", ws], { pluginConfig: { stateDir }, stdout: { write: (t) => (out += t) }, stderr: { write() {} } });
-        if (code !== 0) throw new Error(`exit ${code}`);
-        JSON.parse(out);
-      },
-      input: async () => lessons.inputFor(ws, entry),
-    };
-    if (variant.endsWith("lessons-json")) {
-      const first = await engine.assemble({ sessionId: sid, messages: [], prompt, model: MODEL });
-      if (!first.systemPromptAddition) throw new Error(`${variant}: no lesson injected before the damage`);
-      const file = join(stateDir, "sessions", core.sessionDirName(sid), "lessons.json");
-      if (variant === "torn-lessons-json") truncateSync(file, 20);
-      else {
-        (await import("node:fs")).rmSync(file);
-        if (variant === "dir-lessons-json") mkdirSync(file);
-        else execFileSync("mkfifo", [file]);
-      }
-      lessons.forgetDecisions(); // as a fresh process
-      calls.assemble = async () => {
-        const r = await engine.assemble({ sessionId: sid, messages: [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: 1 }], prompt: "go on", model: MODEL });
-        // The session's lessons survive a damaged decision file.
-        if (r.systemPromptAddition !== first.systemPromptAddition) throw new Error("lessons dropped");
+    const stateDir = scratch("cachefold-hostile-state-");
+    try {
+      const { api, reg } = fakeApi({ stateDir, mode: "always" });
+      plugin.register(api);
+      const engine = await reg.engines.cachefold({ workspaceDir: ws });
+      const sid = `s-${variant}-${rep}`;
+      const calls = {
+        assemble: () => engine.assemble({ sessionId: sid, messages: [], prompt, model: MODEL }),
+        list: async () => {
+          let out = "";
+          const code = await dispatch(["lessons", "list", "--json", "--workspace", ws], { pluginConfig: { stateDir }, stdout: { write: (t) => (out += t) }, stderr: { write() {} } });
+          if (code !== 0) throw new Error(`exit ${code}`);
+          JSON.parse(out);
+        },
+        input: async () => lessons.inputFor(ws, entry),
       };
-    }
-    for (const [name, fn] of Object.entries(calls)) {
-      const m = await timed(fn);
-      if (!best[name] || m.block < best[name].block) best[name] = m;
+      if (variant.endsWith("lessons-json")) {
+        const first = await engine.assemble({ sessionId: sid, messages: [], prompt, model: MODEL });
+        if (!first.systemPromptAddition) throw new Error(`${variant}: no lesson injected before the damage`);
+        const file = join(stateDir, "sessions", core.sessionDirName(sid), "lessons.json");
+        if (variant === "torn-lessons-json") truncateSync(file, 20);
+        else {
+          rmSync(file);
+          if (variant === "dir-lessons-json") mkdirSync(file);
+          else execFileSync("mkfifo", [file]);
+        }
+        lessons.forgetDecisions(); // as a fresh process
+        calls.assemble = async () => {
+          const r = await engine.assemble({ sessionId: sid, messages: [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: 1 }], prompt: "go on", model: MODEL });
+          // The session's lessons survive a damaged decision file.
+          if (r.systemPromptAddition !== first.systemPromptAddition) throw new Error("lessons dropped");
+        };
+      }
+      for (const [name, fn] of Object.entries(calls)) {
+        const m = await timed(fn);
+        if (!best[name] || m.block < best[name].block) best[name] = m;
+      }
+    } finally {
+      remove(ws, stateDir);
     }
   }
   for (const [name, m] of Object.entries(best)) say(`H ${variant} ${name} ${m.block.toFixed(1)} ${m.res}`);
