@@ -34,7 +34,7 @@ import {
   realpathSync,
 } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
-import { DIR_MODE, FILE_MODE, NOFOLLOW, readNoFollow, unsafe, writeAll, writeFileAtomic as writeAtomic } from "./io/files.js";
+import { DIR_MODE, FILE_MODE, NOFOLLOW, readNoFollow, unsafe, writeAll, writeFileAtomic } from "./io/files.js";
 
 const META_REFS = 16;
 const ID_RE = /^[0-9a-f]{40}$/;
@@ -111,9 +111,8 @@ function isRegularFile(path) {
   }
 }
 
-function writeFileAtomic(path, data) {
-  writeAtomic(path, data, { mkdir: false, sync: false });
-}
+/** Store files are written whole but without fsync (the hot path; see io/files.js). */
+const STORE_WRITE = { mkdir: false, sync: false };
 
 function readMeta(path) {
   try {
@@ -140,13 +139,13 @@ export function writeArtifact(stateDir, id, text, ref = {}) {
   const bytes = buf.length;
   if (!isRegularFile(path)) {
     // Absent (or a planted non-file, which the rename replaces).
-    writeFileAtomic(path, buf);
+    writeFileAtomic(path, buf, STORE_WRITE);
     created = true;
   }
   recordRef(stateDir, id, path, { ...ref, bytes, chars: ref.originalChars });
   // A GC in another process may have evicted it between the check and the reference.
   if (!isRegularFile(path)) {
-    writeFileAtomic(path, buf);
+    writeFileAtomic(path, buf, STORE_WRITE);
     created = true;
   }
   return { id, path, created, bytes };
@@ -163,7 +162,7 @@ export function touchArtifact(stateDir, id, ref = {}, text = undefined) {
   if (body == null) return false;
   const buf = Buffer.from(body, "utf8");
   recordRef(stateDir, id, path, { ...ref, bytes: buf.length });
-  if (!isRegularFile(path)) writeFileAtomic(path, buf);
+  if (!isRegularFile(path)) writeFileAtomic(path, buf, STORE_WRITE);
   return true;
 }
 
@@ -186,7 +185,7 @@ function recordRef(stateDir, id, path, ref) {
   meta.lastRefAt = at;
   meta.refs = [...(Array.isArray(meta.refs) ? meta.refs : []), entry].slice(-META_REFS);
   meta.touchedAt = Date.now();
-  writeFileAtomic(`${path}.json`, JSON.stringify(meta));
+  writeFileAtomic(`${path}.json`, JSON.stringify(meta), STORE_WRITE);
 }
 
 function appendRef(stateDir, file, text, opts = {}) {

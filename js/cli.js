@@ -1,6 +1,6 @@
 // `openclaw cachefold …`: the plugin's root CLI command and a small dispatcher.
 //
-// Subcommands live in COMMANDS (name -> {description, usage, options, maxPositionals, run}; the
+// Subcommands live in COMMANDS (name -> {description, usage, options, maxPositionals, needs, run}; the
 // modules under cli/). dispatch() parses the arguments strictly against the command's options
 // (cli/args.js: node:util parseArgs) before anything runs, so a typo never runs a command. Each
 // `run({values, positionals}, io)` resolves to an exit code and writes through
@@ -12,23 +12,18 @@
 import { loadCore } from "./core.js";
 import { resolveConfig } from "./config.js";
 import { cachefoldStateDir } from "./host/openclaw.js";
-import { parseCommand, UsageError } from "./cli/args.js";
+import { EXIT, parseCommand, UsageError } from "./cli/args.js";
 import { statusCommand, reportCommand } from "./cli/status.js";
 import { doctorCommand } from "./cli/doctor.js";
 import { exportCommand, gcCommand, restoreCommand } from "./cli/gc.js";
 import { replayCommand } from "./cli/replay.js";
 import { lessonsCommand } from "./cli/lessons.js";
 
-export const EXIT = { ok: 0, notFound: 1, usage: 2, stale: 3, error: 4, doctorFail: 5 };
+export { EXIT };
 
 export const ROOT = { name: "cachefold", description: "Inspect and manage cachefold (status, report, doctor, gc, export, restore, replay, lessons)", hasSubcommands: true };
 
-export const COMMANDS = new Map();
-
-/** Register a subcommand of `openclaw cachefold`. */
-export function addCommand(name, spec) {
-  COMMANDS.set(name, spec);
-}
+export const COMMANDS = new Map(Object.entries({ status: statusCommand, report: reportCommand, doctor: doctorCommand, gc: gcCommand, export: exportCommand, restore: restoreCommand, replay: replayCommand, lessons: lessonsCommand }));
 
 /** Context for CLI actions: the resolved config and state dir (as makeContext, without side effects). */
 export async function cliContext(pluginConfig = {}, logger = console) {
@@ -90,8 +85,6 @@ export async function dispatch(argv, io = {}) {
     return EXIT.error;
   }
 }
-
-for (const [name, spec] of Object.entries({ status: statusCommand, report: reportCommand, doctor: doctorCommand, gc: gcCommand, export: exportCommand, restore: restoreCommand, replay: replayCommand, lessons: lessonsCommand })) addCommand(name, spec);
 
 /**
  * Register `openclaw cachefold` (descriptors for lazy root help; the manifest's cliCommands

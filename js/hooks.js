@@ -33,10 +33,6 @@ function toolNameOf(...names) {
   return names.find((n) => typeof n === "string") ?? "";
 }
 
-function call(core, name, ...args) {
-  return core[name](...args); // the gateway maps errors and replaces a trapped instance
-}
-
 function warn(ctx, where, err) {
   try {
     ctx.logger?.warn?.(`cachefold: ${where} skipped: ${err?.message ?? err}`);
@@ -59,7 +55,7 @@ export async function beforeToolCall(ctx, event, hookCtx) {
     if (typeof toolName !== "string" || !toolName || !hasDefaultsFor(ctx, toolName)) return undefined;
     const params = event.params ?? null;
     const core = syncCore(ctx) ?? (await asyncCore(ctx));
-    const out = call(core, "applyToolDefaults", ctx.configJson, toolName, JSON.stringify(params));
+    const out = core.applyToolDefaults(ctx.configJson, toolName, JSON.stringify(params));
     if (out == null) return undefined;
     const next = JSON.parse(out);
     const added = Object.keys(next).filter((k) => params == null || params[k] == null);
@@ -80,7 +76,7 @@ function transform(ctx, core, { toolName, payload, compactDetails, path, session
   const big = cutOversized(ctx.stateDir, payload, { tool: toolName || null, callId: callId ?? null, session, sessionId });
   if (big.cuts.length) ctx.log?.({ event: "tool_result_cut", path, tool: toolName || null, toolCallId: callId ?? null, session, cuts: big.cuts });
   payload = big.payload;
-  const p = call(core, "processToolResult", ctx.configJson, toolName, JSON.stringify(payload), compactDetails);
+  const p = core.processToolResult(ctx.configJson, toolName, JSON.stringify(payload), compactDetails);
   if (!p || p.action === "none" || p.messageJson == null) return null;
   if (p.artifactId) {
     // Store first: a preview without its artifact would lose data.

@@ -12,17 +12,16 @@
 // process: the file is created exclusively and whole, the first writer wins; a second copy is
 // kept beside it, so a damaged lessons.json never drops the session's lessons). Nothing here
 // throws into a turn: lessonsAddition() and captureAfterTurn() turn every failure into "no lessons".
-import { renameSync, rmSync } from "node:fs";
+import { existsSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadCore } from "./core.js";
 import * as store from "./store.js";
 import { readRegular, withTimeout, writeFileAtomic } from "./io/files.js";
-import { readTranscript, transcriptDb } from "./host/openclaw.js";
+import { openTranscriptStore, transcriptDb } from "./host/openclaw.js";
 import { CANDIDATES, autoPromote, gatherInputs, readAll, readLesson, scopes, writeCandidates } from "./lessons/files.js";
 import { redact, redactSync } from "./lessons/redact.js";
 
 export { CANDIDATES, PROJECT_DIR, autoPromote, find, gatherInputs, inputFor, inspect, promote, readAll, remove, scopes, writeCandidates } from "./lessons/files.js";
-export { transcriptDb } from "./host/openclaw.js";
 
 const decisions = new Map(); // sessionId -> decision (this process)
 const pending = new Map(); // sessionId -> in-flight decision promise
@@ -226,18 +225,23 @@ const lastCapture = new Map(); // sessionId -> ms
  * conversations that share one sessionId), and the session's cwd. Null when it cannot be read.
  */
 export async function hostTranscript(db, sessionId) {
-  const rows = await readTranscript(db, sessionId);
-  if (!rows?.length) return null;
+  const st = db && existsSync(db) ? await openTranscriptStore(db) : null;
+  if (!st) return null;
   const parts = [[]];
   let cwd = null;
-  for (const { event: e } of rows) {
-    if (!e) continue; // one unreadable event never stops the capture
-    if (e?.type === "session" && typeof e.cwd === "string") cwd = e.cwd;
-    else if (e?.type === "reset") parts.push([]);
-    else if (e?.type === "message" && e.message && typeof e.message === "object") parts[parts.length - 1].push(e.message);
+  let rows = 0;
+  try {
+    for (const { event: e } of st.events(sessionId)) {
+      rows += 1;
+      if (!e) continue; // one unreadable event never stops the capture
+      if (e.type === "session" && typeof e.cwd === "string") cwd = e.cwd;
+      else if (e.type === "reset") parts.push([]);
+      else if (e.type === "message" && e.message && typeof e.message === "object") parts[parts.length - 1].push(e.message);
+    }
+  } finally {
+    st.close();
   }
-  const messages = parts.filter((p) => p.length).pop() ?? [];
-  return { messages, cwd };
+  return rows ? { messages: parts.filter((p) => p.length).pop() ?? [], cwd } : null;
 }
 
 /** A scratch core session that has seen `messages` as history (its digests are the capture input). */

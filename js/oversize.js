@@ -36,22 +36,11 @@ function cut(stateDir, text, ref, cuts) {
 function walk(stateDir, value, ref, cuts, depth) {
   if (typeof value === "string") return value.length > OVERSIZE_CHARS ? cut(stateDir, value, ref, cuts) : value;
   if (!value || typeof value !== "object" || depth > MAX_DEPTH) return value;
-  if (Array.isArray(value)) {
-    let out = value;
-    value.forEach((v, i) => {
-      const next = walk(stateDir, v, ref, cuts, depth + 1);
-      if (next !== v) {
-        if (out === value) out = [...value];
-        out[i] = next;
-      }
-    });
-    return out;
-  }
-  let out = value;
+  let out = value; // copied on the first cut inside (an array stays an array)
   for (const [k, v] of Object.entries(value)) {
     const next = walk(stateDir, v, ref, cuts, depth + 1);
     if (next !== v) {
-      if (out === value) out = { ...value };
+      if (out === value) out = Array.isArray(value) ? [...value] : { ...value };
       out[k] = next;
     }
   }

@@ -24,10 +24,6 @@ async function core(ctx) {
   return ctx.core ?? loadCore();
 }
 
-function call(c, name, ...args) {
-  return c[name](...args); // the gateway (core.js) maps errors
-}
-
 /** Session views (js/engine/state.js); missing functions degrade to null/empty. */
 async function engineView(ctx) {
   if (ctx.engine) return ctx.engine;
@@ -68,7 +64,7 @@ export function recoverTool(ctx, toolCtx = {}) {
     async execute(_toolCallId, params) {
       const c = await core(ctx);
       const { refKey, sessionId } = sessionOf(toolCtx);
-      const target = call(c, "parseRecoverTarget", String(params?.id ?? "")); // throws CACHEFOLD_INVALID_ID
+      const target = c.parseRecoverTarget(String(params?.id ?? "")); // throws CACHEFOLD_INVALID_ID
       if (target.kind === "turn" || target.kind === "topic") return recoverTurns(c, ctx, sessionId, target, params);
       let text = null;
       if (target.kind === "artifact") {
@@ -87,7 +83,7 @@ export function recoverTool(ctx, toolCtx = {}) {
             : "is not a folded region of this session";
         return textResult(`[cachefold_recover] ${target.id} ${why}.`, { id: target.id, found: false });
       }
-      const ans = call(c, "recoverAnswer", target.id, text, JSON.stringify(params ?? {}));
+      const ans = c.recoverAnswer(target.id, text, JSON.stringify(params ?? {}));
       ctx.log?.({ event: "tool_recover", id: target.id, kind: target.kind, ...ans.details });
       return textResult(ans.text, { ...ans.details, kind: target.kind, found: true });
     },
@@ -122,7 +118,7 @@ async function recoverTurns(c, ctx, sessionId, target, params) {
     ctx.log?.({ event: "tool_recover", id: target.id, kind: target.kind, lines: 0 });
     return textResult(note, { id: target.id, kind: target.kind, found: true, from: plan.from, to: plan.to, inContext: plan.inContext, missing });
   }
-  const ans = call(c, "recoverAnswer", target.id, lines.join("\n"), JSON.stringify(params ?? {}));
+  const ans = c.recoverAnswer(target.id, lines.join("\n"), JSON.stringify(params ?? {}));
   ctx.log?.({ event: "tool_recover", id: target.id, kind: target.kind, ...ans.details });
   return textResult(`${note}\n${ans.text}`, { ...ans.details, kind: target.kind, found: true, from: plan.from, to: plan.to, inContext: plan.inContext, missing });
 }
@@ -133,34 +129,18 @@ export async function searchDocs(ctx, toolCtx = {}) {
   const docs = [];
   let bytes = 0;
   let skipped = 0;
-  if (sessionId) {
-    const engine = await engineView(ctx);
-    if (typeof engine.foldedDocs === "function") {
-      for (const d of (await engine.foldedDocs(ctx, sessionId)) ?? []) {
-        if (typeof d?.text !== "string") continue;
-        if (docs.length >= SEARCH_MAX_DOCS || bytes + d.text.length > SEARCH_MAX_BYTES) {
-          skipped += 1;
-          continue;
-        }
-        docs.push({ id: String(d.id), kind: d.kind ?? "fold", text: d.text });
-        bytes += d.text.length;
-      }
-    }
-  }
-  for (const id of sessionArtifactIds(ctx.stateDir, refKey)) {
-    if (docs.length >= SEARCH_MAX_DOCS) {
-      skipped += 1;
-      continue;
-    }
-    const text = readArtifact(ctx.stateDir, id);
-    if (text == null) continue;
-    if (bytes + text.length > SEARCH_MAX_BYTES) {
-      skipped += 1;
-      continue;
-    }
-    docs.push({ id, kind: "artifact", text });
+  /** Take a document while the scan limits allow (an artifact is read only then). */
+  const add = (id, kind, text) => {
+    if (docs.length >= SEARCH_MAX_DOCS) return (skipped += 1);
+    if (typeof text === "function") text = text();
+    if (text == null) return;
+    if (bytes + text.length > SEARCH_MAX_BYTES) return (skipped += 1);
+    docs.push({ id, kind, text });
     bytes += text.length;
-  }
+  };
+  const engine = sessionId ? await engineView(ctx) : {};
+  if (typeof engine.foldedDocs === "function") for (const d of (await engine.foldedDocs(ctx, sessionId)) ?? []) if (typeof d?.text === "string") add(String(d.id), d.kind ?? "fold", d.text);
+  for (const id of sessionArtifactIds(ctx.stateDir, refKey)) add(id, "artifact", () => readArtifact(ctx.stateDir, id));
   return { docs, skipped };
 }
 
@@ -186,7 +166,7 @@ export function searchTool(ctx, toolCtx = {}) {
       const n = Number(params?.maxHits);
       const maxHits = Number.isInteger(n) ? Math.min(Math.max(n, 1), MAX_MAX_HITS) : DEFAULT_MAX_HITS;
       const { docs, skipped } = await searchDocs(ctx, toolCtx);
-      const ans = call(c, "searchAnswer", JSON.stringify(docs), query, params?.regex === true, maxHits);
+      const ans = c.searchAnswer(JSON.stringify(docs), query, params?.regex === true, maxHits);
       let text = ans.text;
       if (skipped) text += `\n(${skipped} older documents not searched: over the ${SEARCH_MAX_BYTES / 1048576} MiB / ${SEARCH_MAX_DOCS}-document scan limit)`;
       ctx.log?.({ event: "tool_search", hits: ans.hits.length, more: ans.more, docs: docs.length, skipped });

@@ -4,6 +4,9 @@
 // numbers in a stated range (no "", 0x10, 1e3, -1).
 import { parseArgs } from "node:util";
 
+/** Exit codes of every `openclaw cachefold` command. */
+export const EXIT = { ok: 0, notFound: 1, usage: 2, stale: 3, error: 4, doctorFail: 5 };
+
 export class UsageError extends Error {
   constructor(message) {
     super(message);
@@ -14,10 +17,11 @@ export class UsageError extends Error {
 const COMMON = { json: { type: "boolean" }, help: { type: "boolean", short: "h" } };
 
 /**
- * Parse `argv` for a command declaring `options` (parseArgs option specs, names in kebab case)
- * and at most `maxPositionals` positionals. Returns `{values, positionals}`; throws UsageError.
+ * Parse `argv` for a command declaring `options` (parseArgs option specs, names in kebab case),
+ * at most `maxPositionals` positionals and, with `needs` (e.g. "<session>"), a first one.
+ * Returns `{values, positionals}`; throws UsageError.
  */
-export function parseCommand(argv, { options = {}, maxPositionals = 0 } = {}) {
+export function parseCommand(argv, { options = {}, maxPositionals = 0, needs = null } = {}) {
   const all = { ...COMMON, ...options };
   // `--limit -1`: a negative number is the flag's (refused by its range check with a clear
   // message), not taken for another flag.
@@ -39,6 +43,7 @@ export function parseCommand(argv, { options = {}, maxPositionals = 0 } = {}) {
   for (const [name, spec] of Object.entries(options)) {
     if (spec.type === "string" && parsed.values[name] === "") throw new UsageError(`--${name} needs a value`);
   }
+  if (needs && !parsed.positionals[0] && !parsed.values.help) throw new UsageError(`needs ${needs}`);
   return { values: parsed.values, positionals: parsed.positionals };
 }
 

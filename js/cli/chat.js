@@ -1,7 +1,6 @@
 // The `/cachefold` chat command: this session's status, `fold`, `recover <id>`.
 import { loadCore } from "../core.js";
-import * as store from "../store.js";
-import { mtime, readDecisionLog, sessionStatus, statusLine } from "./sessions.js";
+import { readDecisionLog, sessionEntry, sessionStatus, statusLine } from "./sessions.js";
 
 /** Handler of the `/cachefold` chat command: status | fold | recover <id>. */
 export function chatCommand(ctx) {
@@ -27,12 +26,10 @@ export function chatCommand(ctx) {
           return { text: a?.pending ? `cachefold: fold recorded; the next turn sends ~${a.tokensAfter} tokens instead of ~${a.tokensBefore}` : `cachefold: nothing to fold (${a?.reason ?? "no history recorded"})` };
         }
         if (action && action !== "status") return { text: "usage: /cachefold [status | fold | recover <id>]" };
-        const name = (await loadCore()).sessionDirName(sessionId);
-        const paths = store.sessionPaths(ctx.stateDir, name);
-        const updatedAt = Math.max(mtime(paths.journal), mtime(paths.snapshot));
-        const s = updatedAt ? { name, sessionId, updatedAt } : null;
+        const core = await loadCore();
+        const s = sessionEntry(core, ctx.stateDir, core.sessionDirName(sessionId));
         if (!s) return { text: "cachefold: no turns recorded for this session yet" };
-        return { text: `cachefold: ${statusLine(await sessionStatus(ctx, s, readDecisionLog(ctx)))}` };
+        return { text: `cachefold: ${statusLine(await sessionStatus(ctx, { ...s, sessionId }, readDecisionLog(ctx)))}` };
       } catch (err) {
         return { text: `cachefold: ${err?.message ?? err}` };
       }

@@ -4,31 +4,27 @@ import { homedir, hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadCore } from "../core.js";
+import { EXIT } from "./args.js";
 import { readRegular } from "../io/files.js";
 import { agentStores, hostStateDir, loadHostConfig, openTranscriptStore } from "../host/openclaw.js";
 import { engineState, listSessions, LOG_TAIL, mtime, pct, readDecisionLog, readSession, readTail } from "./sessions.js";
 
-export const EXIT_DOCTOR_FAIL = 5;
 const MANIFEST_BYTES = 1 << 20;
 const readJson = (path) => JSON.parse(readRegular(path, { maxBytes: MANIFEST_BYTES, follow: true }) ?? "null");
 
-function modelIds(host) {
-  const out = [];
-  const add = (where, m) => {
-    const id = typeof m === "string" ? m : m?.primary;
-    if (typeof id === "string" && id) out.push({ where, id });
-  };
-  add("agents.defaults.model", host?.agents?.defaults?.model);
-  for (const [name, a] of Object.entries(host?.agents?.entries ?? {})) add(`agents.entries.${name}.model`, a?.model);
-  for (const [i, a] of (Array.isArray(host?.agents?.list) ? host.agents.list : []).entries()) add(`agents.list[${i}].model`, a?.model);
-  return out;
-}
-
+/** The host's agent settings: [where, object] for the defaults, each entry and each list item. */
 function agentScopes(host) {
   const out = [["agents.defaults", host?.agents?.defaults]];
   for (const [name, a] of Object.entries(host?.agents?.entries ?? {})) out.push([`agents.entries.${name}`, a]);
   for (const [i, a] of (Array.isArray(host?.agents?.list) ? host.agents.list : []).entries()) out.push([`agents.list[${i}]`, a]);
   return out.filter(([, v]) => v && typeof v === "object");
+}
+
+/** The models the host's agents run: [{where, id}]. */
+function modelIds(host) {
+  return agentScopes(host)
+    .map(([where, a]) => ({ where: `${where}.model`, id: typeof a.model === "string" ? a.model : a.model?.primary }))
+    .filter((m) => typeof m.id === "string" && m.id);
 }
 
 /** OpenClaw's log files: `logging.file`, else its rolling logs in /tmp/openclaw (and $TMPDIR/openclaw), and `<state>/logs`. */
@@ -330,7 +326,7 @@ async function doctorRun(_args, io) {
   const warned = checks.filter((c) => c.status === "warn").length;
   const text = checks.map((c) => `${c.status.toUpperCase().padEnd(4)} ${c.id.padEnd(13)} ${c.message.replace(/\n/g, "\n                   ")}${c.fix ? `\n                   fix: ${c.fix}` : ""}`).join("\n");
   io.o.out({ ok: failed === 0, failed, warnings: warned, checks }, `${text}\n${failed} failing, ${warned} warnings`);
-  return failed ? EXIT_DOCTOR_FAIL : 0;
+  return failed ? EXIT.doctorFail : EXIT.ok;
 }
 
 export const doctorCommand = { description: "check the OpenClaw setup for cachefold (exit 5 when a check fails)", usage: "doctor [--json]", run: doctorRun };

@@ -9,10 +9,8 @@ import { artifactMeta, readArtifact, sessionArtifactIds } from "../artifacts.js"
 import { collectGarbage } from "../artifacts/gc.js";
 import { writeFileAtomic } from "../io/files.js";
 import { agentStores, hostStateDir, openTranscriptStore } from "../host/openclaw.js";
-import { intFlag, UsageError } from "./args.js";
+import { EXIT, intFlag, UsageError } from "./args.js";
 import { findSession, readSession } from "./sessions.js";
-
-const E = { ok: 0, notFound: 1, usage: 2, error: 4 };
 
 /** Write an output file atomically; one the user named (--out) is never replaced without --force. */
 function writeOutput(path, text, opts) {
@@ -34,21 +32,21 @@ async function gcRun({ values }, io) {
     const list = present.map((p) => p.slice(ctx.stateDir.length + 1)).join(", ") || "nothing yet";
     if (dry) {
       io.o.out({ dryRun: true, wouldRemove: present, stateDir: ctx.stateDir }, `dry run: gc --all would remove ${list} under ${ctx.stateDir}`);
-      return E.ok;
+      return EXIT.ok;
     }
     if (values.yes !== true) {
       io.o.err(`gc --all removes everything cachefold stored under ${ctx.stateDir} (${list}); add --yes to confirm`);
-      return E.usage;
+      return EXIT.usage;
     }
     for (const p of present) rmSync(p, { recursive: true, force: true });
     io.o.out({ removed: present, stateDir: ctx.stateDir }, present.length ? present.map((p) => `removed ${p}`).join("\n") : "nothing to remove");
-    return E.ok;
+    return EXIT.ok;
   }
   if (values.yes) throw new UsageError("--yes confirms gc --all; a plain gc evicts within the size budget and needs no confirmation");
   const maxBytes = intFlag(values, "max-bytes", { min: 0, fallback: ctx.config.artifacts?.maxBytes });
   const r = await collectGarbage(ctx.stateDir, { maxBytes, dryRun: dry });
   io.o.out(r, `${dry ? "dry run: " : ""}scanned ${r.scanned} artifacts, ${r.bytesBefore} → ${r.bytesAfter} bytes; ${dry ? "would evict" : "evicted"} ${r.evicted.length}; kept ${r.liveKept} referenced by live sessions${r.overBudget ? " (still over budget: live references)" : ""}`);
-  return E.ok;
+  return EXIT.ok;
 }
 
 /**
@@ -91,14 +89,10 @@ function foldPreviews(core, text) {
 
 async function exportRun({ values: opts, positionals: pos }, io) {
   const ctx = io.ctx;
-  if (!pos[0]) {
-    io.o.err("usage: openclaw cachefold export <session> [--out FILE] [--session-key KEY]");
-    return E.usage;
-  }
   const s = await findSession(ctx.stateDir, pos[0]);
   if (!s) {
     io.o.err(`no cachefold session matches ${pos[0]}`);
-    return E.notFound;
+    return EXIT.notFound;
   }
   const { stats, snapshot, paths } = await readSession(ctx, s);
   const core = await loadCore();
@@ -123,7 +117,7 @@ async function exportRun({ values: opts, positionals: pos }, io) {
   const out = resolve(opts.out ?? join(ctx.stateDir, "exports", `${s.name}.json`));
   writeOutput(out, JSON.stringify(bundle), opts);
   io.o.out({ path: out, sessionId: s.sessionId, folds: Object.keys(folds).length, artifacts: Object.keys(artifacts).length, missingArtifacts: missing.length }, `wrote ${out} (${Object.keys(folds).length} folds, ${Object.keys(artifacts).length} artifacts${missing.length ? `, ${missing.length} missing` : ""}${foreign.size ? `, ${foreign.size} named in the text but not this session's: left out` : ""})`);
-  return E.ok;
+  return EXIT.ok;
 }
 
 /**
@@ -157,17 +151,13 @@ export function restoreEvent(core, stateDir, event, counts, owns = null) {
 async function restoreRun({ values: opts, positionals: pos }, io) {
   const ctx = io.ctx;
   const sessionId = pos[0];
-  if (!sessionId) {
-    io.o.err(`usage: openclaw cachefold ${restoreCommand.usage}`);
-    return E.usage;
-  }
   const core = await loadCore();
   const dbs = opts.db ? [resolve(opts.db)] : agentStores(hostStateDir(), opts.agent ?? null).map((a) => a.path);
   for (const db of dbs) {
     const st = await openTranscriptStore(db);
     if (!st) {
       io.o.err(`restore reads OpenClaw's SQLite transcript with node:sqlite, which needs Node >= 22.5 (this is ${process.version}; OpenClaw itself runs on Node 24)`);
-      return E.error;
+      return EXIT.error;
     }
     const counts = { events: 0, restored: 0, missing: [], foreign: 0 };
     const owns = artifactOwner(ctx.stateDir, [sessionId, opts["session-key"]]);
@@ -184,10 +174,10 @@ async function restoreRun({ values: opts, positionals: pos }, io) {
     const out = resolve(opts.out ?? join(ctx.stateDir, "restored", `${core.sessionDirName(sessionId)}.jsonl`));
     writeOutput(out, `${lines.join("\n")}\n`, opts);
     io.o.out({ path: out, db, sessionId, events: counts.events, restored: counts.restored, missing: counts.missing, notThisSession: counts.foreign }, `wrote ${out}: ${counts.events} events, ${counts.restored} previews replaced by their originals${counts.missing.length ? `, ${counts.missing.length} artifacts missing` : ""} (the host database ${db} was only read)`);
-    return E.ok;
+    return EXIT.ok;
   }
   io.o.err(`no transcript of session ${sessionId} in ${dbs.length ? dbs.join(", ") : `${join(hostStateDir(), "agents")}/*/agent/openclaw-agent.sqlite`}`);
-  return E.notFound;
+  return EXIT.notFound;
 }
 
 export const gcCommand = {
@@ -201,6 +191,7 @@ export const exportCommand = {
   usage: "export <session> [--out FILE] [--force] [--session-key KEY]",
   options: { out: { type: "string" }, force: { type: "boolean" }, "session-key": { type: "string" } },
   maxPositionals: 1,
+  needs: "<session>",
   run: exportRun,
 };
 export const restoreCommand = {
@@ -208,5 +199,6 @@ export const restoreCommand = {
   usage: "restore <sessionId> [--db FILE] [--agent ID] [--session-key KEY] [--out FILE.jsonl] [--force]",
   options: { db: { type: "string" }, agent: { type: "string" }, "session-key": { type: "string" }, out: { type: "string" }, force: { type: "boolean" } },
   maxPositionals: 1,
+  needs: "<sessionId>",
   run: restoreRun,
 };

@@ -2,8 +2,7 @@
 import { join, resolve } from "node:path";
 import { loadCore } from "../core.js";
 import * as lessons from "../lessons.js";
-
-const EXIT = { ok: 0, notFound: 1, usage: 2, stale: 3, error: 4 };
+import { EXIT } from "./args.js";
 
 const LESSONS_USAGE = `usage: openclaw cachefold lessons <list|show|promote|rm|stale> [name] [--json] [--workspace DIR] [--global] [--yes]
   list            lessons and candidates of the workspace and global scopes

@@ -15,37 +15,40 @@ export function mtime(p) {
   }
 }
 
-/** Sessions under <stateDir>/sessions, most recently written first: {dir, name, sessionId, updatedAt}. */
+/** The session stored under <stateDir>/sessions/<name>: {dir, name, sessionId, updatedAt}, or null when it has no state. */
+export function sessionEntry(core, stateDir, name) {
+  const paths = store.sessionPaths(stateDir, name);
+  const updatedAt = Math.max(mtime(paths.journal), mtime(paths.snapshot));
+  if (!updatedAt) return null;
+  let sessionId = null;
+  try {
+    // Only the head of the snapshot names the session: never the whole (large) file.
+    const m = /"sessionId":("(?:[^"\\]|\\.)*")/.exec(readHead(paths.snapshot, 4096));
+    sessionId = m ? JSON.parse(m[1]) : JSON.parse(readRegular(paths.snapshot, { maxBytes: 64 << 20 }) ?? "{}").sessionId ?? null;
+  } catch {
+    /* no snapshot yet */
+  }
+  if (!sessionId) {
+    // The dir name is the id's safe characters + "-" + 12 hex of its hash.
+    const guess = name.replace(/-[0-9a-f]{12}$/, "");
+    sessionId = core.sessionDirName(guess) === name ? guess : null;
+  }
+  return { dir: paths.dir, name, sessionId: sessionId ?? name, updatedAt };
+}
+
+/** Sessions under <stateDir>/sessions, most recently written first (sessionEntry). */
 export async function listSessions(stateDir) {
   const core = await loadCore();
-  const root = join(stateDir, "sessions");
   let names = [];
   try {
-    names = readdirSync(root);
+    names = readdirSync(join(stateDir, "sessions"));
   } catch {
     return [];
   }
-  const out = [];
-  for (const name of names) {
-    const paths = store.sessionPaths(stateDir, name);
-    const updatedAt = Math.max(mtime(paths.journal), mtime(paths.snapshot));
-    if (!updatedAt) continue;
-    let sessionId = null;
-    try {
-      // Only the head of the snapshot names the session: never the whole (large) file.
-      const m = /"sessionId":("(?:[^"\\]|\\.)*")/.exec(readHead(paths.snapshot, 4096));
-      sessionId = m ? JSON.parse(m[1]) : JSON.parse(readRegular(paths.snapshot, { maxBytes: 64 << 20 }) ?? "{}").sessionId ?? null;
-    } catch {
-      /* no snapshot yet */
-    }
-    if (!sessionId) {
-      // The dir name is the id's safe characters + "-" + 12 hex of its hash.
-      const guess = name.replace(/-[0-9a-f]{12}$/, "");
-      sessionId = core.sessionDirName(guess) === name ? guess : null;
-    }
-    out.push({ dir: paths.dir, name, sessionId: sessionId ?? name, updatedAt });
-  }
-  return out.sort((a, b) => b.updatedAt - a.updatedAt);
+  return names
+    .map((name) => sessionEntry(core, stateDir, name))
+    .filter(Boolean)
+    .sort((a, b) => b.updatedAt - a.updatedAt);
 }
 
 /** One session by id, dir name or unique prefix of either; null when none or ambiguous. */

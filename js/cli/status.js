@@ -1,11 +1,9 @@
 // `openclaw cachefold status` and `report`: recent sessions, and one session's calls with an SVG chart.
 import { join, resolve } from "node:path";
 import { writeFileAtomic } from "../io/files.js";
-import { intFlag } from "./args.js";
+import { EXIT, intFlag } from "./args.js";
 import { chartFigure, contextSpec, costSpec } from "../ui/chart.js";
 import { artifactStoreSize, findSession, LEGACY_NOTE, listSessions, money, readDecisionLog, readSession, sessionStatus, statusLine } from "./sessions.js";
-
-const E = { ok: 0, notFound: 1, usage: 2, error: 4 };
 
 /**
  * What `status --json` prints: sessions `offset`..`offset+limit` (most recently written first),
@@ -39,7 +37,7 @@ async function statusRun({ values }, io) {
     ? rows.map((r) => `${r.sessionId.slice(0, 36).padEnd(36)} ${r.error ? `UNREADABLE: ${r.error}` : statusLine(r)}`).join("\n")
     : "no sessions recorded yet";
   io.o.out(data, `${head}\n${table}\n(${LEGACY_NOTE})`);
-  return E.ok;
+  return EXIT.ok;
 }
 
 /**
@@ -67,14 +65,10 @@ export async function reportData(ctx, s) {
 async function reportRun({ values, positionals: pos }, io) {
   const opts = values;
   const ctx = io.ctx;
-  if (!pos[0]) {
-    io.o.err("usage: openclaw cachefold report <session> [--out FILE.svg] [--json]");
-    return E.usage;
-  }
   const s = await findSession(ctx.stateDir, pos[0]);
   if (!s) {
     io.o.err(`no cachefold session matches ${pos[0]} (see openclaw cachefold status)`);
-    return E.notFound;
+    return EXIT.notFound;
   }
   const { stats, rows, calls, totals } = await reportData(ctx, s);
   const svg = resolve(opts.out ?? join(ctx.stateDir, "reports", `${s.name}.svg`));
@@ -86,8 +80,8 @@ async function reportRun({ values, positionals: pos }, io) {
     `chart: ${svg}`,
   ].join("\n");
   io.o.out({ sessionId: s.sessionId, calls, totals, chart: svg }, text);
-  return E.ok;
+  return EXIT.ok;
 }
 
 export const statusCommand = { description: "recent sessions: engine state, turns, folds, hit %, spend vs legacy, last cache break", usage: "status [--limit N] [--json]", options: { limit: { type: "string" } }, run: statusRun };
-export const reportCommand = { description: "per-call table of one session and an SVG cost/context chart", usage: "report <session> [--out FILE.svg] [--json]", options: { out: { type: "string" } }, maxPositionals: 1, run: reportRun };
+export const reportCommand = { description: "per-call table of one session and an SVG cost/context chart", usage: "report <session> [--out FILE.svg] [--json]", options: { out: { type: "string" } }, maxPositionals: 1, needs: "<session>", run: reportRun };

@@ -113,15 +113,3 @@ export async function openTranscriptStore(path) {
     throw err;
   }
 }
-
-/** Every event of a session in one store (a convenience over openTranscriptStore); null when unreadable. */
-export async function readTranscript(path, sessionId) {
-  if (!path || !existsSync(path)) return null;
-  const st = await openTranscriptStore(path);
-  if (!st) return null;
-  try {
-    return [...st.events(sessionId)];
-  } finally {
-    st.close();
-  }
-}

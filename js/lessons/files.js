@@ -28,10 +28,6 @@ export function scopes(ctx, workspace) {
   return out;
 }
 
-function writeText(path, text, mode) {
-  writeFileAtomic(path, text, { mode });
-}
-
 /** The lesson object with its free text (description, body lines) redacted. */
 export function redactLesson(l, core) {
   return { ...l, description: redactSync(l.description, core), body: Array.isArray(l.body) ? l.body.map((line) => redactSync(line, core)) : l.body };
@@ -85,7 +81,7 @@ function rejected(dir) {
 function reject(dir, name, mode) {
   const set = rejected(dir);
   set.add(name);
-  writeText(join(dir, CANDIDATES, REJECTED), `${JSON.stringify([...set].sort())}\n`, mode);
+  writeFileAtomic(join(dir, CANDIDATES, REJECTED), `${JSON.stringify([...set].sort())}\n`, { mode });
 }
 
 // ---- fingerprint inputs --------------------------------------------------------------------
@@ -183,7 +179,7 @@ export function promote(core, ctx, workspace, name) {
   let text = core.lessonRender(JSON.stringify(redactLesson(l, core)));
   if (!l.fingerprintHash && l.fingerprint.length) text = core.lessonStamp(text, JSON.stringify(gatherInputs(core, workspace, [text])));
   const path = join(c.dir, `${l.name}.md`);
-  writeText(path, text, c.mode);
+  writeFileAtomic(path, text, { mode: c.mode });
   unlinkSync(c.path);
   return { name: l.name, scope: c.scope, path };
 }
@@ -259,7 +255,7 @@ export function writeCandidates(core, ctx, workspace, lessons) {
       // Redacted before it is written; owner-only even inside the workspace.
       let text = core.lessonRender(JSON.stringify(redactLesson(l, core)));
       text = core.lessonStamp(text, JSON.stringify(gatherInputs(core, workspace, [text])));
-      writeText(join(s.dir, CANDIDATES, `${l.name}.md`), text, CANDIDATE_MODE);
+      writeFileAtomic(join(s.dir, CANDIDATES, `${l.name}.md`), text, { mode: CANDIDATE_MODE });
       written.push(l.name);
     } catch (err) {
       ctx.log({ event: "lessons_skip", candidate: l?.name ?? null, error: String(err?.message ?? err) });

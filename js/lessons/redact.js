@@ -50,15 +50,3 @@ export async function redact(text, core = null) {
   }
   return coreRedact(out, c);
 }
-
-/** A copy of `value` (lesson objects: strings, arrays, plain objects) with every string redacted. */
-export async function redactDeep(value, core = null) {
-  if (typeof value === "string") return redact(value, core);
-  if (Array.isArray(value)) return Promise.all(value.map((v) => redactDeep(v, core)));
-  if (value && typeof value === "object") {
-    const out = {};
-    for (const [k, v] of Object.entries(value)) out[k] = await redactDeep(v, core);
-    return out;
-  }
-  return value;
-}

@@ -34,6 +34,11 @@ export function intParam(params, name, { min = 0, max = Number.MAX_SAFE_INTEGER,
   return n;
 }
 
+/** `offset` and `limit` of a sessions page from the query; BadRequest when out of range. */
+export function pageParams(params) {
+  return { offset: intParam(params, "offset", { min: 0, fallback: 0 }), limit: intParam(params, "limit", { min: 1, max: PAGE_MAX, fallback: PAGE_DEFAULT }) };
+}
+
 /** One page of the sessions table: exactly `status --json` for that window, plus paging. */
 export async function sessionsPage(ctx, { offset = 0, limit = PAGE_DEFAULT } = {}) {
   const data = await statusData(ctx, { offset, limit });
@@ -53,6 +58,16 @@ function callIndexAt(calls, ms) {
 }
 
 /**
+ * The cache breaks an assemble reported: the divergence the core found (host compaction, a
+ * flush, an edit), else each change of the model or system-prompt addition (a divergence at 0).
+ */
+function breaksOf(report) {
+  const d = report.divergence;
+  if (d) return [{ cause: d.cause, action: d.action ?? null, messageIndex: d.at }];
+  return (Array.isArray(report.envChanges) ? report.envChanges : []).filter((c) => typeof c === "string").map((cause) => ({ cause, action: null, messageIndex: 0 }));
+}
+
+/**
  * Events to mark on the session's time axis, from the decision log: folds (the assemble that
  * emitted them) and host breaks (a divergence the core reported: host compaction, a flush, a
  * model change, an edit), each placed before the first call made after it.
@@ -67,10 +82,7 @@ export function axisMarks(events, calls) {
     for (const f of e.report.folds ?? (e.report.fold ? [e.report.fold] : [])) {
       marks.push({ kind: "fold", call: at, at: e.at, id: f.id, reason: f.reason ?? null, from: f.from ?? null, to: f.to ?? null, foldedTokens: f.foldedTokens ?? null });
     }
-    const d = e.report.divergence;
-    if (d) marks.push({ kind: "break", call: at, at: e.at, cause: d.cause, action: d.action ?? null, messageIndex: d.at });
-    // A model or system-prompt-addition change (the core's env causes, also a divergence at 0).
-    if (!d) for (const c of e.report.envChanges ?? []) if (typeof c === "string") marks.push({ kind: "break", call: at, at: e.at, cause: c, action: null, messageIndex: 0 });
+    for (const b of breaksOf(e.report)) marks.push({ kind: "break", call: at, at: e.at, ...b });
   }
   return marks;
 }
@@ -167,11 +179,10 @@ export async function widgetSummary(ctx, now = Date.now()) {
   for (let i = events.length - 1; i >= 0 && breaks.length < 5; i -= 1) {
     const e = events[i];
     if (e?.event !== "assemble" || !e.report || seen.has(e.sessionId)) continue;
-    const d = e.report.divergence;
-    const env = Array.isArray(e.report.envChanges) ? e.report.envChanges.filter((c) => typeof c === "string") : [];
-    if (!d && !env.length) continue;
+    const b = breaksOf(e.report);
+    if (!b.length) continue;
     seen.add(e.sessionId);
-    breaks.push(d ? { sessionId: e.sessionId, at: e.at, cause: d.cause, action: d.action ?? null, messageIndex: d.at } : { sessionId: e.sessionId, at: e.at, cause: env.join(", "), action: null, messageIndex: 0 });
+    breaks.push({ sessionId: e.sessionId, at: e.at, ...b[0], cause: b.map((x) => x.cause).join(", ") });
   }
   const round6 = (x) => Math.round(x * 1e6) / 1e6;
   return {

@@ -8,7 +8,7 @@
 //   GET /plugins/cachefold/api/session?id=<id>     one session's view, with its two charts (SVG)
 //   GET /plugins/cachefold/api/summary             the widget's figures
 import { randomBytes } from "node:crypto";
-import { BadRequest, intParam, PAGE_DEFAULT, PAGE_MAX, sessionsPage, sessionView, widgetSummary } from "./data.js";
+import { BadRequest, pageParams, sessionsPage, sessionView, widgetSummary } from "./data.js";
 import { chartCss, costChart, hitMissChart } from "./chart.js";
 import { boardWidgetBody, boardWidgetScript, csp, reportPage, widgetPage } from "./page.js";
 
@@ -60,9 +60,7 @@ async function pageData(ctx, p, summary) {
   let sessions;
   let status = 200;
   try {
-    const offset = intParam(p, "offset", { min: 0, fallback: 0 });
-    const limit = intParam(p, "limit", { min: 1, max: PAGE_MAX, fallback: PAGE_DEFAULT });
-    sessions = await sessionsPage(ctx, { offset, limit });
+    sessions = await sessionsPage(ctx, pageParams(p));
   } catch (err) {
     if (!(err instanceof BadRequest)) throw err;
     sessions = { error: err.message };
@@ -135,12 +133,9 @@ export function createHandler(ctx, { now = Date.now, summaryCache = createSummar
         case "/widget":
           html(res, widgetPage, { summary: await summary() });
           return true;
-        case "/api/sessions": {
-          const offset = intParam(p, "offset", { min: 0, fallback: 0 });
-          const limit = intParam(p, "limit", { min: 1, max: PAGE_MAX, fallback: PAGE_DEFAULT });
-          json(res, 200, await sessionsPage(ctx, { offset, limit }));
+        case "/api/sessions":
+          json(res, 200, await sessionsPage(ctx, pageParams(p)));
           return true;
-        }
         case "/api/session": {
           const id = p.get("id");
           const view = await sessionWithCharts(ctx, id);
