@@ -5,9 +5,9 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadCore } from "../core.js";
 import { EXIT } from "./args.js";
-import { readRegular } from "../io/files.js";
+import { readRegular, readTail } from "../io/files.js";
 import { agentStores, hostStateDir, loadHostConfig, openTranscriptStore } from "../host/openclaw.js";
-import { engineState, listSessions, LOG_TAIL, mtime, pct, readDecisionLog, readSession, readTail } from "./sessions.js";
+import { engineState, listSessions, mtime, pct, readDecisionLog, readSession } from "./sessions.js";
 
 const MANIFEST_BYTES = 1 << 20;
 const readJson = (path) => JSON.parse(readRegular(path, { maxBytes: MANIFEST_BYTES, follow: true }) ?? "null");
@@ -63,7 +63,7 @@ export function hostLogHits(files, since = 0, { sessions = [], host = hostname()
   const hits = [];
   let read = 0;
   for (const f of files) {
-    const text = readTail(f, LOG_TAIL);
+    const text = readTail(f);
     if (text == null) continue;
     read += 1;
     for (const line of text.split("\n")) {

@@ -1,11 +1,11 @@
 // cachefold's sessions on disk and its decision log, as the user commands read them (status,
 // report, doctor, /cachefold): read-only, through the core exactly as the engine reads them.
-import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadCore } from "../core.js";
 import * as store from "../store.js";
 import { isArtifactId, storeRoot } from "../artifacts.js";
-import { readHead, readRegular } from "../io/files.js";
+import { readHead, readRegular, readTail } from "../io/files.js";
 
 export function mtime(p) {
   try {
@@ -94,32 +94,6 @@ export function artifactStoreSize(stateDir) {
     }
   }
   return { count, bytes, path: root };
-}
-
-export const LOG_TAIL = 8 << 20;
-
-/**
- * The last `bytes` of a file, from its first whole line: read from the end, never the whole file
- * (a decision log grows without bound). null when it cannot be read.
- */
-export function readTail(path, bytes = LOG_TAIL) {
-  let fd;
-  try {
-    fd = openSync(path, "r");
-  } catch {
-    return null;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const from = Math.max(0, size - bytes);
-    const buf = Buffer.alloc(size - from);
-    let n = 0;
-    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, from + n)) > 0; ) n += r;
-    const text = buf.toString("utf8", 0, n);
-    return from > 0 ? text.slice(text.indexOf("\n") + 1) : text;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Decision-log events (the last 8 MiB), or null when no log is configured or readable. */

@@ -1,6 +1,6 @@
 // The file primitives every other module uses: complete writes, atomic replacement, capped reads
-// of regular files only, and a timeout for promises. Nothing else in js/ calls writeSync or
-// renames a temporary file itself.
+// of regular files only (whole, head or tail), and a timeout for promises. Nothing else in js/
+// calls writeSync or renames a temporary file itself.
 import { randomBytes } from "node:crypto";
 import { closeSync, constants as C, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, realpathSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, sep } from "node:path";
@@ -146,6 +146,34 @@ export function readHead(path, bytes) {
     return buf.toString("utf8", 0, n);
   } catch {
     return "";
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The last `bytes` of a log file (8 MiB), from its first whole line: read from the end, never the
+ * whole file (a log grows without bound). A final symlink is followed (a configured log path may
+ * be one) but the open never blocks and only a regular file is read. null when it cannot be read.
+ */
+export function readTail(path, bytes = 8 << 20) {
+  let fd;
+  try {
+    fd = openSync(path, C.O_RDONLY | NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return null;
+    const from = Math.max(0, st.size - bytes);
+    const buf = Buffer.alloc(st.size - from);
+    let n = 0;
+    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, from + n)) > 0; ) n += r;
+    const text = buf.toString("utf8", 0, n);
+    return from > 0 ? text.slice(text.indexOf("\n") + 1) : text;
+  } catch {
+    return null;
   } finally {
     closeSync(fd);
   }

@@ -148,3 +148,24 @@ test("the same session id in a second workspace never gets the first workspace's
   const b = await (await reg.engines.cachefold({ workspaceDir: wsB })).assemble({ sessionId: "s-shared", messages: [], prompt, model: "deepseek-v4-flash" });
   assert.doesNotMatch(b.systemPromptAddition ?? "", /check-private-a/);
 });
+
+test("a FIFO where the decision log or a host log should be: status and doctor answer at once (nothing is read from it)", { skip }, async () => {
+  // Run in a child: a read that blocks on the FIFO blocks the event loop, so only the parent's
+  // timeout can end it.
+  const { execFileSync, spawnSync } = await import("node:child_process");
+  const stateDir = tempDir();
+  const logFile = join(stateDir, "decisions.fifo");
+  const hostLog = join(stateDir, "openclaw.fifo");
+  execFileSync("mkfifo", [logFile]);
+  execFileSync("mkfifo", [hostLog]);
+  const cli = new URL("../../js/cli.js", import.meta.url).href;
+  const script = `
+    const { dispatch } = await import(${JSON.stringify(cli)});
+    const io = (argv) => dispatch(argv, { stdout: { write() {} }, stderr: { write() {} }, pluginConfig: ${JSON.stringify({ stateDir, logFile })}, hostConfig: {}, hostLogFiles: [${JSON.stringify(hostLog)}], transcriptDbs: [] });
+    console.log(JSON.stringify([await io(["status", "--json"]), await io(["doctor", "--json"])]));`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 20_000 });
+  assert.equal(r.signal, null, `the commands blocked on a FIFO (killed after 20 s): ${r.stderr.slice(-300)}`);
+  const [status, doctor] = JSON.parse(r.stdout.trim().split("\n").pop());
+  assert.equal(status, 0, r.stderr);
+  assert.ok(doctor === 0 || doctor === 5, `doctor exit ${doctor}: ${r.stderr}`);
+});
