@@ -61,7 +61,7 @@ function reasonOf(err) {
 const isObj = (v) => v != null && typeof v === "object" && !Array.isArray(v);
 
 /** Levenshtein distance (small strings: config keys). */
-export function editDistance(a, b) {
+function editDistance(a, b) {
   const m = a.length;
   const n = b.length;
   let prev = Array.from({ length: n + 1 }, (_, j) => j);
@@ -74,7 +74,7 @@ export function editDistance(a, b) {
 }
 
 /** The valid key nearest to `key` (case-insensitive edit distance, dotted keys included), or null. */
-export function nearestKey(key, candidates) {
+function nearestKey(key, candidates) {
   const k = key.toLowerCase();
   let best = null;
   let bestD = Infinity;

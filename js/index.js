@@ -17,10 +17,10 @@ import { ensureDir, logLine } from "./store.js";
 import { resolveConfig, show } from "./config.js";
 import { registerUi } from "./ui/route.js";
 
-export { allowedFor, editDistance, nearestKey, resolveConfig } from "./config.js";
+export { resolveConfig } from "./config.js";
 
 /** Why `dir` cannot hold cachefold's state, or null when it can (created if missing). */
-export function stateDirProblem(dir) {
+function stateDirProblem(dir) {
   try {
     ensureDir(dir);
     if (!statSync(dir).isDirectory()) return "it is not a directory";

@@ -132,20 +132,8 @@ async function decide(ctx, params, factoryCtx, sessionId) {
       ctx.logger?.warn?.(`cachefold: lesson ${bad.scope}/${bad.file} skipped: ${bad.error}`);
     }
     queueRefresh(core, ctx, workspace, r.stale);
-    d = {
-      ...base,
-      class: r.classification.class,
-      confident: r.classification.confident,
-      signals: r.classification.signals,
-      inject: r.inject,
-      reason: r.reason,
-      text: r.text,
-      tokens: r.tokens,
-      chosen: r.chosen,
-      overBudget: r.overBudget,
-      stale: r.stale.map((s) => ({ name: s.name, scope: s.scope, changed: s.changed })),
-      invalid: r.invalid,
-    };
+    const { classification: c, stale, ...rest } = r;
+    d = { ...base, class: c.class, confident: c.confident, signals: c.signals, ...rest, stale: stale.map((s) => ({ name: s.name, scope: s.scope, changed: s.changed })) };
   }
   // Nothing reaches the system prompt, the file or the log unredacted.
   d.text = await redact(d.text, core);
