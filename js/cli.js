@@ -12,7 +12,7 @@
 import { loadCore } from "./core.js";
 import { resolveConfig } from "./config.js";
 import { cachefoldStateDir } from "./host/openclaw.js";
-import { EXIT, parseCommand, UsageError } from "./cli/args.js";
+import { EXIT, NotFound, parseCommand, UsageError } from "./cli/args.js";
 import { statusCommand, reportCommand } from "./cli/status.js";
 import { doctorCommand } from "./cli/doctor.js";
 import { exportCommand, gcCommand, restoreCommand } from "./cli/gc.js";
@@ -80,6 +80,10 @@ export async function dispatch(argv, io = {}) {
     if (err instanceof UsageError) {
       o.err(`cachefold ${name}: ${err.message}\n${usage}`);
       return EXIT.usage;
+    }
+    if (err instanceof NotFound) {
+      o.err(err.message);
+      return EXIT.notFound;
     }
     o.err(`cachefold ${name}: ${err?.message ?? err}`);
     return EXIT.error;

@@ -14,6 +14,9 @@ export class UsageError extends Error {
   }
 }
 
+/** No such session, lesson or candidate: the command exits 1 with this message. */
+export class NotFound extends Error {}
+
 const COMMON = { json: { type: "boolean" }, help: { type: "boolean", short: "h" } };
 
 /**

@@ -9,7 +9,7 @@ import { artifactMeta, readArtifact, sessionArtifactIds } from "../artifacts.js"
 import { collectGarbage } from "../artifacts/gc.js";
 import { writeFileAtomic } from "../io/files.js";
 import { agentStores, hostStateDir, openTranscriptStore } from "../host/openclaw.js";
-import { EXIT, intFlag, UsageError } from "./args.js";
+import { EXIT, intFlag, NotFound, UsageError } from "./args.js";
 import { findSession, readSession } from "./sessions.js";
 
 /** Write an output file atomically; one the user named (--out) is never replaced without --force. */
@@ -90,10 +90,7 @@ function foldPreviews(core, text) {
 async function exportRun({ values: opts, positionals: pos }, io) {
   const ctx = io.ctx;
   const s = await findSession(ctx.stateDir, pos[0]);
-  if (!s) {
-    io.o.err(`no cachefold session matches ${pos[0]}`);
-    return EXIT.notFound;
-  }
+  if (!s) throw new NotFound(`no cachefold session matches ${pos[0]}`);
   const { stats, snapshot, paths } = await readSession(ctx, s);
   const core = await loadCore();
   const owns = artifactOwner(ctx.stateDir, [s.sessionId, opts["session-key"]]);

@@ -1,7 +1,7 @@
 // `openclaw cachefold status` and `report`: recent sessions, and one session's calls with an SVG chart.
 import { join, resolve } from "node:path";
 import { writeFileAtomic } from "../io/files.js";
-import { EXIT, intFlag } from "./args.js";
+import { EXIT, intFlag, NotFound } from "./args.js";
 import { chartFigure, contextSpec, costSpec } from "../ui/chart.js";
 import { artifactStoreSize, findSession, LEGACY_NOTE, listSessions, money, readDecisionLog, readSession, sessionStatus, statusLine } from "./sessions.js";
 
@@ -66,10 +66,7 @@ async function reportRun({ values, positionals: pos }, io) {
   const opts = values;
   const ctx = io.ctx;
   const s = await findSession(ctx.stateDir, pos[0]);
-  if (!s) {
-    io.o.err(`no cachefold session matches ${pos[0]} (see openclaw cachefold status)`);
-    return EXIT.notFound;
-  }
+  if (!s) throw new NotFound(`no cachefold session matches ${pos[0]} (see openclaw cachefold status)`);
   const { stats, rows, calls, totals } = await reportData(ctx, s);
   const svg = resolve(opts.out ?? join(ctx.stateDir, "reports", `${s.name}.svg`));
   writeFileAtomic(svg, await reportSvg(s.sessionId, rows, stats.calls), { mode: 0o644 });
