@@ -67,7 +67,7 @@ export async function readSession(ctx, s) {
   const { snapshot, journal } = store.readState(paths);
   const session = core.Session.restore(ctx.configJson, s.sessionId, snapshot, journal);
   try {
-    return { stats: session.stats(), rows: typeof session.callRows === "function" ? session.callRows() : [], snapshot: session.snapshot(), paths };
+    return { stats: session.stats(), rows: session.callRows(), snapshot: session.snapshot(), paths };
   } finally {
     session.free?.();
   }

@@ -53,18 +53,22 @@ function mdFiles(dir) {
   }
 }
 
+/** The lesson folders, scope by scope: `[{scope, kind: "lesson"|"candidate", dir, root, mode}]` (root: the scope's dir). */
+function folders(ctx, workspace, { candidates = true } = {}) {
+  return scopes(ctx, workspace).flatMap((s) => [
+    { scope: s.scope, kind: "lesson", dir: s.dir, root: s.dir, mode: s.mode },
+    ...(candidates ? [{ scope: s.scope, kind: "candidate", dir: join(s.dir, CANDIDATES), root: s.dir, mode: s.mode }] : []),
+  ]);
+}
+
 /** Lesson files of every scope: `[{scope, kind: "lesson"|"candidate", file, path, text}]`. */
-export function readAll(ctx, workspace, { candidates = true } = {}) {
+export function readAll(ctx, workspace, opts) {
   const out = [];
-  for (const s of scopes(ctx, workspace)) {
-    const dirs = [["lesson", s.dir]];
-    if (candidates) dirs.push(["candidate", join(s.dir, CANDIDATES)]);
-    for (const [kind, dir] of dirs) {
-      for (const file of mdFiles(dir)) {
-        const path = join(dir, file);
-        const text = readLesson(path); // null: vanished, too large or not a regular file
-        if (text != null) out.push({ scope: s.scope, kind, file, path, text });
-      }
+  for (const { scope, kind, dir } of folders(ctx, workspace, opts)) {
+    for (const file of mdFiles(dir)) {
+      const path = join(dir, file);
+      const text = readLesson(path); // null: vanished, too large or not a regular file
+      if (text != null) out.push({ scope, kind, file, path, text });
     }
   }
   return out;
@@ -159,12 +163,10 @@ export function gatherInputs(core, workspace, texts) {
 /** Find a lesson or candidate by name: `[{scope, kind, path, text, dir, mode}]`. */
 export function find(ctx, workspace, name) {
   const out = [];
-  for (const s of scopes(ctx, workspace)) {
-    for (const [kind, dir] of [["lesson", s.dir], ["candidate", join(s.dir, CANDIDATES)]]) {
-      const path = join(dir, `${name}.md`);
-      const text = readLesson(path);
-      if (text != null) out.push({ scope: s.scope, kind, path, text, dir: s.dir, mode: s.mode });
-    }
+  for (const f of folders(ctx, workspace)) {
+    const path = join(f.dir, `${name}.md`);
+    const text = readLesson(path);
+    if (text != null) out.push({ scope: f.scope, kind: f.kind, path, text, dir: f.root, mode: f.mode });
   }
   return out;
 }
