@@ -1,13 +1,11 @@
 // `openclaw cachefold doctor`: checks of the OpenClaw setup for cachefold (exit 5 when one fails).
-import { readdirSync } from "node:fs";
-import { homedir, hostname, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadCore } from "../core.js";
 import { EXIT } from "./args.js";
-import { readRegular, readTail } from "../io/files.js";
-import { agentStores, hostStateDir, loadHostConfig, openTranscriptStore } from "../host/openclaw.js";
-import { engineState, listSessions, mtime, pct, readDecisionLog, readSession } from "./sessions.js";
+import { readRegular } from "../io/files.js";
+import { agentStores, callsCachefoldMissed, hostLogFiles, hostLogHits, hostStateDir, inspectThroughHost, loadHostConfig } from "../host/openclaw.js";
+import { engineState, listSessions, pct, readDecisionLog, readSession } from "./sessions.js";
 
 const MANIFEST_BYTES = 1 << 20;
 const readJson = (path) => JSON.parse(readRegular(path, { maxBytes: MANIFEST_BYTES, follow: true }) ?? "null");
@@ -25,66 +23,6 @@ function modelIds(host) {
   return agentScopes(host)
     .map(([where, a]) => ({ where: `${where}.model`, id: typeof a.model === "string" ? a.model : a.model?.primary }))
     .filter((m) => typeof m.id === "string" && m.id);
-}
-
-/** OpenClaw's log files: `logging.file`, else its rolling logs in /tmp/openclaw (and $TMPDIR/openclaw), and `<state>/logs`. */
-export function hostLogFiles(host, now = Date.now()) {
-  const files = new Set();
-  if (typeof host?.logging?.file === "string" && host.logging.file) files.add(resolve(host.logging.file.replace(/^~(?=$|\/)/, homedir())));
-  for (const dir of [...new Set([join(tmpdir(), "openclaw"), "/tmp/openclaw"])]) {
-    let names = [];
-    try {
-      names = readdirSync(dir);
-    } catch {}
-    // The rolling daily logs of the last two days.
-    for (const n of names) if (/^openclaw-.*\.log$/.test(n) && now - mtime(join(dir, n)) < 2 * 864e5) files.add(join(dir, n));
-  }
-  const logs = join(hostStateDir(), "logs");
-  try {
-    for (const n of readdirSync(logs)) if (/\.(log|jsonl)$/.test(n) && !n.startsWith("cache-trace")) files.add(join(logs, n));
-  } catch {}
-  return [...files];
-}
-
-// What OpenClaw 2026.9.6 logs when it does not run the configured engine: `Context engine "X"
-// degraded to "legacy" for this logical turn: <reason>` and `Context engine "X" failed during
-// <op>: <reason>; quarantining it for this process and falling back to default engine "legacy"`.
-const DEGRADE_RE = /context engine "?cachefold"?[^\n]*?(degraded to "?legacy"?|quarantin|falling back to (default engine )?"?legacy"?)/i;
-const ISO_RE = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)/;
-
-/**
- * Host log lines saying cachefold was degraded to legacy or quarantined, newer than `since` (ms:
- * cachefold's last managed turn; a turn it served since then shows it recovered). A JSON file-log
- * line naming a session (`session_id`) counts from that session's own last write (`sessions`:
- * [{sessionId, updatedAt}]); one naming another host (`hostname`) is another gateway's and does
- * not count. Lines without a time count. null when no log could be read.
- */
-export function hostLogHits(files, since = 0, { sessions = [], host = hostname() } = {}) {
-  const hits = [];
-  let read = 0;
-  for (const f of files) {
-    const text = readTail(f);
-    if (text == null) continue;
-    read += 1;
-    for (const line of text.split("\n")) {
-      // The JSON file log escapes the quotes of the message.
-      if (!DEGRADE_RE.test(line.replace(/\\"/g, '"'))) continue;
-      let j = null;
-      try {
-        j = JSON.parse(line);
-      } catch {
-        /* a text log line */
-      }
-      if (typeof j?.hostname === "string" && j.hostname && j.hostname !== host) continue;
-      const own = typeof j?.session_id === "string" ? sessions.find((s) => s.sessionId === j.session_id) : null;
-      const at = Date.parse(ISO_RE.exec(line)?.[0] ?? "");
-      if (Number.isFinite(at) && at <= (own ? Math.max(own.updatedAt, since) : since)) continue;
-      const msg = (j && Object.keys(j).filter((k) => /^\d+$/.test(k)).map((k) => j[k]).filter((v) => typeof v === "string" && DEGRADE_RE.test(v)).join(" ")) || line;
-      const who = [typeof j?.hostname === "string" ? `gateway ${j.hostname}` : "", own ? `session ${own.sessionId}` : ""].filter(Boolean).join(", ");
-      hits.push(`${f}: ${Number.isFinite(at) ? new Date(at).toISOString() + " " : ""}${who ? `(${who}) ` : ""}${msg.replace(/^\S*\s*\[context-engine\]\s*/, "").slice(0, 300)}`);
-    }
-  }
-  return read ? hits : null;
 }
 
 // ---- capability consent -------------------------------------------------------------------------
@@ -126,69 +64,6 @@ export function consentCheck(inspect, manifest) {
   if (!inspect.install) return { status: "warn", message: "no managed install record (loaded from plugins.load.paths or a workspace): OpenClaw cannot record capability consent for it", fix: "openclaw plugins install npm-pack:<cachefold.tgz> --force --accept-capabilities" };
   if (!accepted) return { status: "warn", message: "OpenClaw has no accepted capability surface for cachefold (an install from before capability consent): disabling and re-enabling it will ask for consent", fix: CONSENT_FIX };
   return { status: "ok", message: `capability consent current (accepted ${inspect.install.acceptedSurfaceAt ?? "at install"}: ${declared.contracts.join(", ")})` };
-}
-
-/** `openclaw plugins inspect cachefold --json` through the running OpenClaw CLI (doctor runs inside it). */
-export async function inspectThroughHost(argv = process.argv, execPath = process.execPath) {
-  const entry = argv[1];
-  if (!entry || !/openclaw(\.mjs)?$/.test(entry)) return { error: "not running inside the openclaw CLI" };
-  const { execFile } = await import("node:child_process");
-  return new Promise((done) => {
-    execFile(execPath, [entry, "plugins", "inspect", "cachefold", "--json"], { timeout: 90_000, maxBuffer: 32 << 20, env: process.env }, (err, stdout, stderr) => {
-      const text = String(stdout ?? "");
-      try {
-        done(JSON.parse(text.slice(Math.max(0, text.indexOf("{")))));
-      } catch {
-        done({ error: `openclaw plugins inspect cachefold --json: ${err?.code ?? "exit 0"}, ${String(stderr || text).trim().split("\n").pop()?.slice(0, 200) ?? "no output"}` });
-      }
-    });
-  });
-}
-
-/** An assistant message OpenClaw wrote itself (command answers, chat.inject, delivery mirrors): no model call. */
-function hostWritten(m) {
-  return (m?.provider === "openclaw" && (m.model === "gateway-injected" || m.model === "delivery-mirror")) || typeof m?.openclawDeliveryMirror?.kind === "string";
-}
-
-/**
- * Model calls OpenClaw recorded in its own transcript store for `sessions` after cachefold last
- * wrote their state: turns another engine served (the slot's plugin disabled, e.g. by an enable
- * refused for capability consent; slot changed; quarantine). `dbs`: the host's SQLite stores.
- * Returns [{sessionId, calls, firstAt, lastAt}] for the sessions with such calls, or null when
- * the stores cannot be read (no node:sqlite, none found).
- */
-export async function callsCachefoldMissed(sessions, dbs) {
-  if (!dbs.length || !sessions.length) return null;
-  const out = [];
-  let read = 0;
-  for (const db of dbs) {
-    let st = null;
-    try {
-      st = await openTranscriptStore(db);
-      if (!st) return null; // no node:sqlite in this Node
-      read += 1;
-      for (const s of sessions) {
-        let calls = 0;
-        let firstAt = null;
-        let lastAt = null;
-        for (const { at, event } of st.events(s.sessionId, { since: s.updatedAt })) {
-          const m = event?.type === "message" ? event.message : null;
-          if (m?.role !== "assistant" || hostWritten(m)) continue;
-          calls += 1;
-          firstAt ??= at;
-          lastAt = at;
-        }
-        if (calls) out.push({ sessionId: s.sessionId, db, calls, firstAt, lastAt });
-      }
-    } catch {
-      /* not an OpenClaw store, or locked: skip it */
-    } finally {
-      try {
-        st?.close();
-      } catch {}
-    }
-  }
-  return read ? out : null;
 }
 
 /** All doctor checks: [{id, status: ok|warn|fail, message, fix?}]. */

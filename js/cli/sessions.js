@@ -5,20 +5,12 @@ import { join, resolve } from "node:path";
 import { loadCore } from "../core.js";
 import * as store from "../store.js";
 import { isArtifactId, storeRoot } from "../artifacts.js";
-import { readHead, readRegular, readTail } from "../io/files.js";
-
-export function mtime(p) {
-  try {
-    return statSync(p).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
+import { mtimeMs, readHead, readRegular, readTail } from "../io/files.js";
 
 /** The session stored under <stateDir>/sessions/<name>: {dir, name, sessionId, updatedAt}, or null when it has no state. */
 export function sessionEntry(core, stateDir, name) {
   const paths = store.sessionPaths(stateDir, name);
-  const updatedAt = Math.max(mtime(paths.journal), mtime(paths.snapshot));
+  const updatedAt = Math.max(mtimeMs(paths.journal), mtimeMs(paths.snapshot));
   if (!updatedAt) return null;
   let sessionId = null;
   try {

@@ -1,11 +1,12 @@
-// What cachefold reads of OpenClaw itself: its state dir, its config file (JSON5), and its
-// per-agent SQLite transcript stores. The one reader of those stores: capture, doctor, restore
-// and replay all go through openTranscriptStore (read-only, streamed row by row).
+// What cachefold reads of OpenClaw itself: its state dir, its config file (JSON5), its per-agent
+// SQLite transcript stores, its logs and its view of the plugin (`plugins inspect`). The one
+// reader of those stores: capture, doctor, restore and replay all go through openTranscriptStore
+// (read-only, streamed row by row).
 import { existsSync, readdirSync } from "node:fs";
-import { homedir } from "node:os";
+import { homedir, hostname, tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import JSON5 from "json5";
-import { readRegular } from "../io/files.js";
+import { mtimeMs, readRegular, readTail } from "../io/files.js";
 
 const MAX_CONFIG_BYTES = 16 << 20;
 
@@ -112,4 +113,129 @@ export async function openTranscriptStore(path) {
     db.close();
     throw err;
   }
+}
+
+// ---- what OpenClaw recorded about cachefold (for `openclaw cachefold doctor`) ------------------
+
+/** OpenClaw's log files: `logging.file`, else its rolling logs in /tmp/openclaw (and $TMPDIR/openclaw), and `<state>/logs`. */
+export function hostLogFiles(host, now = Date.now()) {
+  const files = new Set();
+  if (typeof host?.logging?.file === "string" && host.logging.file) files.add(resolve(host.logging.file.replace(/^~(?=$|\/)/, homedir())));
+  for (const dir of [...new Set([join(tmpdir(), "openclaw"), "/tmp/openclaw"])]) {
+    let names = [];
+    try {
+      names = readdirSync(dir);
+    } catch {}
+    // The rolling daily logs of the last two days.
+    for (const n of names) if (/^openclaw-.*\.log$/.test(n) && now - mtimeMs(join(dir, n)) < 2 * 864e5) files.add(join(dir, n));
+  }
+  const logs = join(hostStateDir(), "logs");
+  try {
+    for (const n of readdirSync(logs)) if (/\.(log|jsonl)$/.test(n) && !n.startsWith("cache-trace")) files.add(join(logs, n));
+  } catch {}
+  return [...files];
+}
+
+// What OpenClaw 2026.9.6 logs when it does not run the configured engine: `Context engine "X"
+// degraded to "legacy" for this logical turn: <reason>` and `Context engine "X" failed during
+// <op>: <reason>; quarantining it for this process and falling back to default engine "legacy"`.
+const DEGRADE_RE = /context engine "?cachefold"?[^\n]*?(degraded to "?legacy"?|quarantin|falling back to (default engine )?"?legacy"?)/i;
+const ISO_RE = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)/;
+
+/**
+ * Host log lines saying cachefold was degraded to legacy or quarantined, newer than `since` (ms:
+ * cachefold's last managed turn; a turn it served since then shows it recovered). A JSON file-log
+ * line naming a session (`session_id`) counts from that session's own last write (`sessions`:
+ * [{sessionId, updatedAt}]); one naming another host (`hostname`) is another gateway's and does
+ * not count. Lines without a time count. null when no log could be read.
+ */
+export function hostLogHits(files, since = 0, { sessions = [], host = hostname() } = {}) {
+  const hits = [];
+  let read = 0;
+  for (const f of files) {
+    const text = readTail(f);
+    if (text == null) continue;
+    read += 1;
+    for (const line of text.split("\n")) {
+      // The JSON file log escapes the quotes of the message.
+      if (!DEGRADE_RE.test(line.replace(/\\"/g, '"'))) continue;
+      let j = null;
+      try {
+        j = JSON.parse(line);
+      } catch {
+        /* a text log line */
+      }
+      if (typeof j?.hostname === "string" && j.hostname && j.hostname !== host) continue;
+      const own = typeof j?.session_id === "string" ? sessions.find((s) => s.sessionId === j.session_id) : null;
+      const at = Date.parse(ISO_RE.exec(line)?.[0] ?? "");
+      if (Number.isFinite(at) && at <= (own ? Math.max(own.updatedAt, since) : since)) continue;
+      const msg = (j && Object.keys(j).filter((k) => /^\d+$/.test(k)).map((k) => j[k]).filter((v) => typeof v === "string" && DEGRADE_RE.test(v)).join(" ")) || line;
+      const who = [typeof j?.hostname === "string" ? `gateway ${j.hostname}` : "", own ? `session ${own.sessionId}` : ""].filter(Boolean).join(", ");
+      hits.push(`${f}: ${Number.isFinite(at) ? new Date(at).toISOString() + " " : ""}${who ? `(${who}) ` : ""}${msg.replace(/^\S*\s*\[context-engine\]\s*/, "").slice(0, 300)}`);
+    }
+  }
+  return read ? hits : null;
+}
+
+/** `openclaw plugins inspect cachefold --json` through the running OpenClaw CLI (doctor runs inside it). */
+export async function inspectThroughHost(argv = process.argv, execPath = process.execPath) {
+  const entry = argv[1];
+  if (!entry || !/openclaw(\.mjs)?$/.test(entry)) return { error: "not running inside the openclaw CLI" };
+  const { execFile } = await import("node:child_process");
+  return new Promise((done) => {
+    execFile(execPath, [entry, "plugins", "inspect", "cachefold", "--json"], { timeout: 90_000, maxBuffer: 32 << 20, env: process.env }, (err, stdout, stderr) => {
+      const text = String(stdout ?? "");
+      try {
+        done(JSON.parse(text.slice(Math.max(0, text.indexOf("{")))));
+      } catch {
+        done({ error: `openclaw plugins inspect cachefold --json: ${err?.code ?? "exit 0"}, ${String(stderr || text).trim().split("\n").pop()?.slice(0, 200) ?? "no output"}` });
+      }
+    });
+  });
+}
+
+/** An assistant message OpenClaw wrote itself (command answers, chat.inject, delivery mirrors): no model call. */
+function hostWritten(m) {
+  return (m?.provider === "openclaw" && (m.model === "gateway-injected" || m.model === "delivery-mirror")) || typeof m?.openclawDeliveryMirror?.kind === "string";
+}
+
+/**
+ * Model calls OpenClaw recorded in its own transcript store for `sessions` after cachefold last
+ * wrote their state: turns another engine served (the slot's plugin disabled, e.g. by an enable
+ * refused for capability consent; slot changed; quarantine). `dbs`: the host's SQLite stores.
+ * Returns [{sessionId, calls, firstAt, lastAt}] for the sessions with such calls, or null when
+ * the stores cannot be read (no node:sqlite, none found).
+ */
+export async function callsCachefoldMissed(sessions, dbs) {
+  if (!dbs.length || !sessions.length) return null;
+  const out = [];
+  let read = 0;
+  for (const db of dbs) {
+    let st = null;
+    try {
+      st = await openTranscriptStore(db);
+      if (!st) return null; // no node:sqlite in this Node
+      read += 1;
+      for (const s of sessions) {
+        let calls = 0;
+        let firstAt = null;
+        let lastAt = null;
+        for (const { at, event } of st.events(s.sessionId, { since: s.updatedAt })) {
+          const m = event?.type === "message" ? event.message : null;
+          if (m?.role !== "assistant" || hostWritten(m)) continue;
+          calls += 1;
+          firstAt ??= at;
+          lastAt = at;
+        }
+        if (calls) out.push({ sessionId: s.sessionId, db, calls, firstAt, lastAt });
+      }
+    } catch {
+      /* not an OpenClaw store, or locked: skip it */
+    } finally {
+      try {
+        st?.close();
+      } catch {}
+    }
+  }
+  return read ? out : null;
 }

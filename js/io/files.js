@@ -2,7 +2,7 @@
 // of regular files only (whole, head or tail), and a timeout for promises. Nothing else in js/
 // calls writeSync or renames a temporary file itself.
 import { randomBytes } from "node:crypto";
-import { closeSync, constants as C, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, realpathSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants as C, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, sep } from "node:path";
 
 export const DIR_MODE = 0o700;
@@ -182,6 +182,15 @@ export function readTail(path, bytes = 8 << 20) {
 /** A regular file of any size, never through a final symlink; `fallback` when it is absent. */
 export function readNoFollow(path, fallback = null) {
   return readRegular(path, { maxBytes: 2 ** 31, fallback });
+}
+
+/** The modification time of `path` (ms; a final symlink is followed), 0 when it cannot be read. */
+export function mtimeMs(path) {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
 }
 
 /** `promise`, or a rejection after `ms` (the timer never keeps the process alive). */

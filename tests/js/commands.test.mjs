@@ -207,7 +207,7 @@ test("doctor checks capability consent as OpenClaw records it, and names the fix
   // Outside the openclaw CLI (no inspection to be had) the check is left out.
   const outside = await run(["doctor", "--json"], config, { hostConfig: hostConfig() });
   assert.equal(outside.json.checks.find((x) => x.id === "consent"), undefined);
-  const { inspectThroughHost } = await import("../../js/cli/doctor.js");
+  const { inspectThroughHost } = await import("../../js/host/openclaw.js");
   assert.match((await inspectThroughHost(["node", "/usr/bin/not-the-host"])).error, /not running inside the openclaw CLI/);
 });
 
@@ -242,7 +242,7 @@ test("doctor reads OpenClaw's log for turns it ran on legacy (or quarantined) af
   const none = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), hostLogFiles: [join(dir, "missing.log")] });
   assert.equal(none.json.checks.find((c) => c.id === "quarantine"), undefined);
   // Where doctor looks by default: logging.file first.
-  const { hostLogFiles } = await import("../../js/cli/doctor.js");
+  const { hostLogFiles } = await import("../../js/host/openclaw.js");
   assert.equal(hostLogFiles({ logging: { file: text } })[0], text);
 });
 
@@ -272,7 +272,7 @@ test(DOCTOR_TRANSCRIPT_TEST, { skip }, async (t) => {
   const db = join(dir, "openclaw-agent.sqlite");
   const spec = [{ id: "sess-engine", file: jsonl, t0 }];
   await (await import("./sqlite-store.mjs")).writeStore(db, spec);
-  const missed = await (await import("../../js/cli/doctor.js")).callsCachefoldMissed([sess], [db, join(dir, "missing.sqlite")]);
+  const missed = await (await import("../../js/host/openclaw.js")).callsCachefoldMissed([sess], [db, join(dir, "missing.sqlite")]);
   // The served turn and the host's own /cachefold answer are not counted; the last call is.
   assert.deepEqual(missed, [{ sessionId: "sess-engine", db, calls: 1, firstAt: t0 + 5, lastAt: t0 + 5 }]);
   const r = await run(["doctor", "--json"], config, { hostConfig: hostConfig(), transcriptDbs: [db] });
