@@ -15,7 +15,7 @@ import { cachefoldStateDir } from "./host/openclaw.js";
 import { registerLessons } from "./lessons.js";
 import { ensureDir, logLine } from "./store.js";
 import { resolveConfig, show } from "./config.js";
-import { registerUi } from "./ui/route.js";
+import { uiParts } from "./ui/route.js";
 
 export { resolveConfig } from "./config.js";
 
@@ -104,7 +104,7 @@ export default {
       ["tools", () => registerTools(api, ctx)],
       ["lessons", () => registerLessons(api, ctx)],
       ["/cachefold command", () => typeof api.registerCommand === "function" && api.registerCommand(chatCommand(ctx))],
-      ["report page and dashboard widget", () => registerUi(api, ctx)],
+      ...uiParts(api, ctx),
     ]) {
       try {
         fn();

@@ -278,31 +278,24 @@ export function registerBoardWidget(api, ctx, summaryCache) {
 }
 
 /**
- * Register the route, the descriptors and the board widget kind. Each part is optional on older
- * hosts and guarded on its own: a host without an API, or one that throws, loses that part only
- * (logged), never the others nor the plugin.
+ * The route, the descriptors and the board widget kind as [what, register] pairs, over one
+ * summary cache. Each part is optional on older hosts and registered on its own (index.js): a
+ * host without an API, or one that throws, loses that part only (logged), never the others nor
+ * the plugin.
  */
-export function registerUi(api, ctx) {
-  const logger = ctx?.logger ?? api?.logger ?? console;
+export function uiParts(api, ctx) {
   const summaryCache = createSummaryCache(ctx);
-  const guarded = (what, fn) => {
-    try {
-      fn();
-    } catch (err) {
-      logger.error?.(`cachefold: registering the ${what} failed: ${err?.message ?? err}`);
-    }
-  };
-  guarded("report page route", () => {
-    if (typeof api.registerHttpRoute === "function") {
-      api.registerHttpRoute({ path: BASE, match: "prefix", auth: "gateway", handler: createHandler(ctx, { summaryCache }) });
-    }
-  });
-  guarded("Control UI descriptors", () => {
-    const controls = api.session?.controls;
-    if (typeof controls?.registerControlUiDescriptor === "function") {
-      controls.registerControlUiDescriptor({ ...widgetDescriptor });
-      controls.registerControlUiDescriptor({ ...tabDescriptor });
-    }
-  });
-  guarded("dashboard widget kind", () => registerBoardWidget(api, ctx, summaryCache));
+  return [
+    ["report page route", () => typeof api.registerHttpRoute === "function" && api.registerHttpRoute({ path: BASE, match: "prefix", auth: "gateway", handler: createHandler(ctx, { summaryCache }) })],
+    [
+      "Control UI descriptors",
+      () => {
+        const controls = api.session?.controls;
+        if (typeof controls?.registerControlUiDescriptor !== "function") return;
+        controls.registerControlUiDescriptor({ ...widgetDescriptor });
+        controls.registerControlUiDescriptor({ ...tabDescriptor });
+      },
+    ],
+    ["dashboard widget kind", () => registerBoardWidget(api, ctx, summaryCache)],
+  ];
 }
