@@ -5,17 +5,20 @@
 // problems.
 import { readFileSync } from "node:fs";
 
-let schemaCache;
-function configSchema() {
-  if (schemaCache === undefined) {
+let manifest;
+/** The plugin's manifest (openclaw.plugin.json beside js/), read once; null when unreadable. */
+export function pluginManifest() {
+  if (manifest === undefined) {
     try {
-      schemaCache = JSON.parse(readFileSync(new URL("../openclaw.plugin.json", import.meta.url), "utf8")).configSchema ?? null;
+      manifest = JSON.parse(readFileSync(new URL("../openclaw.plugin.json", import.meta.url), "utf8"));
     } catch {
-      schemaCache = null;
+      manifest = null;
     }
   }
-  return schemaCache;
+  return manifest;
 }
+
+const configSchema = () => pluginManifest()?.configSchema ?? null;
 
 function schemaAt(path) {
   let s = configSchema();

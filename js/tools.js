@@ -12,7 +12,6 @@
 import { loadCore } from "./core.js";
 import { readArtifact, readSessionArtifact, sessionArtifactIds, sessionShrinkStats, touchArtifact } from "./artifacts.js";
 
-export const TOOL_NAMES = ["cachefold_recover", "cachefold_search", "cachefold_stats", "cachefold_topics", "cachefold_preview", "cachefold_pin"];
 /** Search reads at most this many bytes of artifacts (newest first) per call. */
 export const SEARCH_MAX_BYTES = 32 * 1024 * 1024;
 /** ... and at most this many documents. */
@@ -297,10 +296,9 @@ const FACTORIES = {
   cachefold_preview: previewTool,
   cachefold_pin: pinTool,
 };
+export const TOOL_NAMES = Object.keys(FACTORIES);
 
 /** Register the agent tools, one factory each (OpenClaw passes the session in the tool context). */
 export function registerTools(api, ctx) {
-  for (const name of TOOL_NAMES) {
-    api.registerTool((toolCtx) => FACTORIES[name](ctx, toolCtx ?? {}), { name });
-  }
+  for (const [name, factory] of Object.entries(FACTORIES)) api.registerTool((toolCtx) => factory(ctx, toolCtx ?? {}), { name });
 }

@@ -1,7 +1,7 @@
 // `openclaw cachefold doctor`: checks of the OpenClaw setup for cachefold (exit 5 when one fails).
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { loadCore } from "../core.js";
+import { pluginManifest } from "../config.js";
 import { EXIT } from "./args.js";
 import { readRegular } from "../io/files.js";
 import { agentStores, callsCachefoldMissed, hostLogFiles, hostLogHits, hostStateDir, inspectThroughHost, loadHostConfig } from "../host/openclaw.js";
@@ -86,10 +86,7 @@ export async function doctorChecks(ctx, io = {}) {
   // ownsCompaction and the middleware contract.
   if (ctx.config.ownsCompaction === false) add("compaction", "warn", "ownsCompaction is false: the host's compaction rewrites the history (a full cache miss each time) and assemble runs once per turn", "openclaw config set plugins.entries.cachefold.config.ownsCompaction true --strict-json");
   else add("compaction", "ok", "ownsCompaction: cachefold folds instead of the host's compaction");
-  let manifest = null;
-  try {
-    manifest = readJson(fileURLToPath(new URL("../../openclaw.plugin.json", import.meta.url)));
-  } catch {}
+  const manifest = pluginManifest();
   const mwContract = manifest?.contracts?.agentToolResultMiddleware?.includes("openclaw");
   if (ctx.config.persist?.enabled === false) add("middleware", "warn", "persist.enabled is false: large tool outputs stay in the history whole");
   else if (ctx.config.persist?.middleware === false) add("middleware", "warn", "persist.middleware is false: results are shrunk at persist time, so the turn after a large result misses the cache once", "openclaw config set plugins.entries.cachefold.config.persist.middleware true --strict-json");
