@@ -10,8 +10,7 @@
 //             3 `lessons stale` found stale lessons · 4 internal error ·
 //             5 `doctor` found a failing check.
 import { loadCore } from "./core.js";
-import { resolveConfig } from "./config.js";
-import { cachefoldStateDir } from "./host/openclaw.js";
+import { configContext } from "./config.js";
 import { EXIT, NotFound, parseCommand, UsageError } from "./cli/args.js";
 import { statusCommand, reportCommand } from "./cli/status.js";
 import { doctorCommand } from "./cli/doctor.js";
@@ -27,9 +26,7 @@ export const COMMANDS = new Map(Object.entries({ status: statusCommand, report: 
 
 /** Context for CLI actions: the resolved config and state dir (as makeContext, without side effects). */
 export async function cliContext(pluginConfig = {}, logger = console) {
-  const core = await loadCore();
-  const { config, problems } = resolveConfig(core, pluginConfig ?? {});
-  return { config, configJson: JSON.stringify(config), configProblems: problems, stateDir: cachefoldStateDir(config), logger, log: () => {} };
+  return configContext(await loadCore(), pluginConfig, logger);
 }
 
 function makeIo(io, json) {

@@ -4,6 +4,7 @@
 // and judges each value (`parseConfig`); this module only walks the object and words the
 // problems.
 import { readFileSync } from "node:fs";
+import { cachefoldStateDir } from "./host/openclaw.js";
 
 let manifest;
 /** The plugin's manifest (openclaw.plugin.json beside js/), read once; null when unreadable. */
@@ -231,4 +232,13 @@ export function resolveConfig(core, input) {
   if (modeBad) good.mode = "off";
   const final = tryParse(good);
   return { config: final.config ?? core.parseConfig("{}"), problems };
+}
+
+/**
+ * The context the engine, hooks, tools and commands share: the resolved config (as object and
+ * JSON), its problems and the state dir; `log` drops everything until index.js sets the log file.
+ */
+export function configContext(core, raw, logger = console) {
+  const { config, problems } = resolveConfig(core, raw ?? {});
+  return { config, configJson: JSON.stringify(config), configProblems: problems, stateDir: cachefoldStateDir(config), logger, log: () => {} };
 }

@@ -14,41 +14,35 @@ import { chatCommand } from "./cli/chat.js";
 import { cachefoldStateDir } from "./host/openclaw.js";
 import { registerLessons } from "./lessons.js";
 import { ensureDir, logLine } from "./store.js";
-import { resolveConfig, show } from "./config.js";
+import { configContext, show } from "./config.js";
 import { uiParts } from "./ui/route.js";
 
 export { resolveConfig } from "./config.js";
 
-/** Why `dir` cannot hold cachefold's state, or null when it can (created if missing). */
-function stateDirProblem(dir) {
+/** What `check` returns or throws (a problem), or null when it passes. */
+function problemOf(check) {
   try {
-    ensureDir(dir);
-    if (!statSync(dir).isDirectory()) return "it is not a directory";
-    accessSync(dir, C.W_OK | C.X_OK);
-    return null;
+    return check() ?? null;
   } catch (err) {
     return `${err.code ?? "error"}: ${err.message}`;
   }
 }
 
-function logFileProblem(file) {
-  try {
-    closeSync(openSync(file, "a", 0o600));
-    return null;
-  } catch (err) {
-    return `${err.code ?? "error"}: ${err.message}`;
-  }
-}
+/** Why `dir` cannot hold cachefold's state, or null when it can (created if missing). */
+const stateDirProblem = (dir) =>
+  problemOf(() => {
+    ensureDir(dir);
+    if (!statSync(dir).isDirectory()) return "it is not a directory";
+    accessSync(dir, C.W_OK | C.X_OK);
+  });
+const logFileProblem = (file) => problemOf(() => closeSync(openSync(file, "a", 0o600)));
 
 /** Resolve the plugin config into a context shared by the engine, hooks and tools. */
 export function makeContext(api) {
   const logger = api?.logger ?? console;
-  const raw = api?.pluginConfig ?? {};
-  const core = loadCoreSync();
-  const { config, problems } = resolveConfig(core, raw);
+  const ctx = configContext(loadCoreSync(), api?.pluginConfig, logger);
+  const { config, configProblems: problems, stateDir } = ctx;
   for (const p of problems) logger.error?.(p.message);
-  const configJson = JSON.stringify(config);
-  const stateDir = cachefoldStateDir(config);
   const dirProblem = stateDirProblem(stateDir);
   if (dirProblem) {
     // Kept as configured (state never silently moves elsewhere): every call retries it and
@@ -64,17 +58,9 @@ export function makeContext(api) {
     problems.push({ key: "logFile", value: config.logFile, message: msg });
     logger.error?.(msg);
   }
-  const configError = problems.length ? new Error(problems.map((p) => p.message).join("\n")) : null;
-  const ctx = {
-    config,
-    configJson,
-    configError,
-    configProblems: problems,
-    stateDir,
-    logger,
-    log: (event) => logLine(logFile, event),
-  };
-  ctx.log({ event: "config", config, error: configError ? configError.message : null, pid: process.pid });
+  ctx.configError = problems.length ? new Error(problems.map((p) => p.message).join("\n")) : null;
+  ctx.log = (event) => logLine(logFile, event);
+  ctx.log({ event: "config", config, error: ctx.configError?.message ?? null, pid: process.pid });
   return ctx;
 }
 
