@@ -1,8 +1,9 @@
 // `openclaw cachefold …`: the plugin's root CLI command and a small dispatcher.
 //
-// Subcommands live in COMMANDS (name -> {description, usage, options, maxPositionals, needs, run}; the
-// modules under cli/). dispatch() parses the arguments strictly against the command's options
-// (cli/args.js: node:util parseArgs) before anything runs, so a typo never runs a command. Each
+// Subcommands live in COMMANDS (name -> {description, usage, options, maxPositionals, needs,
+// run}; the modules under cli/). dispatch() parses the arguments strictly against the command's
+// options (cli/args.js: node:util parseArgs) before anything runs, so a typo never runs a command.
+// A command throws UsageError (exit 2, with its usage) or NotFound (exit 1). Each
 // `run({values, positionals}, io)` resolves to an exit code and writes through
 // `io.o.out(data, text)`, which prints JSON when `--json` is given or stdout is not a TTY.
 //

@@ -138,7 +138,8 @@ export async function searchDocs(ctx, toolCtx = {}) {
     bytes += text.length;
   };
   const engine = sessionId ? await engineView(ctx) : {};
-  if (typeof engine.foldedDocs === "function") for (const d of (await engine.foldedDocs(ctx, sessionId)) ?? []) if (typeof d?.text === "string") add(String(d.id), d.kind ?? "fold", d.text);
+  const folded = typeof engine.foldedDocs === "function" ? ((await engine.foldedDocs(ctx, sessionId)) ?? []) : [];
+  for (const d of folded) if (typeof d?.text === "string") add(String(d.id), d.kind ?? "fold", d.text);
   for (const id of sessionArtifactIds(ctx.stateDir, refKey)) add(id, "artifact", () => readArtifact(ctx.stateDir, id));
   return { docs, skipped };
 }

@@ -27,9 +27,9 @@ export function chatCommand(ctx) {
         }
         if (action && action !== "status") return { text: "usage: /cachefold [status | fold | recover <id>]" };
         const core = await loadCore();
-        const s = sessionEntry(core, ctx.stateDir, core.sessionDirName(sessionId));
+        const s = sessionEntry(core, ctx.stateDir, core.sessionDirName(sessionId), sessionId);
         if (!s) return { text: "cachefold: no turns recorded for this session yet" };
-        return { text: `cachefold: ${statusLine(await sessionStatus(ctx, { ...s, sessionId }, readDecisionLog(ctx)))}` };
+        return { text: `cachefold: ${statusLine(await sessionStatus(ctx, s, readDecisionLog(ctx)))}` };
       } catch (err) {
         return { text: `cachefold: ${err?.message ?? err}` };
       }

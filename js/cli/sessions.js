@@ -7,19 +7,25 @@ import * as store from "../store.js";
 import { isArtifactId, storeRoot } from "../artifacts.js";
 import { mtimeMs, readHead, readRegular, readTail } from "../io/files.js";
 
-/** The session stored under <stateDir>/sessions/<name>: {dir, name, sessionId, updatedAt}, or null when it has no state. */
-export function sessionEntry(core, stateDir, name) {
+/** The session id a snapshot names, from its head only when it is there (never the whole large file first). */
+function snapshotSessionId(path) {
+  try {
+    const m = /"sessionId":("(?:[^"\\]|\\.)*")/.exec(readHead(path, 4096));
+    return m ? JSON.parse(m[1]) : (JSON.parse(readRegular(path, { maxBytes: 64 << 20 }) ?? "{}").sessionId ?? null);
+  } catch {
+    return null; // no snapshot yet
+  }
+}
+
+/**
+ * The session stored under <stateDir>/sessions/<name>: {dir, name, sessionId, updatedAt}, or null
+ * when it has no state. `known`: its id when the caller has it (nothing is read to find it).
+ */
+export function sessionEntry(core, stateDir, name, known = null) {
   const paths = store.sessionPaths(stateDir, name);
   const updatedAt = Math.max(mtimeMs(paths.journal), mtimeMs(paths.snapshot));
   if (!updatedAt) return null;
-  let sessionId = null;
-  try {
-    // Only the head of the snapshot names the session: never the whole (large) file.
-    const m = /"sessionId":("(?:[^"\\]|\\.)*")/.exec(readHead(paths.snapshot, 4096));
-    sessionId = m ? JSON.parse(m[1]) : JSON.parse(readRegular(paths.snapshot, { maxBytes: 64 << 20 }) ?? "{}").sessionId ?? null;
-  } catch {
-    /* no snapshot yet */
-  }
+  let sessionId = known ?? snapshotSessionId(paths.snapshot);
   if (!sessionId) {
     // The dir name is the id's safe characters + "-" + 12 hex of its hash.
     const guess = name.replace(/-[0-9a-f]{12}$/, "");
