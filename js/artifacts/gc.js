@@ -25,6 +25,7 @@ import { appendFile, lstat, readdir, readFile, rename, stat, unlink } from "node
 import { join } from "node:path";
 import { isArtifactId, sha1Hex, storeRoot } from "../artifacts.js";
 import { FILE_MODE, readHead } from "../io/files.js";
+import { sessionPaths } from "../store.js";
 
 export const LIVE_SESSION_DAYS = 30;
 export const GC_INTERVAL_MS = 60_000;
@@ -223,22 +224,21 @@ async function removeRefFile(path, scannedBytes) {
  * `ofSession(id)` answers for any session id (through the core's directory name).
  */
 async function sessionActivity(stateDir) {
-  const dir = join(stateDir, "sessions");
   const byDir = new Map();
   const byRefName = new Map();
-  for (const name of await listDir(dir)) {
-    const d = join(dir, name);
+  for (const name of await listDir(join(stateDir, "sessions"))) {
+    const p = sessionPaths(stateDir, name);
     let t = 0;
-    for (const f of ["journal.jsonl", "snapshot.json", "folds", "lessons.json"]) {
+    for (const f of [p.journal, p.snapshot, p.folds, join(p.dir, "lessons.json")]) {
       try {
-        t = Math.max(t, (await lstat(join(d, f))).mtimeMs);
+        t = Math.max(t, (await lstat(f)).mtimeMs);
       } catch {}
     }
     if (!t) continue;
     byDir.set(name, t);
     const ids = new Set([name.replace(/-[0-9a-f]{12}$/, "")]);
     try {
-      const head = readHead(join(d, "snapshot.json"), 4096);
+      const head = readHead(p.snapshot, 4096);
       const m = /"sessionId":("(?:[^"\\]|\\.)*")/.exec(head);
       if (m) ids.add(JSON.parse(m[1]));
     } catch {}
