@@ -4,7 +4,7 @@ import { closeSync, constants as C, linkSync, openSync, readdirSync, readFileSyn
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { assertInside, ensureDir, FILE_MODE, NOFOLLOW, readNoFollow, writeAll } from "./files.js";
+import { assertInside, ensureDir, FILE_MODE, NOFOLLOW, readNoFollow, writeFileAtomic } from "./files.js";
 
 /** A lock whose heartbeat is older than this is abandoned (holder hung or dead on another host). */
 export const LEASE_MS = 5_000;
@@ -92,27 +92,14 @@ function touch(path) {
 }
 
 function tryCreateLock(lockPath, token) {
-  // Written in full under a private name, then linked into place: link() fails when the lock
-  // exists, and nobody can ever read a half-written lock.
-  const tmp = `${lockPath}.new-${token}`;
-  const fd = openSync(tmp, C.O_WRONLY | C.O_CREAT | C.O_TRUNC | NOFOLLOW, FILE_MODE);
+  // Written in full under a private name, then linked into place (writeFileAtomic, exclusive):
+  // the link fails when the lock exists, and nobody can ever read a half-written lock.
   try {
-    writeAll(fd, JSON.stringify({ pid: process.pid, start: myStart(), host: HOST, token, at: Date.now() }));
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(tmp, lockPath);
+    writeFileAtomic(lockPath, JSON.stringify({ pid: process.pid, start: myStart(), host: HOST, token, at: Date.now() }), { exclusive: true, mkdir: false, sync: false });
     return true;
   } catch (err) {
     if (err.code === "EEXIST") return false;
     throw err;
-  } finally {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* gone */
-    }
   }
 }
 
