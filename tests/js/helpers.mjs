@@ -1,5 +1,5 @@
 // Shared helpers for the JS tests: a fake OpenClaw plugin API and message builders.
-import { mkdtempSync, readFileSync, existsSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, existsSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -79,7 +79,19 @@ export async function loadTestCore(needs) {
 }
 
 export function tempDir(prefix = "cachefold-test-") {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  madeDirs.push(dir);
+  return dir;
+}
+
+// The directories this process made are removed when a test file's process exits (some hold
+// hundreds of MB: oversize results, artifacts). A helper script a test runs as a child keeps its
+// directories: its parent may read them after it exits.
+const madeDirs = [];
+if (/\.test\.mjs$/.test(process.argv[1] ?? "")) {
+  process.on("exit", () => {
+    for (const dir of madeDirs) rmSync(dir, { recursive: true, force: true });
+  });
 }
 
 /** A fake `api` recording everything the plugin registers. */
