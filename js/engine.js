@@ -109,10 +109,20 @@ function runPlan(ctx, h, messages, header, { compact = false, force = false, ses
   const ref = { session: sessionKey ?? sessionId, sessionId };
   const onCut = (cuts) => ctx.log({ event: "tool_result_cut", path: "assemble", sessionId, cuts });
   const view = (i) => cutHistoryMessage(ctx.stateDir, messages[i], ref, onCut);
-  const plan = h.session.plan(JSON.stringify(header), compact, force, (i) => messageJson(view(i)));
+  // The text the core was given, kept for the fold file when it is the original message's (not
+  // a cut copy's): a folded region is then not stringified a second time.
+  const sent = new Map();
+  const jsonOf = (i) => {
+    const m = view(i);
+    const text = messageJson(m);
+    if (m === messages[i]) sent.set(i, text);
+    return text;
+  };
+  const plan = h.session.plan(JSON.stringify(header), compact, force, jsonOf);
   for (const w of plan.foldWrites ?? []) {
-    const text = messages.slice(w.from, w.to).map(messageJson).join("\n") + "\n";
-    store.writeFold(h.paths, w.foldId, text);
+    const lines = [];
+    for (let i = w.from, end = Math.min(w.to, messages.length); i < end; i++) lines.push(sent.get(i) ?? messageJson(messages[i]));
+    store.writeFold(h.paths, w.foldId, lines.join("\n") + "\n");
   }
   const synthetic = (plan.synthetic ?? []).map((s) => JSON.parse(s));
   const out = new Array(plan.order.length);

@@ -132,8 +132,9 @@ export function appendJournal(paths, text, sync = false) {
  * journal lines the restore skips as already applied.
  */
 export function writeSnapshot(paths, snapshotText) {
-  // The snapshot replaces the journal: an empty or non-text one would lose the session.
-  if (typeof snapshotText !== "string" || snapshotText.length === 0) {
+  // The snapshot replaces the journal: an empty or non-text one would lose the session. Text or
+  // the core's UTF-8 bytes (snapshotBytes) are accepted.
+  if (!(typeof snapshotText === "string" || snapshotText instanceof Uint8Array) || snapshotText.length === 0) {
     throw Object.assign(new Error("refusing to write an empty snapshot"), { code: "CACHEFOLD_STATE" });
   }
   ensureDir(paths.dir);

@@ -714,3 +714,31 @@ pub fn chart_figure(
 pub fn chart_css() -> String {
     crate::chart::css()
 }
+
+// ---- persistence without the text round trip ---------------------------------------------------
+
+/// What the shim needs to write a session's state as the core's UTF-8 bytes, and to skip a
+/// journal append that the snapshot written right after it would supersede.
+#[wasm_bindgen]
+impl Session {
+    /// [`Session::snapshot`] as UTF-8 bytes (the same text): written to the file as they are,
+    /// with no decoding into a JS string and encoding back.
+    #[wasm_bindgen(js_name = snapshotBytes)]
+    pub fn snapshot_bytes(&self) -> JsResult<Vec<u8>> {
+        core(self.inner.try_snapshot()).map(String::into_bytes)
+    }
+
+    /// UTF-8 length of the journal lines not yet taken (what [`Session::take_journal`] would
+    /// return); 0 when there are none.
+    #[wasm_bindgen(js_name = journalBytes)]
+    pub fn journal_bytes(&self) -> f64 {
+        self.inner.pending_journal_len() as f64
+    }
+
+    /// Discard the journal lines not yet taken: only once a snapshot that includes their events
+    /// is on disk (the snapshot carries the `seq` after them).
+    #[wasm_bindgen(js_name = dropJournal)]
+    pub fn drop_journal(&mut self) {
+        self.inner.drop_journal();
+    }
+}

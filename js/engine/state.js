@@ -58,16 +58,40 @@ function sameStamp(a, b) {
   return !!a && !!b && a.gen === b.gen && a.size === b.size;
 }
 
+// Bytes of the header line a new journal file starts with (store.js header(): 16 hex digits).
+const HEADER_BYTES = Buffer.byteLength('{"cachefold":"journal","gen":"0123456789abcdef"}\n');
+
+// The journal is replaced by a snapshot when it would grow past this size (see above).
+function snapshotDue(h) {
+  return Math.max(SNAPSHOT_MIN_BYTES, h.snapshotBytes / 2);
+}
+
+// The journal's size before this call's lines (a new file starts with its header line).
+function journalBase(h) {
+  return h.stamp?.size > 0 ? h.stamp.size : HEADER_BYTES;
+}
+
 function persist(sessionId, h, sync, lease) {
-  const lines = h.session.takeJournal();
-  if (!lines) return;
+  const pending = h.session.journalBytes();
+  if (!pending) return;
   lease?.assert(); // never write once the lease was lost (another process may hold it now)
-  const appended = store.appendJournal(h.paths, lines, sync);
-  let stamp = { gen: appended.gen === undefined ? h.stamp?.gen : appended.gen, size: appended.size };
-  if (appended.size > Math.max(SNAPSHOT_MIN_BYTES, h.snapshotBytes / 2)) {
-    const snap = h.session.snapshot();
-    stamp = store.writeSnapshot(h.paths, snap);
-    h.snapshotBytes = snap.length;
+  let stamp;
+  if (journalBase(h) + pending > snapshotDue(h)) {
+    // A snapshot is due: it holds these events (and is fsynced, as a synced append would be),
+    // so the journal append it would supersede at once is skipped. Should the snapshot fail,
+    // the lines are appended as before and the failure is reported.
+    try {
+      const snap = h.session.snapshotBytes();
+      stamp = store.writeSnapshot(h.paths, snap);
+      h.session.dropJournal();
+      h.snapshotBytes = snap.length;
+    } catch (err) {
+      store.appendJournal(h.paths, h.session.takeJournal(), sync);
+      throw err;
+    }
+  } else {
+    const appended = store.appendJournal(h.paths, h.session.takeJournal(), sync);
+    stamp = { gen: appended.gen === undefined ? h.stamp?.gen : appended.gen, size: appended.size };
   }
   const entry = live.get(sessionId);
   if (entry) {

@@ -238,7 +238,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
                     if images == 1 { "" } else { "s" }
                 ));
             }
-            d.text = clip(&one_line(&text), GIST_CHARS);
+            d.text = gist(&text);
             for e in error_lines(&text, MAX_ERRORS) {
                 errors.push(e);
             }
@@ -251,7 +251,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
         }
         Role::Assistant => {
             let text = collapse_churn(&m.text());
-            d.text = clip(&one_line(&text), GIST_CHARS);
+            d.text = gist(&text);
             let calls = m.tool_calls();
             d.call_ids = Vec::with_capacity(calls.len());
             for c in &calls {
@@ -286,7 +286,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
                 .tool_name()
                 .map(str::to_string)
                 .or_else(|| call_args.map(|(n, _)| n.to_string()));
-            d.text = clip(&one_line(&text), GIST_CHARS);
+            d.text = gist(&text);
             if let Some((name, args)) = call_args {
                 for p in arg_paths(args) {
                     files.push(p);
@@ -339,7 +339,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
             } else {
                 collapse_churn(&m.text())
             };
-            d.text = clip(&one_line(&text), GIST_CHARS);
+            d.text = gist(&text);
             if let Some(cmd) = m.raw().get("command").and_then(Value::as_str) {
                 let exit = m.raw().get("exitCode").and_then(Value::as_i64);
                 commands.push(format!(
@@ -361,6 +361,27 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
     d.errors = errors.items;
     d.identifiers = idents.finish(MAX_IDENTIFIERS);
     d
+}
+
+/// `clip(&one_line(text), GIST_CHARS)`, one-lining only as much of `text` as the clip can keep:
+/// the clip of a one-lined prefix longer than `GIST_CHARS` chars is the clip of the whole line
+/// (it reads the first `GIST_CHARS - 1` chars and whether there are more), and a tool result can
+/// be megabytes.
+fn gist(text: &str) -> String {
+    let mut line = String::new();
+    let mut chars = 0usize;
+    for w in text.split_whitespace() {
+        if chars > GIST_CHARS {
+            break;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+            chars += 1;
+        }
+        line.push_str(w);
+        chars += w.chars().count();
+    }
+    clip(&line, GIST_CHARS)
 }
 
 // ---- bounded, de-duplicated lists -----------------------------------------------------------

@@ -51,18 +51,26 @@ pub fn error_lines(text: &str, max: usize) -> Vec<String> {
 /// 40-hex ids that follow the word `artifact` on the same line (our shrink header reads
 /// `[cachefold] … artifact <40-hex>`), lowercase, first-seen order, at most [`MAX_ARTIFACTS`].
 pub fn artifact_ids(text: &str) -> Vec<String> {
+    const WORD: &[u8] = b"artifact";
+    // Matched case-insensitively in place (no lowered copy of a possibly large text): ASCII case
+    // never changes a byte offset, and hex digits and the id's boundaries are case-blind.
+    let b = text.as_bytes();
     let mut out: Vec<String> = Vec::new();
-    let lower = text.to_ascii_lowercase();
     let mut from = 0;
-    while let Some(pos) = lower[from..].find("artifact") {
-        let start = from + pos + "artifact".len();
-        let line_end = lower[start..]
-            .find('\n')
+    while let Some(pos) = b[from..]
+        .windows(WORD.len())
+        .position(|w| w.eq_ignore_ascii_case(WORD))
+    {
+        let start = from + pos + WORD.len();
+        let line_end = b[start..]
+            .iter()
+            .position(|&c| c == b'\n')
             .map(|i| start + i)
-            .unwrap_or(lower.len());
-        if let Some(id) = first_hex40(&lower[start..line_end]) {
-            if !out.iter().any(|x| x == id) && out.len() < MAX_ARTIFACTS {
-                out.push(id.to_string());
+            .unwrap_or(b.len());
+        if let Some(id) = first_hex40(&text[start..line_end]) {
+            let id = id.to_ascii_lowercase();
+            if !out.contains(&id) && out.len() < MAX_ARTIFACTS {
+                out.push(id);
             }
         }
         from = start;
@@ -95,7 +103,12 @@ fn first_hex40(s: &str) -> Option<&str> {
 
 // ---- paths -----------------------------------------------------------------------------------
 
-/// File extensions that make a bare name (`main.rs`) count as a file.
+/// The extension list, for the scanner tests' oracle.
+#[cfg(test)]
+pub(super) const EXTENSIONS_FOR_TESTS: &[&str] = EXTENSIONS;
+
+/// File extensions that make a bare name (`main.rs`) count as a file (lowercase: compared
+/// case-insensitively).
 const EXTENSIONS: &[&str] = &[
     "rs",
     "toml",
@@ -178,10 +191,12 @@ const EXTENSIONS: &[&str] = &[
 ];
 
 fn has_known_ext(name: &str) -> bool {
-    match name.rsplit_once('.') {
-        Some((stem, ext)) if !stem.is_empty() => {
-            let e = ext.to_ascii_lowercase();
-            EXTENSIONS.contains(&e.as_str())
+    // The last '.' (an ASCII byte: never inside a multi-byte char), with a non-empty stem; the
+    // extension compared case-insensitively with the lowercase list, without a lowered copy.
+    match name.bytes().rposition(|b| b == b'.') {
+        Some(dot) if dot > 0 => {
+            let ext = &name[dot + 1..];
+            EXTENSIONS.iter().any(|e| e.eq_ignore_ascii_case(ext))
         }
         _ => false,
     }
@@ -209,8 +224,10 @@ pub(super) fn clean_token(tok: &str) -> &str {
                 | '?'
         )
     });
-    if let Some((_, v)) = t.split_once('=') {
-        t = v.trim_matches(|c: char| matches!(c, '"' | '\'' | '`'));
+    // '=' and ':' are ASCII: a byte search finds them as the char search would, without setting
+    // up a searcher per token (this runs for every word of every message).
+    if let Some(eq) = t.bytes().position(|b| b == b'=') {
+        t = t[eq + 1..].trim_matches(|c: char| matches!(c, '"' | '\'' | '`'));
     }
     t = t.trim_end_matches(|c: char| {
         matches!(
@@ -220,13 +237,13 @@ pub(super) fn clean_token(tok: &str) -> &str {
     });
     // `src/x.rs:12:5` → `src/x.rs`
     loop {
-        match t.rsplit_once(':') {
-            Some((head, tail))
-                if !tail.is_empty()
-                    && tail.bytes().all(|b| b.is_ascii_digit())
-                    && !head.is_empty() =>
+        match t.bytes().rposition(|b| b == b':') {
+            Some(colon)
+                if colon > 0
+                    && colon + 1 < t.len()
+                    && t.as_bytes()[colon + 1..].iter().all(u8::is_ascii_digit) =>
             {
-                t = head
+                t = &t[..colon]
             }
             _ => break,
         }
@@ -238,14 +255,20 @@ pub(super) fn clean_token(tok: &str) -> &str {
 /// two or more segments or a known extension, or any separator plus a known extension or
 /// three or more segments. Excludes URLs, `and/or`, `1/2`, slash commands like `/help`.
 pub fn is_path_like(t: &str) -> bool {
-    let n = t.chars().count();
-    if !(3..=ITEM_CHARS).contains(&n) || t.contains("://") {
+    // Path characters only (all ASCII, so the length in bytes is the length in chars), checked
+    // byte by byte first: most words fail here or on the length, before any substring search.
+    let b = t.as_bytes();
+    if !b
+        .iter()
+        .all(|c| c.is_ascii_alphanumeric() || b"._-/\\~@+%:".contains(c))
+    {
         return false;
     }
-    if !t
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "._-/\\~@+%:".contains(c))
-    {
+    if !(3..=ITEM_CHARS).contains(&b.len()) {
+        return false;
+    }
+    // Without a separator or a '.', neither the segment rules nor a known extension can hold.
+    if !b.iter().any(|c| matches!(c, b'/' | b'\\' | b'.')) || t.contains("://") {
         return false;
     }
     // ':' only as a Windows drive (`C:\…`).

@@ -242,6 +242,16 @@ impl Session {
         std::mem::take(&mut self.pending)
     }
 
+    /// UTF-8 length of the journal lines not yet taken.
+    pub fn pending_journal_len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Discard the pending lines, once a snapshot holding their events is on disk.
+    pub fn drop_journal(&mut self) {
+        self.pending = String::new();
+    }
+
     /// Read-only state (tests, bench).
     pub fn state(&self) -> &SessionState {
         &self.st
