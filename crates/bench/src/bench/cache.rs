@@ -11,9 +11,16 @@
 //! | `kimi` | every 256-block prefix of X_j and the whole X_j, 30-min idle TTL | longest fresh 256-block prefix; an exact re-send hits all of X_i |
 //!
 //! DS-unit detail: the common-prefix units of request j are found without comparing against
-//! every earlier request: `count(h)` = how many earlier prompts contain block prefix `h`; the
-//! LCP of X_j with some earlier prompt ends exactly at block k iff `count(h_k) > count(h_{k+1})`.
-//! Units are usable from request j+1 on (the doc's `A+B, A+C → miss; A+D → hits A`).
+//! every earlier request: the block prefixes of earlier prompts form a tree, and the LCP of X_j
+//! with some earlier prompt ends exactly at block k iff an earlier prompt reaches `h_k` and then
+//! ends or continues with another block than X_j's. Units are usable from request j+1 on (the
+//! doc's `A+B, A+C → miss; A+D → hits A`).
+//!
+//! Cost: each request is compared with the previous one (shared pieces by pointer, the rest by
+//! value); only the blocks after their common prefix are hashed and walked, so a session whose
+//! requests extend each other costs time in proportion to the tokens added and memory in
+//! proportion to the distinct blocks (`tests/bench_scaling.rs` counts both and checks every
+//! outcome against the whole-chain simulator).
 //!
 //! Alongside the hit, every request reports:
 //! - `ceiling`: `B·⌊max_{j<i} LCP(X_i, X_j⊕Y_j)/B⌋` (optimistic units, no eviction): H_max;
@@ -25,6 +32,7 @@
 
 use super::tokenizer::Tokens;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// A token sequence made of shared pieces (requests share almost all of their pieces).
 #[derive(Clone, Default, Debug)]
@@ -98,39 +106,90 @@ impl Seq {
     pub fn piece_count(&self) -> usize {
         self.pieces.len()
     }
+
+    /// Length of the longest common token prefix with `other`. Pieces shared by both (the same
+    /// `Arc` at the same position) are skipped whole; others are compared as slices.
+    pub fn common_prefix(&self, other: &Seq) -> usize {
+        let (mut ia, mut oa) = (0usize, 0usize);
+        let (mut ib, mut ob) = (0usize, 0usize);
+        let mut pos = 0usize;
+        while let (Some(pa), Some(pb)) = (self.pieces.get(ia), other.pieces.get(ib)) {
+            if oa == 0 && ob == 0 && Arc::ptr_eq(pa, pb) {
+                pos += pa.len();
+                ia += 1;
+                ib += 1;
+                continue;
+            }
+            let a = pa.get(oa..).unwrap_or(&[]);
+            let c = pb.get(ob..).unwrap_or(&[]);
+            let n = a.len().min(c.len());
+            let (a, c) = (a.get(..n).unwrap_or(&[]), c.get(..n).unwrap_or(&[]));
+            if a != c {
+                return pos + a.iter().zip(c).take_while(|(x, y)| x == y).count();
+            }
+            pos += n;
+            oa += n;
+            ob += n;
+            if oa == pa.len() {
+                ia += 1;
+                oa = 0;
+            }
+            if ob == pb.len() {
+                ib += 1;
+                ob = 0;
+            }
+        }
+        pos
+    }
+
+    /// Tokens `pos .. pos + len` (clipped to the end) as spans of the shared pieces.
+    fn spans(&self, pos: usize, len: usize) -> Box<[Span]> {
+        let mut out = Vec::new();
+        let mut idx = match self.starts.binary_search(&pos) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        };
+        let mut at = pos;
+        let end = pos.saturating_add(len).min(self.len);
+        while at < end {
+            let (Some(piece), Some(&start)) = (self.pieces.get(idx), self.starts.get(idx)) else {
+                break;
+            };
+            let from = at - start;
+            let to = (end - start).min(piece.len());
+            if to > from {
+                out.push(Span {
+                    piece: piece.clone(),
+                    start: from as u32,
+                    end: to as u32,
+                });
+            }
+            at = start + to;
+            idx += 1;
+        }
+        out.into_boxed_slice()
+    }
 }
 
 /// Chained block-prefix hashes of `X ⊕ Y`: entry `k-1` is the hash of the first `k·block`
 /// tokens. Tokens past the last full block are not hashed.
 pub fn block_hashes(x: &Seq, y: Option<&Seq>, block: usize) -> Vec<u64> {
-    let block = block.max(1);
-    let total = x.len() + y.map_or(0, Seq::len);
-    let mut out = Vec::with_capacity(total / block);
-    let mut h: u64 = 0x243f_6a88_85a3_08d3;
-    let mut acc: u64 = 0;
-    let mut n = 0usize;
-    let mut step = |t: u32, out: &mut Vec<u64>| {
-        acc = (acc ^ u64::from(t))
-            .wrapping_mul(0x0000_0100_0000_01b3)
-            .rotate_left(23)
-            ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        n += 1;
-        if n == block {
-            h = mix(h ^ mix(acc));
-            out.push(h);
-            acc = 0;
-            n = 0;
-        }
-    };
-    for t in x.iter() {
-        step(t, &mut out);
-    }
+    let mut s = x.clone();
     if let Some(y) = y {
-        for t in y.iter() {
-            step(t, &mut out);
-        }
+        s.extend(y);
     }
+    let mut out = Vec::with_capacity(s.len() / block.max(1));
+    extend_chain(&mut out, &s, block);
     out
+}
+
+const SEED: u64 = 0x243f_6a88_85a3_08d3;
+
+fn step(acc: u64, t: u32) -> u64 {
+    (acc ^ u64::from(t))
+        .wrapping_mul(0x0000_0100_0000_01b3)
+        .rotate_left(23)
+        ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 fn mix(mut z: u64) -> u64 {
@@ -235,20 +294,75 @@ pub struct Outcome {
     pub remainder: u64,
 }
 
+/// A run of tokens inside a shared piece (`piece[start..end]`).
+#[derive(Clone, Debug)]
+struct Span {
+    piece: Tokens,
+    start: u32,
+    end: u32,
+}
+
+/// What the ceiling and novel counts keep about one block prefix `h_k` of an earlier X⊕Y:
+/// the tokens that followed it (positions `k·B .. min((k+1)·B, |X⊕Y|)`) in the latest request
+/// that had it, as spans of the request's shared pieces (a block, not the request).
+type Tail = Box<[Span]>;
+
+/// DS common-prefix detection: one node per block prefix of an earlier prompt.
+#[derive(Clone, Copy, Debug, Default)]
+struct PromptNode {
+    /// Some earlier prompt's last full block is this one.
+    ends: bool,
+    /// A child (the next block prefix of some earlier prompt through this node), if any.
+    child: Option<u64>,
+    /// Earlier prompts continue through more than one child.
+    children: bool,
+}
+
+/// Work counters of one simulator (tests assert they grow linearly with the stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SimStats {
+    /// Requests simulated.
+    pub requests: u64,
+    /// Blocks hashed (each block of a request that was not shared with the previous one).
+    pub hashed_blocks: u64,
+    /// Map entries visited or written (units, prompt nodes, block prefixes, refreshes).
+    pub entries_touched: u64,
+    /// Entries kept now: units + prompt nodes + block prefixes + whole-prompt hashes, plus the
+    /// previous request's chain (blocks) and pieces.
+    pub entries_kept: u64,
+}
+
 /// One cache state (one account, one request stream).
+///
+/// Each request is simulated against the previous one: its block chain reuses the previous
+/// chain up to their longest common token prefix and hashes only the blocks after it; every
+/// per-block step (ceiling scan, common-prefix detection, stores, refreshes) starts from that
+/// point, so a stream of requests that each extend the last costs time proportional to the
+/// tokens added, and memory proportional to the distinct blocks, not to requests × length.
+/// The outcomes are the ones the model table above defines, block for block.
 pub struct Sim {
     p: Params,
     block: usize,
-    /// Stored units: block-prefix hash → last use (ms).
+    /// Stored units: block-prefix hash → last use (ms). For the models that refresh every block
+    /// of a request, blocks `< refresh_len` of `chain` were last used at `refresh_ms` (written
+    /// back here when the next request leaves them).
     units: HashMap<u64, f64>,
-    /// DS common-prefix detection: how many earlier prompts contain each block prefix.
-    prompt_counts: HashMap<u64, u32>,
-    /// Ceiling: every block prefix of every earlier X⊕Y → index of the latest request that had it.
-    xy_prefixes: HashMap<u64, u32>,
+    /// DS common-prefix detection: the block-prefix tree of earlier prompts.
+    prompts: HashMap<u64, PromptNode>,
+    /// Ceiling and novel: every block prefix of every earlier X⊕Y → what followed it.
+    xy_prefixes: HashMap<u64, Tail>,
     /// Whole-prompt hashes (Kimi exact re-send) → last use.
     whole: HashMap<u64, f64>,
-    /// Earlier X⊕Y sequences (shared pieces, cheap) for the token-exact novel count.
-    history: Vec<Seq>,
+    /// The previous request's X⊕Y (shared pieces).
+    prev: Seq,
+    /// Its block chain: entry `k-1` is `h_k`.
+    chain: Vec<u64>,
+    /// Its prompt's full blocks.
+    prev_kx: usize,
+    /// Blocks of `chain` whose unit was refreshed at `refresh_ms` by the previous request.
+    refresh_len: usize,
+    refresh_ms: f64,
+    stats: SimStats,
 }
 
 impl Sim {
@@ -258,16 +372,34 @@ impl Sim {
             block: p.effective_block(),
             p,
             units: HashMap::new(),
-            prompt_counts: HashMap::new(),
+            prompts: HashMap::new(),
             xy_prefixes: HashMap::new(),
             whole: HashMap::new(),
-            history: Vec::new(),
+            prev: Seq::new(),
+            chain: Vec::new(),
+            prev_kx: 0,
+            refresh_len: 0,
+            refresh_ms: 0.0,
+            stats: SimStats::default(),
         }
     }
 
     /// Parameters in use.
     pub fn params(&self) -> Params {
         self.p
+    }
+
+    /// Work done and entries kept so far.
+    pub fn stats(&self) -> SimStats {
+        SimStats {
+            entries_kept: (self.units.len()
+                + self.prompts.len()
+                + self.xy_prefixes.len()
+                + self.whole.len()
+                + self.chain.len()
+                + self.prev.piece_count()) as u64,
+            ..self.stats
+        }
     }
 
     fn fresh(&self, last: f64, now: f64) -> bool {
@@ -277,31 +409,76 @@ impl Sim {
         }
     }
 
+    /// Last use of the unit at block `k` (0-based) of the current chain, if stored.
+    fn unit_at(&self, k: usize, shared: usize) -> Option<f64> {
+        let h = self.chain.get(k)?;
+        let t = self.units.get(h).copied()?;
+        // Blocks the previous request refreshed (and this one shares) were used at refresh_ms.
+        Some(if k < shared.min(self.refresh_len) {
+            t.max(self.refresh_ms)
+        } else {
+            t
+        })
+    }
+
     /// Simulate request `x` at `now_ms` whose output is `y`; then store what it persists.
     pub fn request(&mut self, x: &Seq, y: &Seq, now_ms: f64) -> Outcome {
         let b = self.block;
-        let hxy = block_hashes(x, Some(y), b);
+        let mut xy = x.clone();
+        xy.extend(y);
         let kx = x.len() / b;
-        let hx = hxy.get(..kx).unwrap_or(&[]);
+        let kxy = xy.len() / b;
 
-        // Ceiling: block LCP against all earlier X⊕Y (prefix-closed set: scan up).
-        let mut kc = 0usize;
-        while kc < hx.len() && hx.get(kc).is_some_and(|h| self.xy_prefixes.contains_key(h)) {
+        // The chain: the previous request's blocks up to the common prefix, then new ones.
+        let lcp = xy.common_prefix(&self.prev);
+        let shared = (lcp / b).min(self.chain.len());
+        // Blocks the previous request refreshed and this one leaves: their last use is written.
+        if self.refresh_len > shared {
+            let t = self.refresh_ms;
+            for h in self.chain.get(shared..self.refresh_len).unwrap_or(&[]) {
+                if let Some(u) = self.units.get_mut(h) {
+                    *u = u.max(t);
+                }
+                self.stats.entries_touched += 1;
+            }
+            self.refresh_len = shared;
+        }
+        self.chain.truncate(shared);
+        let before = self.chain.len();
+        extend_chain(&mut self.chain, &xy, b);
+        self.stats.hashed_blocks += (self.chain.len() - before) as u64;
+        self.stats.requests += 1;
+        // Prompt blocks shared with the previous prompt (same nodes, same order).
+        let shared_x = shared.min(self.prev_kx).min(kx);
+
+        // Ceiling: block LCP against all earlier X⊕Y (prefix-closed set: scan up). Every block
+        // shared with the previous request is in the set.
+        let mut kc = shared.min(kx);
+        while kc < kx
+            && self
+                .chain
+                .get(kc)
+                .is_some_and(|h| self.xy_prefixes.contains_key(h))
+        {
             kc += 1;
+            self.stats.entries_touched += 1;
         }
         let ceiling = (kc * b) as u64;
-        let novel = self.novel_tokens(x, hx, kc);
+        let novel = self.novel_tokens(x, kc);
 
-        // Hit.
+        // Hit. A stored unit is a block prefix of an earlier request, so it lies within the
+        // ceiling: the scan starts there.
         let mut hit = 0u64;
         match self.p.model {
             Model::DsStrict | Model::DsOptimistic => {
-                for k in (1..=kx).rev() {
-                    let Some(h) = hx.get(k - 1) else { continue };
-                    if let Some(&last) = self.units.get(h) {
+                for k in (1..=kc).rev() {
+                    self.stats.entries_touched += 1;
+                    if let Some(last) = self.unit_at(k - 1, shared) {
                         if self.fresh(last, now_ms) {
                             hit = (k * b) as u64;
-                            self.units.insert(*h, now_ms);
+                            if let Some(h) = self.chain.get(k - 1) {
+                                self.units.insert(*h, now_ms);
+                            }
                             break;
                         }
                     }
@@ -313,7 +490,7 @@ impl Sim {
                 } else {
                     1
                 };
-                let whole = hash_all(x);
+                let whole = whole_hash(x, &self.chain, b);
                 if self.p.model == Model::Kimi
                     && self
                         .whole
@@ -322,12 +499,15 @@ impl Sim {
                 {
                     hit = x.len() as u64;
                 } else {
-                    for k in (1..=kx).rev() {
+                    for k in (1..=kc).rev() {
                         if k < min_blocks {
                             break;
                         }
-                        let Some(h) = hx.get(k - 1) else { continue };
-                        if self.units.get(h).is_some_and(|&t| self.fresh(t, now_ms)) {
+                        self.stats.entries_touched += 1;
+                        if self
+                            .unit_at(k - 1, shared)
+                            .is_some_and(|t| self.fresh(t, now_ms))
+                        {
                             hit = (k * b) as u64;
                             break;
                         }
@@ -342,53 +522,32 @@ impl Sim {
         // Persist.
         match self.p.model {
             Model::DsStrict => {
-                let kxy = hxy.len();
                 if kx > 0 {
-                    if let Some(h) = hx.get(kx - 1) {
+                    if let Some(h) = self.chain.get(kx - 1) {
                         self.units.insert(*h, now_ms);
                     }
                 }
                 if kxy > 0 {
-                    if let Some(h) = hxy.get(kxy - 1) {
+                    if let Some(h) = self.chain.get(kxy - 1) {
                         self.units.insert(*h, now_ms);
                     }
                 }
-                // Common-prefix units: LCP with some earlier prompt ends at block k.
-                let counts: Vec<u32> = hx
-                    .iter()
-                    .map(|h| self.prompt_counts.get(h).copied().unwrap_or(0))
-                    .collect();
-                for k in 0..counts.len() {
-                    let c = counts.get(k).copied().unwrap_or(0);
-                    let next = counts.get(k + 1).copied().unwrap_or(0);
-                    if c > 0 && c > next {
-                        if let Some(h) = hx.get(k) {
-                            self.units.entry(*h).or_insert(now_ms);
-                        }
-                    }
-                }
-                for h in hx {
-                    *self.prompt_counts.entry(*h).or_insert(0) += 1;
-                }
+                self.common_prefix_units(kx, shared_x, now_ms);
             }
-            Model::DsOptimistic => {
-                for h in &hxy {
-                    self.units.insert(*h, now_ms);
-                }
-            }
-            Model::OpenAi | Model::Kimi => {
-                for h in hx {
-                    self.units.insert(*h, now_ms);
-                }
-            }
+            Model::DsOptimistic => self.refresh_blocks(kxy, shared, now_ms),
+            Model::OpenAi | Model::Kimi => self.refresh_blocks(kx, shared, now_ms),
         }
-        let idx = self.history.len() as u32;
-        for h in &hxy {
-            self.xy_prefixes.insert(*h, idx);
+        // Block prefixes of X⊕Y and what followed each; those whose next block is shared with
+        // the previous request already hold the same tokens.
+        for k in shared.max(1)..=kxy {
+            let Some(h) = self.chain.get(k - 1).copied() else {
+                continue;
+            };
+            self.xy_prefixes.insert(h, xy.spans(k * b, b));
+            self.stats.entries_touched += 1;
         }
-        let mut xy = x.clone();
-        xy.extend(y);
-        self.history.push(xy);
+        self.prev = xy;
+        self.prev_kx = kx;
 
         let prompt = x.len() as u64;
         let novel = novel.min(prompt - ceiling);
@@ -402,35 +561,123 @@ impl Sim {
         }
     }
 
+    /// The models that store every block of a request (`len` blocks of the chain) at `now`:
+    /// new blocks are written, blocks shared with the previous request are refreshed lazily.
+    fn refresh_blocks(&mut self, len: usize, shared: usize, now_ms: f64) {
+        let from = shared.min(self.refresh_len).min(len);
+        for h in self.chain.get(from..len).unwrap_or(&[]) {
+            self.units.insert(*h, now_ms);
+            self.stats.entries_touched += 1;
+        }
+        self.refresh_len = len;
+        self.refresh_ms = now_ms;
+    }
+
+    /// DS common-prefix units of a prompt of `kx` blocks (the current chain), then the prompt
+    /// joins the tree. The LCP of X with some earlier prompt ends at block k iff an earlier
+    /// prompt reaches block k and then ends or continues elsewhere. Blocks whose next block the
+    /// previous prompt shared were decided by that prompt already (the same earlier prompts
+    /// leave there), so the walk starts one block before the end of the shared part.
+    fn common_prefix_units(&mut self, kx: usize, shared_x: usize, now_ms: f64) {
+        let from = shared_x.saturating_sub(1);
+        for k in from..kx {
+            let Some(&h) = self.chain.get(k) else { break };
+            let next = if k + 1 < kx {
+                self.chain.get(k + 1).copied()
+            } else {
+                None
+            };
+            self.stats.entries_touched += 1;
+            let leaves = self
+                .prompts
+                .get(&h)
+                .is_some_and(|n| n.ends || n.children || (n.child.is_some() && n.child != next));
+            if leaves {
+                self.units.entry(h).or_insert(now_ms);
+            }
+        }
+        for k in from..kx {
+            let Some(&h) = self.chain.get(k) else { break };
+            let next = if k + 1 < kx {
+                self.chain.get(k + 1).copied()
+            } else {
+                None
+            };
+            let n = self.prompts.entry(h).or_default();
+            match next {
+                None => n.ends = true,
+                Some(c) => match n.child {
+                    None => n.child = Some(c),
+                    Some(old) if old != c => n.children = true,
+                    Some(_) => {}
+                },
+            }
+        }
+    }
+
     /// `|X| -` the longest token-exact prefix shared with an earlier X⊕Y. Compared against the
     /// latest request holding the deepest shared block (or the previous request when no block
     /// is shared); the scan is at most one block long.
-    fn novel_tokens(&self, x: &Seq, hx: &[u64], kc: usize) -> u64 {
+    fn novel_tokens(&self, x: &Seq, kc: usize) -> u64 {
         let b = self.block;
-        let other = if kc > 0 {
-            hx.get(kc - 1)
-                .and_then(|h| self.xy_prefixes.get(h))
-                .and_then(|&j| self.history.get(j as usize))
-        } else {
-            self.history.last()
-        };
-        let Some(other) = other else {
-            return x.len() as u64;
-        };
         let start = kc * b;
-        let extra = x
-            .iter_from(start)
-            .zip(other.iter_from(start))
-            .take(b)
-            .take_while(|(a, c)| a == c)
-            .count();
+        let extra = if kc > 0 {
+            let Some(tail) = self.chain.get(kc - 1).and_then(|h| self.xy_prefixes.get(h)) else {
+                return x.len() as u64;
+            };
+            let other = tail
+                .iter()
+                .flat_map(|s| s.piece.get(s.start as usize..s.end as usize).unwrap_or(&[]))
+                .copied();
+            x.iter_from(start)
+                .zip(other)
+                .take(b)
+                .take_while(|(a, c)| a == c)
+                .count()
+        } else {
+            if self.stats.requests <= 1 {
+                return x.len() as u64;
+            }
+            x.iter_from(start)
+                .zip(self.prev.iter_from(start))
+                .take(b)
+                .take_while(|(a, c)| a == c)
+                .count()
+        };
         (x.len() - (start + extra).min(x.len())) as u64
     }
 }
 
-fn hash_all(x: &Seq) -> u64 {
+/// Append the block hashes of `s` after the `chain.len()` blocks already in `chain` (which must
+/// be `s`'s own): the same values as [`block_hashes`].
+fn extend_chain(chain: &mut Vec<u64>, s: &Seq, block: usize) {
+    let block = block.max(1);
+    let mut h = chain.last().copied().unwrap_or(SEED);
+    let mut acc: u64 = 0;
+    let mut n = 0usize;
+    for t in s.iter_from(chain.len() * block) {
+        acc = step(acc, t);
+        n += 1;
+        if n == block {
+            h = mix(h ^ mix(acc));
+            chain.push(h);
+            acc = 0;
+            n = 0;
+        }
+    }
+}
+
+/// Whole-prompt identity (Kimi's exact re-send): its full-block chain hash, its length and its
+/// last partial block's tokens.
+fn whole_hash(x: &Seq, chain: &[u64], block: usize) -> u64 {
+    let kx = x.len() / block.max(1);
     let mut h: u64 = 0x1357_9bdf_2468_ace0 ^ x.len() as u64;
-    for t in x.iter() {
+    h = mix(h ^ kx
+        .checked_sub(1)
+        .and_then(|k| chain.get(k))
+        .copied()
+        .unwrap_or(0));
+    for t in x.iter_from(kx * block.max(1)) {
         h = mix(h ^ u64::from(t));
     }
     h

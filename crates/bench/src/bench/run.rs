@@ -332,6 +332,7 @@ pub fn run_job(
     let mut floor_from = 0usize;
     // Originals already recovered once (their text stays in the conversation).
     let mut recovered: HashSet<usize> = HashSet::new();
+    let mut view = RequestView::default();
     for (k, &(ai, ts)) in prep.calls.iter().enumerate() {
         let mut ctx = Ctx {
             store: &mut store,
@@ -422,8 +423,8 @@ pub fn run_job(
         tw_den += gap;
 
         // Pairing (DeepSeek rule) on the assembled request.
-        let shapes: Vec<Shape> = msgs.iter().map(|mm| Shape::of(&mm.msg)).collect();
-        let v = pairing::violations(&shapes);
+        view.update(&msgs);
+        let v = pairing::violations(&view.shapes);
         if !v.is_empty() {
             m.pairing_violation_calls += 1;
             m.pairing_violations += v.len() as u64;
@@ -444,22 +445,19 @@ pub fn run_job(
         // Anchor recall.
         if let Some(needed) = prep.needed.get(k) {
             if !needed.is_empty() {
-                let keys: HashSet<u128> = msgs.iter().map(|mm| mm.key).collect();
-                let credited: HashSet<usize> = msgs
-                    .iter()
-                    .flat_map(|mm| mm.credit.iter().copied())
-                    .collect();
+                let keys = &view.key_count;
+                let credited = &view.credit_count;
                 // Recoveries this call's credit assumes: one per original message whose
                 // anchor is only reachable through recovery (first holder in credit order).
                 let mut to_recover: Vec<usize> = Vec::new();
                 for &(a, old) in needed {
-                    let present = store.holders(a).iter().any(|kk| keys.contains(kk));
+                    let present = store.holders(a).iter().any(|kk| keys.contains_key(kk));
                     let via = if present {
                         None
                     } else {
                         prep.orig_holders
                             .get(&a)
-                            .and_then(|v| v.iter().copied().find(|i| credited.contains(i)))
+                            .and_then(|v| v.iter().copied().find(|i| credited.contains_key(i)))
                     };
                     let credit = present || via.is_some();
                     if let Some(i) = via {
@@ -532,6 +530,62 @@ pub fn run_job(
         label: strategy.label().to_string(),
         metrics: m,
         series,
+    }
+}
+
+/// What the per-call checks need about the assembled request (pairing shapes, message keys,
+/// recovery credit), kept from one call to the next: a request that repeats the previous one's
+/// messages and appends some costs only the appended ones.
+#[derive(Default)]
+struct RequestView {
+    msgs: Vec<M>,
+    shapes: Vec<Shape>,
+    /// Key → how many messages of the request have it.
+    key_count: HashMap<u128, u32>,
+    /// Credited original index → how many messages of the request credit it.
+    credit_count: HashMap<usize, u32>,
+    /// Shapes by message key (a shape depends on the message only).
+    memo: HashMap<u128, Shape>,
+}
+
+impl RequestView {
+    fn update(&mut self, msgs: &[M]) {
+        let same = self
+            .msgs
+            .iter()
+            .zip(msgs)
+            .take_while(|(a, b)| a.key == b.key && a.credit == b.credit)
+            .count();
+        while self.msgs.len() > same {
+            let Some(m) = self.msgs.pop() else { break };
+            self.shapes.pop();
+            dec(&mut self.key_count, m.key);
+            for &c in &m.credit {
+                dec(&mut self.credit_count, c);
+            }
+        }
+        for m in msgs.get(same..).unwrap_or(&[]) {
+            *self.key_count.entry(m.key).or_insert(0) += 1;
+            for &c in &m.credit {
+                *self.credit_count.entry(c).or_insert(0) += 1;
+            }
+            let shape = self
+                .memo
+                .entry(m.key)
+                .or_insert_with(|| Shape::of(&m.msg))
+                .clone();
+            self.shapes.push(shape);
+            self.msgs.push(m.clone());
+        }
+    }
+}
+
+fn dec<K: std::hash::Hash + Eq>(map: &mut HashMap<K, u32>, k: K) {
+    if let Some(n) = map.get_mut(&k) {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            map.remove(&k);
+        }
     }
 }
 
