@@ -75,7 +75,9 @@ struct Args {
 fn default_corpus() -> PathBuf {
     std::env::var("CACHEFOLD_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"))
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
+        })
 }
 
 fn die(msg: &str) -> ! {
@@ -258,8 +260,9 @@ fn load_tokenizer(a: &Args) -> Tokenizer {
         .clone()
         .or_else(|| std::env::var("CACHEFOLD_TOKENIZER").ok().map(PathBuf::from))
         .unwrap_or_else(|| {
+            // The repository's .cache (`.ci/setup tokenizer`), two levels above this crate.
             Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join(".cache/tokenizer/deepseek-v4/tokenizer.json")
+                .join("../../.cache/tokenizer/deepseek-v4/tokenizer.json")
         });
     match std::fs::read(&path) {
         Ok(bytes) => Tokenizer::deepseek_from_bytes(&bytes).unwrap_or_else(|e| die(&e.to_string())),
