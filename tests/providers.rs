@@ -317,6 +317,58 @@ fn records_condense_after_an_idle_gap() {
     assert_eq!(s.state().segs.len(), 1);
 }
 
+/// Regression (e2e idle-gap cell): after an idle gap the records are condensed even when the
+/// prompt stays over the fold threshold (the fixed prefix fills it), since the condensation
+/// then breaks nothing; on a live cache that condensation is skipped as not worth its break.
+#[test]
+fn records_condense_over_the_threshold_after_an_idle_gap() {
+    let run = |gap: u64| {
+        let c = Config {
+            mode: Mode::Always,
+            expected_remaining_calls: 100,
+            ..small()
+        };
+        let mut s = Session::new(c, "s1");
+        let mut msgs = Vec::new();
+        let mut last = T0;
+        let mut k = 0;
+        while s.state().segs.len() < 2 && k < 40 {
+            let start = msgs.len();
+            turn(&mut msgs, k, &format!("f{k}.txt"), 3_000);
+            let now = T0 + k as u64 * MIN;
+            assemble_at(&mut s, &msgs[..start + 1], SONNET, now);
+            last = now + 30_000;
+            commit_at(&mut s, &format!("k{k}"), &msgs[start..], last);
+            k += 1;
+        }
+        assert_eq!(s.state().segs.len(), 2, "two folds in {k} turns");
+        turn(&mut msgs, k, "last.txt", 100);
+        // A threshold (0.8 x 100) no fold or condensation can get the prompt under.
+        let p = assemble_in(&mut s, &msgs, SONNET, last + gap, 100);
+        assert!(
+            p.report.tokens_after > p.report.threshold_tokens,
+            "{:?}",
+            p.report
+        );
+        (p, s.state().segs.len())
+    };
+    let (alive, segs) = run(2 * MIN);
+    assert!(
+        alive.report.condensed.is_none(),
+        "{:?}",
+        alive.report.condensed
+    );
+    assert!(segs >= 2);
+    let (idle, segs) = run(6 * MIN);
+    let c = idle
+        .report
+        .condensed
+        .as_ref()
+        .expect("condensed after the gap");
+    assert!(c.merged >= 2, "{c:?}");
+    assert_eq!(segs, 1);
+}
+
 /// The default `targetModels` manage the providers the bench measured a saving on, and
 /// nothing else.
 #[test]

@@ -652,9 +652,10 @@ impl Session {
         let w = tokens::weighted_chars(&json);
         let old_w = state::segs_w(&self.st.segs);
         let over_records = records_tokens > record_budget;
-        if !over_records
-            && (w >= old_w || before.saturating_sub(self.tokens(old_w)) + self.tokens(w) > thr)
-        {
+        // After an idle gap the condensation breaks nothing: it is done whenever it shrinks.
+        let still_over =
+            !r.terms.expired && before.saturating_sub(self.tokens(old_w)) + self.tokens(w) > thr;
+        if !over_records && (w >= old_w || still_over) {
             // Under pressure only (prompt over the threshold): a condensation that does not
             // shrink the records, or does not bring the prompt under the threshold, would break
             // the cache after the head for nothing: the next fold is appended instead. (In the

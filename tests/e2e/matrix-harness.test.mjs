@@ -341,6 +341,10 @@ test("idle gap: the decision log tells the free rewrite from an emergency; a cac
   assert.equal(free.aliveBeforeGap, false);
   assert.equal(free.followBreakTokens, 0);
   assert.equal(reachedPaths({ events: [], turns: [], idleGap: free }).idleRewrite, 1);
+  // Still over the threshold after the free fold (the fixed prefix fills it): not an emergency fold.
+  const over = idleGapMeasure(mk({ folds: [fold("priced", "pays: ..., cache expired: no break cost")], emergency: true }), 30_000);
+  assert.equal(over.gapRewrite.emergency, false);
+  assert.equal(over.gapRewrite.overThreshold, true);
   const emergency = idleGapMeasure(mk({ folds: [fold("emergency", "does not pay: ...")], emergency: true }), 30_000);
   assert.equal(emergency.gapRewrite.free, 0);
   assert.equal(emergency.gapRewrite.emergency, true);

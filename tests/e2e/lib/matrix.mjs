@@ -301,8 +301,10 @@ function lcpBytes(a, b) {
  * (includes the cost model's priced pressure folds), and the misses and prompt tokens of the
  * main requests after the gap request through the following turn. `gapRewrite`: what the
  * decision log says the engine did at the gap request (folds with their reason and whether they
- * were decided at no break cost, "cache expired"; condensations; an emergency); `free` counts the
- * free ones. `nextTurnEmergency`: the next turn's first request still needed an emergency fold.
+ * were decided at no break cost, "cache expired"; condensations; `emergency`: an emergency fold
+ * ran; `overThreshold`: the prompt stayed over the fold threshold, which folding cannot always
+ * fix: the fixed prefix can fill it); `free` counts the free ones. `nextTurnEmergency`: the next
+ * turn's first request still needed an emergency fold.
  * The request after the gap misses from its first token whatever the engine does (`gapHit` 0), so
  * the free rewrite costs no extra miss as long as the request after it keeps it
  * (`followBreakTokens` 0).
@@ -343,17 +345,19 @@ export function idleGapMeasure(run, ttlMs) {
     assembles: decided.length,
     folds: folds.map((f) => ({ id: f.id, reason: f.reason, free: /cache expired/.test(f.decision?.reason ?? ""), tokensBefore: f.tokensBefore, tokensAfter: f.tokensAfter })),
     condensed: decided.filter((e) => e.report.condensed).map((e) => ({ id: e.report.condensed.id, free: /cache expired/.test(e.report.condensed.decision?.reason ?? "") })),
-    emergency: decided.some((e) => e.report.emergency),
+    emergency: folds.some((f) => f.reason === "emergency"),
+    overThreshold: decided.some((e) => e.report.emergency),
   };
   gapRewrite.free = gapRewrite.folds.filter((f) => f.free && f.reason !== "emergency").length + gapRewrite.condensed.filter((c) => c.free).length;
   // The next turn's pre-prompt assemble: did the prompt still need an emergency fold?
   const nextStart = run.turns[ti + 1].startedAt;
   const nextFirst = nextTurn[0];
   const nextDecided = (run.events ?? []).filter((e) => e.event === "assemble" && e.report && Date.parse(e.at) >= nextStart && Date.parse(e.at) <= nextFirst.t);
+  const nextFolds = nextDecided.flatMap((e) => e.report.folds ?? []);
   return {
     pauseMs: gap.ms,
     gapRewrite,
-    nextTurnEmergency: nextDecided.some((e) => e.report.emergency),
+    nextTurnEmergency: nextFolds.some((f) => f.reason === "emergency"),
     gapTokens: first.usage?.prompt_tokens ?? null,
     gapHit: first.usage?.prompt_cache_hit_tokens ?? null,
     rewriteTokens: dropped(last, first),
