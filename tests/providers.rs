@@ -11,7 +11,17 @@ const SONNET: Option<&str> = Some("anthropic/claude-sonnet-5");
 const MIN: u64 = 60_000;
 
 fn assemble_at(s: &mut Session, msgs: &[String], model: Option<&str>, now: u64) -> AssemblePlan {
-    let mut inp = input(msgs, &[], model, Some(1_000_000));
+    assemble_in(s, msgs, model, now, 1_000_000)
+}
+
+fn assemble_in(
+    s: &mut Session,
+    msgs: &[String],
+    model: Option<&str>,
+    now: u64,
+    budget: u64,
+) -> AssemblePlan {
+    let mut inp = input(msgs, &[], model, Some(budget));
     inp.now_ms = now as f64;
     s.drive(inp, Drive::Assemble, |i| msgs[i as usize].clone())
         .expect("assemble")
@@ -35,12 +45,22 @@ fn session_with_turns(
     model: Option<&str>,
     turns: usize,
 ) -> (Session, Vec<String>, u64) {
+    session_sized(cfg, model, turns, 3_000)
+}
+
+/// [`session_with_turns`] with tool results of `size` chars.
+fn session_sized(
+    cfg: Config,
+    model: Option<&str>,
+    turns: usize,
+    size: usize,
+) -> (Session, Vec<String>, u64) {
     let mut s = Session::new(cfg, "s1");
     let mut msgs = Vec::new();
     let mut last = T0;
     for k in 0..turns {
         let start = msgs.len();
-        turn(&mut msgs, k, &format!("f{k}.txt"), 3_000);
+        turn(&mut msgs, k, &format!("f{k}.txt"), size);
         let now = T0 + k as u64 * MIN;
         let p = assemble_at(&mut s, &msgs[..start + 1], model, now);
         assert!(
@@ -51,7 +71,7 @@ fn session_with_turns(
         last = now + 30_000;
         commit_at(&mut s, &format!("k{k}"), &msgs[start..], last);
     }
-    turn(&mut msgs, turns, "last.txt", 3_000);
+    turn(&mut msgs, turns, "last.txt", size);
     (s, msgs, last)
 }
 
@@ -153,6 +173,115 @@ fn lifetime_override_moves_the_expiry() {
     assert!(p.report.fold.is_some(), "{:?}", p.report.skipped);
 }
 
+/// A config with the default `minFoldTokens` (24,000): the sessions below never reach it.
+fn big_regions() -> Config {
+    Config {
+        mode: Mode::Always,
+        expected_remaining_calls: 100,
+        min_fold_tokens: 24_000,
+        ..small()
+    }
+}
+
+/// Regression (e2e idle-gap cell): after an idle gap the fold costs no break, so the live tail
+/// is folded down to `tailTokens` even when the region is under `minFoldTokens` (a gate that
+/// only keeps folds from breaking a live cache too often).
+#[test]
+fn a_small_region_folds_after_an_idle_gap() {
+    let (mut alive, msgs, last) = session_with_turns(big_regions(), SONNET, 8);
+    let p = assemble_at(&mut alive, &msgs, SONNET, last + 2 * MIN);
+    assert!(p.report.folds.is_empty(), "{:?}", p.report.fold);
+    let why = p.report.skipped.clone().unwrap_or_default();
+    assert!(why.contains("< minFoldTokens"), "{why}");
+
+    let (mut idle, msgs, last) = session_with_turns(big_regions(), SONNET, 8);
+    let p = assemble_at(&mut idle, &msgs, SONNET, last + 6 * MIN);
+    let f = p.report.fold.as_ref().expect("fold after the idle gap");
+    assert_eq!(f.reason.as_str(), "priced");
+    assert!(
+        f.decision.reason.contains("cache expired"),
+        "{}",
+        f.decision.reason
+    );
+    assert!(f.tokens_after < f.tokens_before, "{f:?}");
+}
+
+/// Regression (e2e idle-gap cell): a prompt over the fold threshold after an idle gap is folded
+/// by the priced rule at no break cost, down to `tailTokens`, before the emergency rule would
+/// force a fold; on a live cache the same prompt gets the emergency fold.
+#[test]
+fn an_idle_gap_folds_before_the_emergency() {
+    // The 8 turns estimate ~1,700 tokens: over the threshold (0.8 x 2,000).
+    let budget = 2_000;
+    let (mut alive, msgs, last) = session_with_turns(big_regions(), SONNET, 8);
+    let p = assemble_in(&mut alive, &msgs, SONNET, last + 2 * MIN, budget);
+    assert!(p.report.emergency, "{:?}", p.report);
+    assert_eq!(
+        p.report
+            .fold
+            .as_ref()
+            .expect("emergency fold")
+            .reason
+            .as_str(),
+        "emergency"
+    );
+
+    let (mut idle, msgs, last) = session_with_turns(big_regions(), SONNET, 8);
+    let p = assemble_in(&mut idle, &msgs, SONNET, last + 6 * MIN, budget);
+    assert!(!p.report.emergency, "{:?}", p.report.folds);
+    assert!(!p.report.folds.is_empty());
+    for f in &p.report.folds {
+        assert_eq!(f.reason.as_str(), "priced", "{f:?}");
+        assert!(
+            f.decision.reason.contains("cache expired"),
+            "{}",
+            f.decision.reason
+        );
+    }
+    assert!(
+        p.report.tokens_after <= p.report.threshold_tokens,
+        "{:?}",
+        p.report
+    );
+
+    // The live tail already within `tailTokens` (the e2e idle-gap cell: the fixed prefix fills
+    // the threshold): on a live cache the emergency folds down to its low-water mark; after
+    // the gap the free fold goes first and folds everything before the last turn.
+    let wide = Config {
+        tail_tokens: 100_000,
+        ..big_regions()
+    };
+    // Results of 30,000 chars: the last turn alone stays over Sonnet's 1,024-token minimum.
+    let budget = 12_000;
+    let (mut alive, msgs, last) = session_sized(wide.clone(), SONNET, 8, 30_000);
+    let p = assemble_in(&mut alive, &msgs, SONNET, last + 2 * MIN, budget);
+    assert_eq!(
+        p.report
+            .fold
+            .as_ref()
+            .expect("emergency fold")
+            .reason
+            .as_str(),
+        "emergency"
+    );
+    let emergency_after = p.report.tokens_after;
+    let (mut idle, msgs, last) = session_sized(wide, SONNET, 8, 30_000);
+    let p = assemble_in(&mut idle, &msgs, SONNET, last + 6 * MIN, budget);
+    assert!(!p.report.emergency, "{:?}", p.report.folds);
+    let f = p.report.fold.as_ref().expect("free fold");
+    assert_eq!(f.reason.as_str(), "priced", "{f:?}");
+    assert!(
+        f.decision.reason.contains("cache expired"),
+        "{}",
+        f.decision.reason
+    );
+    assert!(
+        p.report.tokens_after <= emergency_after,
+        "{} > {emergency_after}",
+        p.report.tokens_after
+    );
+}
+
 /// After an idle gap, two fold records are condensed into one even under their budget.
 #[test]
 fn records_condense_after_an_idle_gap() {
@@ -183,8 +312,61 @@ fn records_condense_after_an_idle_gap() {
         .condensed
         .as_ref()
         .expect("condensed after the gap");
-    assert_eq!(c.merged, 2);
+    // The free fold of the live tail runs first at the gap, then every record is condensed.
+    assert!(c.merged >= 2, "{c:?}");
     assert_eq!(s.state().segs.len(), 1);
+}
+
+/// Regression (e2e idle-gap cell): after an idle gap the records are condensed even when the
+/// prompt stays over the fold threshold (the fixed prefix fills it), since the condensation
+/// then breaks nothing; on a live cache that condensation is skipped as not worth its break.
+#[test]
+fn records_condense_over_the_threshold_after_an_idle_gap() {
+    let run = |gap: u64| {
+        let c = Config {
+            mode: Mode::Always,
+            expected_remaining_calls: 100,
+            ..small()
+        };
+        let mut s = Session::new(c, "s1");
+        let mut msgs = Vec::new();
+        let mut last = T0;
+        let mut k = 0;
+        while s.state().segs.len() < 2 && k < 40 {
+            let start = msgs.len();
+            turn(&mut msgs, k, &format!("f{k}.txt"), 3_000);
+            let now = T0 + k as u64 * MIN;
+            assemble_at(&mut s, &msgs[..start + 1], SONNET, now);
+            last = now + 30_000;
+            commit_at(&mut s, &format!("k{k}"), &msgs[start..], last);
+            k += 1;
+        }
+        assert_eq!(s.state().segs.len(), 2, "two folds in {k} turns");
+        turn(&mut msgs, k, "last.txt", 100);
+        // A threshold (0.8 x 100) no fold or condensation can get the prompt under.
+        let p = assemble_in(&mut s, &msgs, SONNET, last + gap, 100);
+        assert!(
+            p.report.tokens_after > p.report.threshold_tokens,
+            "{:?}",
+            p.report
+        );
+        (p, s.state().segs.len())
+    };
+    let (alive, segs) = run(2 * MIN);
+    assert!(
+        alive.report.condensed.is_none(),
+        "{:?}",
+        alive.report.condensed
+    );
+    assert!(segs >= 2);
+    let (idle, segs) = run(6 * MIN);
+    let c = idle
+        .report
+        .condensed
+        .as_ref()
+        .expect("condensed after the gap");
+    assert!(c.merged >= 2, "{c:?}");
+    assert_eq!(segs, 1);
 }
 
 /// The default `targetModels` manage the providers the bench measured a saving on, and

@@ -4,6 +4,9 @@
 #[allow(unused_imports)]
 use super::*;
 
+/// [`Session::candidate`]'s answer when no cut leaves a tail within `tailTokens`.
+const LAST_TURN_OVER_TAIL: &str = "the last turn alone exceeds tailTokens";
+
 /// What does not change within one round of the fold policy.
 pub(super) struct Round {
     /// Host messages in the prompt (records, in record space).
@@ -160,7 +163,7 @@ impl Session {
                 return Ok(c);
             }
         }
-        Err("the last turn alone exceeds tailTokens")
+        Err(LAST_TURN_OVER_TAIL)
     }
 
     /// `Some(reason)` when folding `[from, to)` cannot pay even with an empty record (the
@@ -346,14 +349,27 @@ impl Session {
         let count = r.count;
         let before = self.estimate(count);
         let cuts = self.live_cuts(count);
+        // After an idle gap past the provider's cache lifetime the next request misses from its
+        // first token anyway, so a fold then breaks nothing: the live tail goes down to
+        // `tailTokens` now, also when the region is under `minFoldTokens`; and when the last
+        // turn alone exceeds `tailTokens`, or the prompt is over the threshold with the tail
+        // already within it (an emergency is due), everything before the last turn is folded,
+        // deeper than the emergency rule's low-water mark, which would otherwise fold later on
+        // a live cache.
+        let free = r.terms.expired;
         let c = match self.candidate(count, &cuts) {
+            Err(why)
+                if free && (why == LAST_TURN_OVER_TAIL || before > r.thr) && !cuts.is_empty() =>
+            {
+                cuts[cuts.len() - 1]
+            }
             Err(why) => return Step::Skip(Some(why.into())),
             Ok(c) => self.topic_cut(count, &cuts, c),
         };
         let id = self.next_fold_id();
         let live = self.st.live_from;
         let region = self.tokens(fold::span_w(&self.st.records, live, c));
-        if region < self.cfg.min_fold_tokens {
+        if region < self.cfg.min_fold_tokens && !free {
             return Step::Skip(Some(format!(
                 "region {region} tokens < minFoldTokens {}",
                 self.cfg.min_fold_tokens
@@ -636,9 +652,10 @@ impl Session {
         let w = tokens::weighted_chars(&json);
         let old_w = state::segs_w(&self.st.segs);
         let over_records = records_tokens > record_budget;
-        if !over_records
-            && (w >= old_w || before.saturating_sub(self.tokens(old_w)) + self.tokens(w) > thr)
-        {
+        // After an idle gap the condensation breaks nothing: it is done whenever it shrinks.
+        let still_over =
+            !r.terms.expired && before.saturating_sub(self.tokens(old_w)) + self.tokens(w) > thr;
+        if !over_records && (w >= old_w || still_over) {
             // Under pressure only (prompt over the threshold): a condensation that does not
             // shrink the records, or does not bring the prompt under the threshold, would break
             // the cache after the head for nothing: the next fold is appended instead. (In the

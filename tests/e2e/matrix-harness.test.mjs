@@ -1,6 +1,7 @@
 // Fast checks of the matrix's own parts (no OpenClaw; Node >= 20, well under a second):
-// DeepSeek's reasoning_content rule and the thinking fake provider, turn-failure detection,
-// the matrix scenarios, event placement, the verdict and the table.
+// DeepSeek's reasoning_content rule and the thinking fake provider, the Anthropic Messages mode
+// (cache_control semantics, wire format, mark check), turn-failure detection, the matrix
+// scenarios, event placement, the verdict and the table.
 
 import test from "node:test";
 import assert from "node:assert/strict";
@@ -9,7 +10,9 @@ import { startFakeProvider } from "./lib/fake-provider.mjs";
 import { scriptMarker, INTERNAL_CONTEXT_MARK } from "./lib/script.mjs";
 import { turnError } from "./lib/turn-result.mjs";
 import { buildMatrixScenario, makeMarkdownFile } from "./lib/matrix-scenarios.mjs";
-import { CELLS, VARIANTS, resolveAt, cellScenario, judgeRun, matrixRow, matrixTable, logFindings, reasoningReplay, reachedPaths } from "./lib/matrix.mjs";
+import { CELLS, VARIANTS, resolveAt, cellScenario, judgeRun, matrixRow, matrixTable, logFindings, reasoningReplay, reachedPaths, markMeasure, idleGapMeasure, ANTHROPIC_SONNET } from "./lib/matrix.mjs";
+import { AnthropicCacheSim, toChatBody } from "./lib/anthropic.mjs";
+import { inputCost } from "./lib/analyze.mjs";
 
 const call = (id) => ({ id, type: "function", function: { name: "read", arguments: "{}" } });
 const sys = { role: "system", content: "S" };
@@ -192,4 +195,167 @@ test("/compact: the host's benign skips are not failures", async () => {
   assert.ok(BENIGN_COMPACT_SKIP.test("nothing to fold"));
   assert.ok(!BENIGN_COMPACT_SKIP.test("cachefold folds at the next assemble (history not available here)"));
   assert.ok(!BENIGN_COMPACT_SKIP.test("Preflight compaction required but failed"));
+});
+
+// An Anthropic Messages body: tools, a system prompt, and user text of `kb` KB per turn, each
+// turn's last user text marked (as OpenClaw marks the latest user message).
+const eph = { type: "ephemeral" };
+function anthropicBody(turns, { markTool = true, markSystem = true, sysText = "S".repeat(8000) } = {}) {
+  const messages = [];
+  turns.forEach((t, i) => {
+    messages.push({ role: "user", content: [{ type: "text", text: t, ...(i === turns.length - 1 ? { cache_control: eph } : {}) }] });
+    if (i < turns.length - 1) messages.push({ role: "assistant", content: [{ type: "text", text: `ok ${i}` }] });
+  });
+  return {
+    model: "claude-sonnet-5",
+    tools: [{ name: "read", input_schema: { type: "object" } }, { name: "exec", input_schema: { type: "object" }, ...(markTool ? { cache_control: eph } : {}) }],
+    system: [{ type: "text", text: sysText, ...(markSystem ? { cache_control: eph } : {}) }, { type: "text", text: "volatile" }],
+    messages,
+  };
+}
+
+test("Anthropic cache: writes at breakpoints, reads the longest cached one, minimum length, lifetime, 4-mark limit", () => {
+  let now = 0;
+  const sim = new AnthropicCacheSim({ ttlMs: 1000, now: () => now });
+  const t1 = "a".repeat(20_000);
+  const r1 = sim.request(anthropicBody([t1]));
+  assert.equal(r1.read, 0);
+  assert.equal(r1.write + r1.input, r1.tokens);
+  assert.ok(r1.write > 5000, "the prefix up to the last mark is written");
+  assert.deepEqual(r1.marks.map((m) => m.where), ["tool exec", "system[0]", "messages[0].user[0].text"]);
+  // The next turn appends: the previous mark is found by the lookback and read; the new turn written.
+  now = 500;
+  const r2 = sim.request(anthropicBody([t1, "b".repeat(8_000)]));
+  assert.equal(r2.read, r1.marks.at(-1).tokens, "reads what the previous request wrote");
+  assert.ok(r2.write > 2000 && r2.write < 2100, `writes only the new turn (${r2.write})`);
+  // A rewrite before the message mark: tools + system still read, the rest written again.
+  now = 900;
+  const r3 = sim.request(anthropicBody(["c".repeat(20_000), "b".repeat(8_000)]));
+  assert.equal(r3.read, r1.marks[1].tokens, "the system mark's prefix is read");
+  // Past the lifetime (counted from the last use) nothing is read.
+  now = 900 + 1001;
+  const r4 = sim.request(anthropicBody(["c".repeat(20_000), "b".repeat(8_000)]));
+  assert.equal(r4.read, 0);
+  // Under the minimum (1,024 tokens): no write at all.
+  const small = new AnthropicCacheSim();
+  const s1 = small.request(anthropicBody(["x"], { sysText: "s" }));
+  assert.equal(s1.write, 0);
+  assert.equal(s1.input, s1.tokens);
+  // A mark more than 20 blocks after the cached one: the lookback does not reach it.
+  const far = new AnthropicCacheSim();
+  far.request(anthropicBody([t1], { markTool: false, markSystem: false }));
+  const many = Array.from({ length: 12 }, (_, i) => `turn ${i} ${"y".repeat(600)}`);
+  const f2 = far.request(anthropicBody([t1, ...many], { markTool: false, markSystem: false }));
+  assert.equal(f2.read, 0, "24 blocks later the old entry is out of the lookback");
+  // Five marks: the API's 400.
+  const five = anthropicBody([t1]);
+  five.system[1].cache_control = eph;
+  five.tools[0].cache_control = eph;
+  assert.match(new AnthropicCacheSim().request(five).error, /maximum of 4/);
+  // Writes are priced at the write price.
+  assert.equal(inputCost(100, 300, ANTHROPIC_SONNET, 200), (100 * 0.3 + 100 * 3 + 200 * 3.75) / 1e6);
+});
+
+test("Anthropic fake provider: Messages SSE with Anthropic usage, the chat form for the script, marks recorded", async () => {
+  const p = await startFakeProvider({ cache: "anthropic", model: "claude-sonnet-5" });
+  const prompt = `go ${scriptMarker({ steps: [{ read: "a.md" }], reply: "done" })}`;
+  const wire = (extra) => ({
+    model: "claude-sonnet-5",
+    stream: true,
+    max_tokens: 100,
+    system: [{ type: "text", text: "S".repeat(6000), cache_control: eph }],
+    tools: [{ name: "read", input_schema: { type: "object" }, cache_control: eph }],
+    messages: [{ role: "user", content: [{ type: "text", text: prompt, cache_control: eph }, { type: "text", text: `${INTERNAL_CONTEXT_MARK} x` }] }, ...extra],
+  });
+  const events = async (body) => {
+    const res = await fetch(`${p.baseUrl}/v1/messages`, { method: "POST", body: JSON.stringify(body) });
+    assert.equal(res.status, 200);
+    return (await res.text()).split("\n\n").filter(Boolean).map((b) => JSON.parse(b.split("\n").find((l) => l.startsWith("data: ")).slice(6)));
+  };
+  try {
+    const ev = await events(wire([]));
+    assert.deepEqual(ev.map((e) => e.type), ["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"]);
+    const use = ev[0].message.usage;
+    assert.equal(use.cache_read_input_tokens, 0);
+    assert.ok(use.cache_creation_input_tokens > 1500, JSON.stringify(use));
+    const tu = ev[1].content_block;
+    assert.equal(tu.type, "tool_use");
+    assert.equal(tu.name, "read");
+    assert.deepEqual(JSON.parse(ev[2].delta.partial_json), { path: "a.md" });
+    assert.equal(ev[4].delta.stop_reason, "tool_use");
+    // The tool round: tool_use back, tool_result marked; the script answers with its reply.
+    const more = [
+      { role: "assistant", content: [{ type: "tool_use", id: tu.id, name: "read", input: { path: "a.md" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: tu.id, content: "file text", cache_control: eph }] },
+    ];
+    const body2 = wire(more);
+    delete body2.messages[0].content[0].cache_control;
+    const ev2 = await events(body2);
+    assert.equal(ev2[0].message.usage.cache_read_input_tokens, use.cache_creation_input_tokens, "the first request's written prefix is read");
+    assert.match(ev2[2].delta.text + ev2[3].delta.text, /^done/);
+    const rec = p.requests[1];
+    assert.equal(rec.body.messages.at(-1).role, "tool", "recorded in chat form");
+    assert.deepEqual(rec.marks.map((m) => m.where), ["tool read", "system[0]", "messages[2].user[0].tool_result"]);
+    assert.equal(rec.usage.prompt_cache_hit_tokens, rec.wireUsage.cache_read_input_tokens);
+    assert.equal(rec.usage.prompt_cache_miss_tokens, rec.wireUsage.cache_creation_input_tokens + rec.wireUsage.input_tokens);
+    // The chat form keeps the runtime-context block apart from the prompt.
+    const chat = toChatBody(body2);
+    assert.deepEqual(chat.messages.map((m) => m.role), ["system", "user", "user", "assistant", "tool"]);
+    // markMeasure: both requests kept the previous marked prefix and read it: no lost read.
+    const m = markMeasure(p.requests, 5 * 60_000);
+    assert.equal(m.requests, 2);
+    assert.deepEqual(m.lostReads, []);
+    assert.equal(m.placement["tools[last]"], 2);
+    assert.equal(m.placement["user tool_result (latest)"], 1);
+    // A request that keeps the prefix but reads less than it is a lost read.
+    const lost = structuredClone(p.requests.slice(0, 2));
+    lost[1].cacheRaw.read = 0;
+    assert.equal(markMeasure(lost, 5 * 60_000).lostReads.length, 1);
+  } finally {
+    await p.close();
+  }
+});
+
+test("idle gap: the decision log tells the free rewrite from an emergency; a cache kept alive through the pause fails", () => {
+  const T = 1_000_000;
+  const body = (text) => ({ messages: [{ role: "system", content: "S" }, { role: "user", content: text }], tools: [] });
+  const req = (seq, t, text, hit) => ({ seq, t, status: 200, session: "s", body: body(text), usage: { prompt_tokens: 3000, prompt_cache_hit_tokens: hit, prompt_cache_miss_tokens: 3000 - hit } });
+  const before = req(1, T, "a".repeat(12_000), 0);
+  const gapReq = req(2, T + 100_000, "f1 record " + "b".repeat(4000), 0);
+  const follow = req(3, T + 101_000, "f1 record " + "b".repeat(4000) + "more", 2000);
+  const next = req(4, T + 110_000, "f1 record " + "b".repeat(4000) + "more, next turn", 2500);
+  const fold = (reason, why) => ({ id: "f1", reason, decision: { reason: why }, tokensBefore: 9000, tokensAfter: 3000 });
+  const mk = (report, extra = []) => ({
+    runtimeEvents: [{ beforeTurn: 1, event: "idle:75000", ms: 75_000 }],
+    turns: [
+      { index: 0, startedAt: T - 1000, endedAt: T + 1000, requests: [before] },
+      { index: 1, startedAt: T + 99_000, endedAt: T + 102_000, requests: [gapReq, follow] },
+      { index: 2, startedAt: T + 109_000, endedAt: T + 111_000, requests: [next] },
+    ],
+    requests: [before, ...extra, gapReq, follow, next],
+    events: [{ event: "assemble", at: new Date(T + 99_500).toISOString(), report }],
+  });
+  const free = idleGapMeasure(mk({ folds: [fold("priced", "pays: ..., cache expired: no break cost")], emergency: false }), 30_000);
+  assert.equal(free.gapRewrite.free, 1);
+  assert.equal(free.gapRewrite.emergency, false);
+  assert.equal(free.aliveBeforeGap, false);
+  assert.equal(free.followBreakTokens, 0);
+  assert.equal(reachedPaths({ events: [], turns: [], idleGap: free }).idleRewrite, 1);
+  // Still over the threshold after the free fold (the fixed prefix fills it): not an emergency fold.
+  const over = idleGapMeasure(mk({ folds: [fold("priced", "pays: ..., cache expired: no break cost")], emergency: true }), 30_000);
+  assert.equal(over.gapRewrite.emergency, false);
+  assert.equal(over.gapRewrite.overThreshold, true);
+  const emergency = idleGapMeasure(mk({ folds: [fold("emergency", "does not pay: ...")], emergency: true }), 30_000);
+  assert.equal(emergency.gapRewrite.free, 0);
+  assert.equal(emergency.gapRewrite.emergency, true);
+  assert.equal(reachedPaths({ events: [], turns: [], idleGap: emergency }).idleRewrite, 0);
+  // A host request 20 s before the gap request kept the cache alive: the cell tested no expiry.
+  const alive = idleGapMeasure(mk({ folds: [fold("priced", "cache expired")], emergency: false }, [req(1.5, T + 80_000, "a".repeat(12_000), 0)]), 30_000);
+  assert.equal(alive.aliveBeforeGap, true);
+  assert.ok(alive.extraMissAtGap > 0);
+  const run = (g, engine) => ({ cell: "idle-gap", variant: { engine }, turns: [{ index: 0, ok: true }], turnsPlanned: 1, logFindings: logFindings(""), summary: { http400: 0, inputCostUsd: 1 }, stats: {}, recall: [], idleGap: g, reached: reachedPaths({ events: [], turns: [], idleGap: g }) });
+  assert.deepEqual(judgeRun(run(free, "cachefold")).failures, []);
+  assert.match(judgeRun(run(emergency, "cachefold")).failures.join("\n"), /emergency fold, not the free one/);
+  assert.match(judgeRun(run(alive, "cachefold")).failures.join("\n"), /kept the cache alive through the pause[\s\S]*rewrote as after an expiry on a live cache/);
+  assert.match(judgeRun(run(alive, "legacy")).failures.join("\n"), /kept the cache alive through the pause/);
 });

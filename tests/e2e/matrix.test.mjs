@@ -9,9 +9,14 @@
 //                compact() (trigger "manual");
 //   window-128k, 11 turns, cachefold: OpenClaw drops its oldest messages (first in turn 9) and
 //                cachefold recognises the eviction (divergence "host_evicted"); the planted head
-//                fact survives.
+//                fact survives;
+//   anthropic-sonnet, 4 turns, cachefold: OpenClaw on an Anthropic Messages endpoint with its
+//                cache_control marks; a fold, and no mark move that costs a write (markMeasure);
+//   openai-gpt5, 4 turns, cachefold: a gpt-5 model on the OpenAI cache mode; a fold.
+// (The two provider cells run without their legacy baseline here, ~1.1 min each; the cost against
+// legacy and the idle-gap cell, ~3.5 min a run for its 75 s pause, are in the full matrix.)
 // Cells with the same host configuration share one Gateway as separate sessions (repro-48k and
-// compact on cachefold), so the subset starts three Gateways. The ownsCompaction=false variant and
+// compact on cachefold), so the subset starts five Gateways. The ownsCompaction=false variant and
 // the other cells run in the full matrix. CACHEFOLD_E2E_MATRIX_CELLS=a,b runs other cells instead
 // (all variants, each on its own Gateway); CACHEFOLD_E2E_MATRIX_TURNS=N sets every cell's turns.
 
@@ -32,6 +37,8 @@ const DEFAULT_SUBSET = [
   { label: "48K legacy", runs: [["repro-48k", VARIANTS[0], 4]] },
   { label: "48K cachefold", runs: [["repro-48k", VARIANTS[1], 4], ["compact", VARIANTS[1], 4]] },
   { label: "128K cachefold", runs: [["window-128k", VARIANTS[1], 11]] },
+  { label: "Anthropic cachefold", runs: [["anthropic-sonnet", VARIANTS[1], 4]] },
+  { label: "OpenAI cachefold", runs: [["openai-gpt5", VARIANTS[1], 4]] },
 ];
 const SUBSET = process.env.CACHEFOLD_E2E_MATRIX_CELLS
   ? process.env.CACHEFOLD_E2E_MATRIX_CELLS.split(",").flatMap((c) => VARIANTS.map((v) => ({ label: `${c.trim()} ${v.label}`, runs: [[c.trim(), v, undefined]] })))

@@ -8,8 +8,14 @@ import { CacheSim } from "./cache-sim.mjs";
 /** DeepSeek flash, peak band, USD per 1M tokens (docs/cache-model.md). */
 export const FLASH_PEAK = { key: "deepseek-flash-peak", hit: 0.006, miss: 0.3, output: 1.2 };
 
-export function inputCost(hit, miss, price = FLASH_PEAK) {
-  return (hit * price.hit + miss * price.miss) / 1e6;
+/**
+ * Input cost in USD: `hit` tokens at the read price, `miss` at the miss price, except the `write`
+ * tokens among the misses (Anthropic's cache writes), which pay `price.write` (the miss price
+ * when the row has none).
+ */
+export function inputCost(hit, miss, price = FLASH_PEAK, write = 0) {
+  const w = Math.min(write, miss);
+  return (hit * price.hit + (miss - w) * price.miss + w * (price.write ?? price.miss)) / 1e6;
 }
 
 /** Byte offsets (canonical serialization) at which each message of a request ends. */
@@ -109,6 +115,7 @@ export function summarizeRun({ requests, turns, scenario, price = FLASH_PEAK, st
   let prompt = 0;
   let hit = 0;
   let miss = 0;
+  let write = 0;
   let out = 0;
   let maxPrompt = 0;
   let n400 = 0;
@@ -123,6 +130,7 @@ export function summarizeRun({ requests, turns, scenario, price = FLASH_PEAK, st
     prompt += r.usage.prompt_tokens;
     hit += r.usage.prompt_cache_hit_tokens;
     miss += r.usage.prompt_cache_miss_tokens;
+    write += r.usage.cache_write_tokens ?? 0;
     out += r.usage.completion_tokens;
     maxPrompt = Math.max(maxPrompt, r.usage.prompt_tokens);
 
@@ -146,10 +154,11 @@ export function summarizeRun({ requests, turns, scenario, price = FLASH_PEAK, st
     promptTokens: prompt,
     hitTokens: hit,
     missTokens: miss,
+    writeTokens: write,
     hitPct: prompt ? (100 * hit) / prompt : 0,
     maxPrompt,
     completionTokens: out,
-    inputCostUsd: inputCost(hit, miss, price),
+    inputCostUsd: inputCost(hit, miss, price, write),
     outputCostUsd: (out * price.output) / 1e6,
     http400: n400,
     factReachable,

@@ -20,11 +20,21 @@
 //     use) and reports usage as OpenAI does (prompt_tokens_details.cached_tokens only); the
 //     recorded usage (requests.jsonl) also carries prompt_cache_hit/miss_tokens for analyze.mjs.
 //     `setCache(opts)` switches the mode before the first request.
+//   - `cache: "anthropic"` serves the Anthropic Messages API instead (POST .../v1/messages, as
+//     OpenClaw's `api: "anthropic-messages"` sends it): `cache_control` breakpoints, writes and
+//     reads as anthropic.mjs AnthropicCacheSim plays them (`ttlMs`: the 5-minute lifetime,
+//     settable for tests; `minTokens`), usage as Anthropic reports it (input_tokens,
+//     cache_creation_input_tokens, cache_read_input_tokens). The recorded request keeps the
+//     Messages body as `wireBody` and its chat-completions form (anthropic.mjs toChatBody) as
+//     `body`; the recorded usage adds prompt_tokens, prompt_cache_hit_tokens (= read),
+//     prompt_cache_miss_tokens (= write + input) and cache_write_tokens (= write), and `marks`
+//     says where the request's breakpoints were (`cacheRaw`: the counts before `tokenScale`).
 // GET /v1/models lists the one model. Anything else is 404.
 
 import http from "node:http";
 import fs from "node:fs";
 import { CacheSim, OpenAICacheSim } from "./cache-sim.mjs";
+import { AnthropicCacheSim, toChatBody, scaleAnthropic, anthropicEvents, anthropicMessage } from "./anthropic.mjs";
 import { pairingViolations, reasoningViolations, deepseekErrorBody } from "./pairing.mjs";
 import { countTokens, serializeMessage, serializeRequest, contentText } from "./tokenize.mjs";
 import { respond, responseAsMessage, INTERNAL_CONTEXT_MARK } from "./script.mjs";
@@ -43,7 +53,7 @@ export function requestSession(body) {
 
 /**
  * Start the provider.
- * @param {{logFile?: string, model?: string, cacheMode?: "strict"|"optimistic", block?: number, host?: string, thinking?: boolean, tokenScale?: number, cache?: "deepseek"|"openai", ttlMs?: number, minTokens?: number}} [opts]
+ * @param {{logFile?: string, model?: string, cacheMode?: "strict"|"optimistic", block?: number, host?: string, thinking?: boolean, tokenScale?: number, cache?: "deepseek"|"openai"|"anthropic", ttlMs?: number, minTokens?: number}} [opts]
  * @returns {Promise<{port:number, url:string, baseUrl:string, requests:object[], stats:object, setCache:(o:object)=>void, close:()=>Promise<void>}>}
  */
 export async function startFakeProvider(opts = {}) {
@@ -52,7 +62,9 @@ export async function startFakeProvider(opts = {}) {
   const makeSim = () =>
     opts.cache === "openai"
       ? new OpenAICacheSim({ ttlMs: opts.ttlMs, minTokens: opts.minTokens, block: opts.block })
-      : new CacheSim({ mode: opts.cacheMode ?? "strict", block: opts.block });
+      : opts.cache === "anthropic"
+        ? new AnthropicCacheSim({ ttlMs: opts.ttlMs, minTokens: opts.minTokens })
+        : new CacheSim({ mode: opts.cacheMode ?? "strict", block: opts.block });
   let sim = makeSim();
   const requests = [];
   const stats = { requests: 0, http400: 0, reasoning400: 0, promptTokens: 0, hitTokens: 0, missTokens: 0, completionTokens: 0 };
@@ -82,6 +94,10 @@ export async function startFakeProvider(opts = {}) {
     if (req.method === "GET" && url.endsWith("/models")) {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ object: "list", data: [{ id: model, object: "model", owned_by: "fake" }] }));
+      return;
+    }
+    if (req.method === "POST" && opts.cache === "anthropic" && /\/v1\/messages(\?|$)/.test(url)) {
+      handleMessages(res, JSON.parse(raw));
       return;
     }
     if (req.method !== "POST" || !url.endsWith("/chat/completions")) {
@@ -151,6 +167,43 @@ export async function startFakeProvider(opts = {}) {
     send([{ index: 0, delta: {}, finish_reason: finish }]);
     send([], { usage });
     res.write("data: [DONE]\n\n");
+    res.end();
+  }
+
+  /** The Anthropic Messages route (`cache: "anthropic"`). */
+  function handleMessages(res, wire) {
+    const n = ++seq;
+    stats.requests++;
+    const body = toChatBody(wire);
+    const session = requestSession(body);
+    const violations = pairingViolations(body.messages);
+    const c = violations.length ? null : sim.request(wire);
+    if (violations.length || c.error) {
+      stats.http400++;
+      record({ seq: n, t: Date.now(), session, status: 400, violations: violations.length ? violations : [{ kind: "cache_control", message: c.error }], body, wireBody: wire });
+      res.writeHead(400, { "content-type": "application/json" });
+      res.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: c?.error ?? violations.map((v) => v.message ?? v.kind).join("; ") } }));
+      return;
+    }
+    const u = scaleAnthropic(c, opts.tokenScale);
+    const r = respond(body);
+    const outMsg = responseAsMessage(r);
+    const completion = countTokens(serializeMessage(outMsg));
+    stats.promptTokens += u.tokens;
+    stats.hitTokens += u.read;
+    stats.missTokens += u.tokens - u.read;
+    stats.completionTokens += completion;
+    const usage = { prompt_tokens: u.tokens, completion_tokens: completion, prompt_cache_hit_tokens: u.read, prompt_cache_miss_tokens: u.tokens - u.read, cache_write_tokens: u.write };
+    const wireUsage = { input_tokens: u.input, cache_creation_input_tokens: u.write, cache_read_input_tokens: u.read, output_tokens: completion };
+    record({ seq: n, t: Date.now(), session, status: 200, note: r.note, usage, wireUsage, marks: c.marks, cacheRaw: { tokens: c.tokens, read: c.read, write: c.write }, response: outMsg, body, wireBody: wire });
+    const meta = { id: `msg_fake_${n}`, model: wire.model ?? model, outputTokens: completion };
+    if (!wire.stream) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(anthropicMessage(r, u, meta)));
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    for (const ev of anthropicEvents(r, u, meta)) res.write(`event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`);
     res.end();
   }
 

@@ -17,6 +17,7 @@ import { serializeRequest, contentText, BYTES_PER_TOKEN } from "./tokenize.mjs";
 import { INTERNAL_CONTEXT_MARK } from "./script.mjs";
 import { buildMatrixScenario } from "./matrix-scenarios.mjs";
 import { dirContains } from "./session.mjs";
+import { cacheBlocks } from "./anthropic.mjs";
 
 // The issue's session shape: 18 turns, each reading markdown docs of 12-40 KB and running shell
 // commands with a few KB of output (8 read+exec pairs per turn: an agent surveying a doc set),
@@ -27,10 +28,14 @@ const SCALE = 1.14;
 
 /** OpenAI gpt-5 (src/providers.rs profile `openai-gpt-5`), USD per 1M tokens. */
 export const OPENAI_GPT5 = { key: "openai-gpt-5", hit: 0.125, miss: 1.25, output: 10 };
-// The idle-gap cell's provider lifetime and pause: the pause outlasts the lifetime; the lifetime
-// outlasts a turn's request spacing and the host's post-turn work on a busy machine.
+/** Anthropic Sonnet 5 (src/providers.rs profile `anthropic-sonnet`), USD per 1M tokens; write = 5-minute write (1.25x). */
+export const ANTHROPIC_SONNET = { key: "anthropic-sonnet", hit: 0.3, miss: 3, write: 3.75, output: 15 };
+// The idle-gap cell's provider lifetime and pause: the lifetime outlasts a turn's request spacing
+// and the host's post-turn work on a busy machine; the pause outlasts the lifetime counted from
+// the host's own background request in it (OpenClaw sends one with the session's prefix 20-30 s
+// after a turn; with a 45 s pause it kept the cache alive until the turn after the pause).
 const GAP_TTL_MS = 30_000;
-const GAP_PAUSE_MS = 45_000;
+const GAP_PAUSE_MS = 75_000;
 
 /**
  * Cells. `script` feeds buildMatrixScenario; `at` maps a turn index (before that turn runs) to a
@@ -65,11 +70,17 @@ export const CELLS = {
   // A gpt-5-family model id on the fake provider's OpenAI mode (automatic prefix caching: 1,024
   // minimum, 128-token steps, 10 min lifetime), priced with the openai-gpt-5 profile.
   "openai-gpt5": { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 6 }, provider: { cache: "openai", model: "gpt-5-mini", ttlMs: 10 * 60_000 }, price: OPENAI_GPT5, reach: ["fold"], estimate: 1.2 },
+  // A claude-sonnet model id on the fake provider's Anthropic Messages mode (OpenClaw's
+  // `api: "anthropic-messages"` with `cacheRetention: "short"`, which a custom endpoint needs to
+  // get OpenClaw's cache_control marks): explicit breakpoints, writes at 1.25x, reads at 0.1x,
+  // 1,024-token minimum, 5-minute lifetime; priced with the anthropic-sonnet profile. Every
+  // request's marks are checked (markMeasure): no mark move may cost a write.
+  "anthropic-sonnet": { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 6 }, provider: { cache: "anthropic", model: "claude-sonnet-5", api: "anthropic-messages", ttlMs: 5 * 60_000 }, price: ANTHROPIC_SONNET, reach: ["fold"], estimate: 1.3 },
   // The same provider with a 30 s lifetime (cachefold told so: providers.openai-gpt-5.ttlMinutes)
-  // and a 45 s pause before turn 3, in the 48K session shape (folds from turn 1, so there are
-  // records to condense when the cache is gone): the request after the pause misses from its first token on
-  // both engines, cachefold rewrites there, and that rewrite costs no further miss (judgeRun
-  // idleGapMeasure).
+  // and a 75 s pause before turn 3, in the 48K session shape (folds from turn 1, so there are
+  // records to condense when the cache is gone): the request after the pause misses from its
+  // first token on both engines, cachefold's rewrite there is the free one (decision log), and it
+  // costs no further miss (judgeRun, idleGapMeasure).
   "idle-gap": {
     tokenScale: SCALE,
     window: 48_000,
@@ -79,7 +90,7 @@ export const CELLS = {
     price: OPENAI_GPT5,
     at: { 3: `idle:${GAP_PAUSE_MS}` },
     reach: ["idleRewrite"],
-    estimate: 2,
+    estimate: 3,
   },
 };
 
@@ -115,7 +126,7 @@ export function cellHarness(cell, variant, opts = {}) {
     engine: variant.engine,
     pluginDir: opts.pluginDir,
     pluginConfig: isLegacy ? undefined : { logFile: "<auto>", ...(cell.pluginConfig ?? {}), ...(variant.pluginConfig ?? {}) },
-    extraConfig: cell.provider?.model ? modelConfig(cell.provider.model, cell.window) : undefined,
+    extraConfig: cell.provider?.model ? modelConfig(cell.provider.model, cell.window, cell.provider.api) : undefined,
     contextWindow: cell.window,
     reasoning: !!cell.reasoning,
     tokenScale: cell.tokenScale,
@@ -126,13 +137,20 @@ export function cellHarness(cell, variant, opts = {}) {
   });
 }
 
-/** openclaw.json fragment that makes `fake/<model>` the agent's model (the fake provider serves any id). */
-export function modelConfig(model, window) {
+/**
+ * openclaw.json fragment that makes `fake/<model>` the agent's model (the fake provider serves any
+ * id). `api: "anthropic-messages"` makes the provider an Anthropic-compatible endpoint (OpenClaw's
+ * Anthropic SDK posts to `<baseUrl>/v1/messages`), with `cacheRetention: "short"` for the model:
+ * OpenClaw sends cache_control marks to a custom Anthropic endpoint only when it is set
+ * explicitly (docs/reference/prompt-caching.md in the openclaw package).
+ */
+export function modelConfig(model, window, api) {
+  const anthropic = api === "anthropic-messages";
   return {
-    agents: { defaults: { model: { primary: `fake/${model}` } } },
+    agents: { defaults: { model: { primary: `fake/${model}` }, ...(anthropic ? { models: { [`fake/${model}`]: { params: { cacheRetention: "short" } } } } : {}) } },
     models: {
       providers: {
-        fake: { models: [{ id: model, name: `Fake ${model}`, reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: window, maxTokens: 4096 }] },
+        fake: { ...(api ? { api } : {}), models: [{ id: model, name: `Fake ${model}`, reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: window, maxTokens: 4096 }] },
       },
     },
   };
@@ -217,6 +235,7 @@ export async function runCell(name, cell, variant, opts = {}) {
       logFindings: logFindings(logs),
     };
     result.idleGap = idleGapMeasure(result, cell.provider?.ttlMs ?? Infinity);
+    result.marks = cell.provider?.cache === "anthropic" ? markMeasure(requests, cell.provider.ttlMs ?? 5 * 60_000) : undefined;
     result.reached = reachedPaths(result);
     result.summary = summarizeRun({ requests, turns, scenario, price: cell.price, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), scenario.needle) });
     result.recall = scenario.facts.map((f) => {
@@ -246,7 +265,7 @@ export function reachedPaths(run) {
     evicted: reports.filter((r) => r.divergence?.cause === "host_evicted").length,
     compacted: run.turns.filter((t) => t.kind === "compact" && t.ok && !/skipped|nothing/i.test(t.text)).length,
     manualCompact: events.filter((e) => e.event === "compact" && e.trigger === "manual").length,
-    ...(run.idleGap ? { idleRewrite: run.idleGap.rewriteTokens > 0 ? 1 : 0 } : {}),
+    ...(run.idleGap ? { idleRewrite: run.idleGap.gapRewrite?.free ?? 0 } : {}),
   };
 }
 
@@ -280,7 +299,15 @@ function lcpBytes(a, b) {
  * dropped (a second rewrite would miss again what the gap request paid for). `nextTurnBreakTokens`,
  * `laterMiss`, `laterTokens`: the following turn's first request against the gap turn's last
  * (includes the cost model's priced pressure folds), and the misses and prompt tokens of the
- * main requests after the gap request through the following turn.
+ * main requests after the gap request through the following turn. `gapRewrite`: what the
+ * decision log says the engine did at the gap request (folds with their reason and whether they
+ * were decided at no break cost, "cache expired"; condensations; `emergency`: an emergency fold
+ * ran; `overThreshold`: the prompt stayed over the fold threshold, which folding cannot always
+ * fix: the fixed prefix can fill it); `free` counts the free ones. `nextTurnEmergency`: the next
+ * turn's first request still needed an emergency fold.
+ * The request after the gap misses from its first token whatever the engine does (`gapHit` 0), so
+ * the free rewrite costs no extra miss as long as the request after it keeps it
+ * (`followBreakTokens` 0).
  */
 export function idleGapMeasure(run, ttlMs) {
   const gap = run.runtimeEvents.find((e) => e.event.startsWith("idle:"));
@@ -309,8 +336,28 @@ export function idleGapMeasure(run, ttlMs) {
     laterMiss += r.usage?.prompt_cache_miss_tokens ?? 0;
     laterTokens += r.usage?.prompt_tokens ?? 0;
   }
+  // What the engine did at the gap request (its decision log): the assembles of the gap turn up
+  // to that request. A fold decided "cache expired" or a condensation there is the free rewrite;
+  // an emergency fold is one the prompt needed whatever the gap.
+  const decided = (run.events ?? []).filter((e) => e.event === "assemble" && e.report && Date.parse(e.at) >= run.turns[ti].startedAt && Date.parse(e.at) <= first.t);
+  const folds = decided.flatMap((e) => e.report.folds ?? []);
+  const gapRewrite = {
+    assembles: decided.length,
+    folds: folds.map((f) => ({ id: f.id, reason: f.reason, free: /cache expired/.test(f.decision?.reason ?? ""), tokensBefore: f.tokensBefore, tokensAfter: f.tokensAfter })),
+    condensed: decided.filter((e) => e.report.condensed).map((e) => ({ id: e.report.condensed.id, free: /cache expired/.test(e.report.condensed.decision?.reason ?? "") })),
+    emergency: folds.some((f) => f.reason === "emergency"),
+    overThreshold: decided.some((e) => e.report.emergency),
+  };
+  gapRewrite.free = gapRewrite.folds.filter((f) => f.free && f.reason !== "emergency").length + gapRewrite.condensed.filter((c) => c.free).length;
+  // The next turn's pre-prompt assemble: did the prompt still need an emergency fold?
+  const nextStart = run.turns[ti + 1].startedAt;
+  const nextFirst = nextTurn[0];
+  const nextDecided = (run.events ?? []).filter((e) => e.event === "assemble" && e.report && Date.parse(e.at) >= nextStart && Date.parse(e.at) <= nextFirst.t);
+  const nextFolds = nextDecided.flatMap((e) => e.report.folds ?? []);
   return {
     pauseMs: gap.ms,
+    gapRewrite,
+    nextTurnEmergency: nextFolds.some((f) => f.reason === "emergency"),
     gapTokens: first.usage?.prompt_tokens ?? null,
     gapHit: first.usage?.prompt_cache_hit_tokens ?? null,
     rewriteTokens: dropped(last, first),
@@ -325,6 +372,55 @@ export function idleGapMeasure(run, ttlMs) {
   };
 }
 
+/**
+ * Where the host put its Anthropic cache_control marks, and whether a mark move cost a write
+ * (a run on the fake provider's Anthropic mode). `placement`: per main request, each mark as
+ * `tools[last]`, `system[i]`, `user text (latest)`, `tool_result (latest)` or what else it was,
+ * counted. `lostReads`: main requests that kept the previous main request's marked prefix byte for
+ * byte, within the lifetime, yet read less than it (a mark that moved out of the provider's
+ * 20-block lookback, say): each such request wrote again what was cached. `rewrites`: main
+ * requests that did not keep the previous one's marked prefix (a fold or another rewrite; priced
+ * by the cost model), with the tokens kept; `writeTokens` of all main requests.
+ */
+export function markMeasure(requests, ttlMs) {
+  const placement = {};
+  const lostReads = [];
+  const rewrites = [];
+  let writeTokens = 0;
+  const main = requests.filter((r) => requestKind(r) === "main" && r.wireBody && r.marks);
+  let prev = null;
+  for (const r of main) {
+    const w = r.wireBody;
+    const blocks = cacheBlocks(w);
+    const msgs = w.messages ?? [];
+    const lastUser = msgs.findLastIndex((m) => m.role === "user" && (Array.isArray(m.content) ? m.content : []).some((b) => b.type === "text" && !String(b.text).includes(INTERNAL_CONTEXT_MARK)));
+    const lastResult = msgs.findLastIndex((m) => m.role === "user" && (Array.isArray(m.content) ? m.content : []).some((b) => b.type === "tool_result"));
+    for (const m of r.marks) {
+      let kind = m.where;
+      const mm = /^messages\[(\d+)\]\.(\w+)\[\d+\]\.(\w+)$/.exec(m.where);
+      if (m.where.startsWith("tool ")) kind = m.block === (w.tools ?? []).length - 1 ? "tools[last]" : "tools[not last]";
+      else if (mm) {
+        const i = Number(mm[1]);
+        const latest = (mm[3] === "text" && i === lastUser) || (mm[3] === "tool_result" && i === lastResult);
+        kind = `${mm[2]} ${mm[3]}${latest ? " (latest)" : ` (${msgs.length - i} from the end)`}`;
+      }
+      placement[kind] = (placement[kind] ?? 0) + 1;
+    }
+    writeTokens += r.usage?.cache_write_tokens ?? 0;
+    if (prev && r.session === prev.r.session) {
+      const last = prev.r.marks.at(-1);
+      if (last) {
+        const upTo = prev.blocks.slice(0, last.block + 1).map((b) => b.text).join("");
+        const mine = blocks.map((b) => b.text).join("");
+        const kept = mine.startsWith(upTo);
+        if (!kept) rewrites.push({ seq: r.seq, prevSeq: prev.r.seq, keptTokens: Math.floor(lcpBytes(mine, upTo) / BYTES_PER_TOKEN), prevMarkTokens: last.tokens });
+        else if (r.t - prev.r.t <= ttlMs && (r.cacheRaw?.read ?? 0) < last.tokens) lostReads.push({ seq: r.seq, prevSeq: prev.r.seq, read: r.usage?.prompt_cache_hit_tokens, prevMarkTokens: last.tokens, marks: r.marks.map((m) => m.where) });
+      }
+    }
+    prev = { r, blocks };
+  }
+  return { requests: main.length, placement, lostReads, rewrites, writeTokens };
+}
 /** Log lines that matter to the verdict (host degradation, quarantine, preflight failures). */
 export function logFindings(logs) {
   const pick = (re) => [...new Set((logs.match(new RegExp(`[^\\n]*${re.source}[^\\n]*`, "gi")) ?? []).map((l) => l.trim().slice(0, 400)))];
@@ -357,8 +453,14 @@ export function judgeRun(run, legacy) {
   if (g?.error) failures.push(`idle gap: ${g.error}`);
   else if (g) {
     if (g.gapHit !== 0) failures.push(`idle gap: the request after the ${g.pauseMs} ms pause hit ${g.gapHit} tokens (the lifetime did not expire)`);
-    if (run.variant.engine !== "legacy" && g.extraMissAtGap > 0) failures.push(`idle gap: a request ${JSON.stringify(g.pauseRequests.at(-1) ?? null)} kept the cache alive until the turn after the pause, whose rewrite then dropped ${g.extraMissAtGap} cached tokens (an extra miss)`);
+    if (g.aliveBeforeGap) failures.push(`idle gap: a request ${JSON.stringify(g.pauseRequests.at(-1) ?? null)} kept the cache alive through the pause (the cell tests no expiry)`);
+    if (run.variant.engine !== "legacy" && g.aliveBeforeGap && g.gapRewrite?.free > 0) failures.push(`idle gap: the engine rewrote as after an expiry on a live cache and dropped ${g.extraMissAtGap} cached tokens (an extra miss)`);
+    if (run.variant.engine !== "legacy" && g.gapRewrite?.emergency) failures.push(`idle gap: the rewrite at the gap request was an emergency fold, not the free one (${JSON.stringify(g.gapRewrite.folds)})`);
     if (run.variant.engine !== "legacy" && g.followBreakTokens > 0) failures.push(`idle gap: the request after the rewrite at the pause dropped ${g.followBreakTokens} tokens of it (an extra miss)`);
+  }
+  if (run.marks) {
+    if (!run.marks.requests) failures.push("anthropic: no main request carried cache_control marks");
+    if (run.marks.lostReads.length) failures.push(`anthropic: ${run.marks.lostReads.length} request(s) kept the previous marked prefix yet wrote it again: ${JSON.stringify(run.marks.lostReads[0])}`);
   }
   if (legacy?.summary && run.variant.engine !== "legacy" && !(run.summary.inputCostUsd < legacy.summary.inputCostUsd)) {
     failures.push(`input cost ${(run.summary.inputCostUsd / legacy.summary.inputCostUsd).toFixed(3)}x legacy (not below)`);
@@ -390,6 +492,8 @@ export function matrixRow(run, legacy) {
     recall: run.recall.map((r) => r.reachable),
     reached: run.reached,
     idleGap: run.idleGap ?? undefined,
+    marks: run.marks,
+    writeTokens: s.writeTokens,
     gatewayStarts: run.gatewayStarts,
     runtimeEvents: run.runtimeEvents,
     logFindings: Object.fromEntries(Object.entries(run.logFindings).map(([k, v2]) => [k, v2.slice(0, 3)])),
