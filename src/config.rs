@@ -13,6 +13,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+mod key;
 pub mod profile;
 
 /// When the engine manages context.
@@ -320,7 +321,8 @@ impl Config {
     }
 
     /// Parse from a JSON string (`null` gives the defaults). Decoded straight from the text, so
-    /// the config's decoders exist once in the module.
+    /// the config's decoders exist once in the module (the search for the failing key runs the
+    /// same decoder).
     pub fn from_json(s: &str) -> Result<Config> {
         match s.trim_start().as_bytes().first() {
             Some(b'{') => {}
@@ -331,13 +333,16 @@ impl Config {
                 return Err(Error::config("", "plugin config must be an object"));
             }
         }
-        // The path of the key that failed goes into the error (`topics.maxCallsPerHour`).
+        // The key that failed goes into the error (`topics.maxCallsPerHour`), found once the
+        // decoder has failed (`key`).
         let mut de = serde_json::Deserializer::from_str(s);
-        let cfg: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let path = if path == "." { String::new() } else { path };
-            Error::config(path, e.into_inner().to_string())
-        })?;
+        let cfg = match Config::deserialize(&mut de) {
+            Ok(cfg) => cfg,
+            Err(e) => {
+                let key = key::failing_key(s, &e, |s| serde_json::from_str::<Config>(s).map(drop));
+                return Err(Error::config(key, e.to_string()));
+            }
+        };
         de.end()?;
         cfg.validate()?;
         Ok(cfg)
