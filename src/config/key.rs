@@ -3,7 +3,7 @@
 //!
 //! The config is decoded straight from its text by the derived `Deserialize`; nothing tracks the
 //! path while it runs (a path-tracking deserializer wraps every visitor and seed the config
-//! derives: ~37 KB of the shipped module). When the decoder has failed, the failing member is
+//! derives: ~32 KB of the shipped module). When the decoder has failed, the failing member is
 //! found by decoding truncated copies of the config with the same decoder. The derives read
 //! members in document order and stop at the first bad one, so a copy cut after member `i` of
 //! an object or array fails exactly when the first bad member is at or before `i` (cutting
