@@ -10,7 +10,7 @@
 //! never qualify. Work is linear: at most [`SCAN_BYTES`] of the part are read and at most
 //! [`MAX_NAMES`] distinct names counted.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::BTreeMap;
 
 /// Bytes of the omitted part read (a 100 MB output stays cheap).
 const SCAN_BYTES: usize = 2 << 20;
@@ -35,7 +35,8 @@ fn edge(c: char) -> bool {
 }
 
 /// Calls `f` with every name of `text`, in order (repeats included).
-fn each_name<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
+// `dyn`: one copy of the scanner in the wasm module for both callers.
+fn each_name<'a>(text: &'a str, f: &mut dyn FnMut(&'a str)) {
     for raw in text.split(|c: char| !word_char(c)) {
         if raw.len() < 3 || raw.len() > MAX_NAME_BYTES {
             continue;
@@ -109,16 +110,15 @@ pub(super) fn mentions(omitted: &str, shown: &[&str], max_chars: usize) -> Vec<S
     while !omitted.is_char_boundary(end) {
         end -= 1;
     }
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut seen: Vec<&str> = Vec::new();
     for s in shown {
-        each_name(s, |n| {
-            seen.insert(n);
-        });
+        each_name(s, &mut |n| seen.push(n));
     }
+    seen.sort_unstable();
     // name → (count, first index)
-    let mut counts: HashMap<&str, (u32, u32)> = HashMap::new();
-    each_name(&omitted[..end], |n| {
-        if seen.contains(n) {
+    let mut counts: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
+    each_name(&omitted[..end], &mut |n| {
+        if seen.binary_search(&n).is_ok() {
             return;
         }
         let next = counts.len() as u32;
