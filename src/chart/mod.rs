@@ -12,8 +12,10 @@
 //!
 //! The x axis is the call index (1-based); bars stack per call, lines join one value per call.
 
+mod scatter;
 mod ticks;
 
+pub use scatter::{scatter_figure, Group, Point, Scatter};
 pub use ticks::{integer as integer_ticks, label as tick_label, nice as nice_ticks, Unit};
 
 use serde_json::Value;

@@ -247,3 +247,102 @@ fn a_json_spec_reads_as_the_struct_and_bad_specs_are_errors() {
         assert!(Chart::from_value(&v).is_err(), "{bad}");
     }
 }
+
+fn pt(name: &str, x: f64, y: f64) -> Point {
+    Point {
+        name: name.into(),
+        x,
+        y,
+        label: true,
+        ..Point::default()
+    }
+}
+
+/// The x attribute values of the `<polyline>` of series `name`, in order.
+fn polyline_xs(svg: &str, name: &str) -> Vec<f64> {
+    let tag = svg
+        .split("<polyline ")
+        .skip(1)
+        .find(|t| t.contains(&format!("data-series=\"{name}\"")))
+        .unwrap_or_else(|| panic!("no polyline {name} in {svg}"));
+    let pts = tag
+        .split("points=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    pts.split(' ')
+        .map(|p| p.split(',').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn scatter_joins_fronts_in_x_order_and_keeps_far_points_on_the_edge() {
+    let panel = Scatter {
+        title: "window 1M".into(),
+        x_title: "input cost ×S1a".into(),
+        y_title: "recall".into(),
+        groups: vec![
+            Group {
+                name: "front".into(),
+                points: vec![pt("b", 0.6, 0.95), pt("a", 0.4, 0.9), pt("c", 0.5, 0.93)],
+                color: 1,
+                joined: true,
+                ..Group::default()
+            },
+            Group {
+                name: "front before".into(),
+                points: vec![pt("a0", 0.45, 0.88), pt("b0", 0.62, 0.94)],
+                color: 7,
+                joined: true,
+                dashed: true,
+                ..Group::default()
+            },
+            Group {
+                name: "baselines".into(),
+                points: vec![pt("S1a", 1.0, 1.0), pt("S2c", 2.7, 0.9)],
+                color: 7,
+                square: true,
+                ..Group::default()
+            },
+        ],
+        rules: vec![(0.95, "recall target 0.95".into())],
+        x_max: Some(1.05),
+        ..Scatter::default()
+    };
+    let svg = scatter_figure("cost vs recall", &[panel.clone(), panel]);
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert_eq!(
+        svg.matches("window 1M").count(),
+        4,
+        "two panels, heading and tooltip each"
+    );
+    let xs = polyline_xs(&svg, "front");
+    assert_eq!(xs.len(), 3);
+    assert!(xs.windows(2).all(|w| w[0] < w[1]), "{xs:?}");
+    // Only the earlier front is dashed.
+    let before = svg.split("data-series=\"front before\"").next().unwrap();
+    assert!(before
+        .rsplit("<polyline ")
+        .next()
+        .unwrap()
+        .contains("stroke-dasharray=\"6 4\""));
+    let front = svg.split("data-series=\"front\"").next().unwrap();
+    assert!(!front
+        .rsplit("<polyline ")
+        .next()
+        .unwrap()
+        .contains("stroke-dasharray"));
+    // S2c (2.7) is drawn at the right edge with its value; S1a inside the plot.
+    assert!(svg.contains(">S2c 2.7 →</text>"), "{svg}");
+    assert!(svg.contains(">S1a</text>"), "{svg}");
+    assert!(svg.contains("recall target 0.95"));
+    // Nice ticks in the value's decimals.
+    assert_eq!(y_labels(&svg)[..4], ["0.85", "0.9", "0.95", "1"], "{svg}");
+    assert_eq!(
+        svg.matches("<rect class=\"cf-s7\"").count(),
+        2 * 3,
+        "two squares + legend per panel"
+    );
+}

@@ -547,8 +547,9 @@ fn render(tool: &str, id: &str, full: &str, chars: u64, lines: u64, preview_char
     }
     // Which exact names the omitted part holds, so the model knows what to recover (and what
     // exists at all). Bounded: MENTIONS_PCT of previewChars. The replay bench found most lost
-    // anchors in the middle of shrunk outputs.
-    let mentions = crate::digest::anchor_index(omitted, mentions_budget);
+    // anchors in the middle of shrunk outputs; names as written (`state.rows`, `a::b`), the
+    // recurring ones first, bare numbers after names, none the head or tail shows ([`names`]).
+    let mentions = names::mentions(omitted, &[head, tail], mentions_budget);
     if !mentions.is_empty() {
         out.push_str(" Mentions: ");
         out.push_str(&mentions.join(", "));
@@ -577,5 +578,6 @@ pub fn group(n: u64) -> String {
     out
 }
 
+mod names;
 #[cfg(test)]
 mod tests;

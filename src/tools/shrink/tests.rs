@@ -187,6 +187,101 @@ fn mentions_list_holds_many_names_of_a_long_middle() {
     assert!(list.chars().count() > 800, "{}", list.chars().count());
 }
 
+/// The Mentions list of `text` shrunk as an `exec` result under `cfg`.
+fn mentions_of(cfg: &Config, text: &str) -> String {
+    let out = shrink_tool_result(cfg, "exec", &result("exec", text))
+        .unwrap()
+        .unwrap();
+    let t = text0(&out.message);
+    let marker = t.lines().find(|l| l.contains(" omitted (lines ")).unwrap();
+    marker_mentions(marker).to_string()
+}
+
+#[test]
+fn mentions_keep_qualified_names_whole() {
+    // Names as the text writes them, not their pieces: the model quotes and greps these.
+    let filler = "filler text without any names at all, padding only\n";
+    let mut text = filler.repeat(80);
+    text.push_str("  assign(state.rows, :rows) in Spotter.Services.TranscriptRenderer\n");
+    text.push_str("  see crate::digest::scan and src/engine/fold.rs:120:5 (lib.rs)\n");
+    text.push_str(&filler.repeat(80));
+    let list = mentions_of(&Config::default(), &text);
+    let names: Vec<&str> = list.split(", ").collect();
+    for want in [
+        "state.rows",
+        "Spotter.Services.TranscriptRenderer",
+        "crate::digest::scan",
+        "src/engine/fold.rs",
+        "lib.rs",
+    ] {
+        assert!(names.contains(&want), "{want} missing from {list}");
+    }
+    // Plain words never are names, and a qualified name is not cut into pieces.
+    for not in ["assign", "filler", "rows", "TranscriptRenderer", "digest"] {
+        assert!(!names.contains(&not), "{not} listed in {list}");
+    }
+}
+
+#[test]
+fn mentions_leave_out_names_the_preview_shows() {
+    let filler = "filler text without any names at all, padding only\n";
+    let mut text = String::from("fn apply_fold_step() calls shown_in_head\n");
+    text.push_str(&filler.repeat(80));
+    text.push_str("apply_fold_step again, shown_in_tail and only_in_the_middle\n");
+    text.push_str(&filler.repeat(80));
+    text.push_str("end: shown_in_tail\n");
+    let list = mentions_of(&Config::default(), &text);
+    assert_eq!(list, "only_in_the_middle");
+}
+
+#[test]
+fn mentions_rank_recurring_names_first() {
+    // A small list (previewChars 400: 220 chars of Mentions) cannot hold the 40 names seen
+    // once at the start of the middle; the name that recurs near its end comes first.
+    let cfg = Config::from_json(
+        r#"{"persist":{"thresholds":{},"defaultThreshold":400,"previewChars":400}}"#,
+    )
+    .unwrap();
+    let filler = "filler text without any names at all, padding only\n";
+    let mut text = filler.repeat(10);
+    for i in 0..40 {
+        text.push_str(&format!("defines once_name_{i:02}\n"));
+    }
+    for _ in 0..3 {
+        text.push_str("calls hot_path_fn(x) and warm_fn\n");
+    }
+    text.push_str("calls hot_path_fn(y)\n");
+    text.push_str(&filler.repeat(10));
+    let list = mentions_of(&cfg, &text);
+    assert!(
+        list.starts_with("hot_path_fn, warm_fn, once_name_00, once_name_01"),
+        "{list}"
+    );
+    assert!(!list.contains("once_name_39"), "{list}");
+    assert!(list.chars().count() <= 220, "{list}");
+}
+
+#[test]
+fn mentions_put_bare_numbers_after_names_seen_as_often() {
+    // A numbered listing: every line number is seen once, like the names beside it; with room
+    // for a few, the names are listed, not the numbers.
+    let cfg = Config::from_json(
+        r#"{"persist":{"thresholds":{},"defaultThreshold":400,"previewChars":400}}"#,
+    )
+    .unwrap();
+    let filler = "filler text without any names at all, padding only\n";
+    let mut text = filler.repeat(10);
+    for i in 100..140 {
+        text.push_str(&format!("{i} defines name_{i}\n"));
+    }
+    text.push_str(&filler.repeat(10));
+    let list = mentions_of(&cfg, &text);
+    let names: Vec<&str> = list.split(", ").collect();
+    assert!(names.len() >= 10, "{list}");
+    assert!(names.iter().all(|n| n.starts_with("name_")), "{list}");
+    assert_eq!(names[0], "name_100");
+}
+
 /// The "Mentions:" list of an omitted-part marker line ("" when it has none).
 fn marker_mentions(marker: &str) -> &str {
     marker.split_once(" Mentions: ").map_or("", |(_, m)| m)

@@ -527,23 +527,17 @@ pub fn markdown(runs: &[Loso], sessions: usize) -> String {
     s
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// The cost-vs-recall chart: one panel per window, one point per configuration, the Pareto
-/// front joined and labelled, baselines in grey, the defaults ringed, the recall target dashed.
+/// front joined and labelled, baselines as squares, the defaults ringed, the recall targets
+/// dashed. Drawn by the core's chart module ([`cachefold::chart::scatter_figure`]).
 pub fn svg(runs: &[Loso]) -> String {
     svg_with_before(runs, &[])
 }
 
-/// [`svg`] with an earlier run's Pareto front per window drawn dashed grey ("before"), e.g.
-/// the front before a change, from its saved `loso.json`.
+/// [`svg`] with an earlier run's Pareto front per window drawn dashed grey ("front before"),
+/// e.g. the front before a change, from its saved `loso.json`.
 pub fn svg_with_before(runs: &[Loso], before: &[Loso]) -> String {
-    let (pw, ph, pad_l, pad_t, gap) = (560.0f64, 380.0f64, 70.0f64, 50.0f64, 90.0f64);
+    use ::cachefold::chart::{scatter_figure, Group, Point, Scatter};
     // One panel per window (the points do not depend on the recall target).
     let mut panels: Vec<&Loso> = Vec::new();
     for r in runs {
@@ -551,172 +545,104 @@ pub fn svg_with_before(runs: &[Loso], before: &[Loso]) -> String {
             panels.push(r);
         }
     }
-    let w = pad_l + (pw + gap) * panels.len().max(1) as f64;
-    let h = pad_t + ph + 60.0;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"11\">"
-    );
-    let _ = writeln!(s, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
-    let _ = writeln!(
-        s,
-        "<text x=\"{pad_l}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">cachefold: input cost ×S1a vs anchor recall, one point per S3 configuration (front in red, baselines grey)</text>"
-    );
-    for (i, r) in panels.iter().enumerate() {
-        let same: Vec<&Loso> = runs.iter().filter(|x| x.window == r.window).collect();
-        let lowest_target = same
-            .iter()
-            .map(|x| x.recall_target)
-            .fold(r.recall_target, f64::min);
-        let x0 = pad_l + i as f64 * (pw + gap);
-        let old_front: Vec<&ChartPoint> = before
-            .iter()
-            .find(|b| b.window == r.window)
-            .map(|b| b.points.iter().filter(|p| p.pareto).collect())
-            .unwrap_or_default();
-        // x spans the sweep and S1a (1.0); baselines beyond it sit on the right edge.
-        let sweep_costs = r
-            .points
-            .iter()
-            .filter(|p| p.sweep)
-            .chain(old_front.iter().copied())
-            .map(|p| p.cost);
-        let xmin = (sweep_costs.clone().fold(f64::INFINITY, f64::min).min(1.0) * 20.0 - 1.0)
-            .floor()
-            .max(0.0)
-            / 20.0;
-        let xmax = ((sweep_costs.fold(1.0, f64::max) + 0.05) * 20.0).ceil() / 20.0;
-        let ymin = r
-            .points
-            .iter()
-            .chain(old_front.iter().copied())
-            .map(|p| p.recall)
-            .fold(1.0, f64::min)
-            .min(lowest_target)
-            .max(0.0)
-            - 0.02;
-        let ymin = (ymin * 20.0).floor() / 20.0;
-        let px = |c: f64| x0 + pw * ((c - xmin) / (xmax - xmin)).clamp(0.0, 1.0);
-        let py = |rc: f64| pad_t + ph - ph * ((rc - ymin) / (1.0 - ymin + 1e-9)).clamp(0.0, 1.0);
-        let _ = writeln!(
-            s,
-            "<rect x=\"{x0}\" y=\"{pad_t}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#999\"/>"
-        );
-        let _ = writeln!(
-            s,
-            "<text x=\"{x0}\" y=\"{}\" font-size=\"12\">window {}</text>",
-            pad_t - 8.0,
-            window_name(r.window)
-        );
-        for k in 0..=5 {
-            let c = xmin + (xmax - xmin) * k as f64 / 5.0;
-            let x = px(c);
-            let _ = writeln!(s, "<line x1=\"{x:.1}\" y1=\"{pad_t}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#666\">{c:.2}</text>", pad_t + ph, pad_t + ph + 14.0);
-            let rc = ymin + (1.0 - ymin) * k as f64 / 5.0;
-            let y = py(rc);
-            let _ = writeln!(s, "<line x1=\"{x0}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#666\">{rc:.3}</text>", x0 + pw, x0 - 4.0, y + 4.0);
-        }
-        for t in &same {
-            let ty = py(t.recall_target);
-            let _ = writeln!(s, "<line x1=\"{x0}\" y1=\"{ty:.1}\" x2=\"{:.1}\" y2=\"{ty:.1}\" stroke=\"#2ca02c\" stroke-dasharray=\"4 3\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#2ca02c\">recall target {:.2}: {}</text>", x0 + pw, x0 + pw - 4.0, ty - 4.0, t.recall_target, esc(&t.in_sample_choice));
-        }
-        let mut old_front = old_front;
-        old_front.sort_by(|a, b| a.cost.total_cmp(&b.cost));
-        if !old_front.is_empty() {
-            let d: Vec<String> = old_front
+    let point = |p: &ChartPoint, label: bool| Point {
+        name: p.name.clone(),
+        x: p.cost,
+        y: p.recall,
+        label,
+        ring: p.name == DEFAULT_NAME,
+    };
+    let charts: Vec<Scatter> = panels
+        .iter()
+        .map(|r| {
+            let same: Vec<&Loso> = runs.iter().filter(|x| x.window == r.window).collect();
+            let chosen = |n: &str| same.iter().any(|t| t.in_sample_choice == n);
+            let old: Vec<&ChartPoint> = before
                 .iter()
-                .map(|p| format!("{:.1},{:.1}", px(p.cost), py(p.recall)))
-                .collect();
-            let _ = writeln!(
-                s,
-                "<polyline points=\"{}\" fill=\"none\" stroke=\"#888\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/>",
-                d.join(" ")
-            );
-            for p in &old_front {
-                let _ = writeln!(
-                    s,
-                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"#bbb\"><title>before: {} ×S1a {:.3} R {:.3}</title></circle>",
-                    px(p.cost),
-                    py(p.recall),
-                    esc(&p.name),
-                    p.cost,
-                    p.recall
-                );
-            }
-            if let Some(p) = old_front.first() {
-                let _ = writeln!(
-                    s,
-                    "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#888\">front before</text>",
-                    px(p.cost) + 6.0,
-                    py(p.recall) + 14.0
-                );
-            }
-        }
-        let mut front: Vec<&ChartPoint> = r.points.iter().filter(|p| p.pareto).collect();
-        front.sort_by(|a, b| a.cost.total_cmp(&b.cost));
-        let d: Vec<String> = front
-            .iter()
-            .map(|p| format!("{:.1},{:.1}", px(p.cost), py(p.recall)))
-            .collect();
-        if d.len() > 1 {
-            let _ = writeln!(
-                s,
-                "<polyline points=\"{}\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\"/>",
-                d.join(" ")
-            );
-        }
-        let mut labelled: Vec<(f64, f64)> = Vec::new();
-        for p in &r.points {
-            let (x, y) = (px(p.cost), py(p.recall));
-            if !p.sweep {
-                let beyond = p.cost > xmax;
-                let off = if beyond {
-                    format!(" {:.2} →", p.cost)
-                } else {
-                    String::new()
-                };
-                let anchor = if beyond { "end" } else { "start" };
-                let tx = if beyond { x - 6.0 } else { x + 7.0 };
-                let _ = writeln!(s, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"8\" height=\"8\" fill=\"#999\"/><text x=\"{tx:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\" fill=\"#666\">{}{off}</text>", x - 4.0, y - 4.0, y + 12.0, esc(&p.name));
-                continue;
-            }
-            let color = if p.pareto { "#d62728" } else { "#1f77b4" };
-            let _ = writeln!(
-                s,
-                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4\" fill=\"{color}\"><title>{} ×S1a {:.3} R {:.3}</title></circle>",
-                esc(&p.name),
-                p.cost,
-                p.recall
-            );
-            if p.name == DEFAULT_NAME {
-                let _ = writeln!(
-                    s,
-                    "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"8\" fill=\"none\" stroke=\"#000\"/>"
-                );
-            }
-            let named = p.pareto
-                || p.name == DEFAULT_NAME
-                || same.iter().any(|t| t.in_sample_choice == p.name);
-            // One label per spot (configurations that tie draw on top of each other).
-            let free = !labelled
+                .find(|b| b.window == r.window)
+                .map(|b| b.points.iter().filter(|p| p.pareto).collect())
+                .unwrap_or_default();
+            // x spans the sweep, the front before and S1a (1.0); the rest sit on the edge.
+            let x_max = r
+                .points
                 .iter()
-                .any(|(lx, ly)| (lx - x).abs() < 4.0 && (ly - y).abs() < 4.0);
-            if named && free {
-                labelled.push((x, y));
-                let _ = writeln!(
-                    s,
-                    "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{color}\">{}</text>",
-                    x + 7.0,
-                    y - 6.0,
-                    esc(&p.name)
-                );
+                .filter(|p| p.sweep)
+                .chain(old.iter().copied())
+                .map(|p| p.cost)
+                .fold(1.0, f64::max)
+                + 0.05;
+            let mut groups = vec![Group {
+                name: "S3 configurations".into(),
+                points: r
+                    .points
+                    .iter()
+                    .filter(|p| p.sweep && !p.pareto)
+                    .map(|p| point(p, p.name == DEFAULT_NAME || chosen(&p.name)))
+                    .collect(),
+                color: 0,
+                ..Group::default()
+            }];
+            if !old.is_empty() {
+                groups.push(Group {
+                    name: "front before".into(),
+                    points: old.iter().map(|p| point(p, false)).collect(),
+                    color: 7,
+                    joined: true,
+                    dashed: true,
+                    ..Group::default()
+                });
             }
-        }
-        let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#333\">input cost ×S1a (lower is better); y: anchor recall without recovery</text>", x0 + pw / 2.0, pad_t + ph + 34.0);
-    }
-    let _ = writeln!(s, "</svg>");
-    s
+            groups.push(Group {
+                name: "Pareto front".into(),
+                points: r
+                    .points
+                    .iter()
+                    .filter(|p| p.sweep && p.pareto)
+                    .map(|p| point(p, true))
+                    .collect(),
+                color: 1,
+                joined: true,
+                ..Group::default()
+            });
+            groups.push(Group {
+                name: "baselines".into(),
+                points: r
+                    .points
+                    .iter()
+                    .filter(|p| !p.sweep)
+                    .map(|p| point(p, true))
+                    .collect(),
+                color: 7,
+                square: true,
+                ..Group::default()
+            });
+            Scatter {
+                title: format!("window {}", window_name(r.window)),
+                x_title: "input cost ×S1a (lower is better)".into(),
+                y_title: "anchor recall without recovery".into(),
+                groups,
+                rules: same
+                    .iter()
+                    .map(|t| {
+                        (
+                            t.recall_target,
+                            format!(
+                                "recall target {:.2}: {}",
+                                t.recall_target, t.in_sample_choice
+                            ),
+                        )
+                    })
+                    .collect(),
+                x_max: Some(x_max),
+                width: Some(900.0),
+                height: Some(360.0),
+            }
+        })
+        .collect();
+    scatter_figure(
+        "cachefold: input cost ×S1a vs anchor recall, one point per S3 configuration",
+        &charts,
+    )
 }
 
 #[cfg(test)]
@@ -819,7 +745,9 @@ mod tests {
         let md = markdown(std::slice::from_ref(&r), 3);
         assert!(md.contains("| 1M | 0.95 | left-out |"));
         let svg = svg(&[r]);
-        assert!(svg.starts_with("<svg") && !svg.contains("polyline"));
+        assert!(svg.starts_with("<svg"), "{svg}");
+        // A front of one point is not joined.
+        assert!(!svg.contains("polyline"), "{svg}");
     }
 
     /// Sessions of two sources: each source is scored on its own sessions under the choices
@@ -864,7 +792,7 @@ mod tests {
         assert!(!plain.contains("front before"));
         let both = svg_with_before(std::slice::from_ref(&r), std::slice::from_ref(&before));
         assert!(both.contains("front before"));
-        assert!(both.contains("stroke-dasharray=\"5 4\""));
+        assert!(both.contains("stroke-dasharray=\"6 4\""), "{both}");
     }
 
     #[test]
