@@ -388,9 +388,25 @@ pub fn svg(c: &Chart) -> String {
 
 /// Panels one above the other in one standalone SVG document under a heading.
 pub fn figure(title: &str, panels: &[Chart]) -> String {
+    stack(
+        title,
+        panels,
+        |p| (&p.title, p.width),
+        |p, width| panel(p, width, false),
+    )
+}
+
+/// Panels one above the other under a heading, as one standalone SVG document: `meta` gives a
+/// panel's title and the width it asks for, `draw` its body at the figure's width and its height.
+pub(super) fn stack<T>(
+    title: &str,
+    panels: &[T],
+    meta: impl Fn(&T) -> (&str, Option<f64>),
+    draw: impl Fn(&T, f64) -> (String, f64),
+) -> String {
     let width = panels
         .iter()
-        .filter_map(|p| p.width)
+        .filter_map(|p| meta(p).1)
         .fold(760.0f64, f64::max)
         .min(4000.0);
     let mut body = format!(
@@ -399,11 +415,11 @@ pub fn figure(title: &str, panels: &[Chart]) -> String {
     );
     let mut y = 30.0;
     for p in panels {
-        let (b, h) = panel(p, width, false);
+        let (b, h) = draw(p, width);
         let _ = write!(
             body,
             "<g transform=\"translate(0 {y})\"><title>{}</title>{b}</g>",
-            esc(&p.title),
+            esc(meta(p).0),
             y = N(y)
         );
         y += h + 8.0;

@@ -2,7 +2,7 @@
 //! x order (a Pareto front), a dashed group for an earlier state, horizontal reference lines.
 //! Same ticks, labels, classes and palette as the call charts.
 
-use super::{esc, ticks, wrap, Unit, N};
+use super::{esc, ticks, Unit, N};
 use std::fmt::Write;
 
 /// One point.
@@ -60,27 +60,7 @@ pub struct Scatter {
 
 /// Panels one above the other in one standalone SVG document under a heading.
 pub fn scatter_figure(title: &str, panels: &[Scatter]) -> String {
-    let width = panels
-        .iter()
-        .filter_map(|p| p.width)
-        .fold(760.0f64, f64::max)
-        .min(4000.0);
-    let mut body = format!(
-        "<text class=\"cf-text\" x=\"12\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>",
-        esc(title)
-    );
-    let mut y = 30.0;
-    for p in panels {
-        let (b, h) = panel(p, width);
-        let _ = write!(
-            body,
-            "<g transform=\"translate(0 {y})\"><title>{}</title>{b}</g>",
-            esc(&p.title),
-            y = N(y)
-        );
-        y += h + 8.0;
-    }
-    wrap(title, width, y, true, &body)
+    super::stack(title, panels, |p| (&p.title, p.width), panel)
 }
 
 fn panel(c: &Scatter, width: f64) -> (String, f64) {
