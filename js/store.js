@@ -86,6 +86,9 @@ function header() {
   return `${HEADER_PREFIX}${randomBytes(8).toString("hex")}"}\n`;
 }
 
+/** Bytes of the header line a new journal file starts with (every generation's has the same length). */
+export const JOURNAL_HEADER_BYTES = Buffer.byteLength(header());
+
 /**
  * Append journal lines; returns the journal's new stamp. A new journal starts with a header
  * line (fresh generation). `sync` fsyncs (commitTurn: the idempotency record must survive a

@@ -58,9 +58,6 @@ function sameStamp(a, b) {
   return !!a && !!b && a.gen === b.gen && a.size === b.size;
 }
 
-// Bytes of the header line a new journal file starts with (store.js header(): 16 hex digits).
-const HEADER_BYTES = Buffer.byteLength('{"cachefold":"journal","gen":"0123456789abcdef"}\n');
-
 // The journal is replaced by a snapshot when it would grow past this size (see above).
 function snapshotDue(h) {
   return Math.max(SNAPSHOT_MIN_BYTES, h.snapshotBytes / 2);
@@ -68,7 +65,7 @@ function snapshotDue(h) {
 
 // The journal's size before this call's lines (a new file starts with its header line).
 function journalBase(h) {
-  return h.stamp?.size > 0 ? h.stamp.size : HEADER_BYTES;
+  return h.stamp?.size > 0 ? h.stamp.size : store.JOURNAL_HEADER_BYTES;
 }
 
 function persist(sessionId, h, sync, lease) {
