@@ -579,31 +579,16 @@ impl Sim {
     /// previous prompt shared were decided by that prompt already (the same earlier prompts
     /// leave there), so the walk starts one block before the end of the shared part.
     fn common_prefix_units(&mut self, kx: usize, shared_x: usize, now_ms: f64) {
-        let from = shared_x.saturating_sub(1);
-        for k in from..kx {
+        // One walk: block k is judged from the earlier prompts before this prompt joins it
+        // (chained hashes: each block's node is its own, no later block reads it).
+        for k in shared_x.saturating_sub(1)..kx {
             let Some(&h) = self.chain.get(k) else { break };
-            let next = if k + 1 < kx {
-                self.chain.get(k + 1).copied()
-            } else {
-                None
-            };
+            let next = self.chain.get(k + 1).copied().filter(|_| k + 1 < kx);
             self.stats.entries_touched += 1;
-            let leaves = self
-                .prompts
-                .get(&h)
-                .is_some_and(|n| n.ends || n.children || (n.child.is_some() && n.child != next));
-            if leaves {
+            let n = self.prompts.entry(h).or_default();
+            if n.ends || n.children || (n.child.is_some() && n.child != next) {
                 self.units.entry(h).or_insert(now_ms);
             }
-        }
-        for k in from..kx {
-            let Some(&h) = self.chain.get(k) else { break };
-            let next = if k + 1 < kx {
-                self.chain.get(k + 1).copied()
-            } else {
-                None
-            };
-            let n = self.prompts.entry(h).or_default();
             match next {
                 None => n.ends = true,
                 Some(c) => match n.child {
