@@ -244,3 +244,50 @@ fn recovery_credit_is_priced() {
     assert!((with / without - (input + rec) / input).abs() < 1e-9);
     assert!(with > without);
 }
+
+/// The native addon hands sessions over one at a time (`Driver::streaming`, each parsed session
+/// dropped once prepared): the same report as preparing them from a held list.
+#[test]
+fn streamed_sessions_give_the_same_report() {
+    let settings = || Settings {
+        strategies: vec!["S0".into(), "S1a".into(), "S3".into()],
+        ..Settings::default()
+    };
+    let run = |d: Driver| {
+        d.work();
+        cachefold_bench::bench::report::json(&d.report())
+    };
+    let held = Driver::new(
+        Tokenizer::o200k().unwrap(),
+        &sessions(),
+        settings(),
+        Arc::new(Progress::default()),
+    )
+    .unwrap();
+    let mut handed = 0;
+    let streamed = Driver::streaming(
+        Tokenizer::o200k().unwrap(),
+        settings(),
+        Arc::new(Progress::default()),
+        |add| {
+            for (name, t) in sessions() {
+                add(&name, t);
+                handed += 1;
+            }
+            Ok::<(), cachefold::error::Error>(())
+        },
+    )
+    .unwrap();
+    assert_eq!(handed, 3);
+    assert_eq!(run(held), run(streamed));
+    // A feed error is the driver's error.
+    let err = Driver::streaming(
+        Tokenizer::o200k().unwrap(),
+        settings(),
+        Arc::new(Progress::default()),
+        |_| Err(cachefold::error::Error::Input("store gone".into())),
+    )
+    .err()
+    .map(|e| e.to_string());
+    assert_eq!(err.as_deref(), Some("invalid input: store gone"));
+}

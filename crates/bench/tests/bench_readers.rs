@@ -342,3 +342,63 @@ fn zstd_decoder_checks_length() {
     assert_eq!(sqlite::decode_zstd(&z, Some(8)), None);
     assert_eq!(sqlite::decode_zstd(b"junk", Some(4)), None);
 }
+
+#[test]
+fn sqlite_sessions_are_handed_over_one_at_a_time() {
+    let path = temp_db("each");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT NOT NULL, created_at INTEGER NOT NULL);",
+    )
+    .unwrap();
+    let pi = fixture("pi_small.jsonl");
+    let lines: Vec<&str> = pi.lines().filter(|l| l.starts_with('{')).collect();
+    for (seq, l) in lines.iter().enumerate() {
+        conn.execute(
+            "INSERT INTO transcript_events VALUES ('s1', ?1, ?2, 0)",
+            rusqlite::params![seq as i64, l],
+        )
+        .unwrap();
+    }
+    // s0: a message, a row that is not JSON and one that is JSON but no object (both skipped
+    // lines, as parse_pi_lines counts them).
+    for (seq, l) in [
+        r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":2}}"#,
+        "not json",
+        "[1, 2]",
+    ]
+    .iter()
+    .enumerate()
+    {
+        conn.execute(
+            "INSERT INTO transcript_events VALUES ('s0', ?1, ?2, 0)",
+            rusqlite::params![seq as i64, l],
+        )
+        .unwrap();
+    }
+    let mut seen = Vec::new();
+    sqlite::for_each_session(&conn, &|_| true, &mut |s| {
+        seen.push((
+            s.session_id.clone(),
+            s.transcript.skipped_lines,
+            s.transcript,
+        ));
+        Ok(())
+    })
+    .unwrap();
+    let ids: Vec<(&str, u64)> = seen.iter().map(|(i, k, _)| (i.as_str(), *k)).collect();
+    assert_eq!(ids, [("s0", 2), ("s1", 0)]);
+    assert_eq!(seen[1].2, parse_pi_lines(lines.iter().copied()).unwrap());
+    // The first session is handed over before the next is read: an error there stops the read.
+    let mut calls = 0;
+    let err = sqlite::for_each_session(&conn, &|_| true, &mut |_| {
+        calls += 1;
+        Err(cachefold::error::Error::Input("enough".into()))
+    });
+    assert_eq!(calls, 1);
+    assert_eq!(
+        err.err().map(|e| e.to_string()).as_deref(),
+        Some("invalid input: enough")
+    );
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}

@@ -14,7 +14,6 @@
 
 use cachefold_bench::bench::driver::{Driver, Progress, Settings};
 use cachefold_bench::bench::{report, sqlite, tokenizer::Tokenizer};
-use cachefold_bench::replay::transcript::Transcript;
 use napi::bindgen_prelude::Buffer;
 use napi::{Error, Result};
 use napi_derive::napi;
@@ -146,38 +145,47 @@ struct Plan {
     jobs: usize,
 }
 
-/// Named sessions to replay, and a warning per session with undecodable rows.
-type Read = (Vec<(String, Transcript)>, Vec<String>);
+/// A read or argument error, as the replay's result reports it.
+struct Failure(String);
 
-fn read_stores(plan: &Plan) -> std::result::Result<Read, String> {
-    let mut sessions = Vec::new();
-    let mut warnings = Vec::new();
-    for (path, only, label) in &plan.stores {
-        let conn = open(path).map_err(|e| e.reason.clone())?;
-        let keep = |id: &str| only.as_ref().map_or(true, |o| o.iter().any(|s| s == id));
-        let read = sqlite::read_sessions_where(&conn, &keep).map_err(|e| format!("{path}: {e}"))?;
-        for s in read {
-            let name = format!("{label}#{}", s.session_id);
-            if s.bad_rows > 0 {
-                warnings.push(format!("{name}: {} undecodable rows skipped", s.bad_rows));
-            }
-            sessions.push((name, s.transcript));
-        }
+impl From<cachefold::error::Error> for Failure {
+    fn from(e: cachefold::error::Error) -> Failure {
+        Failure(e.to_string())
     }
-    Ok((sessions, warnings))
 }
 
-fn run(plan: Plan, shared: &Shared) -> std::result::Result<ReplayOutput, String> {
-    let (sessions, warnings) = read_stores(&plan)?;
-    shared.phase.store(1, Ordering::Relaxed);
-    let tok = match &plan.tokenizer {
+fn tokenizer(c: &Counting) -> std::result::Result<Tokenizer, String> {
+    match c {
         Counting::DeepSeek(bytes) => Tokenizer::deepseek_from_bytes(bytes),
         Counting::O200k => Tokenizer::o200k(),
         Counting::Bytes4 => Ok(Tokenizer::bytes4()),
     }
-    .map_err(|e| e.to_string())?;
-    let d = Driver::new(tok, &sessions, plan.settings, shared.progress.clone())
-        .map_err(|e| e.to_string())?;
+    .map_err(|e| e.to_string())
+}
+
+fn run(plan: Plan, shared: &Shared) -> std::result::Result<ReplayOutput, String> {
+    let tok = tokenizer(&plan.tokenizer)?;
+    // Sessions are read one at a time and prepared as they come (the parsed transcript of a
+    // session is dropped once prepared): the store is streamed, not loaded whole.
+    let mut warnings = Vec::new();
+    let d = Driver::streaming(tok, plan.settings, shared.progress.clone(), |add| {
+        for (path, only, label) in &plan.stores {
+            let conn = open(path).map_err(|e| Failure(e.reason.clone()))?;
+            let keep = |id: &str| only.as_ref().map_or(true, |o| o.iter().any(|s| s == id));
+            sqlite::for_each_session(&conn, &keep, &mut |s| {
+                let name = format!("{label}#{}", s.session_id);
+                if s.bad_rows > 0 {
+                    warnings.push(format!("{name}: {} undecodable rows skipped", s.bad_rows));
+                }
+                add(&name, s.transcript);
+                Ok(())
+            })
+            .map_err(|e| Failure(format!("{path}: {e}")))?;
+        }
+        shared.phase.store(1, Ordering::Relaxed);
+        Ok::<(), Failure>(())
+    })
+    .map_err(|e| e.0)?;
     shared.phase.store(2, Ordering::Relaxed);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..plan.jobs).map(|_| scope.spawn(|| d.work())).collect();

@@ -107,6 +107,16 @@ impl Seq {
         self.pieces.len()
     }
 
+    /// Keep the first `n` pieces.
+    pub fn truncate_pieces(&mut self, n: usize) {
+        self.pieces.truncate(n);
+        self.starts.truncate(n);
+        self.len = match (self.starts.last(), self.pieces.last()) {
+            (Some(s), Some(p)) => s + p.len(),
+            _ => 0,
+        };
+    }
+
     /// Length of the longest common token prefix with `other`. Pieces shared by both (the same
     /// `Arc` at the same position) are skipped whole; others are compared as slices.
     pub fn common_prefix(&self, other: &Seq) -> usize {

@@ -24,11 +24,12 @@
 
 use super::store::M;
 use super::strategies::{Ctx, ExtraCall, Strategy};
+use super::tokenizer::hash128;
 use ::cachefold::config::Config;
 use ::cachefold::engine::{AssembleInput, AssemblePlan, CommitInput, Drive, Session};
 use ::cachefold::message::{Message, Role};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The cachefold engine under test.
 pub struct Cachefold {
@@ -43,6 +44,8 @@ pub struct Cachefold {
     plan: Option<(AssemblePlan, usize)>,
     /// fold id → host range stored for recovery.
     folds: BTreeMap<String, (u32, u32)>,
+    /// Synthetic message text (hash) → the bench message made for it.
+    synthetic: HashMap<u128, M>,
     shrunk: u64,
     summary_calls: u64,
     errors: u64,
@@ -62,6 +65,7 @@ impl Cachefold {
             turn: None,
             plan: None,
             folds: BTreeMap::new(),
+            synthetic: HashMap::new(),
             shrunk: 0,
             summary_calls: 0,
             errors: 0,
@@ -279,9 +283,17 @@ impl Strategy for Cachefold {
                     out.push(m.clone());
                 }
             } else if let Some(j) = synthetic.get((-i - 1) as usize) {
+                // The store keeps the first message made for a content (and its credit), so a
+                // synthetic message seen before is that same message: no parse, no search.
+                let text_key = hash128(j.as_bytes());
+                if let Some(m) = self.synthetic.get(&text_key) {
+                    out.push(m.clone());
+                    continue;
+                }
                 let credit = self.credit_of(j);
                 if let Ok(v) = serde_json::from_str::<Value>(j) {
                     if let Some(m) = ctx.store.make_value(v, None, credit) {
+                        self.synthetic.insert(text_key, m.clone());
                         out.push(m);
                     }
                 }

@@ -111,7 +111,7 @@ pub fn order_jobs<J>(
         let (si, name) = key(j);
         let w = preps
             .get(si)
-            .map_or(0, |p| p.calls.len() as u64 * p.messages.len() as u64);
+            .map_or(0, |p| p.calls.len() as u64 * p.message_count() as u64);
         (std::cmp::Reverse(w), name.to_string())
     });
     jobs.iter()
@@ -143,6 +143,24 @@ impl Driver {
         settings: Settings,
         progress: Arc<Progress>,
     ) -> ::cachefold::error::Result<Driver> {
+        Driver::streaming(tok, settings, progress, |add| {
+            for (name, t) in sessions {
+                add(name, t.clone());
+            }
+            Ok::<(), ::cachefold::error::Error>(())
+        })
+    }
+
+    /// [`Driver::new`] over sessions handed over one at a time: `feed` calls `add` with each
+    /// parsed session, which is prepared at once and dropped (only its prepared form stays),
+    /// so a reader that parses one session at a time never holds two parsed sessions, nor a
+    /// parsed session next to the prepared ones. An error of `feed` is returned as is.
+    pub fn streaming<E: From<::cachefold::error::Error>>(
+        tok: Tokenizer,
+        settings: Settings,
+        progress: Arc<Progress>,
+        feed: impl FnOnce(&mut dyn FnMut(&str, Transcript)) -> Result<(), E>,
+    ) -> Result<Driver, E> {
         settings.validate()?;
         let glue = Glue::new(&tok);
         let sp = match settings.prefix_tokens {
@@ -157,19 +175,19 @@ impl Driver {
         };
         let mut preps = Vec::new();
         let mut infos = Vec::new();
-        for (name, t) in sessions {
-            let p = run::prepare(&tok, name, t);
+        feed(&mut |name, t| {
+            let p = run::prepare_owned(&tok, name, t);
             infos.push(SessionInfo {
                 name: p.name.clone(),
                 format: p.format.clone(),
-                messages: p.messages.len() as u64,
+                messages: p.message_count() as u64,
                 calls: p.calls.len() as u64,
                 recorded_compactions: p.recorded_compactions as u64,
                 skipped_lines: p.skipped_lines,
                 recorded: p.recorded,
             });
             preps.push(Arc::new(p));
-        }
+        })?;
         let mut jobs: Vec<(usize, String)> = Vec::new();
         for si in 0..preps.len() {
             for s in &settings.strategies {

@@ -65,9 +65,6 @@ pub struct Prepared {
     pub name: String,
     /// Reader format.
     pub format: String,
-    /// Messages replayed (assistant messages without content are dropped: pi-ai drops
-    /// aborted/errored empty turns from the context).
-    pub messages: Vec<Message>,
     /// Replayed calls: (assistant index in `messages`, timestamp ms).
     pub calls: Vec<(usize, f64)>,
     /// Bench messages of the originals (keys, anchors).
@@ -88,22 +85,52 @@ pub struct Prepared {
     pub recorded: (u64, u64, u64),
 }
 
+impl Prepared {
+    /// Messages replayed (assistant messages without content are dropped: pi-ai drops
+    /// aborted/errored empty turns from the context).
+    pub fn message_count(&self) -> usize {
+        self.orig.len()
+    }
+
+    /// Replayed message `i` (each message is held once, in its bench wrapper).
+    pub fn message(&self, i: usize) -> Option<&Message> {
+        self.orig.get(i).map(|m| &m.msg)
+    }
+}
+
+/// Rendered text tokenized per batch while preparing a session.
+const PREPARE_BATCH_BYTES: usize = 4 << 20;
+
 /// Prepare a parsed transcript: filter, wrap, tokenize originals (in parallel), find anchors.
+/// Copies the messages; [`prepare_owned`] moves them.
 pub fn prepare(tok: &Tokenizer, name: &str, t: &Transcript) -> Prepared {
+    prepare_owned(tok, name, t.clone())
+}
+
+/// [`prepare`] taking the transcript: its messages move into the prepared session, so the
+/// session is held once, not twice (the parsed transcript is gone when this returns).
+pub fn prepare_owned(tok: &Tokenizer, name: &str, t: Transcript) -> Prepared {
+    let Transcript {
+        format,
+        messages: parsed,
+        calls: recorded_calls,
+        compactions,
+        skipped_lines,
+    } = t;
     // Drop assistant messages with no content at all (aborted before any output).
-    let mut keep_idx: Vec<Option<usize>> = Vec::with_capacity(t.messages.len());
-    let mut messages = Vec::new();
-    for m in &t.messages {
+    let mut keep_idx: Vec<Option<usize>> = Vec::with_capacity(parsed.len());
+    let mut messages = Vec::with_capacity(parsed.len());
+    for m in parsed {
         if m.role() == Role::Assistant && m.parts().is_empty() {
             keep_idx.push(None);
         } else {
             keep_idx.push(Some(messages.len()));
-            messages.push(m.clone());
+            messages.push(m);
         }
     }
     let mut calls = Vec::new();
     let mut recorded = (0u64, 0u64, 0u64);
-    for c in &t.calls {
+    for c in &recorded_calls {
         if let Some(Some(i)) = keep_idx.get(c.assistant_index) {
             calls.push((*i, c.timestamp_ms));
             if let Some(u) = c.usage {
@@ -113,28 +140,39 @@ pub fn prepare(tok: &Tokenizer, name: &str, t: &Transcript) -> Prepared {
             }
         }
     }
+    drop(recorded_calls);
     let mut store = Store::with_interner(Interner::default());
+    let n_messages = messages.len();
     let orig: Vec<M> = messages
-        .iter()
+        .into_iter()
         .enumerate()
-        .map(|(i, m)| store.make(m.clone(), Some(i), Vec::new()))
+        .map(|(i, m)| store.make(m, Some(i), Vec::new()))
         .collect();
 
-    // Tokenize every original body once, in parallel.
-    let mut bodies: Vec<String> = orig.iter().map(|m| render::body(&m.msg)).collect();
-    // Blocks followed by another block of the same user turn are tokenized with the separator.
-    for (i, m) in orig.iter().enumerate() {
-        if m.slot == Slot::UserBlock && orig.get(i + 1).is_some_and(|n| n.slot == Slot::UserBlock) {
-            let b = format!("{}{}", render::body(&m.msg), render::SEP);
-            bodies.push(b);
-        }
-    }
-    let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
+    // Tokenize every original body once, in parallel, a few MB of rendered text at a time (the
+    // texts are dropped once tokenized: never the whole session's text at once). Blocks followed
+    // by another block of the same user turn are tokenized with the separator too.
     let mut cache = TokenCache::default();
-    cache.prefill(tok, &refs);
-    let mut base = HashMap::with_capacity(bodies.len());
-    for b in &bodies {
-        base.insert(hash128(b.as_bytes()), cache.get(tok, b));
+    let mut base = HashMap::with_capacity(orig.len());
+    let mut bodies: Vec<String> = Vec::new();
+    let mut bytes = 0usize;
+    for (i, m) in orig.iter().enumerate() {
+        let b = render::body(&m.msg);
+        if m.slot == Slot::UserBlock && orig.get(i + 1).is_some_and(|n| n.slot == Slot::UserBlock) {
+            let with_sep = format!("{b}{}", render::SEP);
+            bytes += with_sep.len();
+            bodies.push(with_sep);
+        }
+        bytes += b.len();
+        bodies.push(b);
+        if bytes >= PREPARE_BATCH_BYTES || i + 1 == orig.len() {
+            let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
+            cache.prefill(tok, &refs);
+            for b in bodies.drain(..) {
+                base.insert(hash128(b.as_bytes()), cache.get(tok, &b));
+            }
+            bytes = 0;
+        }
     }
 
     // Anchors: first sighting in a user message or tool result; needed when a later output uses it.
@@ -151,7 +189,7 @@ pub fn prepare(tok: &Tokenizer, name: &str, t: &Transcript) -> Prepared {
         }
     }
     // calls_before[i] = number of replayed calls whose assistant index < i.
-    let mut calls_before = vec![0usize; messages.len() + 1];
+    let mut calls_before = vec![0usize; n_messages + 1];
     {
         let mut ci = 0usize;
         for (i, slot) in calls_before.iter_mut().enumerate() {
@@ -164,8 +202,8 @@ pub fn prepare(tok: &Tokenizer, name: &str, t: &Transcript) -> Prepared {
     let mut needed = Vec::with_capacity(calls.len());
     for (k, (ai, _)) in calls.iter().enumerate() {
         let mut v = Vec::new();
-        if let Some(m) = messages.get(*ai) {
-            let text = output_text(m);
+        if let Some(m) = orig.get(*ai) {
+            let text = output_text(&m.msg);
             let mut seen = HashSet::new();
             for a in super::anchors::extract(&text) {
                 let Some(id) = store.interner.get(&a) else {
@@ -183,16 +221,15 @@ pub fn prepare(tok: &Tokenizer, name: &str, t: &Transcript) -> Prepared {
     }
     Prepared {
         name: name.to_string(),
-        format: t.format.clone(),
-        messages,
+        format,
         calls,
         store,
         orig,
         base_tokens: Arc::new(base),
         needed,
         orig_holders,
-        recorded_compactions: t.compactions.len(),
-        skipped_lines: t.skipped_lines,
+        recorded_compactions: compactions.len(),
+        skipped_lines,
         recorded,
     }
 }
@@ -204,6 +241,18 @@ pub struct Renderer<'a> {
     local: TokenCache,
     memo: HashMap<u128, Tokens>,
     glue: &'a Glue,
+    /// The last [`Renderer::main_request`]: its messages, its pieces without the closing
+    /// transition, and per message the number of pieces before it.
+    last: Option<LastRequest>,
+    /// Messages rendered by [`Renderer::main_request`] (tests: work per call).
+    rendered: u64,
+}
+
+struct LastRequest {
+    static_tokens: Tokens,
+    msgs: Vec<M>,
+    seq: Seq,
+    marks: Vec<usize>,
 }
 
 impl<'a> Renderer<'a> {
@@ -219,7 +268,85 @@ impl<'a> Renderer<'a> {
             local: TokenCache::default(),
             memo: HashMap::new(),
             glue,
+            last: None,
+            rendered: 0,
         }
+    }
+
+    /// Messages [`Renderer::main_request`] rendered so far (the rest it reused).
+    pub fn rendered_messages(&self) -> u64 {
+        self.rendered
+    }
+
+    /// [`Renderer::request`] for a stream of requests that mostly extend each other: the pieces
+    /// of the messages this request shares with the previous one (same keys, in order) are
+    /// reused, and only the messages after them are rendered (plus the last shared one, whose
+    /// pieces depend on the next message's slot). The same tokens and pieces as `request`.
+    pub fn main_request(&mut self, static_tokens: &Tokens, msgs: &[M]) -> Seq {
+        let mut last = match self.last.take() {
+            Some(l) if Arc::ptr_eq(&l.static_tokens, static_tokens) => l,
+            _ => {
+                let mut seq = Seq::new();
+                seq.push(static_tokens.clone());
+                LastRequest {
+                    static_tokens: static_tokens.clone(),
+                    msgs: Vec::new(),
+                    seq,
+                    marks: Vec::new(),
+                }
+            }
+        };
+        let same = last
+            .msgs
+            .iter()
+            .zip(msgs)
+            .take_while(|(a, b)| Arc::ptr_eq(a, b) || a.key == b.key)
+            .count();
+        // Message `same - 1` is rendered again: a user block's piece includes the separator
+        // when the next message is a user block too.
+        let from = same.saturating_sub(1);
+        if let Some(&mark) = last.marks.get(from) {
+            last.seq.truncate_pieces(mark);
+            last.marks.truncate(from);
+        }
+        last.msgs.truncate(from);
+        let mut in_user = from > 0
+            && msgs
+                .get(from - 1)
+                .is_some_and(|m| m.slot == Slot::UserBlock);
+        for (i, m) in msgs.iter().enumerate().skip(from) {
+            last.marks.push(last.seq.piece_count());
+            match m.slot {
+                Slot::UserBlock => {
+                    if !in_user {
+                        last.seq.push(self.glue.user.clone());
+                    }
+                    // A block followed by another block of the same user turn: the `\n\n`
+                    // merges with the block's last punctuation, so they are one piece.
+                    if msgs.get(i + 1).is_some_and(|n| n.slot == Slot::UserBlock) {
+                        last.seq.push(self.body_sep(m));
+                    } else {
+                        last.seq.push(self.body(m));
+                    }
+                    in_user = true;
+                }
+                Slot::Assistant => {
+                    if in_user {
+                        last.seq.push(self.glue.trans.clone());
+                    }
+                    last.seq.push(self.body(m));
+                    in_user = false;
+                }
+            }
+            last.msgs.push(m.clone());
+            self.rendered += 1;
+        }
+        let mut out = last.seq.clone();
+        if in_user {
+            out.push(self.glue.trans.clone());
+        }
+        self.last = Some(last);
+        out
     }
 
     /// Tokens of a message body.
@@ -368,7 +495,7 @@ pub fn run_job(
             call_cost += c.headline;
             m.cost.add(&c);
         }
-        let x = renderer.request(&prefix.tokens, &msgs);
+        let x = renderer.main_request(&prefix.tokens, &msgs);
         let mut y = Seq::new();
         if let Some(a) = prep.orig.get(ai) {
             y.push(renderer.body(a));
@@ -554,7 +681,7 @@ impl RequestView {
             .msgs
             .iter()
             .zip(msgs)
-            .take_while(|(a, b)| a.key == b.key && a.credit == b.credit)
+            .take_while(|(a, b)| same_message(a, b))
             .count();
         while self.msgs.len() > same {
             let Some(m) = self.msgs.pop() else { break };
@@ -578,6 +705,12 @@ impl RequestView {
             self.msgs.push(m.clone());
         }
     }
+}
+
+/// The same bench message for the per-call checks: the same handle (what an unchanged request
+/// repeats; no read of either message), else the same key and recovery credit.
+fn same_message(a: &M, b: &M) -> bool {
+    Arc::ptr_eq(a, b) || (a.key == b.key && a.credit == b.credit)
 }
 
 fn dec<K: std::hash::Hash + Eq>(map: &mut HashMap<K, u32>, k: K) {

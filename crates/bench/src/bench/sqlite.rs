@@ -14,15 +14,17 @@
 //! Each row is one pi session-file entry (`session` header, `message`, `compaction`, …) as
 //! JSON; rows over 1 KiB may be stored zstd-compressed (`event_zstd`, with the UTF-8 length in
 //! `event_utf8_bytes`). Older stores have only `event_json`. The rows of a session, in `seq`
-//! order, are exactly the lines of its pi JSONL file, so they go through
-//! `crate::replay::transcript::parse_pi_lines`.
+//! order, are exactly the lines of its pi JSONL file, so they are read as
+//! `crate::replay::transcript::parse_pi_lines` reads lines, one row at a time
+//! ([`for_each_session`] hands over one session at a time).
 //!
 //! The caller opens the connection (the core does no file I/O); use
 //! `rusqlite::Connection::open_with_flags(path, SQLITE_OPEN_READ_ONLY)`.
 
-use crate::replay::transcript::{parse_pi_lines, Transcript};
+use crate::replay::transcript::{parse_pi_values, Transcript};
 use ::cachefold::error::{Error, Result};
 use rusqlite::Connection;
+use serde_json::Value;
 
 /// Largest decompressed event accepted (OpenClaw refuses more than 4 MiB per event too).
 pub const MAX_EVENT_BYTES: usize = 4 << 20;
@@ -124,6 +126,23 @@ pub fn read_sessions_where(
     conn: &Connection,
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<SqliteSession>> {
+    let mut out = Vec::new();
+    for_each_session(conn, keep, &mut |s| {
+        out.push(s);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`read_sessions_where`] one session at a time: `each` gets every kept session as soon as
+/// its rows are read, so a caller that replays or prepares it and lets it go holds one parsed
+/// session at a time. Each row is parsed into JSON as it is read (no copy of the session's
+/// text is kept next to its parsed form). An error of `each` stops the read and is returned.
+pub fn for_each_session(
+    conn: &Connection,
+    keep: &dyn Fn(&str) -> bool,
+    each: &mut dyn FnMut(SqliteSession) -> Result<()>,
+) -> Result<()> {
     let cols = columns(conn)?;
     let has_zstd =
         cols.iter().any(|c| c == "event_zstd") && cols.iter().any(|c| c == "event_utf8_bytes");
@@ -134,17 +153,19 @@ pub fn read_sessions_where(
     };
     let mut st = conn.prepare(sql).map_err(sql_err)?;
     let mut rows = st.query([]).map_err(sql_err)?;
-    let mut out: Vec<SqliteSession> = Vec::new();
-    let mut cur: Option<(String, Vec<String>, u64)> = None;
-    let finish = |c: (String, Vec<String>, u64), out: &mut Vec<SqliteSession>| -> Result<()> {
-        let (id, lines, bad) = c;
-        let transcript = parse_pi_lines(lines.iter().map(String::as_str))?;
-        out.push(SqliteSession {
+    // (session id, its JSON objects, rows not decodable, rows that were not a JSON object)
+    let mut cur: Option<(String, Vec<Value>, u64, u64)> = None;
+    let finish = |c: (String, Vec<Value>, u64, u64),
+                  each: &mut dyn FnMut(SqliteSession) -> Result<()>|
+     -> Result<()> {
+        let (id, values, bad, skipped) = c;
+        let mut transcript = parse_pi_values(values)?;
+        transcript.skipped_lines += skipped;
+        each(SqliteSession {
             session_id: id,
             transcript,
             bad_rows: bad,
-        });
-        Ok(())
+        })
     };
     while let Some(r) = rows.next().map_err(sql_err)? {
         let id: String = r.get(0).map_err(sql_err)?;
@@ -154,23 +175,28 @@ pub fn read_sessions_where(
         let json: Option<String> = r.get(2).map_err(sql_err)?;
         let blob: Option<Vec<u8>> = r.get(3).map_err(sql_err)?;
         let n: Option<i64> = r.get(4).map_err(sql_err)?;
-        if cur.as_ref().is_some_and(|(c, _, _)| *c != id) {
+        if cur.as_ref().is_some_and(|(c, ..)| *c != id) {
             if let Some(c) = cur.take() {
-                finish(c, &mut out)?;
+                finish(c, each)?;
             }
         }
-        let entry = cur.get_or_insert_with(|| (id.clone(), Vec::new(), 0));
-        match (json, blob) {
-            (Some(j), _) => entry.1.push(j),
-            (None, Some(b)) => match decode_zstd(&b, n) {
-                Some(j) => entry.1.push(j),
-                None => entry.2 += 1,
+        let entry = cur.get_or_insert_with(|| (id.clone(), Vec::new(), 0, 0));
+        let line = match (json, blob) {
+            (Some(j), _) => Some(j),
+            (None, Some(b)) => decode_zstd(&b, n),
+            (None, None) => None,
+        };
+        match line {
+            // As `parse_pi_lines` reads a line: a JSON object or a skipped line.
+            Some(j) => match serde_json::from_str::<Value>(&j) {
+                Ok(v) if v.is_object() => entry.1.push(v),
+                _ => entry.3 += 1,
             },
-            (None, None) => entry.2 += 1,
+            None => entry.2 += 1,
         }
     }
     if let Some(c) = cur.take() {
-        finish(c, &mut out)?;
+        finish(c, each)?;
     }
-    Ok(out)
+    Ok(())
 }

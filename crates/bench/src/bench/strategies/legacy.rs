@@ -1,6 +1,6 @@
 //! S1a / S1b: OpenClaw legacy context engine (S1b adds cache-ttl pruning).
 
-use super::{clip_chars, est_sum, last_chars, retext, Ctx, Strategy};
+use super::{clip_chars, last_chars, retext, Ctx, Strategy};
 use crate::bench::store::M;
 use crate::bench::summarize::SerializeOpts;
 use ::cachefold::message::Role;
@@ -68,8 +68,15 @@ impl Legacy {
 
     /// Compact when the estimate passes `window − reserve`. Returns true when it folded.
     pub fn maybe_compact(&mut self, ctx: &mut Ctx, hist: &[M]) -> bool {
-        let view: Vec<M> = self.view(hist).into_iter().map(|(_, m)| m).collect();
-        let est = (ctx.static_chars + est_sum(&view)).div_ceil(4);
+        // The chars of `view(hist)`, without building it.
+        let chars = self.summary.as_ref().map_or(0, |s| s.chars)
+            + hist
+                .iter()
+                .enumerate()
+                .skip(self.first_kept)
+                .map(|(i, m)| self.proj.get(&i).map_or(m.chars, |(p, _)| p.chars))
+                .sum::<u64>();
+        let est = (ctx.static_chars + chars).div_ceil(4);
         if est <= ctx.window.saturating_sub(self.reserve) {
             return false;
         }
