@@ -319,6 +319,10 @@ pub(super) fn scan_paths(text: &str, out: &mut Bounded) {
         if out.items.len() >= out.cap {
             return;
         }
+        // A path holds a '/', '\' or '.' (and `clean_token` returns a part of `tok`).
+        if !tok.bytes().any(|b| matches!(b, b'/' | b'\\' | b'.')) {
+            continue;
+        }
         let t = clean_token(tok);
         if is_path_like(t) {
             out.push(t.to_string());
@@ -398,14 +402,20 @@ impl IdentCollector {
             if self.seen.len() >= cap {
                 return;
             }
-            if tok.is_empty() {
+            // Under 3 bytes nothing can match: a URL is over 10 bytes, a path and every piece
+            // class 3 or more (most words of prose and code end here).
+            if tok.len() < 3 {
                 continue;
             }
             if let Some(u) = url_in(tok) {
                 self.add(IdClass::Url, u);
                 continue;
             }
-            if is_path_like(clean_token(tok)) {
+            // A path holds a '/', '\' or '.', and `clean_token` returns a part of `tok`: without
+            // one of them in `tok` it is no path.
+            if tok.bytes().any(|b| matches!(b, b'/' | b'\\' | b'.'))
+                && is_path_like(clean_token(tok))
+            {
                 continue; // files are listed separately
             }
             for piece in tok.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
