@@ -319,6 +319,10 @@ pub(super) fn scan_paths(text: &str, out: &mut Bounded) {
         if out.items.len() >= out.cap {
             return;
         }
+        // A path holds a '/', '\' or '.' (and `clean_token` returns a part of `tok`).
+        if !tok.bytes().any(|b| matches!(b, b'/' | b'\\' | b'.')) {
+            continue;
+        }
         let t = clean_token(tok);
         if is_path_like(t) {
             out.push(t.to_string());
@@ -398,6 +402,59 @@ impl IdentCollector {
             if self.seen.len() >= cap {
                 return;
             }
+            // Under 3 bytes nothing can match: a URL is over 10 bytes, a path and every piece
+            // class 3 or more (most words of prose and code end here).
+            if tok.len() < 3 {
+                continue;
+            }
+            // Nor without a digit, an uppercase letter or one of `_ - : / \ .`: no URL (needs
+            // ':'), no path (needs '/', '\' or '.'), and every piece is lowercase letters only,
+            // which no class takes (a number or hash needs a digit, a UUID its '-', a symbol a
+            // '_' or a lower→upper step). Most words of prose and code end here.
+            if !tok.bytes().any(|b| {
+                b.is_ascii_digit()
+                    || b.is_ascii_uppercase()
+                    || matches!(b, b'_' | b'-' | b':' | b'/' | b'\\' | b'.')
+            }) {
+                continue;
+            }
+            if let Some(u) = url_in(tok) {
+                self.add(IdClass::Url, u);
+                continue;
+            }
+            // A path holds a '/', '\' or '.', and `clean_token` returns a part of `tok`: without
+            // one of them in `tok` it is no path.
+            if tok.bytes().any(|b| matches!(b, b'/' | b'\\' | b'.'))
+                && is_path_like(clean_token(tok))
+            {
+                continue; // files are listed separately
+            }
+            for piece in tok.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
+                let piece = piece.trim_matches(|c: char| c == '-');
+                if piece.is_empty() {
+                    continue;
+                }
+                if is_uuid(piece) {
+                    self.add(IdClass::Uuid, piece);
+                    continue;
+                }
+                for sub in piece.split('-') {
+                    if let Some(class) = classify(sub) {
+                        self.add(class, sub);
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`IdentCollector::scan`] without its early skips (what it was before them): the oracle of
+    /// the test that the skips change no digest.
+    #[cfg(test)]
+    pub(super) fn scan_unfiltered(&mut self, text: &str) {
+        for tok in text.split(|c: char| c.is_whitespace()) {
+            if self.seen.len() >= IDENT_SCAN_CAP {
+                return;
+            }
             if tok.is_empty() {
                 continue;
             }
@@ -406,7 +463,7 @@ impl IdentCollector {
                 continue;
             }
             if is_path_like(clean_token(tok)) {
-                continue; // files are listed separately
+                continue;
             }
             for piece in tok.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
                 let piece = piece.trim_matches(|c: char| c == '-');

@@ -672,6 +672,37 @@ proptest::proptest! {
     }
 
     #[test]
+    fn identifier_scan_skips_change_nothing(
+        toks in proptest::collection::vec(
+            proptest::prop_oneof![
+                token_strategy(),
+                "[a-z]{0,9}",
+                "[a-zA-Z0-9_:/.-]{0,12}",
+                proptest::strategy::Just("http://example.com/a_b".to_string()),
+                proptest::strategy::Just("abcdefab-abcd-abcd-abcd-abcdefabcdef".to_string()),
+                proptest::strategy::Just("ab-cdef12".to_string()),
+                proptest::strategy::Just("x\u{b}y".to_string()),
+            ],
+            0..40,
+        ),
+        seps in proptest::collection::vec(
+            proptest::sample::select(vec![" ", "\n", "\t", "\u{b}", "\u{a0}", "  ", "é "]),
+            40,
+        ),
+    ) {
+        let mut text = String::new();
+        for (t, s) in toks.iter().zip(&seps) {
+            text.push_str(t);
+            text.push_str(s);
+        }
+        let mut fast = IdentCollector::default();
+        fast.scan(&text);
+        let mut all = IdentCollector::default();
+        all.scan_unfiltered(&text);
+        proptest::prop_assert_eq!(fast.finish(usize::MAX), all.finish(usize::MAX), "{:?}", text);
+    }
+
+    #[test]
     fn gist_equals_the_clip_of_the_whole_line(
         words in proptest::collection::vec("[a-zé]{0,12}|[ \n\t]{1,3}", 0..120),
     ) {

@@ -62,15 +62,98 @@ pub fn encode_line(seq: u64, e: &Event) -> Result<String> {
 
 /// Append the journal line of one event to `out` (what [`encode_line`] returns).
 pub fn write_line(out: &mut String, seq: u64, e: &Event) {
-    let body = crate::to_json(e);
+    frame(out, seq, &crate::to_json(e));
+}
+
+/// Append the journal line of event `seq` whose JSON text is `body` to `out`.
+fn frame(out: &mut String, seq: u64, body: &str) {
     out.reserve(body.len() + 48);
     out.push_str(PREFIX);
     out.push_str(&seq.to_string());
     out.push_str(",\"crc\":\"");
-    out.push_str(&crc(&body));
+    out.push_str(&crc(body));
     out.push_str("\",\"e\":");
-    out.push_str(&body);
+    out.push_str(body);
     out.push_str("}\n");
+}
+
+/// Journal lines not yet taken, kept as `(seq, event JSON)` until the shim takes them: their
+/// checksums and line framing are computed only then ([`Pending::take`]). A first ingest of a long
+/// history journals one event per message, and the snapshot written right after it supersedes
+/// them all ([`Pending::clear`]): those lines are never framed. [`Pending::len`] is the exact
+/// UTF-8 length of the lines [`Pending::take`] returns.
+#[derive(Debug, Clone, Default)]
+pub struct Pending {
+    /// The event texts one after another (one buffer: a long first ingest allocates no string
+    /// per event).
+    bodies: String,
+    /// `(seq, end of its text in bodies)` per event.
+    events: Vec<(u64, usize)>,
+    bytes: usize,
+}
+
+/// Length of the line [`write_line`] makes for `seq` and an event text of `body_len` bytes.
+fn line_len(seq: u64, body_len: usize) -> usize {
+    let digits = seq.checked_ilog10().unwrap_or(0) as usize + 1;
+    PREFIX.len() + digits + ",\"crc\":\"".len() + 8 + "\",\"e\":".len() + body_len + "}\n".len()
+}
+
+impl Pending {
+    /// Journal `e` as event `seq`.
+    pub fn push(&mut self, seq: u64, e: &Event) {
+        let body = crate::to_json(e);
+        self.bodies.push_str(&body);
+        self.bytes += line_len(seq, body.len());
+        self.events.push((seq, self.bodies.len()));
+    }
+
+    /// Forget the last pushed event (its event was refused).
+    pub fn pop(&mut self) {
+        if let Some((seq, end)) = self.events.pop() {
+            let start = self.events.last().map_or(0, |e| e.1);
+            self.bytes -= line_len(seq, end - start);
+            self.bodies.truncate(start);
+        }
+    }
+
+    /// UTF-8 length of the pending lines.
+    pub fn len(&self) -> usize {
+        self.bytes
+    }
+
+    /// No line pending.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Whether some pending line contains `needle` (in its event text).
+    pub fn contains(&self, needle: &str) -> bool {
+        self.texts().any(|(_, body)| body.contains(needle))
+    }
+
+    fn texts(&self) -> impl Iterator<Item = (u64, &str)> {
+        let mut start = 0;
+        self.events.iter().map(move |&(seq, end)| {
+            let body = &self.bodies[start..end];
+            start = end;
+            (seq, body)
+        })
+    }
+
+    /// The pending lines (newline-terminated), as [`write_line`] frames them; none left after.
+    pub fn take(&mut self) -> String {
+        let mut out = String::with_capacity(self.bytes);
+        for (seq, body) in self.texts() {
+            frame(&mut out, seq, body);
+        }
+        self.clear();
+        out
+    }
+
+    /// Discard the pending lines.
+    pub fn clear(&mut self) {
+        *self = Pending::default();
+    }
 }
 
 /// Parse one line (without its newline) into `(seq, event)`.
@@ -172,6 +255,33 @@ mod tests {
             decode_line(&line[..line.len() - 3]).unwrap_err(),
             "checksum"
         );
+    }
+
+    #[test]
+    fn pending_lines_are_the_written_lines() {
+        let events = [
+            (1, Event::ForceFold { on: true }),
+            (9, Event::ForceFold { on: false }),
+            (10, Event::ForceFold { on: true }),
+            (12_345, Event::ForceFold { on: false }),
+        ];
+        let mut p = Pending::default();
+        let mut want = String::new();
+        for (seq, e) in &events {
+            p.push(*seq, e);
+            write_line(&mut want, *seq, e);
+            assert_eq!(p.len(), want.len(), "seq {seq}");
+        }
+        p.push(12_346, &Event::ForceFold { on: true });
+        p.pop();
+        assert_eq!(p.len(), want.len());
+        assert!(p.contains("forceFold") && !p.contains("topicReq"));
+        assert_eq!(p.take(), want);
+        assert!(p.is_empty() && p.take().is_empty());
+        assert_eq!(p.len(), 0);
+        p.push(13, &Event::ForceFold { on: true });
+        p.clear();
+        assert!(p.is_empty() && p.take().is_empty());
     }
 
     #[test]

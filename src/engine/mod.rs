@@ -140,7 +140,7 @@ enum Op {
 pub struct Session {
     cfg: Config,
     st: SessionState,
-    pending: String,
+    pending: journal::Pending,
     /// Records rendered during the current call, by (fold id, from, to, summary hash): the fold
     /// rules run to a fixpoint and would otherwise render the same record repeatedly. Cleared
     /// at the start of every assemble (records of a range never change within one call).
@@ -165,7 +165,7 @@ impl Session {
         Session {
             cfg: config,
             st: SessionState::new(session_id),
-            pending: String::new(),
+            pending: journal::Pending::default(),
             prepared: RefCell::default(),
             last_turn: None,
             last_request_ms: None,
@@ -197,7 +197,7 @@ impl Session {
             Session {
                 cfg: config,
                 st,
-                pending: String::new(),
+                pending: journal::Pending::default(),
                 prepared: RefCell::default(),
                 last_turn: None,
                 last_request_ms: None,
@@ -221,7 +221,7 @@ impl Session {
         Ok(Session {
             cfg: self.cfg.clone(),
             st,
-            pending: String::new(),
+            pending: journal::Pending::default(),
             prepared: RefCell::default(),
             last_turn: self.last_turn.clone(),
             last_request_ms: self.last_request_ms,
@@ -239,7 +239,7 @@ impl Session {
 
     /// Journal lines produced since the last call (newline-terminated).
     pub fn take_journal(&mut self) -> String {
-        std::mem::take(&mut self.pending)
+        self.pending.take()
     }
 
     /// UTF-8 length of the journal lines not yet taken.
@@ -249,7 +249,7 @@ impl Session {
 
     /// Discard the pending lines, once a snapshot holding their events is on disk.
     pub fn drop_journal(&mut self) {
-        self.pending = String::new();
+        self.pending.clear();
     }
 
     /// Read-only state (tests, bench).
@@ -265,10 +265,9 @@ impl Session {
     fn emit(&mut self, e: Event) -> Result<()> {
         // Encoded first (with the `seq` the event gets): apply consumes it. A refused event
         // leaves neither state nor journal changed.
-        let len = self.pending.len();
-        journal::write_line(&mut self.pending, self.st.seq + 1, &e);
+        self.pending.push(self.st.seq + 1, &e);
         if let Err(err) = self.st.apply(e) {
-            self.pending.truncate(len);
+            self.pending.pop();
             return Err(err);
         }
         Ok(())
