@@ -612,6 +612,6 @@ pub fn group(n: u64) -> String {
     out
 }
 
-mod names;
+pub mod names;
 #[cfg(test)]
 mod tests;

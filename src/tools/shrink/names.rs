@@ -8,8 +8,9 @@
 //! A name is a run of word characters (letters, digits, `_ . / - : @ # ~ + % = ? &`), trimmed
 //! of edge punctuation and split at a single `:` (`src/a.rs:12:5` gives `src/a.rs`), that looks
 //! like something a later answer quotes verbatim: a path, a URL, a `snake_case`, `camelCase`,
-//! dotted or `::` name, a code with digits, a hex hash, a number of ≥ 3 digits. Plain words
-//! never qualify. Work is linear: at most [`SCAN_BYTES`] of the part are read and at most
+//! dotted or `::` name, a code with digits, an `E…` code in capitals (`ENOENT`), a hex hash, a
+//! number of ≥ 3 digits ([`is_anchor`]: the replay bench's anchor definition, one copy for
+//! both). Plain words never qualify. Work is linear: at most [`SCAN_BYTES`] of the part are read and at most
 //! [`MAX_NAMES`] distinct names counted.
 
 use std::collections::BTreeMap;
@@ -61,49 +62,78 @@ fn each_name<'a>(text: &'a str, f: &mut dyn FnMut(&'a str)) {
         }
         for p in t.split(':') {
             let p = p.trim_matches(edge);
-            if is_name(p) {
+            if p.len() >= 3 && is_anchor(p) {
                 f(p);
             }
         }
     }
 }
 
-fn is_name(w: &str) -> bool {
-    let b = w.as_bytes();
-    if b.len() < 3 {
-        return false;
+/// True when `w` (a piece of a word, already trimmed and split at `:`) is a name: the
+/// definition of an *anchor* of the replay bench's recall metric (`crates/bench`, `anchors.rs`
+/// calls this function), so the list holds exactly what the metric, and a later answer, would
+/// quote.
+pub fn is_anchor(w: &str) -> bool {
+    let has_alpha = w.chars().any(char::is_alphabetic);
+    let digits = w.chars().filter(char::is_ascii_digit).count();
+    // Numbers with ≥ 3 digits (ids, ports, sizes, line numbers).
+    if !has_alpha {
+        return digits >= 3
+            && w.chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '_'));
     }
-    let digits = b.iter().filter(|c| c.is_ascii_digit()).count();
-    if !w.chars().any(char::is_alphabetic) {
-        return digits >= 3 && b.iter().all(|c| c.is_ascii_digit() || b".,_".contains(c));
+    // File paths.
+    if w.contains('/') && w.len() >= 4 && w.chars().filter(|c| c.is_alphanumeric()).count() >= 3 {
+        return true;
     }
-    if w.contains('/') {
-        return b.len() >= 4 && w.chars().filter(|c| c.is_alphanumeric()).count() >= 3;
+    // Commit-like hex.
+    if w.len() >= 7
+        && w.len() <= 64
+        && w.chars().all(|c| c.is_ascii_hexdigit())
+        && digits > 0
+        && digits < w.len()
+    {
+        return true;
     }
-    if (7..=64).contains(&b.len()) && b.iter().all(u8::is_ascii_hexdigit) && digits > 0 {
-        return digits < b.len();
-    }
+    // file.ext
     if let Some((stem, ext)) = w.rsplit_once('.') {
         if !stem.is_empty()
             && (1..=6).contains(&ext.len())
-            && ext.bytes().all(|c| c.is_ascii_alphanumeric())
-            && ext.bytes().any(|c| c.is_ascii_alphabetic())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic())
             && stem.chars().any(char::is_alphanumeric)
         {
             return true;
         }
     }
-    if b.len() < 4 {
-        return false;
+    // Identifiers: snake_case, camelCase / PascalCase with an inner capital, or letters+digits.
+    if w.len() >= 4 {
+        let chars: Vec<char> = w.chars().collect();
+        if w.contains('_') && chars.iter().filter(|c| c.is_alphabetic()).count() >= 3 {
+            return true;
+        }
+        let inner_cap = chars
+            .windows(2)
+            .any(|p| matches!(p, [a, b] if a.is_lowercase() && b.is_uppercase()));
+        if inner_cap {
+            return true;
+        }
+        // Error codes and versions: E0308, TS2345, ENOENT-like codes with digits, v1.2.3.
+        if digits > 0
+            && chars.first().is_some_and(|c| c.is_ascii_alphabetic())
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        {
+            return true;
+        }
+        if w.len() >= 5
+            && w.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+            && w.starts_with('E')
+        {
+            return true;
+        }
     }
-    (w.contains('_') && w.chars().filter(|c| c.is_alphabetic()).count() >= 3)
-        || w.chars()
-            .zip(w.chars().skip(1))
-            .any(|(a, c)| a.is_lowercase() && c.is_uppercase())
-        || (digits > 0
-            && b[0].is_ascii_alphabetic()
-            && b.iter()
-                .all(|c| c.is_ascii_alphanumeric() || b".-".contains(c)))
+    false
 }
 
 /// The names of `omitted` not already in `shown`, bare numbers left out, most frequent first

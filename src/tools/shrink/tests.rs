@@ -272,6 +272,30 @@ fn mentions_leave_out_bare_numbers() {
 }
 
 #[test]
+fn mentions_use_the_anchor_definition() {
+    // The list's names are the bench metric's anchors: an errno-style code in capitals is one
+    // (it was not before the two definitions became one), a plain capitalised word is not.
+    let filler = "filler text without any names at all, padding only\n";
+    let mut text = filler.repeat(80);
+    text.push_str("open failed: ENOENT, then EACCES; Error Warning\n");
+    text.push_str(&filler.repeat(80));
+    assert_eq!(mentions_of(&Config::default(), &text), "ENOENT EACCES");
+    for (w, want) in [
+        ("ENOENT", true),
+        ("Error", false),
+        ("src/a.rs", true),
+        ("apply_fold", true),
+        ("parseClaudeCode", true),
+        ("E0308", true),
+        ("18789", true),
+        ("12", false),
+        ("the", false),
+    ] {
+        assert_eq!(names::is_anchor(w), want, "{w}");
+    }
+}
+
+#[test]
 fn mentions_are_separated_by_one_space() {
     // ", " cost two chars and a token per name; a name never holds a space.
     let filler = "filler text without any names at all, padding only\n";
