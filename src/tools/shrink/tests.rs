@@ -71,7 +71,7 @@ fn thresholds_per_tool_and_default() {
 fn header_preview_and_marker() {
     let cfg = Config::default();
     let text = numbered(1_000, 40);
-    let o = shrink_tool_result(&cfg, "read", &result("read", &text))
+    let o = shrink_tool_result(&cfg, "exec", &result("exec", &text))
         .unwrap()
         .unwrap();
     let t = text0(&o.message);
@@ -79,7 +79,7 @@ fn header_preview_and_marker() {
     assert_eq!(o.artifact_id, id);
     let first = t.lines().next().unwrap();
     assert!(
-        first.starts_with("[cachefold] read output 52,000 chars, 1,000 lines → artifact "),
+        first.starts_with("[cachefold] exec output 52,000 chars, 1,000 lines → artifact "),
         "{first}"
     );
     assert!(
@@ -97,17 +97,10 @@ fn header_preview_and_marker() {
     let body: Vec<&str> = t.lines().skip(1).collect();
     assert_eq!(body[0], text.lines().next().unwrap());
     assert_eq!(body[37], text.lines().nth(37).unwrap());
-    assert!(
-        body[38].starts_with(
-            "[cachefold] … 951 lines omitted (lines 39-989, 49,452 chars) … Mentions: 00039, "
-        ),
-        "{}",
-        body[38]
-    );
-    // The Mentions list is bounded by 55 % of previewChars (2,200 chars).
-    assert!(
-        body[38].chars().count() < 80 + 2_200,
-        "mentions are bounded"
+    // The middle holds no names (its line numbers are bare numbers): no Mentions list.
+    assert_eq!(
+        body[38],
+        "[cachefold] … 951 lines omitted (lines 39-989, 49,452 chars) …"
     );
     assert_eq!(body[39], text.lines().nth(989).unwrap());
     assert_eq!(*body.last().unwrap(), text.lines().last().unwrap());
@@ -206,7 +199,7 @@ fn mentions_keep_qualified_names_whole() {
     text.push_str("  see crate::digest::scan and src/engine/fold.rs:120:5 (lib.rs)\n");
     text.push_str(&filler.repeat(80));
     let list = mentions_of(&Config::default(), &text);
-    let names: Vec<&str> = list.split(", ").collect();
+    let names: Vec<&str> = list.split(' ').collect();
     for want in [
         "state.rows",
         "Spotter.Services.TranscriptRenderer",
@@ -254,7 +247,7 @@ fn mentions_rank_recurring_names_first() {
     text.push_str(&filler.repeat(10));
     let list = mentions_of(&cfg, &text);
     assert!(
-        list.starts_with("hot_path_fn, warm_fn, once_name_00, once_name_01"),
+        list.starts_with("hot_path_fn warm_fn once_name_00 once_name_01"),
         "{list}"
     );
     assert!(!list.contains("once_name_39"), "{list}");
@@ -262,24 +255,116 @@ fn mentions_rank_recurring_names_first() {
 }
 
 #[test]
-fn mentions_put_bare_numbers_after_names_seen_as_often() {
-    // A numbered listing: every line number is seen once, like the names beside it; with room
-    // for a few, the names are listed, not the numbers.
-    let cfg = Config::from_json(
-        r#"{"persist":{"thresholds":{},"defaultThreshold":400,"previewChars":400}}"#,
-    )
-    .unwrap();
+fn mentions_leave_out_bare_numbers() {
+    // A numbered listing: every line number is seen once, like the names beside it. The list
+    // has room for all of them, and still holds only the names: numbers took room that names
+    // used better on the replay bench.
     let filler = "filler text without any names at all, padding only\n";
-    let mut text = filler.repeat(10);
+    let mut text = filler.repeat(80);
     for i in 100..140 {
-        text.push_str(&format!("{i} defines name_{i}\n"));
+        text.push_str(&format!("{i} defines name_{i} size 4096\n"));
     }
-    text.push_str(&filler.repeat(10));
-    let list = mentions_of(&cfg, &text);
-    let names: Vec<&str> = list.split(", ").collect();
-    assert!(names.len() >= 10, "{list}");
-    assert!(names.iter().all(|n| n.starts_with("name_")), "{list}");
-    assert_eq!(names[0], "name_100");
+    text.push_str(&filler.repeat(80));
+    let list = mentions_of(&Config::default(), &text);
+    let names: Vec<&str> = list.split(' ').collect();
+    let want: Vec<String> = (100..140).map(|i| format!("name_{i}")).collect();
+    assert_eq!(names, want, "{list}");
+}
+
+#[test]
+fn mentions_use_the_anchor_definition() {
+    // The list's names are the bench metric's anchors: an errno-style code in capitals is one
+    // (it was not before the two definitions became one), a plain capitalised word is not.
+    let filler = "filler text without any names at all, padding only\n";
+    let mut text = filler.repeat(80);
+    text.push_str("open failed: ENOENT, then EACCES; Error Warning\n");
+    text.push_str(&filler.repeat(80));
+    assert_eq!(mentions_of(&Config::default(), &text), "ENOENT EACCES");
+    for (w, want) in [
+        ("ENOENT", true),
+        ("Error", false),
+        ("src/a.rs", true),
+        ("apply_fold", true),
+        ("parseClaudeCode", true),
+        ("E0308", true),
+        ("18789", true),
+        ("12", false),
+        ("the", false),
+    ] {
+        assert_eq!(names::is_anchor(w), want, "{w}");
+    }
+}
+
+#[test]
+fn mentions_are_separated_by_one_space() {
+    // ", " cost two chars and a token per name; a name never holds a space.
+    let filler = "filler text without any names at all, padding only\n";
+    let mut text = filler.repeat(80);
+    text.push_str("calls alpha_one, then beta_two and src/gamma.rs\n");
+    text.push_str(&filler.repeat(80));
+    let list = mentions_of(&Config::default(), &text);
+    assert_eq!(list, "alpha_one beta_two src/gamma.rs");
+}
+
+#[test]
+fn read_previews_trade_head_and_tail_for_mentions() {
+    // A file read keeps a 20 % head and a 5 % tail, and lists up to 95 % of previewChars of
+    // names from the middle; the same text as command output keeps 50 % and 15 %, up to 55 %.
+    let cfg = Config::default();
+    let budget = cfg.persist.preview_chars as usize;
+    let mut text = String::new();
+    for i in 0..2_000 {
+        text.push_str(&format!(
+            "    let value_{i:04} = compute_item_{i:04}(input);\n"
+        ));
+    }
+    let parts = |tool: &str| {
+        let o = shrink_tool_result(&cfg, tool, &result(tool, &text))
+            .unwrap()
+            .unwrap();
+        let t = text0(&o.message).to_string();
+        let body = t.split_once('\n').unwrap().1.to_string();
+        let (head, rest) = body.split_once("[cachefold] … ").unwrap();
+        let (marker, tail) = rest.split_once('\n').unwrap();
+        let list = marker_mentions(marker).to_string();
+        (
+            head.chars().count(),
+            tail.chars().count(),
+            list,
+            t.chars().count(),
+        )
+    };
+    for tool in ["read", "Read"] {
+        let (head, tail, list, total) = parts(tool);
+        assert!(
+            head <= budget / 5 && head > budget / 5 - 100,
+            "{tool} head {head}"
+        );
+        assert!(tail <= budget / 20 && tail > 0, "{tool} tail {tail}");
+        let l = list.chars().count();
+        assert!(
+            l <= budget * 95 / 100 && l > budget * 90 / 100,
+            "{tool} list {l}"
+        );
+        assert!(total <= budget * 6 / 5 + 400, "{tool} total {total}");
+    }
+    let (head, tail, list, total) = parts("exec");
+    assert!(
+        head <= budget / 2 && head > budget / 2 - 100,
+        "exec head {head}"
+    );
+    assert!(
+        tail <= budget * 15 / 100 && tail > budget / 10,
+        "exec tail {tail}"
+    );
+    let l = list.chars().count();
+    assert!(l <= budget * 55 / 100 && l > budget / 2, "exec list {l}");
+    assert!(total <= budget * 6 / 5 + 400, "exec total {total}");
+}
+
+/// Chars of an omitted-part marker line without its Mentions list.
+fn marker_frame(marker: &str) -> usize {
+    marker.chars().count() - marker_mentions(marker).chars().count()
 }
 
 /// The "Mentions:" list of an omitted-part marker line ("" when it has none).
@@ -491,18 +576,20 @@ proptest::proptest! {
     /// Preview = exact head prefix + marker + exact tail suffix, both line-snapped unless a
     /// single line is longer than its budget; omitted counts add up; same input, same bytes.
     #[test]
-    fn preview_reassembles(lines in proptest::collection::vec("[a-zé語 ]{0,120}", 1..300), trailing_nl: bool, preview in 200u64..2_000) {
+    fn preview_reassembles(lines in proptest::collection::vec("[a-zé語 _.0-9]{0,120}", 1..300), trailing_nl: bool, preview in 200u64..2_000, read: bool) {
+        let tool = if read { "read" } else { "x" };
+        let pct = shares(tool);
         let mut text = lines.join("\n");
         if trailing_nl { text.push('\n'); }
         let threshold = preview;
         let cfg = Config::from_json(&format!(r#"{{"persist":{{"defaultThreshold":{threshold},"previewChars":{preview},"thresholds":{{}}}}}}"#)).unwrap();
-        let m = result("x", &text);
-        let out = shrink_tool_result(&cfg, "x", &m).unwrap();
+        let m = result(tool, &text);
+        let out = shrink_tool_result(&cfg, tool, &m).unwrap();
         let chars = text.chars().count() as u64;
         proptest::prop_assert_eq!(out.is_some(), chars > threshold);
         let Some(o) = out else { return Ok(()) };
         proptest::prop_assert_eq!(&o.artifact_text, &text);
-        let again = shrink_tool_result(&cfg, "x", &m).unwrap().unwrap();
+        let again = shrink_tool_result(&cfg, tool, &m).unwrap().unwrap();
         proptest::prop_assert_eq!(serde_json::to_string(&again.message).unwrap(), serde_json::to_string(&o.message).unwrap());
         let t = text0(&o.message).to_string();
         proptest::prop_assert_eq!(is_shrunk(&t), Some(artifact_id(&text)));
@@ -514,16 +601,20 @@ proptest::proptest! {
         // The renderer adds one '\n' after a head that was cut mid-line: a cut head holds exactly
         // the budget, a line-snapped one at most the budget (a first line of exactly the budget
         // followed by '\n' renders the same either way, and is the cut reading).
-        let head_budget = preview as usize * HEAD_PCT / 100;
+        let head_budget = preview as usize * pct.head / 100;
         let head_text = if text.starts_with(head) && head.chars().count() <= head_budget { head } else { head.strip_suffix('\n').unwrap() };
         proptest::prop_assert!(text.starts_with(head_text));
         proptest::prop_assert!(text.ends_with(tail));
-        let tail_budget = preview as usize * TAIL_PCT / 100;
+        let tail_budget = preview as usize * pct.tail / 100;
         proptest::prop_assert!(head_text.chars().count() <= head_budget);
         proptest::prop_assert!(tail.chars().count() <= tail_budget);
-        // Bounded: the marker's Mentions list stays within MENTIONS_PCT of previewChars.
+        // Bounded: the marker's Mentions list stays within its share of previewChars, and the
+        // whole preview within 1.2 × previewChars plus the header and marker lines.
         let mentions = marker_mentions(after.split('\n').next().unwrap());
-        proptest::prop_assert!(mentions.chars().count() <= preview as usize * MENTIONS_PCT / 100, "{}", mentions);
+        proptest::prop_assert!(mentions.chars().count() <= preview as usize * pct.mentions / 100, "{}", mentions);
+        proptest::prop_assert!(pct.head + pct.tail + pct.mentions <= 120);
+        let frame = t.split('\n').next().unwrap().chars().count() + marker_frame(after.split('\n').next().unwrap());
+        proptest::prop_assert!(t.chars().count() <= preview as usize * 6 / 5 + frame + 2);
         let omitted = chars - head_text.chars().count() as u64 - tail.chars().count() as u64;
         let marker = after.split('\n').next().unwrap();
         proptest::prop_assert!(marker.contains(&format!("{} chars", group(omitted))), "{} vs {}", marker, omitted);

@@ -10,7 +10,12 @@
 //! The same extractor runs on the recorded output (what was *needed*) and on the assembled
 //! request (what was *present*), so "present" means "the same anchor token occurs in the
 //! request": a trimmed text that cuts an anchor in half does not count as retaining it.
+//!
+//! The classification of one piece ([`is_anchor`]) lives in the core
+//! (`cachefold::tools::shrink::names`): the "Mentions:" list of a shrunk tool output uses the
+//! same definition, and there is one copy of it.
 
+use ::cachefold::tools::shrink::names::is_anchor;
 use std::collections::HashMap;
 
 /// Interned anchor id.
@@ -103,69 +108,6 @@ fn candidates(raw: &str) -> Vec<String> {
         out.push(trimmed.to_string());
     }
     out
-}
-
-fn is_anchor(w: &str) -> bool {
-    let has_alpha = w.chars().any(char::is_alphabetic);
-    let digits = w.chars().filter(char::is_ascii_digit).count();
-    // Numbers with ≥ 3 digits (ids, ports, sizes, line numbers).
-    if !has_alpha {
-        return digits >= 3
-            && w.chars()
-                .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '_'));
-    }
-    // File paths.
-    if w.contains('/') && w.len() >= 4 && w.chars().filter(|c| c.is_alphanumeric()).count() >= 3 {
-        return true;
-    }
-    // Commit-like hex.
-    if w.len() >= 7
-        && w.len() <= 64
-        && w.chars().all(|c| c.is_ascii_hexdigit())
-        && digits > 0
-        && digits < w.len()
-    {
-        return true;
-    }
-    // file.ext
-    if let Some((stem, ext)) = w.rsplit_once('.') {
-        if !stem.is_empty()
-            && (1..=6).contains(&ext.len())
-            && ext.chars().all(|c| c.is_ascii_alphanumeric())
-            && ext.chars().any(|c| c.is_ascii_alphabetic())
-            && stem.chars().any(char::is_alphanumeric)
-        {
-            return true;
-        }
-    }
-    // Identifiers: snake_case, camelCase / PascalCase with an inner capital, or letters+digits.
-    if w.len() >= 4 {
-        let chars: Vec<char> = w.chars().collect();
-        if w.contains('_') && chars.iter().filter(|c| c.is_alphabetic()).count() >= 3 {
-            return true;
-        }
-        let inner_cap = chars
-            .windows(2)
-            .any(|p| matches!(p, [a, b] if a.is_lowercase() && b.is_uppercase()));
-        if inner_cap {
-            return true;
-        }
-        // Error codes and versions: E0308, TS2345, ENOENT-like codes with digits, v1.2.3.
-        if digits > 0
-            && chars.first().is_some_and(|c| c.is_ascii_alphabetic())
-            && w.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
-        {
-            return true;
-        }
-        if w.len() >= 5
-            && w.chars().all(|c| c.is_ascii_uppercase() || c == '_')
-            && w.starts_with('E')
-        {
-            return true;
-        }
-    }
-    false
 }
 
 #[cfg(test)]
