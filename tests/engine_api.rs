@@ -434,7 +434,10 @@ fn commit_is_idempotent_and_records_usage() {
     let st = s.stats();
     assert_eq!(st["calls"], 2, "two assistant messages with usage");
     assert_eq!(st["promptTokens"], 200);
-    assert_eq!(st["calibration"]["samples"], 1);
+    assert_eq!(
+        st["calibration"]["samples"], 2,
+        "one calibration point per call"
+    );
     for key in [
         "hitPct",
         "predictedHits",

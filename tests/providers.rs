@@ -390,3 +390,42 @@ fn default_target_models_cover_the_measured_providers() {
         assert!(!cachefold::engine::model_managed(&c, Some(m)), "{m}");
     }
 }
+
+/// After the free fold at an idle gap the gap's request writes the prompt again, so the cache
+/// is live: the turns that follow must not fold or condense again where that would not pay on
+/// a live cache (`expectedRemainingCalls: 1`), though their live tail grows past `tailTokens`
+/// (a fold an expired cache would make free).
+#[test]
+fn no_second_fold_on_the_cache_the_gap_request_rewrote() {
+    let (mut s, mut msgs, last) = session_with_turns(cfg(), SONNET, 8);
+    let gap = last + 6 * MIN;
+    let start = msgs.len() - 4;
+    let p = assemble_at(&mut s, &msgs, SONNET, gap);
+    let f = p.report.fold.as_ref().expect("fold after the idle gap");
+    assert!(
+        f.decision.reason.contains("cache expired"),
+        "{}",
+        f.decision.reason
+    );
+    let segs = s.state().segs.len();
+    commit_at(&mut s, "gap", &msgs[start..], gap + 30_000);
+    for k in 0..3 {
+        let from = msgs.len();
+        turn(&mut msgs, 20 + k, &format!("n{k}.txt"), 3_000);
+        let now = gap + (k as u64 + 1) * MIN;
+        let p = assemble_at(&mut s, &msgs[..from + 1], SONNET, now);
+        assert!(
+            p.report.folds.is_empty() && p.report.condensed.is_none(),
+            "turn {k} after the gap: {:?} {:?}",
+            p.report.folds,
+            p.report.condensed
+        );
+        commit_at(&mut s, &format!("n{k}"), &msgs[from..], now + 30_000);
+    }
+    assert_eq!(s.state().segs.len(), segs);
+    // The same turns after a second gap: the grown live tail folds for free.
+    let from = msgs.len();
+    turn(&mut msgs, 30, "m.txt", 3_000);
+    let p = assemble_at(&mut s, &msgs[..from + 1], SONNET, gap + 10 * MIN);
+    assert!(!p.report.folds.is_empty(), "{:?}", p.report.skipped);
+}

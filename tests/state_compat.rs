@@ -62,3 +62,78 @@ fn a_lesson_file_of_the_previous_release_parses_and_renders_the_same() {
     assert_eq!(serde_json::to_value(&lesson).unwrap(), want);
     assert_eq!(lesson.render(), text);
 }
+
+/// A session of the previous release (one calibration point per commit) continued by this one:
+/// the new commit journals every call's point (`calibMore`, a field the old lines lack and load
+/// without), its line is the same on every run, and the old journal plus the new lines restore
+/// to the live state.
+#[test]
+fn a_journal_of_the_previous_release_continues_with_per_call_calibration() {
+    use cachefold::engine::{CommitInput, Drive};
+    use serde_json::json;
+
+    let usage = |input: u64| json!({"input": input, "output": 10, "cacheRead": 0, "cacheWrite": 0});
+    let asst = |k: usize, input: u64| {
+        json!({"role": "assistant", "content": [{"type": "toolCall", "id": format!("c{k}"), "name": "read",
+            "arguments": {"path": format!("f{k}.txt")}}], "model": "deepseek-v4-flash", "stopReason": "toolUse",
+            "timestamp": 1_795_700_000_000u64 + k as u64, "usage": usage(input)})
+        .to_string()
+    };
+    let res = |k: usize| {
+        json!({"role": "toolResult", "toolCallId": format!("c{k}"), "toolName": "read",
+            "content": [{"type": "text", "text": "x".repeat(3_000 * (k + 1))}], "isError": false,
+            "timestamp": 1_795_700_000_000u64 + k as u64})
+        .to_string()
+    };
+    let hist = vec![
+        json!({"role": "user", "content": "continue", "timestamp": 1_795_700_000_000u64})
+            .to_string(),
+    ];
+    let mut turn = hist.clone();
+    for k in 0..3 {
+        turn.push(asst(k, 20_000 + 1_000 * k as u64));
+        turn.push(res(k));
+    }
+    let run = || {
+        let (mut s, _) = Session::restore(
+            config(),
+            SESSION,
+            Some(&read("snapshot.json")),
+            &journal_body(),
+        )
+        .unwrap();
+        let inp = cachefold::engine::AssembleInput {
+            count: 0,
+            model: Some("deepseek/deepseek-v4-flash".into()),
+            now_ms: 1_795_700_000_000.0,
+            ..Default::default()
+        };
+        s.drive(inp, Drive::Assemble, |i| hist[i as usize].clone())
+            .unwrap();
+        s.commit_turn(&CommitInput {
+            advancement_key: "after-upgrade".into(),
+            messages: turn.clone(),
+            now_ms: 1_795_700_001_000.0,
+            context_window: None,
+        })
+        .unwrap();
+        let lines = s.take_journal();
+        (s.try_snapshot().unwrap(), lines)
+    };
+    let (live, lines) = run();
+    assert_eq!(
+        run(),
+        (live.clone(), lines.clone()),
+        "same input, same lines"
+    );
+    let commit = lines
+        .lines()
+        .find(|l| l.contains(r#""commit""#))
+        .expect("a commit line");
+    assert!(commit.contains(r#""calibMore":[["#), "{commit}");
+    let journal = format!("{}{lines}", journal_body());
+    let (restored, report) =
+        Session::restore(config(), SESSION, Some(&read("snapshot.json")), &journal).unwrap();
+    assert_eq!((report.ignored_bytes, report.stopped), (0, None));
+    assert_eq!(restored.try_snapshot().unwrap(), live);
+}

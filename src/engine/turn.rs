@@ -146,7 +146,6 @@ impl Session {
             }
         }
         let out_w: u64 = state::keys_w(&self.st.out);
-        let first_w = self.st.turn.first_w;
         let mut rows = Vec::with_capacity(asst.len());
         let (mut cost_usd, mut uncached_usd) = (0.0, 0.0);
         for (j, &k) in asst.iter().enumerate() {
@@ -178,13 +177,7 @@ impl Session {
                 predicted,
             });
         }
-        let calib = match (first_w, asst.first()) {
-            (Some(fw), Some(&k)) => {
-                let y = msgs[k].usage().map(|u| u.prompt()).unwrap_or(0);
-                (y > 0).then(|| [fw + total(&ws[..k]), y])
-            }
-            _ => None,
-        };
+        let (calib, calib_more) = self.calibration_points(&msgs, &ws, &asst);
         // With one assemble for the whole turn, the last request was output + turn messages
         // up to the last call; with one assemble per call the output already holds them.
         let mut req_add = Vec::new();
@@ -206,6 +199,7 @@ impl Session {
             key: input.advancement_key.clone(),
             rows,
             calib,
+            calib_more,
             req_add,
             cost_usd,
             uncached_usd,
@@ -217,6 +211,48 @@ impl Session {
         Ok(CommitOutcome {
             status: CommitStatus::Committed,
         })
+    }
+
+    /// Calibration points `[weighted chars, prompt tokens]` of the turn's calls `asst` (indices
+    /// into the turn's messages `msgs`, weights `ws`): the first call, then the later ones.
+    ///
+    /// A call's prompt is the output assembled for it plus the turn messages the host appended
+    /// after it: with one assemble for the whole turn, the first output and every turn message
+    /// before the call; with one assemble per call (one output recorded per call), that call's
+    /// output, which already holds them. When the outputs do not map one to one onto the calls
+    /// (a restore mid-turn, a host that re-assembles some calls only), only the first call is a
+    /// point, as before.
+    fn calibration_points(
+        &self,
+        msgs: &[Message],
+        ws: &[u64],
+        asst: &[usize],
+    ) -> (Option<[u64; 2]>, Vec<[u64; 2]>) {
+        let Some(first_w) = self.st.turn.first_w else {
+            return (None, Vec::new());
+        };
+        let prompt = |k: usize| msgs[k].usage().map_or(0, |u| u.prompt());
+        let point = |x: u64, k: usize| {
+            let y = prompt(k);
+            (y > 0).then_some([x, y])
+        };
+        let calib = asst
+            .first()
+            .and_then(|&k| point(first_w + total(&ws[..k]), k));
+        let turn = &self.st.turn;
+        let per_call = turn.shared.len() > 1 && turn.out_ws.len() == asst.len();
+        let mut more = Vec::new();
+        if turn.shared.len() <= 1 || per_call {
+            for (j, &k) in asst.iter().enumerate().skip(1) {
+                let x = if per_call {
+                    turn.out_ws[j]
+                } else {
+                    first_w + total(&ws[..k])
+                };
+                more.extend(point(x, k));
+            }
+        }
+        (calib, more)
     }
 
     // ---- summaries -----------------------------------------------------------------------------

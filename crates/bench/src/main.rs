@@ -36,7 +36,8 @@ written by --loso) without replaying anything, e.g. with other --loso-recall tar
 --provider: S1a, the peers and S3 priced under provider cache profiles (cachefold's
 src/providers.rs: deepseek-flash, anthropic-sonnet, openai-gpt-5, gemini-2.5-pro, kimi, qwen,
 glm, …), each replayed with its cache rule and lifetime (idle gaps from the recorded
-timestamps); prints one row per profile (cachefold_bench::bench::provider).
+timestamps); prints one row per profile (cachefold_bench::bench::provider); --json writes the
+per-session figures (input cost per strategy, S3 ×S1a) per profile.
 Tokenizer: $CACHEFOLD_TOKENIZER or <repo>/.cache/tokenizer/deepseek-v4/tokenizer.json
 (fetch it with .ci/fetch-tokenizer); without it the o200k fallback is used and said so.";
 
@@ -653,6 +654,10 @@ fn run_providers(a: &Args, arg: &str, start: Instant) {
     );
     if let Some(p) = &a.md {
         write_file(p, &md);
+    }
+    if let Some(p) = &a.json {
+        let j = bench::provider::json(&profiles, &results);
+        write_file(p, &serde_json::to_string_pretty(&j).unwrap_or_default());
     }
 }
 

@@ -100,6 +100,10 @@ pub enum Event {
         /// Calibration point `[weighted chars, prompt tokens]`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         calib: Option<[u64; 2]>,
+        /// Calibration points of the turn's later calls, in call order (absent in journals of
+        /// 0.1.x, which calibrated from the first call only).
+        #[serde(default, rename = "calibMore", skip_serializing_if = "Vec::is_empty")]
+        calib_more: Vec<[u64; 2]>,
         /// Turn messages that were part of the last request (hit prediction).
         #[serde(default, rename = "reqAdd")]
         req_add: Vec<OutKey>,

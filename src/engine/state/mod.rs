@@ -307,15 +307,16 @@ impl SessionState {
                 self.req.truncate(same);
                 self.req.extend_from_slice(&self.out[same..]);
                 self.turn.shared.push(*shared);
-                if self.turn.first_w.is_none() {
-                    self.turn.first_w = Some(keys_w(&self.out));
-                }
+                let w = keys_w(&self.out);
+                self.turn.first_w.get_or_insert(w);
+                crate::text::push_bounded(&mut self.turn.out_ws, w, MAX_CALL_ROWS);
                 self.counters.repairs += u64::from(*repairs);
             }
             Event::Commit {
                 key,
                 rows,
                 calib,
+                calib_more,
                 req_add,
                 cost_usd,
                 uncached_usd,
@@ -338,7 +339,7 @@ impl SessionState {
                 }
                 self.totals.cost_usd += *cost_usd;
                 self.totals.uncached_usd += *uncached_usd;
-                if let Some([x, y]) = calib {
+                for [x, y] in calib.iter().chain(calib_more.iter()) {
                     self.calibration.observe(*x, *y);
                     let g = &mut self.calib_guard;
                     g.lo = if g.last.is_none() { *x } else { g.lo.min(*x) };

@@ -186,6 +186,10 @@ pub struct TurnAcc {
     /// Weighted chars of the first output assembled this turn.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_w: Option<u64>,
+    /// Weighted chars of each distinct output assembled this turn (one per model call when
+    /// the host assembles every call), for the per-call calibration points at commit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub out_ws: Vec<u64>,
 }
 
 /// A summary request handed to JS and not yet answered.

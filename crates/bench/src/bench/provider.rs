@@ -307,6 +307,47 @@ pub fn markdown(profiles: &[Profile], results: &[ProviderResult]) -> String {
     s
 }
 
+/// The per-provider figures as JSON (`--provider … --json out.json`): per profile, the corpus
+/// input cost of every strategy and, per session, each strategy's input cost, hit and prompt
+/// tokens, folds, and S3's ratio to S1a.
+pub fn json(profiles: &[Profile], results: &[ProviderResult]) -> serde_json::Value {
+    use serde_json::{json, Map, Value};
+    let rows: Vec<Value> = profiles
+        .iter()
+        .zip(results)
+        .map(|(p, r)| {
+            let mut totals = Map::new();
+            let mut sessions: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
+            for (strategy, per) in &r.cost {
+                totals.insert(strategy.clone(), json!(r.total(strategy, None).0));
+                for (name, (cost, hit, prompt, folds)) in per {
+                    sessions.entry(name.clone()).or_default().insert(
+                        strategy.clone(),
+                        json!({"inputUsd": cost, "hitTokens": hit, "promptTokens": prompt, "folds": folds}),
+                    );
+                }
+            }
+            let (s1, s3) = (r.cost.get("S1a"), r.cost.get("S3"));
+            for (name, m) in sessions.iter_mut() {
+                let ratio = match (s1.and_then(|v| v.get(name)), s3.and_then(|v| v.get(name))) {
+                    (Some(a), Some(b)) if a.0 > 0.0 => json!(b.0 / a.0),
+                    _ => Value::Null,
+                };
+                m.insert("s3xS1a".into(), ratio);
+            }
+            let (above, worst) = r.above_legacy();
+            json!({
+                "profile": p.key,
+                "totals": totals,
+                "s3AboveS1a": above,
+                "worstS3xS1a": worst,
+                "sessions": sessions,
+            })
+        })
+        .collect();
+    json!({ "providers": rows })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,5 +409,13 @@ mod tests {
         assert_eq!(n, 1);
         assert!((worst - 1.1).abs() < 1e-12);
         assert_eq!(r.folded_sessions(), vec!["a".to_string()]);
+        let j = json(&[providers::builtin("glm").unwrap()], &[r]);
+        let row = &j["providers"][0];
+        assert_eq!(row["profile"], "glm");
+        assert_eq!(row["s3AboveS1a"], 1);
+        assert_eq!(row["sessions"]["b"]["S3"]["inputUsd"].as_f64(), Some(2.2));
+        assert_eq!(row["sessions"]["a"]["S3"]["folds"], 1);
+        assert!((row["sessions"]["b"]["s3xS1a"].as_f64().unwrap() - 1.1).abs() < 1e-12);
+        assert_eq!(row["totals"]["S1a"].as_f64(), Some(3.0));
     }
 }
