@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::message::Message;
 use crate::pairing::Shape;
 use crate::record::MsgRecord;
-use crate::{cost, digest, fold, tokens};
+use crate::{cost, digest, tokens};
 use serde_json::Value;
 
 impl Session {
@@ -186,10 +186,7 @@ impl Session {
 
     pub(super) fn try_pin(&mut self, given: &ByIndex<&str>) -> Result<()> {
         let p = self.cfg.prefix_lock_count;
-        let Some(h) = fold::boundaries(&self.st.records)
-            .into_iter()
-            .find(|c| *c >= p)
-        else {
+        let Some(h) = self.st.cuts.first_at_least(&self.st.records, p) else {
             return Ok(());
         };
         let fp = fingerprint::head_fingerprint(

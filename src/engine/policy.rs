@@ -137,14 +137,7 @@ impl Session {
     /// Boundaries strictly inside the live tail: `live_from < c < count`.
     pub(super) fn live_cuts(&self, count: u32) -> Vec<u32> {
         let live = self.st.live_from;
-        let recs = self
-            .st
-            .records
-            .get(..count as usize)
-            .unwrap_or(&self.st.records);
-        let mut cuts = fold::boundaries(recs);
-        cuts.retain(|c| *c > live && *c < count);
-        cuts
+        self.st.cuts.between(&self.st.records, live, count)
     }
 
     /// The priced candidate: earliest cut whose tail fits `tailTokens` (None when the live tail

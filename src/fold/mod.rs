@@ -12,10 +12,13 @@
 //! * the record JSON is a pure function of (id, range, digests, summary, timestamp of the first
 //!   folded message), so replaying the same decision yields the same bytes.
 
+mod cuts;
 #[cfg(test)]
 pub(crate) mod oracle;
 pub mod prompt;
 pub mod record;
+
+pub use cuts::CutCache;
 
 use crate::digest::Digest;
 use crate::pairing::{self, Shape, ShapeRole};

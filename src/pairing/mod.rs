@@ -685,6 +685,74 @@ pub fn cut_points_of<'a>(seq: impl IntoIterator<Item = &'a Shape>) -> Vec<usize>
     out
 }
 
+/// [`cut_points_of`] one shape at a time: feed a sequence with [`CutScan::push`] and the cut
+/// points found so far are exactly `cut_points_of` of the shapes pushed (each push is O(calls
+/// open), independent of the sequence's length). Used to keep the cut points of a growing
+/// history without rescanning it ([`crate::fold::CutCache`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CutScan {
+    /// Shapes pushed.
+    n: usize,
+    /// Call ids of the open tool-call group (same bookkeeping as `cut_points_of`).
+    pending: Vec<String>,
+    /// Cut points among the shapes pushed, ascending.
+    cuts: Vec<usize>,
+}
+
+impl CutScan {
+    /// Shapes pushed so far.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// No shape pushed yet.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// [`cut_points_of`] of the shapes pushed so far.
+    pub fn cuts(&self) -> &[usize] {
+        &self.cuts
+    }
+
+    /// No tool-call group is open after the shapes pushed: a user message pushed next would be
+    /// a cut point.
+    pub fn clean(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// Append one shape (index [`CutScan::len`]).
+    pub fn push(&mut self, s: &Shape) {
+        let i = self.n;
+        self.n += 1;
+        match s.role {
+            ShapeRole::ToolResult => {
+                if let Some(k) = self.pending.iter().position(|p| p == s.rid()) {
+                    self.pending.remove(k);
+                }
+            }
+            ShapeRole::User => {
+                if self.pending.is_empty() {
+                    self.cuts.push(i);
+                }
+                self.pending.clear();
+            }
+            ShapeRole::Assistant => {
+                if self.pending.is_empty() && i > 0 {
+                    self.cuts.push(i);
+                }
+                self.pending.clear();
+                if s.has_calls() {
+                    self.pending.extend(s.call_ids.iter().cloned());
+                }
+            }
+            ShapeRole::Other => {
+                self.pending.clear();
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod oracle;
 

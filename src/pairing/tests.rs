@@ -413,6 +413,23 @@ fn valid_strategy() -> impl Strategy<Value = Vec<Shape>> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
+    /// Pushing shapes one at a time gives, after every push, the cut points of the whole
+    /// prefix, and `clean` says whether a user message appended there would be one.
+    #[test]
+    fn cut_scan_matches_cut_points_of_every_prefix(seq in proptest::collection::vec(shape_strategy(), 0..60)) {
+        let mut scan = CutScan::default();
+        for k in 0..=seq.len() {
+            prop_assert_eq!(scan.len(), k);
+            prop_assert_eq!(scan.cuts().to_vec(), cut_points_of(&seq[..k]));
+            let mut with_user = seq[..k].to_vec();
+            with_user.push(Shape::user());
+            prop_assert_eq!(scan.clean(), cut_points_of(&with_user).last() == Some(&k));
+            if let Some(s) = seq.get(k) {
+                scan.push(s);
+            }
+        }
+    }
+
     #[test]
     fn repair_always_yields_valid_sequences(seq in proptest::collection::vec(shape_strategy(), 0..16)) {
         check(&seq);

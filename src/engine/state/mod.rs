@@ -50,6 +50,9 @@ pub struct SessionState {
 
     /// One record per host index seen.
     pub records: Vec<MsgRecord>,
+    /// Cut boundaries of `records`, extended as they grow (derived, never serialized).
+    #[serde(skip)]
+    pub cuts: crate::fold::CutCache,
     /// Head pinned.
     pub pinned: bool,
     /// Pinned head length.
@@ -138,6 +141,7 @@ impl SessionState {
             model: None,
             spa: None,
             records: Vec::new(),
+            cuts: Default::default(),
             pinned: false,
             head_len: 0,
             head_fp: String::new(),
@@ -401,6 +405,7 @@ impl SessionState {
 
     fn truncate(&mut self, at: u32) {
         self.records.truncate(at as usize);
+        self.cuts.invalidate();
         if !self.pinned {
             self.live_from = 0;
         }
@@ -417,6 +422,7 @@ impl SessionState {
     /// keys, artifact notes and the last output (for hit prediction) survive.
     fn repin(&mut self) {
         self.records.clear();
+        self.cuts.invalidate();
         self.base = 0;
         self.skip = 0;
         self.head_json.clear();
