@@ -429,19 +429,25 @@ impl IdentCollector {
             {
                 continue; // files are listed separately
             }
-            for piece in tok.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
-                let piece = piece.trim_matches(|c: char| c == '-');
-                if piece.is_empty() {
-                    continue;
-                }
-                if is_uuid(piece) {
-                    self.add(IdClass::Uuid, piece);
-                    continue;
-                }
-                for sub in piece.split('-') {
-                    if let Some(class) = classify(sub) {
-                        self.add(class, sub);
-                    }
+            self.add_pieces(tok);
+        }
+    }
+
+    /// The identifiers in the parts of `tok` (split at characters no identifier holds): UUIDs
+    /// whole, anything else by its `-`-separated parts.
+    fn add_pieces(&mut self, tok: &str) {
+        for piece in tok.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
+            let piece = piece.trim_matches(|c: char| c == '-');
+            if piece.is_empty() {
+                continue;
+            }
+            if is_uuid(piece) {
+                self.add(IdClass::Uuid, piece);
+                continue;
+            }
+            for sub in piece.split('-') {
+                if let Some(class) = classify(sub) {
+                    self.add(class, sub);
                 }
             }
         }
@@ -465,21 +471,7 @@ impl IdentCollector {
             if is_path_like(clean_token(tok)) {
                 continue;
             }
-            for piece in tok.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
-                let piece = piece.trim_matches(|c: char| c == '-');
-                if piece.is_empty() {
-                    continue;
-                }
-                if is_uuid(piece) {
-                    self.add(IdClass::Uuid, piece);
-                    continue;
-                }
-                for sub in piece.split('-') {
-                    if let Some(class) = classify(sub) {
-                        self.add(class, sub);
-                    }
-                }
-            }
+            self.add_pieces(tok);
         }
     }
 
