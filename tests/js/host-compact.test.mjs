@@ -59,7 +59,10 @@ async function drive(config, sessionId, n, size) {
   const hist = [];
   for (let k = 0; k < n; k++) {
     const eng = await engineFor(config);
-    await eng.assemble({ sessionId, messages: hist, model: MODEL, tokenBudget: 22_000 });
+    // The window the turns report (48K): the reported prompts (9K + 2K per turn, up to 31K) stay
+    // under it, so the engine folds nothing on its own before the forced compaction. (Under a
+    // 22K budget a calibrated session is over budget and folds itself while driven.)
+    await eng.assemble({ sessionId, messages: hist, model: MODEL, tokenBudget: 48_000 });
     const turn = [
       user(`step ${k}: read notes_${k}.md`),
       assistantCall(`c${k}`, "read", { path: `notes_${k}.md` }),
