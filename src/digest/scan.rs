@@ -280,10 +280,7 @@ pub fn is_path_like(t: &str) -> bool {
     if !t.chars().any(|c| c.is_ascii_alphabetic()) {
         return false;
     }
-    let mut segs: Vec<&str> = Vec::new();
-    for s in t.split(['/', '\\']) {
-        segs.push(s);
-    }
+    let segs: Vec<&str> = t.split(['/', '\\']).collect();
     let last = segs.last().copied().unwrap_or("");
     if segs.len() == 1 {
         return has_known_ext(t) && !t.starts_with('.');
