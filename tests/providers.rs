@@ -282,9 +282,10 @@ fn an_idle_gap_folds_before_the_emergency() {
     );
 }
 
-/// After an idle gap, two fold records are condensed into one even under their budget.
-#[test]
-fn records_condense_after_an_idle_gap() {
+/// A Sonnet session driven a turn a minute (each result 3,000 chars) until it holds two fold
+/// records, no condensation on the way, then a short user turn: (session, messages, the time
+/// of the last commit).
+fn session_with_two_folds() -> (Session, Vec<String>, u64) {
     let c = Config {
         mode: Mode::Always,
         expected_remaining_calls: 100,
@@ -306,6 +307,13 @@ fn records_condense_after_an_idle_gap() {
     }
     assert_eq!(s.state().segs.len(), 2, "two folds in {k} turns");
     turn(&mut msgs, k, "last.txt", 100);
+    (s, msgs, last)
+}
+
+/// After an idle gap, two fold records are condensed into one even under their budget.
+#[test]
+fn records_condense_after_an_idle_gap() {
+    let (mut s, msgs, last) = session_with_two_folds();
     let p = assemble_at(&mut s, &msgs, SONNET, last + 6 * MIN);
     let c = p
         .report
@@ -323,26 +331,7 @@ fn records_condense_after_an_idle_gap() {
 #[test]
 fn records_condense_over_the_threshold_after_an_idle_gap() {
     let run = |gap: u64| {
-        let c = Config {
-            mode: Mode::Always,
-            expected_remaining_calls: 100,
-            ..small()
-        };
-        let mut s = Session::new(c, "s1");
-        let mut msgs = Vec::new();
-        let mut last = T0;
-        let mut k = 0;
-        while s.state().segs.len() < 2 && k < 40 {
-            let start = msgs.len();
-            turn(&mut msgs, k, &format!("f{k}.txt"), 3_000);
-            let now = T0 + k as u64 * MIN;
-            assemble_at(&mut s, &msgs[..start + 1], SONNET, now);
-            last = now + 30_000;
-            commit_at(&mut s, &format!("k{k}"), &msgs[start..], last);
-            k += 1;
-        }
-        assert_eq!(s.state().segs.len(), 2, "two folds in {k} turns");
-        turn(&mut msgs, k, "last.txt", 100);
+        let (mut s, msgs, last) = session_with_two_folds();
         // A threshold (0.8 x 100) no fold or condensation can get the prompt under.
         let p = assemble_in(&mut s, &msgs, SONNET, last + gap, 100);
         assert!(
@@ -415,9 +404,13 @@ fn no_second_fold_on_the_cache_the_gap_request_rewrote() {
         let now = gap + (k as u64 + 1) * MIN;
         let p = assemble_at(&mut s, &msgs[..from + 1], SONNET, now);
         assert!(
-            p.report.folds.is_empty() && p.report.condensed.is_none(),
-            "turn {k} after the gap: {:?} {:?}",
-            p.report.folds,
+            p.report.folds.is_empty(),
+            "turn {k} after the gap: {:?}",
+            p.report.folds
+        );
+        assert!(
+            p.report.condensed.is_none(),
+            "turn {k} after the gap: {:?}",
             p.report.condensed
         );
         commit_at(&mut s, &format!("n{k}"), &msgs[from..], now + 30_000);
