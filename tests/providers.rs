@@ -422,3 +422,36 @@ fn no_second_fold_on_the_cache_the_gap_request_rewrote() {
     let p = assemble_at(&mut s, &msgs[..from + 1], SONNET, gap + 10 * MIN);
     assert!(!p.report.folds.is_empty(), "{:?}", p.report.skipped);
 }
+
+/// Regression (e2e idle-gap cell with per-call calibration): after the gap, a prompt over the
+/// threshold whose live tail is just over `tailTokens` (so the priced candidate is a small
+/// region) is folded in one free fold as deep as the last turn; the old code folded the small
+/// region and an emergency fold followed in the same request.
+#[test]
+fn an_idle_gap_over_the_threshold_folds_once_past_a_small_candidate() {
+    // 9 turns of ~1,500 tokens (~13,900 in all) against a threshold of 0.8 x 12,000: a tail of
+    // 11,000 tokens leaves a priced candidate of about two turns.
+    let c = Config {
+        tail_tokens: 11_000,
+        ..big_regions()
+    };
+    let (mut idle, msgs, last) = session_sized(c, SONNET, 8, 30_000);
+    let p = assemble_in(&mut idle, &msgs, SONNET, last + 6 * MIN, 12_000);
+    assert!(!p.report.emergency, "{:?}", p.report.folds);
+    assert_eq!(p.report.folds.len(), 1, "{:?}", p.report.folds);
+    let f = &p.report.folds[0];
+    assert_eq!(f.reason.as_str(), "priced", "{f:?}");
+    assert!(
+        f.decision.reason.contains("cache expired"),
+        "{}",
+        f.decision.reason
+    );
+    assert!(
+        p.report.tokens_after <= p.report.threshold_tokens,
+        "{:?}",
+        p.report
+    );
+    // At least everything before the last turn is folded.
+    let last_turn = msgs.len() as u32 - 4;
+    assert!(f.to >= last_turn, "{f:?}");
+}

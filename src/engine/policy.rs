@@ -348,29 +348,52 @@ impl Session {
         // turn alone exceeds `tailTokens`, or the prompt is over the threshold with the tail
         // already within it (an emergency is due), everything before the last turn is folded,
         // deeper than the emergency rule's low-water mark, which would otherwise fold later on
-        // a live cache.
+        // a live cache. Over the threshold that deepest cut is taken also when the tail is
+        // just over `tailTokens`: folding only down to it would leave the prompt over the
+        // threshold and an emergency fold would follow in the same request.
         let free = r.terms.expired;
-        let c = match self.candidate(count, &cuts) {
-            Err(why)
-                if free && (why == LAST_TURN_OVER_TAIL || before > r.thr) && !cuts.is_empty() =>
-            {
-                cuts[cuts.len() - 1]
-            }
-            Err(why) => return Step::Skip(Some(why.into())),
-            Ok(c) => self.topic_cut(count, &cuts, c),
+        let deepest = cuts.last().copied().filter(|_| free);
+        let mut tries = match (self.candidate(count, &cuts), deepest) {
+            (Err(why), Some(last)) if why == LAST_TURN_OVER_TAIL || before > r.thr => vec![last],
+            // The deepest cut can fail to pay where the candidate pays (a prompt left under
+            // the provider's minimum cacheable length): the candidate is tried next.
+            (Ok(c), Some(last)) if before > r.thr => vec![last, self.topic_cut(count, &cuts, c)],
+            (Err(why), _) => return Step::Skip(Some(why.into())),
+            (Ok(c), _) => vec![self.topic_cut(count, &cuts, c)],
         };
+        tries.dedup();
+        let mut skipped = String::new();
+        for c in tries {
+            match self.priced_at(r, &cuts, before, c, free) {
+                Ok(step) => return step,
+                Err(why) => skipped = why,
+            }
+        }
+        Step::Skip(Some(skipped))
+    }
+
+    /// The priced fold of `[liveFrom, c)`, or why it is skipped.
+    fn priced_at(
+        &self,
+        r: &Round,
+        cuts: &[u32],
+        before: u64,
+        c: u32,
+        free: bool,
+    ) -> std::result::Result<Step, String> {
+        let count = r.count;
         let id = self.next_fold_id();
         let live = self.st.live_from;
         let region = self.tokens(fold::span_w(&self.st.records, live, c));
         if region < self.cfg.min_fold_tokens && !free {
-            return Step::Skip(Some(format!(
+            return Err(format!(
                 "region {region} tokens < minFoldTokens {}",
                 self.cfg.min_fold_tokens
-            )));
+            ));
         }
         if let Some(why) = self.cannot_pay(count, live, c, before, r) {
             // Not even a zero-size record would pay: skip rendering one.
-            return Step::Skip(Some(why));
+            return Err(why);
         }
         let p = self.prepare(&id, live, c, None);
         let d = cost::fold_decision_with(
@@ -380,13 +403,13 @@ impl Session {
             &r.terms,
         );
         if !d.pays {
-            return Step::Skip(Some(d.reason));
+            return Err(d.reason);
         }
         // The fold is decided at the candidate cut; a ready summary for [liveFrom, to) with
         // to <= c moves the cut back to `to` (the rest stays live for the next fold), provided
         // it covers at least half of the candidate region.
         let with_summary = self
-            .ready_summary_for(c, &cuts)
+            .ready_summary_for(c, cuts)
             .filter(|(to, _)| 2 * self.tokens(fold::span_w(&self.st.records, live, *to)) >= region);
         let (p, decision) = match with_summary {
             Some((to, text)) => {
@@ -401,12 +424,12 @@ impl Session {
             }
             None => (p, d),
         };
-        Step::Fold {
+        Ok(Step::Fold {
             p,
             reason: FoldReason::Priced,
             decision,
             before,
-        }
+        })
     }
 
     /// The emergency rule (and a forced fold): over the threshold, fold whatever the price,
