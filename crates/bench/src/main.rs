@@ -37,7 +37,9 @@ written by --loso) without replaying anything, e.g. with other --loso-recall tar
 src/providers.rs: deepseek-flash, anthropic-sonnet, openai-gpt-5, gemini-2.5-pro, kimi, qwen,
 glm, …), each replayed with its cache rule and lifetime (idle gaps from the recorded
 timestamps); prints one row per profile (cachefold_bench::bench::provider); --json writes the
-per-session figures (input cost per strategy, S3 ×S1a) per profile.
+per-session figures (input cost per strategy, S3 ×S1a) per profile. With --loso, the LOSO choice
+per profile (its cache rule, lifetime and prices, S3 with the profile forced); each profile's
+loso.md, loso.json, loso-tables.json and cost-recall.svg go to a folder named after it.
 Tokenizer: $CACHEFOLD_TOKENIZER or <repo>/.cache/tokenizer/deepseek-v4/tokenizer.json
 (fetch it with .ci/fetch-tokenizer); without it the o200k fallback is used and said so.";
 
@@ -517,14 +519,22 @@ fn run_loso(
     tok: &Tokenizer,
     glue: &run::Glue,
     sp: &run::StaticPrefix,
-    opts: &run::Options,
+    // The replay options and, with `--provider`, the profile they were made for.
+    (opts, profile): (&run::Options, Option<&cachefold::providers::Profile>),
     start: Instant,
 ) {
     use bench::loso;
     let grid: Vec<(String, Arc<cachefold::config::Config>)> = loso::grid()
         .into_iter()
-        .map(|(n, c)| (n, Arc::new(c)))
+        .map(|(n, c)| match profile {
+            Some(p) => (n, Arc::new(bench::provider::s3_config(p, &c))),
+            None => (n, Arc::new(c)),
+        })
         .collect();
+    let dir = match profile {
+        Some(p) => loso_dir(a).join(&p.key),
+        None => loso_dir(a),
+    };
     let mut tables: Vec<(u64, loso::Table)> = Vec::new();
     for &window in &a.loso_windows {
         let opts = run::Options {
@@ -575,14 +585,14 @@ fn run_loso(
         tables.push((window, table));
     }
     write_file(
-        &loso_dir(a).join("loso-tables.json"),
+        &dir.join("loso-tables.json"),
         &serde_json::to_string(&tables).unwrap_or_default(),
     );
     let runs: Vec<loso::Loso> = tables
         .iter()
         .flat_map(|(w, t)| a.loso_recall.iter().map(move |r| t.loso(*w, *r)))
         .collect();
-    write_loso(a, &runs, preps.len(), start);
+    write_loso(a, &dir, &runs, preps.len(), start);
 }
 
 /// Where LOSO files go: next to `--json` (or `--svg`), else `bench-out/`.
@@ -596,7 +606,7 @@ fn loso_dir(a: &Args) -> PathBuf {
 }
 
 /// Print the LOSO tables and write loso.json and cost-recall.svg.
-fn write_loso(a: &Args, runs: &[bench::loso::Loso], sessions: usize, start: Instant) {
+fn write_loso(a: &Args, dir: &Path, runs: &[bench::loso::Loso], sessions: usize, start: Instant) {
     use bench::loso;
     let md = loso::markdown(runs, sessions);
     println!("{md}");
@@ -605,8 +615,10 @@ fn write_loso(a: &Args, runs: &[bench::loso::Loso], sessions: usize, start: Inst
         start.elapsed().as_secs_f64(),
         a.jobs
     );
-    let dir = loso_dir(a);
-    if let Some(p) = &a.md {
+    // Per profile (`--loso --provider`) the tables go next to that profile's other files.
+    if dir != loso_dir(a) {
+        write_file(&dir.join("loso.md"), &md);
+    } else if let Some(p) = &a.md {
         write_file(p, &md);
     }
     let json = serde_json::to_string_pretty(runs).unwrap_or_default();
@@ -674,10 +686,10 @@ fn main() {
             .flat_map(|(w, t)| a.loso_recall.iter().map(move |r| t.loso(*w, *r)))
             .collect();
         let sessions = tables.first().map_or(0, |(_, t)| t.sessions.len());
-        write_loso(&a, &runs, sessions, start);
+        write_loso(&a, &loso_dir(&a), &runs, sessions, start);
         return;
     }
-    if let Some(arg) = a.provider.clone() {
+    if let Some(arg) = a.provider.clone().filter(|_| !a.loso) {
         run_providers(&a, &arg, start);
         return;
     }
@@ -692,12 +704,33 @@ fn main() {
             cache: a.cache,
             price: a.price.clone(),
             warm_static: !a.cold,
+            price_row: None,
         };
         let preps: Vec<Arc<run::Prepared>> = sessions
             .iter()
             .map(|(name, t)| Arc::new(run::prepare(&tok, name, t)))
             .collect();
-        run_loso(&a, &preps, &tok, &glue, &sp, &opts, start);
+        let Some(arg) = a.provider.clone() else {
+            run_loso(&a, &preps, &tok, &glue, &sp, (&opts, None), start);
+            return;
+        };
+        // `--loso --provider`: the same choice per profile, replayed under its cache rule and
+        // lifetime, priced at its read price and its miss price times the write premium, S3
+        // with the profile forced; each profile's files go to a folder named after it.
+        for p in bench::provider::parse(&arg).unwrap_or_else(|e| die(&e)) {
+            let opts = run::Options {
+                cache: bench::provider::sim_params(&p, opts.cache),
+                price_row: Some(::cachefold::cost::Price {
+                    key: p.key.clone(),
+                    hit: p.hit,
+                    miss: p.miss * p.write_premium.max(1.0),
+                    output: p.output,
+                }),
+                ..opts.clone()
+            };
+            println!("## Provider profile {}\n", p.key);
+            run_loso(&a, &preps, &tok, &glue, &sp, (&opts, Some(&p)), start);
+        }
         return;
     }
     if a.demo && a.svg.is_none() {

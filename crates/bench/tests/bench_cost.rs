@@ -9,6 +9,7 @@ fn opts(price: &str) -> Options {
         cache: Params::ds_strict(),
         price: price.into(),
         warm_static: true,
+        price_row: None,
     }
 }
 
@@ -81,4 +82,23 @@ fn section_5_6_fold_example_is_consistent() {
     assert!((saving - 0.00102).abs() < 0.00001, "{saving}");
     let n = one_off / saving;
     assert!((11.0..13.0).contains(&n), "{n}");
+}
+
+/// `--loso --provider`: a profile's price row replaces the headline price key (the other
+/// rows stay the DeepSeek ones).
+#[test]
+fn a_price_row_replaces_the_headline_key() {
+    let o = Options {
+        price_row: Some(cachefold::cost::Price {
+            key: "anthropic-sonnet".into(),
+            hit: 0.3,
+            miss: 3.0 * 1.25,
+            output: 15.0,
+        }),
+        ..opts("deepseek-flash-peak")
+    };
+    let c = call_costs(&o, 0.0, 1_000_000, 1_000_000, 1_000_000);
+    assert!(close(c.headline_input, 0.3 + 3.75), "{}", c.headline_input);
+    assert!(close(c.headline, 0.3 + 3.75 + 15.0), "{}", c.headline);
+    assert!(close(c.flash_peak, 1.506), "{}", c.flash_peak);
 }

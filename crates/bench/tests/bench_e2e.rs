@@ -113,6 +113,7 @@ fn library_metrics_identities_on_a_fixture() {
         cache: cache::Params::ds_strict(),
         price: "deepseek-flash-peak".into(),
         warm_static: false,
+        price_row: None,
     };
     for id in bench::ALL_STRATEGIES {
         let mut s = bench::strategy(id).unwrap();

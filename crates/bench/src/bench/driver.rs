@@ -172,6 +172,7 @@ impl Driver {
             cache: settings.cache,
             price: settings.price.clone(),
             warm_static: !settings.cold,
+            price_row: None,
         };
         let mut preps = Vec::new();
         let mut infos = Vec::new();

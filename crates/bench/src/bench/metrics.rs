@@ -20,6 +20,9 @@ pub struct Options {
     /// sessions of the same account, as it is on any install that has run before
     /// (docs/cache-model.md). `false` = every session starts cold.
     pub warm_static: bool,
+    /// A price row used instead of `price` (`--loso --provider`: the profile's read and miss
+    /// prices, the miss price times its write premium).
+    pub price_row: Option<Price>,
 }
 
 /// Costs under the fixed price rows, plus the headline.
@@ -291,6 +294,9 @@ pub struct JobResult {
 }
 
 fn price_at(opts: &Options, ts: f64) -> Price {
+    if let Some(p) = &opts.price_row {
+        return p.clone();
+    }
     let key = match opts.price.strip_suffix("-auto") {
         Some(base) => format!(
             "{base}-{}",
