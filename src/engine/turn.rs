@@ -154,7 +154,7 @@ impl Session {
                 Some(s) => *s,
                 // Tool-loop call without its own assemble: the previous call's prompt (output +
                 // turn messages before the previous assistant message) is the shared prefix.
-                None if j > 0 => out_w + total(&ws[..asst[j - 1]]),
+                None if j > 0 => out_w + ws[..asst[j - 1]].iter().sum::<u64>(),
                 None => 0,
             };
             let predicted = cost::floor_block(stat + self.tokens(shared_w), cost::DS_BLOCK);
@@ -203,7 +203,7 @@ impl Session {
             req_add,
             cost_usd,
             uncached_usd,
-            turn_w: total(&ws),
+            turn_w: ws.iter().sum(),
         })?;
         // Topics are an optimisation: the turn is committed whatever happens to them (a
         // refused `turn` event changes nothing, see `SessionState::apply`).
@@ -238,7 +238,7 @@ impl Session {
         };
         let calib = asst
             .first()
-            .and_then(|&k| point(first_w + total(&ws[..k]), k));
+            .and_then(|&k| point(first_w + ws[..k].iter().sum::<u64>(), k));
         let turn = &self.st.turn;
         let per_call = turn.shared.len() > 1 && turn.out_ws.len() == asst.len();
         let mut more = Vec::new();
@@ -247,7 +247,7 @@ impl Session {
                 let x = if per_call {
                     turn.out_ws[j]
                 } else {
-                    first_w + total(&ws[..k])
+                    first_w + ws[..k].iter().sum::<u64>()
                 };
                 more.extend(point(x, k));
             }
@@ -256,13 +256,4 @@ impl Session {
     }
 
     // ---- summaries -----------------------------------------------------------------------------
-}
-
-/// Sum of the weights `ws`.
-fn total(ws: &[u64]) -> u64 {
-    let mut w = 0;
-    for x in ws {
-        w += x;
-    }
-    w
 }
