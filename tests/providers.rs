@@ -4,7 +4,7 @@
 mod engine_support;
 
 use cachefold::config::{Config, Mode};
-use cachefold::engine::{AssemblePlan, CommitInput, Drive, Session};
+use cachefold::engine::{AssemblePlan, CommitInput, Drive, FoldReport, Session};
 use engine_support::*;
 
 const SONNET: Option<&str> = Some("anthropic/claude-sonnet-5");
@@ -73,6 +73,16 @@ fn session_sized(
     }
     turn(&mut msgs, turns, "last.txt", size);
     (s, msgs, last)
+}
+
+/// `f` is a priced fold made at no break cost (the cache had expired).
+fn assert_free_fold(f: &FoldReport) {
+    assert_eq!(f.reason.as_str(), "priced", "{f:?}");
+    assert!(
+        f.decision.reason.contains("cache expired"),
+        "{}",
+        f.decision.reason
+    );
 }
 
 fn cfg() -> Config {
@@ -197,12 +207,7 @@ fn a_small_region_folds_after_an_idle_gap() {
     let (mut idle, msgs, last) = session_with_turns(big_regions(), SONNET, 8);
     let p = assemble_at(&mut idle, &msgs, SONNET, last + 6 * MIN);
     let f = p.report.fold.as_ref().expect("fold after the idle gap");
-    assert_eq!(f.reason.as_str(), "priced");
-    assert!(
-        f.decision.reason.contains("cache expired"),
-        "{}",
-        f.decision.reason
-    );
+    assert_free_fold(f);
     assert!(f.tokens_after < f.tokens_before, "{f:?}");
 }
 
@@ -231,12 +236,7 @@ fn an_idle_gap_folds_before_the_emergency() {
     assert!(!p.report.emergency, "{:?}", p.report.folds);
     assert!(!p.report.folds.is_empty());
     for f in &p.report.folds {
-        assert_eq!(f.reason.as_str(), "priced", "{f:?}");
-        assert!(
-            f.decision.reason.contains("cache expired"),
-            "{}",
-            f.decision.reason
-        );
+        assert_free_fold(f);
     }
     assert!(
         p.report.tokens_after <= p.report.threshold_tokens,
@@ -269,12 +269,7 @@ fn an_idle_gap_folds_before_the_emergency() {
     let p = assemble_in(&mut idle, &msgs, SONNET, last + 6 * MIN, budget);
     assert!(!p.report.emergency, "{:?}", p.report.folds);
     let f = p.report.fold.as_ref().expect("free fold");
-    assert_eq!(f.reason.as_str(), "priced", "{f:?}");
-    assert!(
-        f.decision.reason.contains("cache expired"),
-        "{}",
-        f.decision.reason
-    );
+    assert_free_fold(f);
     assert!(
         p.report.tokens_after <= emergency_after,
         "{} > {emergency_after}",
@@ -440,12 +435,7 @@ fn an_idle_gap_over_the_threshold_folds_once_past_a_small_candidate() {
     assert!(!p.report.emergency, "{:?}", p.report.folds);
     assert_eq!(p.report.folds.len(), 1, "{:?}", p.report.folds);
     let f = &p.report.folds[0];
-    assert_eq!(f.reason.as_str(), "priced", "{f:?}");
-    assert!(
-        f.decision.reason.contains("cache expired"),
-        "{}",
-        f.decision.reason
-    );
+    assert_free_fold(f);
     assert!(
         p.report.tokens_after <= p.report.threshold_tokens,
         "{:?}",
