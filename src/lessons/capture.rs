@@ -283,7 +283,8 @@ pub fn extract<'a>(
             top.push((d, n));
         }
     }
-    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    // Most read first, then by name: directories are distinct map keys, so the order is total.
+    top.sort_unstable_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     top.truncate(4);
     if top.len() >= 2 {
         let mut listed: Vec<String> = Vec::with_capacity(top.len());
@@ -292,7 +293,7 @@ pub fn extract<'a>(
             listed.push(format!("`{d}` ({n} reads)"));
             fp.push((*d).clone());
         }
-        fp.sort_by(String::cmp);
+        fp.sort_unstable();
         let mut l = Lesson {
             name: "layout".into(),
             description: "Where the code of this workspace lives (directories read most)".into(),

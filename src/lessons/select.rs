@@ -225,7 +225,7 @@ pub fn decide(input: &DecideInput) -> Decision {
     for f in &input.lessons {
         files.push(f);
     }
-    files.sort_by_key(|f| (f.scope != "project", f.file.clone()));
+    files.sort_by(|a, b| (a.scope != "project", &a.file).cmp(&(b.scope != "project", &b.file)));
     for f in files {
         let l = match Lesson::parse(&f.text) {
             Ok(l) => l,
@@ -267,8 +267,9 @@ pub fn decide(input: &DecideInput) -> Decision {
     for (l, p) in fresh {
         ranked.push((relevance(&req, &l), p, l));
     }
-    // Most relevant first; project before global; then by name (deterministic).
-    ranked.sort_by(|a, b| {
+    // Most relevant first; project before global; then by name (deterministic: names are
+    // distinct after the dedupe above, so the order is total).
+    ranked.sort_unstable_by(|a, b| {
         b.0.cmp(&a.0)
             .then(b.1.cmp(&a.1))
             .then(a.2.name.cmp(&b.2.name))
