@@ -346,7 +346,7 @@ impl Resolver<'_> {
             let s = schema_at(self.schema, &here);
             let free_object = s.is_some_and(|s| {
                 s.get("type").and_then(Value::as_str) == Some("object")
-                    && s.get("required").is_none_or(|r| {
+                    && s.get("required").map_or(true, |r| {
                         matches!(r, Value::Null | Value::Bool(false))
                             || r.as_str() == Some("")
                             || r.as_f64() == Some(0.0)
@@ -418,5 +418,47 @@ pub fn resolve(input: &Value, schema: &Value) -> Resolved {
     Resolved {
         config: try_parse(&Value::Object(good)).unwrap_or_default(),
         problems: r.problems,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        let manifest: Value =
+            serde_json::from_str(include_str!("../../openclaw.plugin.json")).unwrap();
+        manifest["configSchema"].clone()
+    }
+
+    #[test]
+    fn an_unknown_key_is_left_out_with_the_nearest_valid_one() {
+        let r = resolve(&json!({ "tailToken": 1, "tailTokens": 9000 }), &schema());
+        assert_eq!(r.config.tail_tokens, 9000);
+        assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+        let p = &r.problems[0];
+        assert_eq!((p.key.as_str(), p.unknown), ("tailToken", true));
+        assert_eq!(p.nearest, Some(Some("tailTokens".to_string())));
+        assert!(
+            p.message.contains("did you mean tailTokens?"),
+            "{}",
+            p.message
+        );
+    }
+
+    #[test]
+    fn a_refused_value_keeps_the_default_and_a_bad_mode_means_off() {
+        let r = resolve(
+            &json!({ "mode": "sometimes", "tailTokens": 9000 }),
+            &schema(),
+        );
+        assert_eq!(r.config.mode, crate::config::Mode::Off);
+        assert_eq!(r.config.tail_tokens, 9000);
+        assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+        assert_eq!(r.problems[0].key, "mode");
+        let r = resolve(&json!([1]), &schema());
+        assert_eq!(r.problems[0].key, "(plugin config)");
+        assert_eq!(r.config, Config::default());
     }
 }
