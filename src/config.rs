@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 mod key;
 pub mod profile;
+pub mod resolve;
 
 /// When the engine manages context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, Deserialize)]

@@ -240,6 +240,21 @@ export interface LessonClassification {
   signals: string[];
 }
 /** The knobs a profile fills in (config/profile.rs). */
+/** The plugin config resolved key by key (`resolveConfig`). */
+export interface ResolvedConfig {
+  config: CachefoldConfig;
+  problems: ConfigProblem[];
+}
+/** One problem of the plugin config: the key, the value written there and the logged sentence. */
+export interface ConfigProblem {
+  key: string;
+  value?: unknown;
+  /** The key is not in the schema (it is left out). */
+  unknown?: true;
+  /** For an unknown key: the nearest valid key, null when none is near. */
+  nearest?: string | null;
+  message: string;
+}
 export interface ProfileKnobs {
   tailTokens: number;
   minFoldTokens: number;

@@ -629,15 +629,17 @@ const TS_TYPES: &str = include_str!("wasm.d.ts");
 
 // ---- shim rules kept in the core: profiles, model gating, lesson gating ----------------------
 
-/// The plugin config as written (unknown keys already left out) with its profile's knobs filled
-/// in where unset, the preview lowered to the smallest threshold in force.
-#[wasm_bindgen(js_name = applyProfile, unchecked_return_type = "Record<string, unknown>")]
-pub fn apply_profile(
-    #[wasm_bindgen(unchecked_param_type = "string")] raw_json: JsValue,
+/// The plugin config as the host holds it (`input_json`: its JSON, `null` for none) resolved
+/// key by key: the config to run on and every problem found, worded from the manifest's
+/// `configSchema` (`schema_json`, `null` when unreadable).
+#[wasm_bindgen(js_name = resolveConfig, unchecked_return_type = "ResolvedConfig")]
+pub fn resolve_config(
+    #[wasm_bindgen(unchecked_param_type = "string")] input_json: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] schema_json: JsValue,
 ) -> JsResult<JsValue> {
-    let raw_json = &js_text(&raw_json, "raw_json")?;
-    let raw: Value = json_arg(raw_json)?;
-    to_js(&crate::config::profile::apply(&raw))
+    let input: Value = json_arg(&js_text(&input_json, "input_json")?)?;
+    let schema: Value = json_arg(&js_text(&schema_json, "schema_json")?)?;
+    to_js(&crate::config::resolve::resolve(&input, &schema))
 }
 
 /// The knobs of profile `name`, `undefined` for an unknown name.

@@ -497,8 +497,9 @@ fn panel(c: &Chart, width: f64, heading: bool) -> (String, f64) {
     let x1 = width - m_r;
     let head = if heading { 24.0 } else { 0.0 };
     // Which lines lie under a later-drawn one (the draw order puts the headline last).
-    let mut order: Vec<usize> = (0..c.lines.len()).collect();
-    order.sort_by_key(|&i| c.lines[i].headline);
+    let (mut order, headlines): (Vec<usize>, Vec<usize>) =
+        (0..c.lines.len()).partition(|&i| !c.lines[i].headline);
+    order.extend(headlines);
     let plot_h = c.height.unwrap_or(260.0).clamp(120.0, 2000.0) - 64.0;
     let ppu = plot_h / (y_hi - y_lo);
     let mut under: Vec<Option<usize>> = vec![None; c.lines.len()];

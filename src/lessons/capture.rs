@@ -283,7 +283,9 @@ pub fn extract<'a>(
             top.push((d, n));
         }
     }
-    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    // Most read first, then by name: the map gives name order, which a stable sort by count
+    // keeps among equal counts.
+    top.sort_by_key(|&(_, n)| std::cmp::Reverse(*n));
     top.truncate(4);
     if top.len() >= 2 {
         let mut listed: Vec<String> = Vec::with_capacity(top.len());
@@ -292,7 +294,7 @@ pub fn extract<'a>(
             listed.push(format!("`{d}` ({n} reads)"));
             fp.push((*d).clone());
         }
-        fp.sort_by(String::cmp);
+        fp.sort_unstable();
         let mut l = Lesson {
             name: "layout".into(),
             description: "Where the code of this workspace lives (directories read most)".into(),
@@ -462,6 +464,40 @@ mod tests {
         for l in &got {
             Lesson::parse(&l.render()).unwrap();
         }
+    }
+
+    #[test]
+    fn layout_lists_the_four_most_read_directories_ties_by_name() {
+        let mut ds = Vec::new();
+        for (dir, reads) in [
+            ("beta", 3),
+            ("delta", 2),
+            ("alpha", 2),
+            ("zeta", 5),
+            ("gamma", 2),
+        ] {
+            for i in 0..reads {
+                ds.push(tool("read", "...", &[], &[&format!("{dir}/f{i}.rs")]));
+            }
+        }
+        let got = extract(ds.iter(), &input());
+        let layout = got
+            .iter()
+            .find(|l| l.name == "layout")
+            .expect("a layout lesson");
+        let text = layout.body.join("\n");
+        let at = |d: &str| text.find(&format!("`{d}/`"));
+        let order: Vec<_> = ["zeta", "beta", "alpha", "delta"]
+            .iter()
+            .map(|d| at(d))
+            .collect();
+        assert!(order.iter().all(Option::is_some), "{text}");
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+        assert_eq!(at("gamma"), None, "{text}");
+        assert_eq!(
+            layout.fingerprint,
+            vec!["alpha/", "beta/", "delta/", "zeta/"]
+        );
     }
 
     #[test]

@@ -221,12 +221,13 @@ pub fn decide(input: &DecideInput) -> Decision {
     }
     // Parse, dedupe by name (project wins over global), drop stale.
     let mut fresh: Vec<(Lesson, bool)> = Vec::new();
-    let mut files: Vec<&LessonFile> = Vec::with_capacity(input.lessons.len());
-    for f in &input.lessons {
-        files.push(f);
-    }
-    files.sort_by_key(|f| (f.scope != "project", f.file.clone()));
-    for f in files {
+    // Project files first, then by file name; the input position breaks ties, so the order is
+    // total (the one a stable sort gives) and an unstable sort finds it.
+    let mut files: Vec<(usize, &LessonFile)> = input.lessons.iter().enumerate().collect();
+    files.sort_unstable_by(|(i, a), (j, b)| {
+        (a.scope != "project", &a.file, i).cmp(&(b.scope != "project", &b.file, j))
+    });
+    for (_, f) in files {
         let l = match Lesson::parse(&f.text) {
             Ok(l) => l,
             Err(e) => {
@@ -267,8 +268,9 @@ pub fn decide(input: &DecideInput) -> Decision {
     for (l, p) in fresh {
         ranked.push((relevance(&req, &l), p, l));
     }
-    // Most relevant first; project before global; then by name (deterministic).
-    ranked.sort_by(|a, b| {
+    // Most relevant first; project before global; then by name (deterministic: names are
+    // distinct after the dedupe above, so the order is total).
+    ranked.sort_unstable_by(|a, b| {
         b.0.cmp(&a.0)
             .then(b.1.cmp(&a.1))
             .then(a.2.name.cmp(&b.2.name))
@@ -415,6 +417,34 @@ mod tests {
         assert_eq!(stale, vec!["imports", "testing"]);
         assert!(d.stale[0].refresh.contains("refresh-of: imports"));
         assert!(!d.inject || !d.chosen.iter().any(|n| n == "testing" || n == "imports"));
+    }
+
+    #[test]
+    fn a_lesson_name_comes_from_the_project_then_the_first_file_by_name_then_input_order() {
+        let copy = |which: &str| {
+            lesson(
+                "store-rule",
+                "store module test rule",
+                &[&format!(
+                    "- the {which} copy of the rule about the store module tests"
+                )],
+                &[],
+            )
+        };
+        let named = |scope: &str, name: &str, which: &str| LessonFile {
+            file: name.into(),
+            ..file(scope, &copy(which))
+        };
+        let files = vec![
+            named("global", "a.md", "global"),
+            named("project", "z.md", "later-name"),
+            named("project", "m.md", "first-of-two"),
+            named("project", "m.md", "second-of-two"),
+        ];
+        let d = decide(&input("Write a unit test for the store module", files));
+        assert!(d.inject, "{d:?}");
+        assert_eq!(d.chosen, vec!["store-rule"]);
+        assert!(d.text.contains("the first-of-two copy"), "{}", d.text);
     }
 
     #[test]

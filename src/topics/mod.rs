@@ -305,9 +305,8 @@ fn cap_weights(m: &mut Weights, n: usize) {
     if m.len() <= n {
         return;
     }
-    let mut v: Vec<(u32, f64)> = std::mem::take(m).into_iter().collect();
-    terms::keep_heaviest(&mut v, n);
-    *m = v.into_iter().collect();
+    let keep = terms::among_heaviest(m.iter().map(|(k, w)| (*k, *w)).collect(), n);
+    m.retain(|k, w| keep(&(*k, *w)));
 }
 
 impl Segmenter {
@@ -430,16 +429,9 @@ impl Segmenter {
         if self.df.len() > cap {
             // Evict the rarest terms (ties: smallest hash) down to 3/4 of the cap.
             // Counts are exact as f64, so the weight order is the count order.
-            let mut v: Vec<(u32, f64)> = Vec::with_capacity(self.df.len());
-            for (k, c) in self.df.iter() {
-                v.push((*k, f64::from(*c)));
-            }
-            terms::keep_heaviest(&mut v, cap * 3 / 4);
-            let mut kept = Vec::with_capacity(v.len());
-            for (k, c) in v {
-                kept.push((k, c as u32));
-            }
-            self.df = kept.into_iter().collect();
+            let counts = self.df.iter().map(|(k, c)| (*k, f64::from(*c))).collect();
+            let keep = terms::among_heaviest(counts, cap * 3 / 4);
+            self.df.retain(|k, c| keep(&(*k, f64::from(*c))));
         }
     }
 
@@ -492,7 +484,9 @@ impl Segmenter {
                     let d = f64::from(df.get(h).copied().unwrap_or(0));
                     cands.push((((n + 1.0) / (d + 1.0)).ln(), s));
                 }
-                cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+                // Pairs that compare equal are equal (same bits, same text): any sort gives
+                // the same keywords.
+                cands.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
                 for (_, s) in cands {
                     if topic.keywords.len() >= terms::MAX_KEYWORDS {
                         break;

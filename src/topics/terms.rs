@@ -238,9 +238,19 @@ pub(crate) fn heavier(a: &(u32, f64), b: &(u32, f64)) -> std::cmp::Ordering {
     b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
 }
 
-/// Sort `(hash, weight)` pairs heaviest first (ties by smaller hash).
+/// Sort `(hash, weight)` pairs with distinct hashes heaviest first (ties by smaller hash).
+/// Over distinct hashes the order is total, so an unstable sort gives the one sorted order.
 pub(crate) fn sort_heaviest(v: &mut [(u32, f64)]) {
-    v.sort_by(heavier);
+    v.sort_unstable_by(heavier);
+}
+
+/// A test for `retain`: whether a pair is among the `n` heaviest of `pairs` (distinct hashes;
+/// ties by smaller hash). The order is total over distinct hashes, so the kept pairs are those
+/// not after the n-th.
+pub(crate) fn among_heaviest(mut pairs: Vec<(u32, f64)>, n: usize) -> impl Fn(&(u32, f64)) -> bool {
+    sort_heaviest(&mut pairs);
+    let last = n.checked_sub(1).and_then(|i| pairs.get(i).copied());
+    move |e| last.map_or(n > 0, |last| heavier(e, &last).is_le())
 }
 
 /// Keep the `n` heaviest of `(hash, weight)` pairs in ascending, duplicate-free hash order
@@ -250,15 +260,8 @@ pub(crate) fn keep_heaviest(v: &mut Vec<(u32, f64)>, n: usize) {
     if v.len() <= n {
         return;
     }
-    if n == 0 {
-        v.clear();
-        return;
-    }
-    let mut by_weight = v.clone();
-    sort_heaviest(&mut by_weight);
-    // The order is total over distinct hashes: the kept pairs are those not after the n-th.
-    let last = by_weight[n - 1];
-    v.retain(|e| heavier(e, &last).is_le());
+    let keep = among_heaviest(v.clone(), n);
+    v.retain(keep);
 }
 
 /// The user's words of a digest: the verbatim user text when kept, else the gist.

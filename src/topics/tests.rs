@@ -392,3 +392,19 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Capping a weight map in place keeps what capping its pairs as a vector keeps.
+    #[test]
+    fn cap_weights_keeps_the_heaviest_pairs(
+        m in proptest::collection::btree_map(0u32..400, 0u8..12, 0..120),
+        n in 0usize..130,
+    ) {
+        let mut map: Weights = m.iter().map(|(k, w)| (*k, f64::from(*w) / 4.0)).collect();
+        let mut want: Vec<(u32, f64)> = map.iter().map(|(k, w)| (*k, *w)).collect();
+        terms::keep_heaviest(&mut want, n);
+        cap_weights(&mut map, n);
+        let got: Vec<(u32, f64)> = map.into_iter().collect();
+        prop_assert_eq!(got, want);
+    }
+}

@@ -34,7 +34,7 @@ function declared() {
 test("pkg/cachefold.d.ts names a real type for every argument and result (no `any`)", { skip }, () => {
   const { fns, methods } = declared();
   // The whole API is declared (so the check below cannot pass on an empty list).
-  for (const name of ["parseConfig", "processToolResult", "applyToolDefaults", "searchAnswer", "recoverAnswer", "lessonParse", "lessonsDecide", "redactSecrets", "applyProfile", "profileKnobs", "modelManaged", "lessonsGate", "chartSvg", "chartFigure", "chartCss"]) {
+  for (const name of ["parseConfig", "processToolResult", "applyToolDefaults", "searchAnswer", "recoverAnswer", "lessonParse", "lessonsDecide", "redactSecrets", "resolveConfig", "profileKnobs", "modelManaged", "lessonsGate", "chartSvg", "chartFigure", "chartCss"]) {
     assert.ok(fns.has(name), `export ${name} declared`);
   }
   for (const name of ["restore", "plan", "need", "assemble", "compact", "commitTurn", "summaryRequest", "acceptSummary", "snapshot", "takeJournal", "compactRequest", "stats", "topicsView", "preview", "recoverPlan", "pinTurn", "callRows", "captureLessons", "lessonLlmPrompt", "replayReport"]) {
