@@ -514,6 +514,12 @@ impl Session {
 
         // Ingest new messages (host index i is record i - skip + base).
         let start = self.st.host_recorded();
+        reserve_heap(
+            given
+                .from(start)
+                .map(|(_, j)| j.len().min(RESERVE_CAP))
+                .sum(),
+        );
         self.st
             .records
             .reserve(count.saturating_sub(start) as usize);
@@ -671,6 +677,40 @@ impl Session {
     }
 }
 
+/// Message JSON (each message counted up to [`RESERVE_CAP`] bytes) a call must ingest before
+/// [`reserve_heap`] reserves heap for it: a session reaching the engine for the first time with
+/// a long history (an ordinary turn is kilobytes).
+const RESERVE_FROM_BYTES: usize = 8 << 20;
+
+/// Bytes of one message that count towards [`reserve_heap`]: what the engine keeps of a message
+/// (record, digest, journal event) is bounded, and the parse of a large one is freed before the
+/// next message is read.
+const RESERVE_CAP: usize = 2_048;
+
+/// Heap reserved per counted byte: parsed messages, digests, records and journal events come to
+/// about that much (at 100,000 messages the peak memory of the process did not change).
+const RESERVE_PER_BYTE: usize = 4;
+
+/// Before ingesting `bytes` of message JSON (at least [`RESERVE_FROM_BYTES`]), allocate and free
+/// at once the heap the ingest will use. The ingest allocates it in small pieces, and the wasm
+/// module's allocator grows linear memory as those pieces need it, and one `memory.grow` costs
+/// V8 about 0.3 ms once the memory is large. Freed at once, the block leaves one region for the
+/// pieces, grown in one step. A reservation
+/// that cannot be had changes nothing, and no output depends on it (the first assemble of
+/// 100,000 messages took 0.86× the CPU time).
+fn reserve_heap(bytes: usize) {
+    if bytes >= RESERVE_FROM_BYTES {
+        let mut room: Vec<u8> = Vec::new();
+        if room
+            .try_reserve_exact(bytes.saturating_mul(RESERVE_PER_BYTE))
+            .is_ok()
+        {
+            // Kept from being optimised away (an unused allocation may be removed).
+            drop(std::hint::black_box(room));
+        }
+    }
+}
+
 /// The indices `[from, to)`.
 fn indices(from: u32, to: u32) -> Vec<u32> {
     let mut out = Vec::with_capacity(to.saturating_sub(from) as usize);
@@ -696,6 +736,16 @@ mod tests {
     use crate::config::Mode;
     use crate::pairing::Shape;
     use serde_json::Value;
+
+    /// A reservation that cannot be had (more than the address space) is skipped, never a
+    /// panic or an abort; small ingests reserve nothing.
+    #[test]
+    fn reserve_heap_never_fails() {
+        reserve_heap(usize::MAX / 2);
+        reserve_heap(usize::MAX);
+        reserve_heap(RESERVE_FROM_BYTES - 1);
+        reserve_heap(RESERVE_FROM_BYTES);
+    }
 
     #[test]
     fn tails_match_span_sums() {
