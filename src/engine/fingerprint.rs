@@ -71,17 +71,24 @@ impl Cause {
     }
 }
 
-/// First index `< min(count, recorded.len())` whose supplied hash differs from the recorded
-/// one; when none differs but `count < recorded.len()`, `Some(count)` (the history shrank).
-/// Indices not in `incoming` are not compared.
-pub fn first_divergence(recorded: &[&str], incoming: &ByIndex<String>, count: u32) -> Option<u32> {
-    let upto = (count as usize).min(recorded.len());
+/// First index `< min(count, recorded_len)` whose supplied hash differs from the recorded
+/// one (`recorded(i)`, for `i < recorded_len`); when none differs but `count < recorded_len`,
+/// `Some(count)` (the history shrank). Indices not in `incoming` are not compared, and
+/// `recorded` is asked only for the supplied ones: an assemble that supplies the new messages
+/// and a few spot checks costs that many lookups, not a walk of the whole history.
+pub fn first_divergence<'a>(
+    recorded_len: usize,
+    recorded: impl Fn(u32) -> &'a str,
+    incoming: &ByIndex<String>,
+    count: u32,
+) -> Option<u32> {
+    let upto = (count as usize).min(recorded_len);
     for (&i, h) in incoming.below(upto as u32) {
-        if recorded.get(i as usize).is_some_and(|r| *r != h) {
+        if recorded(i) != h {
             return Some(i);
         }
     }
-    if (count as usize) < recorded.len() {
+    if (count as usize) < recorded_len {
         return Some(count);
     }
     None
@@ -147,17 +154,20 @@ mod tests {
     #[test]
     fn divergence_points() {
         let rec = ["a", "b", "c"];
+        let first_divergence = |inc: &ByIndex<String>, count| {
+            first_divergence(rec.len(), |i| rec[i as usize], inc, count)
+        };
         let mut inc = ByIndex::new();
         inc.insert(0, "a".to_string());
         inc.insert(2, "c".to_string());
         inc.insert(3, "d".to_string());
-        assert_eq!(first_divergence(&rec, &inc, 4), None);
+        assert_eq!(first_divergence(&inc, 4), None);
         inc.insert(1, "B".to_string());
-        assert_eq!(first_divergence(&rec, &inc, 4), Some(1));
+        assert_eq!(first_divergence(&inc, 4), Some(1));
         let mut short = ByIndex::new();
         short.insert(0, "a".to_string());
-        assert_eq!(first_divergence(&rec, &short, 1), Some(1));
-        assert_eq!(first_divergence(&rec, &ByIndex::new(), 0), Some(0));
+        assert_eq!(first_divergence(&short, 1), Some(1));
+        assert_eq!(first_divergence(&ByIndex::new(), 0), Some(0));
     }
 
     #[test]

@@ -7,6 +7,10 @@ use super::*;
 /// [`Session::candidate`]'s answer when no cut leaves a tail within `tailTokens`.
 const LAST_TURN_OVER_TAIL: &str = "the last turn alone exceeds tailTokens";
 
+/// Bounds of [`Session::expected_calls`] without `expectedRemainingCalls`.
+const EXPECTED_CALLS_MIN: u64 = 4;
+const EXPECTED_CALLS_MAX: u64 = 200;
+
 /// What does not change within one round of the fold policy.
 pub(super) struct Round {
     /// Host messages in the prompt (records, in record space).
@@ -121,17 +125,30 @@ impl Session {
         crate::providers::terms(profile.as_ref(), now_ms, last)
     }
 
+    /// Calls the fold pricing expects to come: `expectedRemainingCalls` when set, else the
+    /// calls so far (committed calls or assistant records, whichever is more) within
+    /// [`EXPECTED_CALLS_MIN`, `EXPECTED_CALLS_MAX`]. Runs on every assemble, so it stops
+    /// counting where the answer is known: no count once the committed calls reach the cap,
+    /// and assistant records only up to the cap (a long session's answer costs at most the
+    /// walk to its 200th assistant record, not a walk of the whole history).
     pub(super) fn expected_calls(&self) -> f64 {
         if self.cfg.expected_remaining_calls > 0 {
             return self.cfg.expected_remaining_calls as f64;
         }
-        let assistants = self
-            .st
-            .records
-            .iter()
-            .filter(|r| r.shape.role == ShapeRole::Assistant)
-            .count() as u64;
-        self.st.totals.calls.max(assistants).clamp(4, 200) as f64
+        let calls = self.st.totals.calls;
+        let assistants = if calls >= EXPECTED_CALLS_MAX {
+            0
+        } else {
+            self.st
+                .records
+                .iter()
+                .filter(|r| r.shape.role == ShapeRole::Assistant)
+                .take(EXPECTED_CALLS_MAX as usize)
+                .count() as u64
+        };
+        calls
+            .max(assistants)
+            .clamp(EXPECTED_CALLS_MIN, EXPECTED_CALLS_MAX) as f64
     }
 
     /// Boundaries strictly inside the live tail: `live_from < c < count`.

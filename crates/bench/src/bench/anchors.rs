@@ -25,15 +25,26 @@ pub type AnchorId = u32;
 #[derive(Default, Clone)]
 pub struct Interner {
     ids: HashMap<String, AnchorId>,
+    /// The first id this interner hands out (ids below belong to the interner it continues).
+    first: AnchorId,
 }
 
 impl Interner {
+    /// An interner whose ids start at `first`: it continues one that handed out `first` ids
+    /// (a replay job's own anchors after its session's, without copying the session's).
+    pub fn after(first: AnchorId) -> Interner {
+        Interner {
+            ids: HashMap::new(),
+            first,
+        }
+    }
+
     /// Id of `s`, creating it.
     pub fn id(&mut self, s: &str) -> AnchorId {
         if let Some(&i) = self.ids.get(s) {
             return i;
         }
-        let i = self.ids.len() as AnchorId;
+        let i = self.first + self.ids.len() as AnchorId;
         self.ids.insert(s.to_string(), i);
         i
     }
@@ -43,14 +54,14 @@ impl Interner {
         self.ids.get(s).copied()
     }
 
-    /// Number of distinct anchors.
+    /// Ids handed out (those of the interner it continues included).
     pub fn len(&self) -> usize {
-        self.ids.len()
+        self.first as usize + self.ids.len()
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+        self.len() == 0
     }
 }
 

@@ -67,8 +67,8 @@ pub struct Prepared {
     pub format: String,
     /// Replayed calls: (assistant index in `messages`, timestamp ms).
     pub calls: Vec<(usize, f64)>,
-    /// Bench messages of the originals (keys, anchors).
-    pub store: Store,
+    /// Bench messages of the originals (keys, anchors); each job's store extends it.
+    pub store: Arc<Store>,
     /// Original bench messages by index.
     pub orig: Vec<M>,
     /// Pre-tokenized bodies of the originals (key = hash of body text).
@@ -223,7 +223,7 @@ pub fn prepare_owned(tok: &Tokenizer, name: &str, t: Transcript) -> Prepared {
         name: name.to_string(),
         format,
         calls,
-        store,
+        store: Arc::new(store),
         orig,
         base_tokens: Arc::new(base),
         needed,
@@ -434,7 +434,7 @@ pub fn run_job(
     opts: &Options,
     progress: &mut dyn FnMut(usize),
 ) -> JobResult {
-    let mut store = prep.store.clone_for_job();
+    let mut store = Store::over(prep.store.clone());
     let mut renderer = Renderer::new(tok, prep.base_tokens.clone(), glue);
     let mut sim = Sim::new(opts.cache);
     let mut sum_sim = Sim::new(opts.cache);
@@ -578,7 +578,7 @@ pub fn run_job(
                 // anchor is only reachable through recovery (first holder in credit order).
                 let mut to_recover: Vec<usize> = Vec::new();
                 for &(a, old) in needed {
-                    let present = store.holders(a).iter().any(|kk| keys.contains_key(kk));
+                    let present = store.holders(a).any(|kk| keys.contains_key(kk));
                     let via = if present {
                         None
                     } else {
@@ -735,14 +735,6 @@ fn recovered_tokens(tokens: u64, orig: &M) -> u64 {
         tokens
     } else {
         (tokens * cap).div_ceil(chars)
-    }
-}
-
-/// Keep the memo of `Store` cheap to clone for each job.
-impl Store {
-    /// A copy for one job (messages are shared `Arc`s).
-    pub fn clone_for_job(&self) -> Store {
-        self.clone()
     }
 }
 
