@@ -24,12 +24,17 @@ fn thresholds_per_tool_and_default() {
     assert_eq!(threshold_for(&cfg, "exec"), 4_000);
     assert_eq!(threshold_for(&cfg, "bash"), 4_000);
     assert_eq!(threshold_for(&cfg, "web_fetch"), 4_000);
-    assert_eq!(threshold_for(&cfg, "grep"), 8_000);
+    assert_eq!(threshold_for(&cfg, "grep"), 4_000);
     for (tool, limit) in [
         ("read", 12_000usize),
         ("exec", 4_000),
         ("web_fetch", 4_000),
-        ("grep", 8_000),
+        ("grep", 4_000),
+        // Claude Code's spellings: exact lookup, so they take the default threshold.
+        ("Read", 4_000),
+        ("Grep", 4_000),
+        ("Bash", 4_000),
+        ("Task", 4_000),
     ] {
         let at = "a".repeat(limit);
         assert!(
