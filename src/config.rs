@@ -194,7 +194,7 @@ pub struct PersistConfig {
     /// Threshold for tools not listed.
     #[serde(deserialize_with = "de_u64")]
     pub default_threshold: u64,
-    /// Preview size in characters (about 50 % head, 15 % tail and a Mentions list of the omitted middle).
+    /// Preview size in characters (about 20 % head, 5 % tail and a Mentions list of the omitted middle, up to 95 %).
     #[serde(deserialize_with = "de_u64")]
     pub preview_chars: u64,
     /// Also shrink through OpenClaw's agent tool-result middleware, before the model first
