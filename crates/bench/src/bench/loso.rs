@@ -823,9 +823,11 @@ mod tests {
         // The combined rows move exactly the knobs their names say.
         let row = |name: &str| g.iter().find(|x| x.0 == name).map(|x| x.1.clone());
         let both = row("tail=4k,minFold=48k").expect("tail=4k,minFold=48k in the grid");
-        let mut want = Config::default();
-        want.tail_tokens = 4_000;
-        want.min_fold_tokens = 48_000;
+        let mut want = Config {
+            tail_tokens: 4_000,
+            min_fold_tokens: 48_000,
+            ..Config::default()
+        };
         assert_eq!(both, want);
         let rec = row("tail=4k,minFold=48k,record=32k").expect("record row");
         want.fold_record_budget = 32_000;
