@@ -13,9 +13,9 @@ pub fn knobs(name: &str) -> Option<Value> {
     // (tailTokens, minFoldTokens, foldRecordBudget, previewChars, defaultThreshold,
     //  thresholds of bash/exec/web_fetch, threshold of read)
     let (tail, min_fold, record, preview, default, shell, read) = match name {
-        "savings" => (4_000, 12_000, 8_000, 2_000, 4_000, 2_000, 6_000),
-        "balanced" => (8_000, 24_000, 16_000, 4_000, 8_000, 4_000, 12_000),
-        "recall" => (16_000, 48_000, 32_000, 8_000, 16_000, 8_000, 24_000),
+        "savings" => (4_000, 12_000, 8_000, 2_000, 2_000, 2_000, 6_000),
+        "balanced" => (8_000, 24_000, 16_000, 4_000, 4_000, 4_000, 12_000),
+        "recall" => (16_000, 48_000, 32_000, 8_000, 8_000, 8_000, 24_000),
         _ => return None,
     };
     Some(json!({
@@ -112,7 +112,7 @@ mod tests {
         assert_eq!(out["tailTokens"], 5000);
         assert_eq!(out["minFoldTokens"], 48_000);
         assert_eq!(out["persist"]["previewChars"], 3000);
-        assert_eq!(out["persist"]["defaultThreshold"], 16_000);
+        assert_eq!(out["persist"]["defaultThreshold"], 8_000);
         Config::from_value(&out).unwrap();
         // A set preview is kept as written (the core then judges it).
         let out = apply(&json!({"profile": "savings", "persist": {"previewChars": 9000}}));

@@ -111,15 +111,17 @@ test("tool_result_persist: under threshold untouched, over threshold shrunk with
   assert.equal(persistToolResult(ctx, { message: { role: "toolResult", content: { odd: text } } }, {}), undefined);
 });
 
-test("thresholds per tool: exec 4,000, read 12,000, default 8,000", { skip }, () => {
+test("thresholds per tool: exec 4,000, read 12,000, default 4,000", { skip }, () => {
   const ctx = makeCtx();
   const at = (tool, n) => persistToolResult(ctx, { toolName: tool, message: toolResult("c", tool, "a".repeat(n)) }, {});
   assert.equal(at("exec", 4000), undefined);
   assert.ok(at("exec", 4001));
   assert.equal(at("read", 12000), undefined);
   assert.ok(at("read", 12001));
-  assert.equal(at("grep", 8000), undefined);
-  assert.ok(at("grep", 8001));
+  assert.equal(at("grep", 4000), undefined);
+  assert.ok(at("grep", 4001));
+  assert.ok(at("Grep", 5000));
+  assert.ok(at("Read", 5000), "Claude Code's Read takes the default threshold, not read's");
 });
 
 test("middleware then persist gives the same bytes as persist alone", { skip }, async () => {

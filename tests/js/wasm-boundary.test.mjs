@@ -111,7 +111,7 @@ test("the exports answer as before", { skip }, async () => {
   assert.equal(p.action, "shrink");
   assert.equal(p.artifactText, big);
   const shrunk = JSON.parse(p.messageJson).content[0].text;
-  assert.ok(shrunk.startsWith("[cachefold] exec output 60,000 chars, 30,000 lines → artifact a36547978259e2a45386047bc2fceebb9686be7b. Shown: lines 1-1,000 and 29,701-30,000."), shrunk.slice(0, 200));
+  assert.ok(shrunk.startsWith("[cachefold] exec output 60,000 chars, 30,000 lines → artifact a36547978259e2a45386047bc2fceebb9686be7b. Shown: lines 1-400 and 29,901-30,000."), shrunk.slice(0, 200));
   assert.equal(core.isShrunk(shrunk), "a36547978259e2a45386047bc2fceebb9686be7b");
   // Host numbers keep their text through the core.
   const odd = '{"role":"user","content":[{"type":"text","text":"x"}],"timestamp":1.50,"n":12345678901234567890}';

@@ -111,6 +111,21 @@ pub fn grid() -> Vec<(String, Config)> {
         c.tail_tokens = 32_000;
         c.fold_record_budget = 64_000;
     });
+    // Fewer, later folds with a short tail: the two knobs that each moved the front
+    // (minFold=48k up in recall, tail=4k down in cost), together.
+    one("tail=4k,minFold=48k", &|c| {
+        c.tail_tokens = 4_000;
+        c.min_fold_tokens = 48_000;
+    });
+    one("tail=6k,minFold=48k", &|c| {
+        c.tail_tokens = 6_000;
+        c.min_fold_tokens = 48_000;
+    });
+    one("tail=4k,minFold=48k,record=32k", &|c| {
+        c.tail_tokens = 4_000;
+        c.min_fold_tokens = 48_000;
+        c.fold_record_budget = 32_000;
+    });
     g
 }
 
@@ -805,5 +820,21 @@ mod tests {
         for (n, c) in &g {
             assert!(c.validate().is_ok(), "{n}");
         }
+        // The combined rows move exactly the knobs their names say.
+        let row = |name: &str| g.iter().find(|x| x.0 == name).map(|x| x.1.clone());
+        let both = row("tail=4k,minFold=48k").expect("tail=4k,minFold=48k in the grid");
+        let mut want = Config {
+            tail_tokens: 4_000,
+            min_fold_tokens: 48_000,
+            ..Config::default()
+        };
+        assert_eq!(both, want);
+        let rec = row("tail=4k,minFold=48k,record=32k").expect("record row");
+        want.fold_record_budget = 32_000;
+        assert_eq!(rec, want);
+        assert_eq!(
+            row("tail=6k,minFold=48k").map(|c| (c.tail_tokens, c.min_fold_tokens)),
+            Some((6_000, 48_000))
+        );
     }
 }
