@@ -167,11 +167,13 @@ const TOPICS = [
 
 /**
  * The scripted session: 4 turns per topic (a read and an exec each; sizes vary per turn with the
- * seed: files 6-15 KB, so some reads are shrunk to artifacts and some are not, command output
- * 2-5 KB), then a `cachefold_topics` turn. The last turn (the fact) is planned at run time
+ * seed: files 8-16 KB, so some reads are shrunk to artifacts and some are not, command output
+ * 2-5 KB), then a `cachefold_topics` turn. (Files were 6-15 KB until every tool's preview became
+ * a 20 % head, a 5 % tail and the Mentions list: the shrunk command outputs then got shorter and
+ * the 96K session no longer folded, so (b) had nothing to check there.) The last turn (the fact) is planned at run time
  * (planCheckTurn).
  */
-export function buildTopicsSession({ seed = SEED, readKB = [6, 15], execKB = [2, 5] } = {}) {
+export function buildTopicsSession({ seed = SEED, readKB = [8, 16], execKB = [2, 5] } = {}) {
   const r = rng(seed);
   const files = {};
   const turns = [];
