@@ -757,4 +757,4 @@ impl CutScan {
 mod oracle;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -373,17 +373,27 @@ fn pairing_200k_stray_results_is_linear() {
 
 const IDS: &[&str] = &["a", "b", "c", "d", "e"];
 
-fn shape_strategy() -> impl Strategy<Value = Shape> {
+/// Random record shapes: users (weight `user_weight`), others, calls of up to 3 of `ids`
+/// (empty ones too), and results of one of `ids` or of `foreign` (a call never made).
+pub(crate) fn shapes(
+    ids: &'static [&'static str],
+    user_weight: u32,
+    foreign: &'static str,
+) -> impl Strategy<Value = Shape> {
     prop_oneof![
-        2 => Just(Shape::user()),
+        user_weight => Just(Shape::user()),
         1 => Just(Shape::other()),
         1 => Just(Shape::call(&[])),
-        3 => proptest::collection::vec(0..IDS.len(), 1..=3).prop_map(|v| {
-            let ids: Vec<&str> = v.into_iter().map(|i| IDS[i]).collect();
-            Shape::call(&ids)
+        3 => proptest::collection::vec(0..ids.len(), 1..=3).prop_map(move |v| {
+            let picked: Vec<&str> = v.into_iter().map(|i| ids[i]).collect();
+            Shape::call(&picked)
         }),
-        4 => (0..IDS.len() + 1).prop_map(|i| Shape::result(IDS.get(i).copied().unwrap_or("foreign"))),
+        4 => (0..ids.len() + 1).prop_map(move |i| Shape::result(ids.get(i).copied().unwrap_or(foreign))),
     ]
+}
+
+fn shape_strategy() -> impl Strategy<Value = Shape> {
+    shapes(IDS, 2, "foreign")
 }
 
 /// A valid sequence built from groups, so cut points are exercised on realistic input.

@@ -11,16 +11,7 @@ fn rec(shape: Shape) -> MsgRecord {
 const IDS: &[&str] = &["a", "b", "c"];
 
 fn shape() -> impl Strategy<Value = Shape> {
-    prop_oneof![
-        3 => Just(Shape::user()),
-        1 => Just(Shape::other()),
-        1 => Just(Shape::call(&[])),
-        3 => proptest::collection::vec(0..IDS.len(), 1..=3).prop_map(|v| {
-            let ids: Vec<&str> = v.into_iter().map(|i| IDS[i]).collect();
-            Shape::call(&ids)
-        }),
-        4 => (0..IDS.len() + 1).prop_map(|i| Shape::result(IDS.get(i).copied().unwrap_or("x"))),
-    ]
+    crate::pairing::tests::shapes(IDS, 3, "x")
 }
 
 /// What can happen to a record list: appends, and the changes that must invalidate.
