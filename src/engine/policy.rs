@@ -381,7 +381,7 @@ impl Session {
         tries.dedup();
         let mut skipped = String::new();
         for c in tries {
-            match self.priced_at(r, &cuts, before, c, free) {
+            match self.priced_at(r, &cuts, before, c) {
                 Ok(step) => return step,
                 Err(why) => skipped = why,
             }
@@ -389,16 +389,16 @@ impl Session {
         Step::Skip(Some(skipped))
     }
 
-    /// The priced fold of `[liveFrom, c)`, or why it is skipped.
+    /// The priced fold of `[liveFrom, c)`, or why it is skipped (after an idle gap past the
+    /// cache lifetime, `minFoldTokens` does not apply).
     fn priced_at(
         &self,
         r: &Round,
         cuts: &[u32],
         before: u64,
         c: u32,
-        free: bool,
     ) -> std::result::Result<Step, String> {
-        let count = r.count;
+        let (count, free) = (r.count, r.terms.expired);
         let id = self.next_fold_id();
         let live = self.st.live_from;
         let region = self.tokens(fold::span_w(&self.st.records, live, c));
