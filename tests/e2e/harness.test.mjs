@@ -9,7 +9,7 @@ import { countTokens, serializeRequest, serializeMessage } from "./lib/tokenize.
 import { pairingViolations } from "./lib/pairing.mjs";
 import { respond, scriptMarker, summarize, INTERNAL_CONTEXT_MARK } from "./lib/script.mjs";
 import { startFakeProvider } from "./lib/fake-provider.mjs";
-import { lcpBytes, prefixBreaks, summarizeRun, inputCost } from "./lib/analyze.mjs";
+import { lcpBytes, prefixBreaks, summarizeRun, inputCost, resimulate, strictOverPhases } from "./lib/analyze.mjs";
 import { buildScenario, makeTextFile, bigOutputCommand } from "./lib/scenarios.mjs";
 
 /** A text of exactly `tokens` approximate tokens (4 bytes each). */
@@ -28,6 +28,26 @@ test("serialization ignores tool-call ids (host renames call_1 -> call1)", () =>
   assert.equal(serializeMessage(a), serializeMessage(b));
   const req = (m) => serializeRequest({ messages: [{ role: "system", content: "S" }, m], tools: [] });
   assert.equal(req(a), req(b));
+});
+
+test("strict DS-unit cost over block phases: one run is one draw of the alignment, the mean is its expectation", () => {
+  // An append-only session whose every request ends with a different ~55-token transient message
+  // (as OpenClaw's): whether request j's end-of-input unit lies inside request j+1's common
+  // prefix depends on where the 128-token boundaries fall.
+  const history = [{ role: "system", content: T("s", 700) }];
+  const requests = [];
+  for (let j = 0; j < 12; j++) {
+    history.push({ role: "user", content: T(String.fromCharCode(97 + j), 300 + 37 * j) });
+    history.push({ role: "assistant", content: T("r", 90 + 11 * j) });
+    requests.push({ status: 200, body: { messages: [...history, { role: "user", content: `now ${j} ${T("t", 55)}` }] } });
+  }
+  const p = strictOverPhases(requests, { phases: 16 });
+  assert.equal(p.costs.length, 16);
+  assert.equal(p.costs[0], resimulate(requests, { mode: "strict" }).inputCostUsd, "phase 0 is the unshifted strict run");
+  assert.ok(p.max > p.min * 1.05, `the alignment moves the strict cost (min ${p.min}, max ${p.max})`);
+  assert.ok(p.min <= p.mean && p.mean <= p.max);
+  const optimistic = resimulate(requests, { mode: "optimistic" }).inputCostUsd;
+  assert.ok(optimistic <= p.costs[0], `block-granular (every boundary cached) is a lower bound at the same phase: ${optimistic} vs ${p.costs[0]}`);
 });
 
 test("DS-unit: doc example A+B, A+C miss; A+D hits A (common-prefix unit)", () => {

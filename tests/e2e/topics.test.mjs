@@ -7,10 +7,11 @@
 // unless CACHEFOLD_E2E=1 (`.ci/e2e test tests/e2e/topics.test.mjs`).
 //
 // Asserted from what the fake provider saw and counted:
-//   (a) topics on costs no more than off (input cost at DeepSeek flash peak prices, hit/miss
-//       tokens as the provider's cache simulation counts them, through the fact turn: the
-//       cachefold_topics turn after it answers a list with topics on and one line with them off),
-//       within COST_TOLERANCE (below);
+//   (a) topics on costs no more than off (input cost at DeepSeek flash peak prices of the
+//       requests the provider received, re-simulated block-granular and under the strict rule
+//       over 16 alignments, through the fact turn: the cachefold_topics turn after it answers a
+//       list with topics on and one line with them off), within ALIGNED_TOLERANCE and
+//       STRICT_TOLERANCE (below);
 //   (b) with topics on at least one fold happened, and a fold record the provider saw has closed
 //       topics as lines with topic and turn ids (`- T<n> label (t<a>–t<b>; recover {"id":"T<n>"} …`);
 //   (c) the planted fact is answerable at the fact turn: in the request (a fold record or a live
@@ -39,7 +40,7 @@ import { describe, it, before } from "node:test";
 import assert from "node:assert/strict";
 import { Harness } from "./lib/harness.mjs";
 import { scriptMarker } from "./lib/script.mjs";
-import { summarizeRun, prefixBreaks, requestKind, requestContains, resimulate } from "./lib/analyze.mjs";
+import { summarizeRun, prefixBreaks, requestKind, requestContains, resimulate, strictOverPhases } from "./lib/analyze.mjs";
 import { contentText } from "./lib/tokenize.mjs";
 import { locateToolchain, REPO_ROOT } from "./lib/env.mjs";
 
@@ -64,7 +65,14 @@ const log = (s) => process.stderr.write(`${s}\n`);
  * Later runs put the strict figure at +2.3 % to +3.3 % at 48K (CI +2.8 %) with the block-granular
  * one at +0.2 % throughout: the alignment shift alone straddled a 3 % bound. So (a) judges the
  * bytes sent, on the block-granular re-simulation, within ALIGNED_TOLERANCE, and keeps the
- * provider's strict figure as a guard against a real regression within COST_TOLERANCE.
+ * provider's strict figure as a guard against a real regression within 5 %.
+ * That single strict figure still straddled any bound: runs on other machines drew other
+ * alignments (turn timing and tool-call ids change byte lengths), and one CI run put it at +5.8 %
+ * at 96K while its block-granular figure was 0.8 % in topics' favour. So the strict guard is now
+ * the strict rule's expected cost over 16 evenly spaced alignments of the 128-token boundaries
+ * (strictOverPhases: the same bytes behind fillers of 0-480 bytes, as a system prompt of another
+ * length would place them), within STRICT_TOLERANCE; the provider's own single draw is printed
+ * beside it.
  * With turns driven over one Gateway connection (chat.send), the block-granular figure at 48K is
  * +1.2 % to +1.4 % in every run (the script is deterministic): at the topic switch the topics-on
  * fold starts ~1,150 tokens earlier, ~940 extra miss tokens that the ~200-token shorter later
@@ -73,7 +81,7 @@ const log = (s) => process.stderr.write(`${s}\n`);
  * bound is 2 %: a real regression of the fold policy with topics still fails it.
  */
 const ALIGNED_TOLERANCE = 0.02;
-const COST_TOLERANCE = 0.05;
+const STRICT_TOLERANCE = 0.03;
 
 export const NEEDLE = "61783";
 const FACT = `the staging replica for this migration listens on port ${NEEDLE}`;
@@ -327,17 +335,25 @@ async function runSession(topicsEnabled, session, window) {
 
 const checkTurn = (run) => run.turns.find((t) => t.kind === "check");
 
+/** strictOverPhases of a run's requests through the fact turn, computed once per run. */
+const strictMemo = new WeakMap();
+function strictUpToCheck(r) {
+  if (!strictMemo.has(r)) strictMemo.set(r, strictOverPhases(r.requests.slice(0, r.upToCheck.requests)));
+  return strictMemo.get(r);
+}
+
 function table(runs) {
   const fmt = (n) => n.toLocaleString("en-US");
   const rows = runs.map((r) => {
     const s = r.upToCheck;
     const bg = resimulate(r.requests.slice(0, s.requests), { mode: "optimistic" });
-    return `| ${fmt(r.window)} | ${r.topicsEnabled ? "on" : "off"} | ${s.requests} | ${fmt(s.promptTokens)} | ${fmt(s.hitTokens)} | ${fmt(s.missTokens)} | $${s.inputCostUsd.toFixed(5)} | $${bg.inputCostUsd.toFixed(5)} | $${r.summary.inputCostUsd.toFixed(5)} | ${r.seenFolds.size} | ${factPath(r)} | ${(r.totalMs / 1000).toFixed(0)} s |`;
+    const st = strictUpToCheck(r);
+    return `| ${fmt(r.window)} | ${r.topicsEnabled ? "on" : "off"} | ${s.requests} | ${fmt(s.promptTokens)} | ${fmt(s.hitTokens)} | ${fmt(s.missTokens)} | $${s.inputCostUsd.toFixed(5)} | $${bg.inputCostUsd.toFixed(5)} | $${st.mean.toFixed(5)} ($${st.min.toFixed(5)}–$${st.max.toFixed(5)}) | $${r.summary.inputCostUsd.toFixed(5)} | ${r.seenFolds.size} | ${factPath(r)} | ${(r.totalMs / 1000).toFixed(0)} s |`;
   });
   return [
-    `seed ${SEED}, flash peak (hit $0.006/M, miss $0.30/M), provider token scale ${TOKEN_SCALE}; requests..$ input: the session through the fact turn, as the provider counted it (what (a) compares); "$ block-granular": the same requests re-simulated with every 128-token boundary cached (unscaled); "$ with topics turn": the whole run`,
-    "| window | topics | requests | prompt | hit | miss | $ input | $ block-granular | $ with topics turn | folds | fact | run |",
-    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+    `seed ${SEED}, flash peak (hit $0.006/M, miss $0.30/M), provider token scale ${TOKEN_SCALE}; requests..$ input: the session through the fact turn, as the provider counted it (one draw of the 128-token alignment); "$ block-granular": the same requests re-simulated with every 128-token boundary cached (unscaled); "$ strict over alignments": the strict rule re-simulated at 16 alignments, mean (min–max), unscaled; (a) compares those two; "$ with topics turn": the whole run`,
+    "| window | topics | requests | prompt | hit | miss | $ input | $ block-granular | $ strict over alignments | $ with topics turn | folds | fact | run |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ...rows,
   ].join("\n");
 }
@@ -393,13 +409,16 @@ for (const window of WINDOWS) {
       }
     });
 
-    it(`(a) topics on costs no more than topics off (block-granular cache, ${ALIGNED_TOLERANCE * 100} % tolerance; the provider's strict counts within ${COST_TOLERANCE * 100} %)`, () => {
-      const aligned = (r) => resimulate(r.requests.slice(0, r.upToCheck.requests), { mode: "optimistic" }).inputCostUsd;
+    it(`(a) topics on costs no more than topics off (block-granular cache, ${ALIGNED_TOLERANCE * 100} % tolerance; the strict rule over alignments within ${STRICT_TOLERANCE * 100} %)`, () => {
+      const upTo = (r) => r.requests.slice(0, r.upToCheck.requests);
+      const aligned = (r) => resimulate(upTo(r), { mode: "optimistic" }).inputCostUsd;
       const [bgOn, bgOff] = [aligned(runs.on), aligned(runs.off)];
       assert.ok(bgOn <= bgOff * (1 + ALIGNED_TOLERANCE), `block-granular: topics on $${bgOn.toFixed(5)} > off $${bgOff.toFixed(5)} x ${1 + ALIGNED_TOLERANCE} (${((bgOn / bgOff - 1) * 100).toFixed(1)} %)`);
-      const on = runs.on.upToCheck.inputCostUsd;
-      const off = runs.off.upToCheck.inputCostUsd;
-      assert.ok(on <= off * (1 + COST_TOLERANCE), `topics on $${on.toFixed(5)} > off $${off.toFixed(5)} x ${1 + COST_TOLERANCE} (${((on / off - 1) * 100).toFixed(1)} %; requests ${runs.on.upToCheck.requests} vs ${runs.off.upToCheck.requests}; hit ${runs.on.upToCheck.hitTokens} vs ${runs.off.upToCheck.hitTokens}, miss ${runs.on.upToCheck.missTokens} vs ${runs.off.upToCheck.missTokens})`);
+      const [stOn, stOff] = [strictUpToCheck(runs.on), strictUpToCheck(runs.off)];
+      const pct = (a, b) => ((a / b - 1) * 100).toFixed(1);
+      const provider = `the provider's single draw: on $${runs.on.upToCheck.inputCostUsd.toFixed(5)}, off $${runs.off.upToCheck.inputCostUsd.toFixed(5)} (${pct(runs.on.upToCheck.inputCostUsd, runs.off.upToCheck.inputCostUsd)} %)`;
+      log(`strict over 16 alignments @${window}: on $${stOn.mean.toFixed(5)} (${stOn.costs.map((c) => c.toFixed(5)).join(" ")}), off $${stOff.mean.toFixed(5)} (${stOff.costs.map((c) => c.toFixed(5)).join(" ")}): ${pct(stOn.mean, stOff.mean)} %; ${provider}`);
+      assert.ok(stOn.mean <= stOff.mean * (1 + STRICT_TOLERANCE), `strict over alignments: topics on $${stOn.mean.toFixed(5)} > off $${stOff.mean.toFixed(5)} x ${1 + STRICT_TOLERANCE} (${pct(stOn.mean, stOff.mean)} %; ${provider})`);
     });
 
     it("(b) topics on: at least one fold, and a record the provider saw has closed topics as lines with T<n> and t<k> ids", () => {

@@ -3,7 +3,7 @@
 
 import { contentText, serializeMessage, serializeRequest, countTokens, BYTES_PER_TOKEN } from "./tokenize.mjs";
 import { realPromptIndex, INTERNAL_CONTEXT_MARK } from "./script.mjs";
-import { CacheSim } from "./cache-sim.mjs";
+import { CacheSim, DS_BLOCK } from "./cache-sim.mjs";
 
 /** DeepSeek flash, peak band, USD per 1M tokens (docs/cache-model.md). */
 export const FLASH_PEAK = { key: "deepseek-flash-peak", hit: 0.006, miss: 0.3, output: 1.2 };
@@ -200,15 +200,34 @@ export { countTokens };
  * Replay recorded requests through a fresh cache simulator (e.g. the other DS-unit mode) and
  * return {prompt, hit, hitPct, inputCostUsd}. The recorded responses give the output units.
  */
-export function resimulate(requests, { mode = "optimistic", block, price = FLASH_PEAK } = {}) {
+export function resimulate(requests, { mode = "optimistic", block, price = FLASH_PEAK, phase = 0 } = {}) {
   const sim = new CacheSim({ mode, block });
+  // `phase` bytes of the same filler before every input move every block boundary by that much
+  // relative to the content, as a system prompt of another length would.
+  const pad = " ".repeat(phase);
   let prompt = 0;
   let hit = 0;
   for (const r of requests) {
     if (r.status !== 200 || !r.body) continue;
-    const u = sim.request(serializeRequest(r.body), r.response ? serializeMessage(r.response) : "");
+    const u = sim.request(pad + serializeRequest(r.body), r.response ? serializeMessage(r.response) : "");
     prompt += u.tokens;
     hit += u.hit;
   }
   return { mode, prompt, hit, hitPct: prompt ? (100 * hit) / prompt : 0, inputCostUsd: inputCost(hit, prompt - hit, price) };
+}
+
+/**
+ * The strict DS-unit cost of `requests` averaged over `phases` evenly spaced alignments of the
+ * block boundaries (one block = `block` tokens = 4·block bytes). Under the strict rule whether a
+ * request's end-of-input unit lies inside the next request's common prefix depends on where the
+ * boundaries fall (OpenClaw ends every request with a short transient message), so one run's
+ * figure is one draw of that alignment; a user's system prompt of any other length draws another.
+ * The mean over alignments is the expected cost of the same bytes. Returns
+ * {mean, min, max, costs} in USD (tokens unscaled, as resimulate).
+ */
+export function strictOverPhases(requests, { phases = 16, block = DS_BLOCK, price = FLASH_PEAK } = {}) {
+  const step = Math.max(1, Math.floor((block * BYTES_PER_TOKEN) / phases));
+  const costs = [];
+  for (let k = 0; k < phases; k++) costs.push(resimulate(requests, { mode: "strict", block, price, phase: k * step }).inputCostUsd);
+  return { mean: costs.reduce((a, b) => a + b, 0) / costs.length, min: Math.min(...costs), max: Math.max(...costs), costs };
 }
