@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { loadCore } from "../core.js";
 import * as store from "../store.js";
 import { isArtifactId, storeRoot } from "../artifacts.js";
-import { mtimeMs, readHead, readRegular, readTail } from "../io/files.js";
+import { jsonLines, mtimeMs, readHead, readRegular, readTail } from "../io/files.js";
 
 /** The session id a snapshot names, from its head only when it is there (never the whole large file first). */
 function snapshotSessionId(path) {
@@ -99,15 +99,7 @@ export function readDecisionLog(ctx) {
   const file = ctx.config?.logFile ? resolve(ctx.config.logFile) : null;
   if (!file) return null;
   const text = readTail(file);
-  if (text == null) return null;
-  const out = [];
-  for (const line of text.split("\n")) {
-    if (!line) continue;
-    try {
-      out.push(JSON.parse(line));
-    } catch {}
-  }
-  return out;
+  return text == null ? null : jsonLines(text);
 }
 
 /**

@@ -184,6 +184,18 @@ export function readNoFollow(path, fallback = null) {
   return readRegular(path, { maxBytes: 2 ** 31, fallback });
 }
 
+/** The values of a JSON-lines text, in order; blank, torn and unparsable lines are skipped. */
+export function jsonLines(text) {
+  const out = [];
+  for (const line of (text ?? "").split("\n")) {
+    if (!line) continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {}
+  }
+  return out;
+}
+
 /** The modification time of `path` (ms; a final symlink is followed), 0 when it cannot be read. */
 export function mtimeMs(path) {
   try {
