@@ -1,7 +1,8 @@
 // cachefold's sessions on disk and its decision log, as the user commands read them (status,
 // report, doctor, /cachefold): read-only, through the core exactly as the engine reads them.
 import { readdirSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { logFileOf } from "../config.js";
 import { loadCore } from "../core.js";
 import * as store from "../store.js";
 import { isArtifactId, storeRoot } from "../artifacts.js";
@@ -96,9 +97,8 @@ export function artifactStoreSize(stateDir) {
 
 /** Decision-log events (the last 8 MiB), or null when no log is configured or readable. */
 export function readDecisionLog(ctx) {
-  const file = ctx.config?.logFile ? resolve(ctx.config.logFile) : null;
-  if (!file) return null;
-  const text = readTail(file);
+  const file = logFileOf(ctx.config);
+  const text = file ? readTail(file) : null;
   return text == null ? null : jsonLines(text);
 }
 

@@ -1,5 +1,6 @@
 // `openclaw cachefold status` and `report`: recent sessions, and one session's calls with an SVG chart.
 import { join, resolve } from "node:path";
+import { logFileOf } from "../config.js";
 import { writeFileAtomic } from "../io/files.js";
 import { EXIT, intFlag, NotFound } from "./args.js";
 import { chartFigure, contextSpec, costSpec } from "../ui/chart.js";
@@ -24,7 +25,7 @@ export async function statusData(ctx, { offset = 0, limit = 10 } = {}) {
     }
   }
   const artifacts = artifactStoreSize(ctx.stateDir);
-  return { stateDir: ctx.stateDir, decisionLog: events ? resolve(ctx.config.logFile) : null, legacyEstimate: LEGACY_NOTE, artifacts: { count: artifacts.count, bytes: artifacts.bytes }, total: all.length, offset, sessions: rows };
+  return { stateDir: ctx.stateDir, decisionLog: events ? logFileOf(ctx.config) : null, legacyEstimate: LEGACY_NOTE, artifacts: { count: artifacts.count, bytes: artifacts.bytes }, total: all.length, offset, sessions: rows };
 }
 
 async function statusRun({ values }, io) {
