@@ -242,25 +242,21 @@ function viewTool(ctx, toolCtx, { name, description, parameters = { type: "objec
   };
 }
 
-/** cachefold_topics */
-export function topicsTool(ctx, toolCtx = {}) {
-  return viewTool(ctx, toolCtx, {
-    name: "cachefold_topics",
-    answer: (engine, sessionId) => engine.sessionView?.(ctx, sessionId, "topicsView"),
-    description:
-      "List this session's topics: id (T1, T2, ...), turn range (t<a>–t<b>), estimated tokens, folded or live, label. Pass a topic or turn id to cachefold_recover for the exact messages, or a turn id to cachefold_pin.",
-  });
-}
+/** A tool answered by one read-only core view of the session (`method` of its Session). */
+const sessionViewTool = (name, method, description) => (ctx, toolCtx = {}) =>
+  viewTool(ctx, toolCtx, { name, description, answer: (engine, sessionId) => engine.sessionView?.(ctx, sessionId, method) });
 
-/** cachefold_preview */
-export function previewTool(ctx, toolCtx = {}) {
-  return viewTool(ctx, toolCtx, {
-    name: "cachefold_preview",
-    answer: (engine, sessionId) => engine.sessionView?.(ctx, sessionId, "preview"),
-    description:
-      "Show what the model sees now: the pinned head, each fold record (with its recover id), the live tail kept verbatim, with estimated tokens for each part.",
-  });
-}
+export const topicsTool = sessionViewTool(
+  "cachefold_topics",
+  "topicsView",
+  "List this session's topics: id (T1, T2, ...), turn range (t<a>–t<b>), estimated tokens, folded or live, label. Pass a topic or turn id to cachefold_recover for the exact messages, or a turn id to cachefold_pin.",
+);
+
+export const previewTool = sessionViewTool(
+  "cachefold_preview",
+  "preview",
+  "Show what the model sees now: the pinned head, each fold record (with its recover id), the live tail kept verbatim, with estimated tokens for each part.",
+);
 
 /** cachefold_pin */
 export function pinTool(ctx, toolCtx = {}) {
