@@ -22,19 +22,9 @@
 // The write path is synchronous (tool_result_persist is synchronous in OpenClaw): one
 // existsSync, one tmp write + rename for new content, one small metadata rewrite, one append.
 import { createHash } from "node:crypto";
-import {
-  chmodSync,
-  closeSync,
-  constants as C,
-  existsSync,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  realpathSync,
-} from "node:fs";
+import { chmodSync, closeSync, constants as C, existsSync, fstatSync, lstatSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
-import { DIR_MODE, FILE_MODE, NOFOLLOW, readNoFollow, unsafe, writeAll, writeFileAtomic } from "./io/files.js";
+import { assertInside, DIR_MODE, FILE_MODE, jsonLines, NOFOLLOW, readNoFollow, unsafe, writeAll, writeFileAtomic } from "./io/files.js";
 
 const META_REFS = 16;
 const ID_RE = /^[0-9a-f]{40}$/;
@@ -88,19 +78,10 @@ export function ensureStore(stateDir) {
   return root;
 }
 
-/** Throw unless the directory holding `path` resolves inside the store root (no symlinked dirs). */
+/** Throw unless the store resolves inside the state dir and `path`'s directory inside the store (no symlinked dirs). */
 function assertInStore(stateDir, path) {
-  const root = realpathSync(storeRoot(stateDir));
-  const top = realpathSync(stateDir);
-  if (!root.startsWith(top + sep)) throw unsafe(`refusing the artifact store: it resolves to ${root}, outside ${top}`);
-  let dir;
-  try {
-    dir = realpathSync(dirname(path));
-  } catch (err) {
-    if (err.code === "ENOENT") return;
-    throw err;
-  }
-  if (dir !== root && !dir.startsWith(root + sep)) throw unsafe(`refusing ${path}: its directory resolves to ${dir}, outside ${root}`);
+  assertInside(stateDir, storeRoot(stateDir));
+  assertInside(storeRoot(stateDir), dirname(path));
 }
 
 function isRegularFile(path) {
@@ -252,16 +233,7 @@ export function sessionRefs(stateDir, session) {
   } catch {
     return [];
   }
-  if (text == null) return [];
-  const out = [];
-  for (const line of text.split("\n")) {
-    if (!line) continue;
-    try {
-      const r = JSON.parse(line);
-      if (isArtifactId(r?.id)) out.push(r);
-    } catch {}
-  }
-  return out;
+  return jsonLines(text).filter((r) => isArtifactId(r?.id));
 }
 
 /** Distinct artifact ids a session referenced, most recent first. */

@@ -2,6 +2,7 @@
 // key by key and words the problems: `resolveConfig`); this module reads the manifest's schema
 // and builds the context every part of the plugin shares.
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { cachefoldStateDir } from "./host/openclaw.js";
 
 let manifest;
@@ -47,4 +48,9 @@ export function resolveConfig(core, input) {
 export function configContext(core, raw, logger = console) {
   const { config, problems } = resolveConfig(core, raw ?? {});
   return { config, configJson: JSON.stringify(config), configProblems: problems, stateDir: cachefoldStateDir(config), logger, log: () => {} };
+}
+
+/** The decision log's path (`logFile`, relative to the cwd), or null when none is configured. */
+export function logFileOf(config) {
+  return config?.logFile ? resolve(config.logFile) : null;
 }

@@ -3,7 +3,6 @@
 // unusable state directory is reported (key, value, what is allowed) and the plugin still
 // registers, passing history through where it cannot work. The wasm core is instantiated here
 // once per process (~1 ms after the first compile) so synchronous hooks can use it.
-import { isAbsolute, resolve } from "node:path";
 import { statSync, openSync, closeSync, accessSync, constants as C } from "node:fs";
 import { loadCoreSync } from "./core.js";
 import { createEngineFactory } from "./engine.js";
@@ -14,7 +13,7 @@ import { chatCommand } from "./cli/chat.js";
 import { cachefoldStateDir } from "./host/openclaw.js";
 import { registerLessons } from "./lessons.js";
 import { ensureDir, logLine } from "./store.js";
-import { configContext, show } from "./config.js";
+import { configContext, logFileOf, show } from "./config.js";
 import { uiParts } from "./ui/route.js";
 
 export { resolveConfig } from "./config.js";
@@ -51,7 +50,7 @@ export function makeContext(api) {
     problems.push({ key: "stateDir", value: config.stateDir || stateDir, message: msg });
     logger.error?.(msg);
   }
-  const logFile = config.logFile ? (isAbsolute(config.logFile) ? config.logFile : resolve(config.logFile)) : null;
+  const logFile = logFileOf(config);
   const fileProblem = logFile ? logFileProblem(logFile) : null;
   if (fileProblem) {
     const msg = `cachefold config: logFile = ${show(config.logFile)} cannot be written (${fileProblem}); allowed: a file path in an existing, writable directory. Decision log lines are dropped until it is fixed.`;

@@ -43,8 +43,13 @@ function parseDecision(text) {
   }
 }
 
-/** The recorded decision: lessons.json, else its copy (which then repairs lessons.json); or null. */
-function readDecision(path) {
+/** The decision recorded in a session dir (lessons.json, else its copy), read only; or null. */
+export function recordedDecision(dir) {
+  return readDecision(join(dir, "lessons.json"), false);
+}
+
+/** The recorded decision: lessons.json, else its copy (which then repairs lessons.json unless `repair` is false); or null. */
+function readDecision(path, repair = true) {
   const read = (p) => {
     try {
       return parseDecision(readRegular(p, { maxBytes: MAX_DECISION_BYTES }));
@@ -55,7 +60,7 @@ function readDecision(path) {
   const d = read(path);
   if (d) return d;
   const copy = read(`${path}.copy`);
-  if (copy) {
+  if (copy && repair) {
     try {
       writeFileAtomic(path, `${JSON.stringify(copy)}\n`);
     } catch {

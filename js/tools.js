@@ -73,7 +73,7 @@ export function recoverTool(ctx, toolCtx = {}) {
       } else if (sessionId) {
         const engine = await engineView(ctx);
         // Folds (f<k>) and condensed ranges (c<k>) are both stored by store.writeFold.
-        text = typeof engine.foldText === "function" ? await engine.foldText(ctx, sessionId, target.id) : null;
+        text = (await engine.foldText?.(ctx, sessionId, target.id)) ?? null;
       }
       if (text == null) {
         const why =
@@ -103,7 +103,7 @@ async function recoverTurns(c, ctx, sessionId, target, params) {
   const lines = [];
   const missing = [];
   for (const p of plan.parts ?? []) {
-    const text = typeof engine.foldText === "function" ? await engine.foldText(ctx, sessionId, p.fold) : null;
+    const text = (await engine.foldText?.(ctx, sessionId, p.fold)) ?? null;
     if (text == null) {
       missing.push(p.fold);
       continue;
@@ -138,7 +138,7 @@ export async function searchDocs(ctx, toolCtx = {}) {
     bytes += text.length;
   };
   const engine = sessionId ? await engineView(ctx) : {};
-  const folded = typeof engine.foldedDocs === "function" ? ((await engine.foldedDocs(ctx, sessionId)) ?? []) : [];
+  const folded = (await engine.foldedDocs?.(ctx, sessionId)) ?? [];
   for (const d of folded) if (typeof d?.text === "string") add(String(d.id), d.kind ?? "fold", d.text);
   for (const id of sessionArtifactIds(ctx.stateDir, refKey)) add(id, "artifact", () => readArtifact(ctx.stateDir, id));
   return { docs, skipped };
@@ -214,11 +214,7 @@ export function statsTool(ctx, toolCtx = {}) {
     parameters: { type: "object", properties: {} },
     async execute() {
       const { refKey, sessionId } = sessionOf(toolCtx);
-      let engineStats = null;
-      if (sessionId) {
-        const engine = await engineView(ctx);
-        if (typeof engine.sessionStats === "function") engineStats = await engine.sessionStats(ctx, sessionId);
-      }
+      const engineStats = (sessionId && (await (await engineView(ctx)).sessionStats?.(ctx, sessionId))) || null;
       const shrink = sessionShrinkStats(ctx.stateDir, refKey);
       const text = renderStats(sessionId ?? refKey, engineStats, shrink);
       return textResult(text, { sessionId, shrink, engine: engineStats ? true : false });
@@ -226,51 +222,48 @@ export function statsTool(ctx, toolCtx = {}) {
   };
 }
 
-/** A tool answered by a read-only core view of the session (`{text, details}`). */
-function viewTool(ctx, toolCtx, { name, label, description, method }) {
+/**
+ * A tool answered by the engine's view of the session (`{text, details}`, null before its first
+ * turn): `answer(engine, sessionId, params)`; `log` names the tool in the decision log.
+ */
+function viewTool(ctx, toolCtx, { name, description, parameters = { type: "object", properties: {} }, answer, log = true }) {
   return {
     name,
-    label,
+    label: name.replace("_", " "),
     description,
-    parameters: { type: "object", properties: {} },
-    async execute() {
+    parameters,
+    async execute(_toolCallId, params) {
       const { sessionId } = sessionOf(toolCtx);
-      const engine = await engineView(ctx);
-      const ans = sessionId && typeof engine.sessionView === "function" ? await engine.sessionView(ctx, sessionId, method) : null;
+      const ans = sessionId ? ((await answer(await engineView(ctx), sessionId, params)) ?? null) : null;
       if (ans == null) return textResult(`[${name}] No recorded turns for this session yet.`, { sessionId, found: false });
-      ctx.log?.({ event: `tool_${name.slice("cachefold_".length)}` });
+      if (log) ctx.log?.({ event: `tool_${name.slice("cachefold_".length)}` });
       return textResult(ans.text, ans.details);
     },
   };
 }
 
-/** cachefold_topics */
-export function topicsTool(ctx, toolCtx = {}) {
-  return viewTool(ctx, toolCtx, {
-    name: "cachefold_topics",
-    label: "cachefold topics",
-    method: "topicsView",
-    description:
-      "List this session's topics: id (T1, T2, ...), turn range (t<a>–t<b>), estimated tokens, folded or live, label. Pass a topic or turn id to cachefold_recover for the exact messages, or a turn id to cachefold_pin.",
-  });
-}
+/** A tool answered by one read-only core view of the session (`method` of its Session). */
+const sessionViewTool = (name, method, description) => (ctx, toolCtx = {}) =>
+  viewTool(ctx, toolCtx, { name, description, answer: (engine, sessionId) => engine.sessionView?.(ctx, sessionId, method) });
 
-/** cachefold_preview */
-export function previewTool(ctx, toolCtx = {}) {
-  return viewTool(ctx, toolCtx, {
-    name: "cachefold_preview",
-    label: "cachefold preview",
-    method: "preview",
-    description:
-      "Show what the model sees now: the pinned head, each fold record (with its recover id), the live tail kept verbatim, with estimated tokens for each part.",
-  });
-}
+export const topicsTool = sessionViewTool(
+  "cachefold_topics",
+  "topicsView",
+  "List this session's topics: id (T1, T2, ...), turn range (t<a>–t<b>), estimated tokens, folded or live, label. Pass a topic or turn id to cachefold_recover for the exact messages, or a turn id to cachefold_pin.",
+);
+
+export const previewTool = sessionViewTool(
+  "cachefold_preview",
+  "preview",
+  "Show what the model sees now: the pinned head, each fold record (with its recover id), the live tail kept verbatim, with estimated tokens for each part.",
+);
 
 /** cachefold_pin */
 export function pinTool(ctx, toolCtx = {}) {
-  return {
+  return viewTool(ctx, toolCtx, {
     name: "cachefold_pin",
-    label: "cachefold pin",
+    log: false,
+    answer: (engine, sessionId, params) => engine.pinTurn?.(ctx, sessionId, String(params?.turn ?? "")), // throws CACHEFOLD_INVALID_ID
     description:
       "Keep one turn (t<k>, from cachefold_topics) verbatim through later folds. Applies from the next fold on, so nothing already sent changes; a turn already folded stays folded (recover it instead).",
     parameters: {
@@ -278,15 +271,7 @@ export function pinTool(ctx, toolCtx = {}) {
       required: ["turn"],
       properties: { turn: { type: "string", pattern: "^t[0-9]{1,9}$", description: "Turn id, e.g. t12." } },
     },
-    async execute(_toolCallId, params) {
-      const { sessionId } = sessionOf(toolCtx);
-      const turn = String(params?.turn ?? "");
-      const engine = await engineView(ctx);
-      const ans = sessionId && typeof engine.pinTurn === "function" ? await engine.pinTurn(ctx, sessionId, turn) : null; // throws CACHEFOLD_INVALID_ID
-      if (ans == null) return textResult("[cachefold_pin] No recorded turns for this session yet.", { sessionId, found: false });
-      return textResult(ans.text, ans.details);
-    },
-  };
+  });
 }
 
 const FACTORIES = {

@@ -98,26 +98,15 @@ export async function collectGarbage(stateDir, opts = {}) {
 
   // Every artifact with its size, last reference and metadata as scanned.
   const all = [];
-  for (const shard of await listDir(root)) {
-    if (!SHARD_RE.test(shard)) continue;
-    for (const name of await listDir(join(root, shard))) {
-      if (!isArtifactId(name) || !name.startsWith(shard)) continue;
-      const path = join(root, shard, name);
-      let st;
-      try {
-        st = await stat(path);
-      } catch {
-        continue;
-      }
-      const metaText = await readFile(`${path}.json`, "utf8").catch(() => null);
-      let meta = null;
-      try {
-        meta = JSON.parse(metaText);
-      } catch {}
-      const lastRefAt = Number.isFinite(meta?.lastRefAt) ? meta.lastRefAt : st.mtimeMs;
-      all.push({ id: name, path, bytes: st.size, lastRefAt, metaText });
-      report.bytesBefore += st.size;
-    }
+  for await (const { id, path, st } of storedArtifacts(stateDir)) {
+    const metaText = await readFile(`${path}.json`, "utf8").catch(() => null);
+    let meta = null;
+    try {
+      meta = JSON.parse(metaText);
+    } catch {}
+    const lastRefAt = Number.isFinite(meta?.lastRefAt) ? meta.lastRefAt : st.mtimeMs;
+    all.push({ id, path, bytes: st.size, lastRefAt, metaText });
+    report.bytesBefore += st.size;
   }
   report.scanned = all.length;
   let total = report.bytesBefore;
@@ -135,6 +124,31 @@ export async function collectGarbage(stateDir, opts = {}) {
   report.bytesAfter = total;
   report.overBudget = total > maxBytes;
   return report;
+}
+
+/** Every artifact file of the store (`<2 hex>/<40 hex>`, metadata left out) with its stat: {id, path, st}. */
+export async function* storedArtifacts(stateDir) {
+  const root = storeRoot(stateDir);
+  for (const shard of await listDir(root)) {
+    if (!SHARD_RE.test(shard)) continue;
+    for (const id of await listDir(join(root, shard))) {
+      if (!isArtifactId(id) || !id.startsWith(shard)) continue;
+      const path = join(root, shard, id);
+      const st = await stat(path).catch(() => null);
+      if (st) yield { id, path, st };
+    }
+  }
+}
+
+/** Count and total size of the artifact files in the store. */
+export async function storeSize(stateDir) {
+  let count = 0;
+  let bytes = 0;
+  for await (const { st } of storedArtifacts(stateDir)) {
+    count += 1;
+    bytes += st.size;
+  }
+  return { count, bytes, path: storeRoot(stateDir) };
 }
 
 /**

@@ -1,11 +1,11 @@
 // cachefold's sessions on disk and its decision log, as the user commands read them (status,
 // report, doctor, /cachefold): read-only, through the core exactly as the engine reads them.
-import { readdirSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { logFileOf } from "../config.js";
 import { loadCore } from "../core.js";
 import * as store from "../store.js";
-import { isArtifactId, storeRoot } from "../artifacts.js";
-import { mtimeMs, readHead, readRegular, readTail } from "../io/files.js";
+import { jsonLines, mtimeMs, readHead, readRegular, readTail } from "../io/files.js";
 
 /** The session id a snapshot names, from its head only when it is there (never the whole large file first). */
 function snapshotSessionId(path) {
@@ -71,43 +71,11 @@ export async function readSession(ctx, s) {
   }
 }
 
-/** Total size of the artifact store (files only, metadata excluded). */
-export function artifactStoreSize(stateDir) {
-  const root = storeRoot(stateDir);
-  let count = 0;
-  let bytes = 0;
-  let shards = [];
-  try {
-    shards = readdirSync(root).filter((d) => /^[0-9a-f]{2}$/.test(d));
-  } catch {
-    return { count, bytes, path: root };
-  }
-  for (const d of shards) {
-    for (const f of readdirSync(join(root, d))) {
-      if (!isArtifactId(f)) continue;
-      count += 1;
-      try {
-        bytes += statSync(join(root, d, f)).size;
-      } catch {}
-    }
-  }
-  return { count, bytes, path: root };
-}
-
 /** Decision-log events (the last 8 MiB), or null when no log is configured or readable. */
 export function readDecisionLog(ctx) {
-  const file = ctx.config?.logFile ? resolve(ctx.config.logFile) : null;
-  if (!file) return null;
-  const text = readTail(file);
-  if (text == null) return null;
-  const out = [];
-  for (const line of text.split("\n")) {
-    if (!line) continue;
-    try {
-      out.push(JSON.parse(line));
-    } catch {}
-  }
-  return out;
+  const file = logFileOf(ctx.config);
+  const text = file ? readTail(file) : null;
+  return text == null ? null : jsonLines(text);
 }
 
 /**

@@ -1,9 +1,11 @@
 // `openclaw cachefold status` and `report`: recent sessions, and one session's calls with an SVG chart.
 import { join, resolve } from "node:path";
+import { logFileOf } from "../config.js";
+import { storeSize } from "../artifacts/gc.js";
 import { writeFileAtomic } from "../io/files.js";
 import { EXIT, intFlag, NotFound } from "./args.js";
 import { chartFigure, contextSpec, costSpec } from "../ui/chart.js";
-import { artifactStoreSize, findSession, LEGACY_NOTE, listSessions, money, readDecisionLog, readSession, sessionStatus, statusLine } from "./sessions.js";
+import { findSession, LEGACY_NOTE, listSessions, money, readDecisionLog, readSession, sessionStatus, statusLine } from "./sessions.js";
 
 /**
  * What `status --json` prints: sessions `offset`..`offset+limit` (most recently written first),
@@ -23,8 +25,8 @@ export async function statusData(ctx, { offset = 0, limit = 10 } = {}) {
       rows.push({ sessionId: s.sessionId, updatedAt: new Date(s.updatedAt).toISOString(), engine: "unreadable", error: `${s.dir}: ${err?.message ?? err}` });
     }
   }
-  const artifacts = artifactStoreSize(ctx.stateDir);
-  return { stateDir: ctx.stateDir, decisionLog: events ? resolve(ctx.config.logFile) : null, legacyEstimate: LEGACY_NOTE, artifacts: { count: artifacts.count, bytes: artifacts.bytes }, total: all.length, offset, sessions: rows };
+  const artifacts = await storeSize(ctx.stateDir);
+  return { stateDir: ctx.stateDir, decisionLog: events ? logFileOf(ctx.config) : null, legacyEstimate: LEGACY_NOTE, artifacts: { count: artifacts.count, bytes: artifacts.bytes }, total: all.length, offset, sessions: rows };
 }
 
 async function statusRun({ values }, io) {

@@ -95,6 +95,14 @@ export function writeFileAtomic(path, data, { mode = FILE_MODE, exclusive = fals
   }
 }
 
+/** Up to `length` bytes from `position` of an open file (fewer at its end). */
+function readFully(fd, length, position) {
+  const buf = Buffer.alloc(length);
+  let n = 0;
+  for (let r; n < length && (r = readSync(fd, buf, n, length - n, position + n)) > 0; ) n += r;
+  return buf.subarray(0, n);
+}
+
 /**
  * Read a file only when it is a regular file of at most `maxBytes`: opened without following a
  * final symlink (unless `follow`) and non-blocking, so a FIFO or a device never blocks the call,
@@ -116,11 +124,8 @@ export function readRegular(path, { maxBytes = 8 << 20, follow = false, encoding
     if (!st.isFile()) throw unsafe(`refusing ${path}: not a regular file`);
     if (st.size > maxBytes) throw Object.assign(new Error(`refusing ${path}: ${st.size} bytes, more than ${maxBytes}`), { code: "CACHEFOLD_TOO_LARGE", size: st.size });
     // Read at most maxBytes + 1 whatever the size said (a file growing while it is read).
-    const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
-    let n = 0;
-    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0; ) n += r;
-    if (n > maxBytes) throw Object.assign(new Error(`refusing ${path}: more than ${maxBytes} bytes`), { code: "CACHEFOLD_TOO_LARGE" });
-    const out = buf.subarray(0, n);
+    const out = readFully(fd, Math.min(st.size, maxBytes) + 1, 0);
+    if (out.length > maxBytes) throw Object.assign(new Error(`refusing ${path}: more than ${maxBytes} bytes`), { code: "CACHEFOLD_TOO_LARGE" });
     return encoding ? out.toString(encoding) : out;
   } finally {
     closeSync(fd);
@@ -140,10 +145,7 @@ export function readHead(path, bytes) {
   }
   try {
     if (!fstatSync(fd).isFile()) return "";
-    const buf = Buffer.alloc(bytes);
-    let n = 0;
-    for (let r; n < bytes && (r = readSync(fd, buf, n, bytes - n, n)) > 0; ) n += r;
-    return buf.toString("utf8", 0, n);
+    return readFully(fd, bytes, 0).toString("utf8");
   } catch {
     return "";
   } finally {
@@ -167,10 +169,7 @@ export function readTail(path, bytes = 8 << 20) {
     const st = fstatSync(fd);
     if (!st.isFile()) return null;
     const from = Math.max(0, st.size - bytes);
-    const buf = Buffer.alloc(st.size - from);
-    let n = 0;
-    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, from + n)) > 0; ) n += r;
-    const text = buf.toString("utf8", 0, n);
+    const text = readFully(fd, st.size - from, from).toString("utf8");
     return from > 0 ? text.slice(text.indexOf("\n") + 1) : text;
   } catch {
     return null;
@@ -182,6 +181,18 @@ export function readTail(path, bytes = 8 << 20) {
 /** A regular file of any size, never through a final symlink; `fallback` when it is absent. */
 export function readNoFollow(path, fallback = null) {
   return readRegular(path, { maxBytes: 2 ** 31, fallback });
+}
+
+/** The values of a JSON-lines text, in order; blank, torn and unparsable lines are skipped. */
+export function jsonLines(text) {
+  const out = [];
+  for (const line of (text ?? "").split("\n")) {
+    if (!line) continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {}
+  }
+  return out;
 }
 
 /** The modification time of `path` (ms; a final symlink is followed), 0 when it cannot be read. */

@@ -6,7 +6,7 @@ import { statSync } from "node:fs";
 import { loadCore } from "../core.js";
 import * as store from "../store.js";
 import { artifactPath, isArtifactId } from "../artifacts.js";
-import { readRegular } from "../io/files.js";
+import { recordedDecision } from "../lessons.js";
 import { reportData, statusData } from "../cli/status.js";
 import { findSession, listSessions, readDecisionLog, sessionStatus } from "../cli/sessions.js";
 
@@ -131,11 +131,8 @@ export async function sessionView(ctx, query) {
       } catch {}
       return { id: a.id, tool: a.tool, chars: a.chars, at: a.at ? new Date(a.at).toISOString() : null, storedBytes: bytes };
     });
-  let lessons = null;
-  try {
-    const d = JSON.parse(readRegular(`${paths.dir}/lessons.json`, { maxBytes: 1 << 20 }) ?? "null");
-    if (d) lessons = { inject: !!d.inject, chosen: Array.isArray(d.chosen) ? d.chosen : [], tokens: d.tokens ?? 0, reason: d.reason ?? null, decidedAt: d.decidedAt ?? null, text: typeof d.text === "string" ? d.text : "" };
-  } catch {}
+  const d = recordedDecision(paths.dir);
+  const lessons = d && { inject: !!d.inject, chosen: Array.isArray(d.chosen) ? d.chosen : [], tokens: d.tokens ?? 0, reason: d.reason ?? null, decidedAt: d.decidedAt ?? null, text: d.text };
   return { sessionId: s.sessionId, status, totals, calls, marks: axisMarks(eventsOf(events, s.sessionId), calls), decisionLog: events != null, folds, artifacts, lessons };
 }
 

@@ -29,7 +29,14 @@ function send(res, status, type, body, extra = {}) {
   res.end(res.req?.method === "HEAD" ? undefined : buf);
 }
 
-const json = (res, status, data) => send(res, status, "application/json; charset=utf-8", JSON.stringify(data));
+const json = (res, status, data, extra) => send(res, status, "application/json; charset=utf-8", JSON.stringify(data), extra);
+
+/** Answer 405 to anything but GET and HEAD; true when it did. */
+function refusedMethod(req, res) {
+  if (req.method === "GET" || req.method === "HEAD") return false;
+  json(res, 405, { error: "only GET and HEAD" }, { allow: "GET, HEAD" });
+  return true;
+}
 
 function html(res, page, data, status = 200) {
   const nonce = randomBytes(16).toString("base64");
@@ -118,10 +125,7 @@ export function createHandler(ctx, { now = Date.now, summaryCache = createSummar
       const url = new URL(req.url ?? "/", "http://gateway.invalid");
       let sub = url.pathname.startsWith(BASE) ? url.pathname.slice(BASE.length) : url.pathname;
       if (sub === "" || sub === "/") sub = "/report";
-      if (req.method !== "GET" && req.method !== "HEAD") {
-        send(res, 405, "application/json; charset=utf-8", JSON.stringify({ error: "only GET and HEAD" }), { allow: "GET, HEAD" });
-        return true;
-      }
+      if (refusedMethod(req, res)) return true;
       const p = url.searchParams;
       switch (sub) {
         case "/report": {
@@ -246,20 +250,16 @@ export function boardWidgetKind(summaryCache) {
 export function createBoardHandler(ctx, summaryCache) {
   return async function cachefoldBoard(req, res) {
     try {
-      const url = new URL(req.url ?? "/", "http://gateway.invalid");
-      if (req.method !== "GET" && req.method !== "HEAD") {
-        send(res, 405, "application/json; charset=utf-8", JSON.stringify({ error: "only GET and HEAD" }), { allow: "GET, HEAD" });
-      } else if (url.pathname === BOARD_SCRIPT_PATH) {
-        let summary = null;
-        try {
-          summary = await summaryCache.get();
-        } catch (err) {
-          ctx?.logger?.warn?.(`cachefold: dashboard summary: ${err?.message ?? err}`);
-        }
-        send(res, 200, "text/javascript; charset=utf-8", boardWidgetScript(summary));
-      } else {
+      if (refusedMethod(req, res)) return true;
+      if (new URL(req.url ?? "/", "http://gateway.invalid").pathname !== BOARD_SCRIPT_PATH) {
         json(res, 404, { error: "no such cachefold resource" });
+        return true;
       }
+      const summary = await summaryCache.get().catch((err) => {
+        ctx?.logger?.warn?.(`cachefold: dashboard summary: ${err?.message ?? err}`);
+        return null;
+      });
+      send(res, 200, "text/javascript; charset=utf-8", boardWidgetScript(summary));
     } catch {
       try {
         if (!res.headersSent) json(res, 500, { error: "cachefold board resource failed" });

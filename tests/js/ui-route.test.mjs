@@ -5,7 +5,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { cpSync, mkdirSync, readdirSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fakeApi, tempDir, user, assistantText, assistantCall, toolResult, pkgSkip } from "./helpers.mjs";
 
@@ -306,4 +306,21 @@ test("axis marks: folds, divergences and model changes from the decision log, pl
       ["break", 3, "model_changed"],
     ],
   );
+});
+
+test("api/session shows the lessons decision the engine uses: a damaged lessons.json is read from its copy, and the page writes nothing", { skip }, async () => {
+  const { reg, stateDir } = await setup();
+  const dir = join(stateDir, "sessions", readdirSync(join(stateDir, "sessions")).find((n) => n.startsWith("sess-ui-b")));
+  const decision = { v: 1, sessionId: "sess-ui-b", inject: true, text: "- run the tests first", tokens: 7, chosen: ["tests-first"], reason: "code-gen request" };
+  writeFileSync(join(dir, "lessons.json"), '{"v":1,"text":');
+  writeFileSync(join(dir, "lessons.json.copy"), `${JSON.stringify(decision)}\n`);
+  const srv = await serve(reg.routes[0]);
+  try {
+    const v = await srv.get("/plugins/cachefold/api/session?id=sess-ui-b");
+    assert.equal(v.status, 200);
+    assert.deepEqual(v.body.lessons, { inject: true, chosen: ["tests-first"], tokens: 7, reason: "code-gen request", decidedAt: null, text: "- run the tests first" });
+    assert.equal(readFileSync(join(dir, "lessons.json"), "utf8"), '{"v":1,"text":', "a read-only view repairs nothing");
+  } finally {
+    await srv.close();
+  }
 });
