@@ -4,18 +4,22 @@
 // (read-only, streamed row by row).
 import { existsSync, readdirSync } from "node:fs";
 import { homedir, hostname, tmpdir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import JSON5 from "json5";
 import { mtimeMs, readRegular, readTail } from "../io/files.js";
 
 const MAX_CONFIG_BYTES = 16 << 20;
 
+/** `p` with a leading `~` (alone or before `/`) as `home`, resolved against the cwd. */
+export function expandHome(p, home = homedir()) {
+  return resolve(p.replace(/^~(?=$|\/)/, home));
+}
+
 /** OpenClaw's state dir as the host resolves it: $OPENCLAW_STATE_DIR (with ~), else ~/.openclaw (or an existing legacy ~/.clawdbot). */
 export function hostStateDir(env = process.env) {
-  const home = env.OPENCLAW_HOME?.trim() ? resolve(env.OPENCLAW_HOME.trim().replace(/^~(?=$|\/)/, homedir())) : homedir();
-  const tilde = (p) => resolve(p.replace(/^~(?=$|\/)/, home));
+  const home = env.OPENCLAW_HOME?.trim() ? expandHome(env.OPENCLAW_HOME.trim()) : homedir();
   const override = env.OPENCLAW_STATE_DIR?.trim();
-  if (override) return tilde(override);
+  if (override) return expandHome(override, home);
   const dir = join(home, ".openclaw");
   if (existsSync(dir)) return dir;
   const legacy = join(home, ".clawdbot");
@@ -25,7 +29,7 @@ export function hostStateDir(env = process.env) {
 /** cachefold's own state dir: the config's `stateDir` (relative to the cwd), else <OpenClaw state>/cachefold. */
 export function cachefoldStateDir(config, env = process.env) {
   const dir = config?.stateDir;
-  if (dir) return isAbsolute(dir) ? dir : resolve(dir);
+  if (dir) return resolve(dir);
   return join(hostStateDir(env), "cachefold");
 }
 
@@ -120,7 +124,7 @@ export async function openTranscriptStore(path) {
 /** OpenClaw's log files: `logging.file`, else its rolling logs in /tmp/openclaw (and $TMPDIR/openclaw), and `<state>/logs`. */
 export function hostLogFiles(host, now = Date.now()) {
   const files = new Set();
-  if (typeof host?.logging?.file === "string" && host.logging.file) files.add(resolve(host.logging.file.replace(/^~(?=$|\/)/, homedir())));
+  if (typeof host?.logging?.file === "string" && host.logging.file) files.add(expandHome(host.logging.file));
   for (const dir of [...new Set([join(tmpdir(), "openclaw"), "/tmp/openclaw"])]) {
     let names = [];
     try {
