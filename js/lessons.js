@@ -12,12 +12,12 @@
 // process: the file is created exclusively and whole, the first writer wins; a second copy is
 // kept beside it, so a damaged lessons.json never drops the session's lessons). Nothing here
 // throws into a turn: lessonsAddition() and captureAfterTurn() turn every failure into "no lessons".
-import { existsSync, renameSync, rmSync } from "node:fs";
+import { renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadCore } from "./core.js";
 import * as store from "./store.js";
 import { readRegular, withTimeout, writeFileAtomic } from "./io/files.js";
-import { openTranscriptStore, transcriptDb } from "./host/openclaw.js";
+import { hostTranscript, transcriptDb } from "./host/openclaw.js";
 import { CANDIDATES, autoPromote, gatherInputs, readAll, readLesson, scopes, writeCandidates } from "./lessons/files.js";
 import { redact, redactSync } from "./lessons/redact.js";
 
@@ -212,30 +212,6 @@ export function forgetDecisions() {
 // conversations: the last non-empty one between `reset` entries is the one captured.
 
 const lastCapture = new Map(); // sessionId -> ms
-
-/**
- * Messages of the session's last conversation in the host transcript (`reset` entries split the
- * conversations that share one sessionId), and the session's cwd. Null when it cannot be read.
- */
-export async function hostTranscript(db, sessionId) {
-  const st = db && existsSync(db) ? await openTranscriptStore(db) : null;
-  if (!st) return null;
-  const parts = [[]];
-  let cwd = null;
-  let rows = 0;
-  try {
-    for (const { event: e } of st.events(sessionId)) {
-      rows += 1;
-      if (!e) continue; // one unreadable event never stops the capture
-      if (e.type === "session" && typeof e.cwd === "string") cwd = e.cwd;
-      else if (e.type === "reset") parts.push([]);
-      else if (e.type === "message" && e.message && typeof e.message === "object") parts[parts.length - 1].push(e.message);
-    }
-  } finally {
-    st.close();
-  }
-  return rows ? { messages: parts.filter((p) => p.length).pop() ?? [], cwd } : null;
-}
 
 /** A scratch core session that has seen `messages` as history (its digests are the capture input). */
 function digestedSession(core, ctx, sessionId, messages) {

@@ -243,3 +243,27 @@ export async function callsCachefoldMissed(sessions, dbs) {
   }
   return read ? out : null;
 }
+
+/**
+ * Messages of the session's last conversation in the host transcript (`reset` entries split the
+ * conversations that share one sessionId), and the session's cwd. Null when it cannot be read.
+ */
+export async function hostTranscript(db, sessionId) {
+  const st = db && existsSync(db) ? await openTranscriptStore(db) : null;
+  if (!st) return null;
+  const parts = [[]];
+  let cwd = null;
+  let rows = 0;
+  try {
+    for (const { event: e } of st.events(sessionId)) {
+      rows += 1;
+      if (!e) continue; // one unreadable event never stops the capture
+      if (e.type === "session" && typeof e.cwd === "string") cwd = e.cwd;
+      else if (e.type === "reset") parts.push([]);
+      else if (e.type === "message" && e.message && typeof e.message === "object") parts[parts.length - 1].push(e.message);
+    }
+  } finally {
+    st.close();
+  }
+  return rows ? { messages: parts.filter((p) => p.length).pop() ?? [], cwd } : null;
+}

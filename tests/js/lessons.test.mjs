@@ -366,7 +366,7 @@ test(TRANSCRIPT_TEST, { skip }, async (tc) => {
   // The host transcript: an earlier conversation (lint passed), /new, then this one.
   const earlier = [user("fix lint"), assistantCall("l1", "exec", { command: "npm run lint" }), { ...toolResult("l1", "exec", "ok"), details: { exitCode: 0 } }, assistantText("ok")];
   const db = hostDb(tempDir("cachefold-host-"), "s-tr", [earlier, turn], ws);
-  const t = await h.lessons.hostTranscript(db, "s-tr");
+  const t = await (await import("../../js/host/openclaw.js")).hostTranscript(db, "s-tr");
   assert.equal(t.cwd, ws);
   assert.equal(t.messages.length, turn.length, "the conversation after the last reset");
   const written = await h.lessons.captureAfterTurn(ctx, { sessionId: "s-tr", runtimeContext: { sessionTarget: { storePath: db } } }, { force: true });
