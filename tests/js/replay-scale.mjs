@@ -1,15 +1,23 @@
 // Scaling of `openclaw cachefold replay` in the transcript length (issue 24 item 7).
 //
 //   node24 tests/js/replay-scale.mjs gen OUT.sqlite CALLS      one generated session of CALLS calls
-//   node24 tests/js/replay-scale.mjs run CALLS[,CALLS...] [REPLAY FLAGS...]
+//   node24 tests/js/replay-scale.mjs run CALLS[,CALLS...] [--addons A.node,B.node] [REPLAY FLAGS...]
 //
 // `gen` writes a pi-format session (a user turn every 8 calls, each call a tool call whose
 // result is 200-3,000 bytes of varied text, deterministic) into an OpenClaw agent store via
 // tests/js/sqlite-store.mjs. `run` generates one store per size, then runs
 // `openclaw cachefold replay --db STORE --tokens bytes4 --strategy S1a,S3 --quiet` (the
 // command's own module, js/cli.js, with the native addon) in a child process per size and prints
-// one line per size: calls, CPU seconds (user + system of the child), peak RSS (MB).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// one line per size: calls, CPU seconds (user + system of the child), peak RSS (MB), and a digest
+// of the command's output (its --json report without the run's time, addon path and chart path,
+// plus the chart's SVG): equal digests, equal output.
+//
+// `--addons A,B,...` runs each addon (CACHEFOLD_NATIVE_ADDON) on every size, alternating on the
+// same store (side-by-side before/after figures), and says whether their outputs are identical.
+// At the end the issue-24 target is checked on the sizes of 100,000 calls or more: CPU under
+// 5 minutes and peak RSS under 1 GB (printed, not asserted: a figure of this machine).
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -111,32 +119,72 @@ async function main() {
   if (cmd === "replay") {
     // Child: run the command itself on one store.
     const { dispatch } = await import("../../js/cli.js");
-    const sink = { isTTY: false, write: () => true };
+    let out = "";
+    const sink = {
+      isTTY: false,
+      write: (s) => {
+        out += s;
+        return true;
+      },
+    };
     const code = await dispatch(["replay", "--db", a, "--out", join(b, "replay.svg"), "--json", ...rest], { stdout: sink, stderr: { isTTY: false, write: (s) => process.stderr.write(s) }, ctx: { stateDir: b } });
     const u = process.resourceUsage();
-    process.stdout.write(`${JSON.stringify({ code, cpu: (u.userCPUTime + u.systemCPUTime) / 1e6, maxRssMb: u.maxRSS / 1024 })}\n`);
+    let digest = null;
+    if (code === 0) {
+      const { seconds, addon, chart, ...report } = JSON.parse(out);
+      digest = createHash("sha256").update(JSON.stringify(report)).update(readFileSync(chart)).digest("hex").slice(0, 16);
+    }
+    process.stdout.write(`${JSON.stringify({ code, cpu: (u.userCPUTime + u.systemCPUTime) / 1e6, maxRssMb: u.maxRSS / 1024, digest })}\n`);
     process.exitCode = code;
     return;
   }
   if (cmd !== "run") throw new Error("usage: replay-scale.mjs gen OUT.sqlite CALLS | run CALLS[,CALLS...] [REPLAY FLAGS...]");
   const sizes = a.split(",").map(Number);
-  const flags = [b, ...rest].filter((x) => x !== undefined);
+  let flags = [b, ...rest].filter((x) => x !== undefined);
+  let addons = [process.env.CACHEFOLD_NATIVE_ADDON];
+  const at = flags.indexOf("--addons");
+  if (at >= 0) {
+    addons = String(flags[at + 1] ?? "").split(",").filter(Boolean);
+    flags = flags.filter((_, i) => i !== at && i !== at + 1);
+    if (!addons.length) throw new Error("--addons wants A.node[,B.node...]");
+  }
   const replayFlags = flags.length ? flags : ["--tokens", "bytes4", "--strategy", "S1a,S3", "--quiet"];
   const dir = mkdtempSync(join(tmpdir(), "cf-scale-"));
+  const big = [];
+  let differ = false;
   try {
     for (const n of sizes) {
       const db = join(dir, `s${n}.sqlite`);
       await generateStore(db, n);
-      const state = join(dir, `state${n}`);
-      mkdirSync(state, { recursive: true });
-      const c = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "replay", db, state, ...replayFlags], { encoding: "utf8", maxBuffer: 1 << 26 });
-      if (c.status !== 0) throw new Error(`replay of ${n} calls failed (${c.status}): ${c.stderr}`);
-      const r = JSON.parse(c.stdout.trim().split("\n").pop());
-      process.stdout.write(`calls ${String(n).padStart(7)}  cpu ${r.cpu.toFixed(2).padStart(8)} s  rss ${r.maxRssMb.toFixed(0).padStart(6)} MB\n`);
+      const digests = new Set();
+      for (const [k, addon] of addons.entries()) {
+        const state = join(dir, `state${n}-${k}`);
+        mkdirSync(state, { recursive: true });
+        const env = { ...process.env };
+        if (addon === undefined) delete env.CACHEFOLD_NATIVE_ADDON;
+        else env.CACHEFOLD_NATIVE_ADDON = addon;
+        const c = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "replay", db, state, ...replayFlags], { encoding: "utf8", maxBuffer: 1 << 26, env });
+        if (c.status !== 0) throw new Error(`replay of ${n} calls failed (${c.status}): ${c.stderr}`);
+        const r = JSON.parse(c.stdout.trim().split("\n").pop());
+        digests.add(r.digest);
+        const who = addons.length > 1 ? `  addon ${addon}` : "";
+        process.stdout.write(`calls ${String(n).padStart(7)}  cpu ${r.cpu.toFixed(2).padStart(8)} s  rss ${r.maxRssMb.toFixed(0).padStart(6)} MB  output ${r.digest}${who}\n`);
+        if (n >= 100_000) big.push({ n, addon, ...r });
+      }
+      if (addons.length > 1) {
+        differ ||= digests.size > 1;
+        process.stdout.write(`calls ${String(n).padStart(7)}  outputs ${digests.size === 1 ? "identical" : "DIFFER"}\n`);
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  // Issue 24 item 7: 100K calls in under 5 minutes (CPU) and under 1 GB (peak RSS).
+  for (const r of big) {
+    const met = r.cpu < 300 && r.maxRssMb < 1024;
+    process.stdout.write(`target (${r.n} calls: cpu < 300 s, rss < 1024 MB)${r.addon ? ` ${r.addon}` : ""}: ${met ? "met" : "NOT met"} (cpu ${r.cpu.toFixed(0)} s, rss ${r.maxRssMb.toFixed(0)} MB)\n`);
+  }
+  if (differ) process.exitCode = 1;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

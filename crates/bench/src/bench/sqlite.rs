@@ -15,16 +15,15 @@
 //! JSON; rows over 1 KiB may be stored zstd-compressed (`event_zstd`, with the UTF-8 length in
 //! `event_utf8_bytes`). Older stores have only `event_json`. The rows of a session, in `seq`
 //! order, are exactly the lines of its pi JSONL file, so they are read as
-//! `crate::replay::transcript::parse_pi_lines` reads lines, one row at a time
-//! ([`for_each_session`] hands over one session at a time).
+//! `crate::replay::transcript::parse_pi_lines` reads lines, one row at a time, by a
+//! [`PiReader`] ([`for_each_session`] hands over one session at a time).
 //!
 //! The caller opens the connection (the core does no file I/O); use
 //! `rusqlite::Connection::open_with_flags(path, SQLITE_OPEN_READ_ONLY)`.
 
-use crate::replay::transcript::{parse_pi_values, Transcript};
+use crate::replay::transcript::{PiReader, Transcript};
 use ::cachefold::error::{Error, Result};
 use rusqlite::Connection;
-use serde_json::Value;
 
 /// Largest decompressed event accepted (OpenClaw refuses more than 4 MiB per event too).
 pub const MAX_EVENT_BYTES: usize = 4 << 20;
@@ -136,8 +135,9 @@ pub fn read_sessions_where(
 
 /// [`read_sessions_where`] one session at a time: `each` gets every kept session as soon as
 /// its rows are read, so a caller that replays or prepares it and lets it go holds one parsed
-/// session at a time. Each row is parsed into JSON as it is read (no copy of the session's
-/// text is kept next to its parsed form). An error of `each` stops the read and is returned.
+/// session at a time. Each row is decoded as it is read, into what the transcript keeps of it
+/// ([`PiReader`]: neither the row's text nor its whole JSON is kept). An error of `each` stops
+/// the read and is returned.
 pub fn for_each_session(
     conn: &Connection,
     keep: &dyn Fn(&str) -> bool,
@@ -153,14 +153,13 @@ pub fn for_each_session(
     };
     let mut st = conn.prepare(sql).map_err(sql_err)?;
     let mut rows = st.query([]).map_err(sql_err)?;
-    // (session id, its JSON objects, rows not decodable, rows that were not a JSON object)
-    let mut cur: Option<(String, Vec<Value>, u64, u64)> = None;
-    let finish = |c: (String, Vec<Value>, u64, u64),
+    // (session id, its rows read so far, rows not decodable)
+    let mut cur: Option<(String, PiReader, u64)> = None;
+    let finish = |c: (String, PiReader, u64),
                   each: &mut dyn FnMut(SqliteSession) -> Result<()>|
      -> Result<()> {
-        let (id, values, bad, skipped) = c;
-        let mut transcript = parse_pi_values(values)?;
-        transcript.skipped_lines += skipped;
+        let (id, reader, bad) = c;
+        let transcript = reader.finish()?;
         each(SqliteSession {
             session_id: id,
             transcript,
@@ -180,18 +179,15 @@ pub fn for_each_session(
                 finish(c, each)?;
             }
         }
-        let entry = cur.get_or_insert_with(|| (id.clone(), Vec::new(), 0, 0));
+        let entry = cur.get_or_insert_with(|| (id.clone(), PiReader::default(), 0));
         let line = match (json, blob) {
             (Some(j), _) => Some(j),
             (None, Some(b)) => decode_zstd(&b, n),
             (None, None) => None,
         };
         match line {
-            // As `parse_pi_lines` reads a line: a JSON object or a skipped line.
-            Some(j) => match serde_json::from_str::<Value>(&j) {
-                Ok(v) if v.is_object() => entry.1.push(v),
-                _ => entry.3 += 1,
-            },
+            // As `parse_pi_lines` reads a line: an entry or a skipped line.
+            Some(j) => entry.1.push_line(&j),
             None => entry.2 += 1,
         }
     }

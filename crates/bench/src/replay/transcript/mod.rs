@@ -39,7 +39,7 @@ mod reasonix;
 pub use claude::parse_claude_code;
 use claude::usage_json;
 use pi::{content_text, user_text};
-pub use pi::{parse_pi, parse_pi_lines, parse_pi_values};
+pub use pi::{parse_pi, parse_pi_lines, parse_pi_values, PiReader};
 pub use reasonix::parse_reasonix;
 
 /// A recorded session in neutral form.
@@ -93,6 +93,22 @@ impl Transcript {
             });
             self.messages.push(m);
         }
+    }
+
+    /// [`Transcript::push_call`] of a message already wrapped.
+    fn push_call_message(&mut self, m: Message, usage: Option<Usage>) {
+        let ts = m
+            .raw()
+            .get("timestamp")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        self.calls.push(Call {
+            assistant_index: self.messages.len(),
+            timestamp_ms: ts,
+            usage,
+            output_tokens: usage.map(|u| u.output).unwrap_or(0),
+        });
+        self.messages.push(m);
     }
 
     fn push(&mut self, raw: Value) {

@@ -11,20 +11,182 @@ use super::*;
 /// the model as user text by pi), `compaction` (recorded aside), everything else ignored.
 /// Version ≥ 2 files carry `id`/`parentId`: the active branch (the chain ending at the last
 /// entry) is replayed; files without ids are replayed in file order.
+///
+/// Lines are read one at a time by a [`PiReader`].
 pub fn parse_pi(text: &str) -> Result<Transcript> {
-    let (values, skipped) = json_objects(non_blank(text));
-    let mut t = parse_pi_values(values)?;
-    t.skipped_lines += skipped;
-    Ok(t)
+    parse_pi_lines(non_blank(text))
 }
 
 /// Parse pi entries that are already JSON lines (one entry per string), e.g. the
-/// `event_json` column of OpenClaw's `transcript_events` table in `seq` order.
+/// `event_json` column of OpenClaw's `transcript_events` table in `seq` order. Each line is
+/// read as it comes ([`PiReader`]): no line's text or parsed JSON is kept, only what the
+/// transcript keeps.
 pub fn parse_pi_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Transcript> {
-    let (values, skipped) = json_objects(lines);
-    let mut t = parse_pi_values(values)?;
-    t.skipped_lines += skipped;
-    Ok(t)
+    let mut r = PiReader::default();
+    for line in lines {
+        r.push_line(line);
+    }
+    r.finish()
+}
+
+/// A pi session read one line (one `transcript_events` row) at a time.
+///
+/// Each line is decoded into a [`RawEntry`] (serde derive: only the fields the reader uses are
+/// materialised, every other field of the entry is skipped while parsing) and reduced at once
+/// to a [`PiEntry`]: its ids and the one payload it contributes (the message moved out of the
+/// entry, a compaction summary or a text). Which entries count is decided by
+/// [`PiReader::finish`] (the active branch needs the last entry), so until then the reader holds
+/// every entry's payload and ids: about what the finished transcript holds, never the lines nor
+/// their whole JSON. The result is the one [`parse_pi_values`] gives for the same lines.
+#[derive(Debug, Default)]
+pub struct PiReader {
+    entries: Vec<PiEntry>,
+    /// Lines that were not a JSON object.
+    skipped: u64,
+}
+
+impl PiReader {
+    /// Read one line (one entry). A line that is not a JSON object is counted as skipped.
+    pub fn push_line(&mut self, line: &str) {
+        // Only an object can be an entry (a derived struct would also accept an array).
+        let typed = if line.trim_start().starts_with('{') {
+            serde_json::from_str::<RawEntry>(line).ok()
+        } else {
+            None
+        };
+        let raw = match typed {
+            Some(r) => Some(r),
+            // Lines the typed decoder refuses (e.g. a repeated key, which a JSON value keeps
+            // the last of) go through the JSON value, as before.
+            None => match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(o)) => Some(RawEntry::from_map(o)),
+                _ => None,
+            },
+        };
+        match raw {
+            Some(r) => self.entries.push(PiEntry::from_raw(r)),
+            None => self.skipped += 1,
+        }
+    }
+
+    /// Lines read so far (entries and skipped lines).
+    pub fn lines(&self) -> u64 {
+        self.entries.len() as u64 + self.skipped
+    }
+
+    /// The transcript of the lines read.
+    pub fn finish(self) -> Result<Transcript> {
+        let mut t = entries_transcript(self.entries);
+        t.skipped_lines += self.skipped;
+        Ok(t)
+    }
+}
+
+/// The fields of a pi entry the reader uses, each as the JSON value it holds (`Some` whenever
+/// the key is present, `null` included; other keys are skipped unparsed).
+#[derive(Debug, Default, serde::Deserialize)]
+struct RawEntry {
+    #[serde(rename = "type", default, deserialize_with = "present")]
+    ty: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(rename = "parentId", default, deserialize_with = "present")]
+    parent_id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    timestamp: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    message: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    summary: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    content: Option<Value>,
+}
+
+/// A present key, whatever its value (`null` too: `parentId: null` marks a linked file).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Value>, D::Error> {
+    <Value as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+impl RawEntry {
+    /// The same fields taken out of a decoded entry.
+    fn from_map(mut o: Map<String, Value>) -> RawEntry {
+        let mut take = |k: &str| o.remove(k);
+        RawEntry {
+            ty: take("type"),
+            id: take("id"),
+            parent_id: take("parentId"),
+            timestamp: take("timestamp"),
+            message: take("message"),
+            summary: take("summary"),
+            content: take("content"),
+        }
+    }
+}
+
+/// One entry reduced to what the transcript takes from it.
+#[derive(Debug)]
+struct PiEntry {
+    /// `type:"session"` (kept in front of any branch, contributes nothing).
+    session: bool,
+    /// String `id`.
+    id: Option<String>,
+    /// String `parentId`.
+    parent: Option<String>,
+    /// The entry has a `parentId` key (any value).
+    linked: bool,
+    payload: Payload,
+}
+
+#[derive(Debug)]
+enum Payload {
+    /// Contributes nothing (header, switches, labels, unknown types).
+    Nothing,
+    /// A `message` entry: its message (an object, its `timestamp` filled from the entry's) or
+    /// `None` when it has none (a skipped line).
+    Message(Option<Value>),
+    /// A `compaction` entry's summary.
+    Compaction(String),
+    /// A `custom_message` / `branch_summary` entry's text (empty: nothing) and time.
+    Text(String, Option<f64>),
+}
+
+impl PiEntry {
+    fn from_raw(r: RawEntry) -> PiEntry {
+        let str_of = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_string);
+        let ty = r.ty.as_ref().and_then(Value::as_str).unwrap_or("");
+        let entry_ts = r
+            .timestamp
+            .as_ref()
+            .and_then(Value::as_str)
+            .and_then(parse_iso_ms);
+        let payload = match ty {
+            "message" => Payload::Message(r.message.filter(Value::is_object).map(|mut m| {
+                if m.get("timestamp").and_then(Value::as_f64).is_none() {
+                    if let (Some(ts), Some(obj)) = (entry_ts, m.as_object_mut()) {
+                        obj.insert("timestamp".into(), json!(ts as u64));
+                    }
+                }
+                m
+            })),
+            "compaction" => Payload::Compaction(str_of(&r.summary).unwrap_or_default()),
+            "custom_message" | "branch_summary" => {
+                let text = match (&r.content, &r.summary) {
+                    (Some(c), _) => content_text(c),
+                    (None, Some(Value::String(s))) => s.clone(),
+                    _ => String::new(),
+                };
+                Payload::Text(text, entry_ts)
+            }
+            _ => Payload::Nothing,
+        };
+        PiEntry {
+            session: ty == "session",
+            id: str_of(&r.id),
+            parent: str_of(&r.parent_id),
+            linked: r.parent_id.is_some(),
+            payload,
+        }
+    }
 }
 
 /// An assistant message OpenClaw authored itself: provider `openclaw` with model
@@ -39,28 +201,26 @@ fn transcript_only(m: &Value) -> bool {
             .is_some()
 }
 
-/// Parse already-decoded pi entries.
+/// Parse already-decoded pi entries (values that are not objects contribute nothing).
 pub fn parse_pi_values(entries: Vec<Value>) -> Result<Transcript> {
+    let entries = entries
+        .into_iter()
+        .map(|e| match e {
+            Value::Object(o) => RawEntry::from_map(o),
+            _ => RawEntry::default(),
+        })
+        .map(PiEntry::from_raw)
+        .collect();
+    Ok(entries_transcript(entries))
+}
+
+/// The transcript of reduced entries: the active branch, in order.
+fn entries_transcript(entries: Vec<PiEntry>) -> Transcript {
     let mut t = Transcript::new("pi");
-    let entries = active_branch(entries);
-    for e in entries {
-        let ty = e.get("type").and_then(Value::as_str).unwrap_or("");
-        let entry_ts = e
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(parse_iso_ms);
-        match ty {
-            "message" => {
-                let Some(m) = e.get("message").filter(|m| m.is_object()) else {
-                    t.skipped_lines += 1;
-                    continue;
-                };
-                let mut m = m.clone();
-                if m.get("timestamp").and_then(Value::as_f64).is_none() {
-                    if let (Some(ts), Some(obj)) = (entry_ts, m.as_object_mut()) {
-                        obj.insert("timestamp".into(), json!(ts as u64));
-                    }
-                }
+    for e in active_branch(entries) {
+        match e.payload {
+            Payload::Message(None) => t.skipped_lines += 1,
+            Payload::Message(Some(m)) => {
                 let role = m
                     .get("role")
                     .and_then(Value::as_str)
@@ -72,10 +232,10 @@ pub fn parse_pi_values(entries: Vec<Value>) -> Result<Transcript> {
                     // never sends them to a provider (`isTranscriptOnlyOpenClawAssistantMessage`).
                     "assistant" if transcript_only(&m) => {}
                     "assistant" => {
-                        let usage = Message::from_value(m.clone())
-                            .ok()
-                            .and_then(|mm| mm.usage());
-                        t.push_call(m, usage);
+                        if let Ok(mm) = Message::from_value(m) {
+                            let usage = mm.usage();
+                            t.push_call_message(mm, usage);
+                        }
                     }
                     "user" | "toolResult" => t.push(m),
                     "bashExecution" => {
@@ -83,65 +243,49 @@ pub fn parse_pi_values(entries: Vec<Value>) -> Result<Transcript> {
                         t.push(user_text(&bash_execution_text(&m), ts));
                     }
                     "custom" | "branchSummary" | "compactionSummary" => {
-                        let text = Message::from_value(m.clone())
+                        let ts = m.get("timestamp").cloned().unwrap_or(Value::Null);
+                        let text = Message::from_value(m)
                             .map(|mm| mm.text())
                             .unwrap_or_default();
                         if text.is_empty() {
                             t.skipped_lines += 1;
                         } else {
-                            let ts = m.get("timestamp").cloned().unwrap_or(Value::Null);
                             t.push(user_text(&text, ts));
                         }
                     }
                     _ => t.skipped_lines += 1,
                 }
             }
-            "compaction" => {
-                let summary = e
-                    .get("summary")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                t.compactions.push((t.messages.len(), summary));
-            }
-            "custom_message" | "branch_summary" => {
-                let text = match (e.get("content"), e.get("summary")) {
-                    (Some(c), _) => content_text(c),
-                    (None, Some(Value::String(s))) => s.clone(),
-                    _ => String::new(),
-                };
+            Payload::Compaction(summary) => t.compactions.push((t.messages.len(), summary)),
+            Payload::Text(text, ts) => {
                 if !text.is_empty() {
-                    let ts = entry_ts.map(|x| json!(x as u64)).unwrap_or(Value::Null);
+                    let ts = ts.map(|x| json!(x as u64)).unwrap_or(Value::Null);
                     t.push(user_text(&text, ts));
                 }
             }
             // Header, model/thinking switches, labels, session info, custom state: not context.
-            _ => {}
+            Payload::Nothing => {}
         }
     }
-    Ok(t)
+    t
 }
 
 /// With `id`/`parentId` on the entries, keep the chain that ends at the last entry with an id
 /// (pi's "leaf"); entries without an id (the header) stay in front. Without ids: unchanged.
-fn active_branch(entries: Vec<Value>) -> Vec<Value> {
-    let id_of = |v: &Value| v.get("id").and_then(Value::as_str).map(str::to_string);
-    let has_parent_links = entries.iter().any(|v| v.get("parentId").is_some());
-    if !has_parent_links {
+fn active_branch(entries: Vec<PiEntry>) -> Vec<PiEntry> {
+    if !entries.iter().any(|e| e.linked) {
         return entries;
     }
-    let mut by_id: BTreeMap<String, usize> = BTreeMap::new();
-    for (i, v) in entries.iter().enumerate() {
-        if v.get("type").and_then(Value::as_str) == Some("session") {
+    let mut by_id: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        if e.session {
             continue;
         }
-        if let Some(id) = id_of(v) {
+        if let Some(id) = e.id.as_deref() {
             by_id.entry(id).or_insert(i);
         }
     }
-    let Some(leaf) = entries.iter().rposition(|v| {
-        v.get("type").and_then(Value::as_str) != Some("session") && id_of(v).is_some()
-    }) else {
+    let Some(leaf) = entries.iter().rposition(|e| !e.session && e.id.is_some()) else {
         return entries;
     };
     let mut keep = BTreeSet::new();
@@ -152,17 +296,15 @@ fn active_branch(entries: Vec<Value>) -> Vec<Value> {
         }
         cur = entries
             .get(i)
-            .and_then(|v| v.get("parentId"))
-            .and_then(Value::as_str)
+            .and_then(|e| e.parent.as_deref())
             .and_then(|p| by_id.get(p).copied());
     }
+    drop(by_id);
     entries
         .into_iter()
         .enumerate()
-        .filter(|(i, v)| {
-            keep.contains(i) || v.get("type").and_then(Value::as_str) == Some("session")
-        })
-        .map(|(_, v)| v)
+        .filter(|(i, e)| keep.contains(i) || e.session)
+        .map(|(_, e)| e)
         .collect()
 }
 
@@ -217,3 +359,7 @@ pub(super) fn content_text(c: &Value) -> String {
         _ => String::new(),
     }
 }
+
+#[cfg(test)]
+#[path = "pi_stream_tests.rs"]
+mod stream_tests;
