@@ -12,12 +12,11 @@
 // Exit codes: 0 ok (also for the fallback; JSON `source` says which) · 1 no store or no session
 // matches · 2 usage · 4 error (including: no addon and no node:sqlite to fall back on).
 import { readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BUILD_HINT, loadNative } from "../native.js";
 import { writeFileAtomic } from "../io/files.js";
-import { agentStores, hostStateDir, openTranscriptStore } from "../host/openclaw.js";
+import { agentStores, expandHome, hostStateDir, openTranscriptStore } from "../host/openclaw.js";
 import { intFlag, UsageError } from "./args.js";
 
 export { agentStores, hostStateDir } from "../host/openclaw.js";
@@ -281,7 +280,7 @@ async function replayRun({ values }, io) {
   const o = io.o;
   const opts = checkReplayOptions(values);
   const env = io.env ?? process.env;
-  const stateDir = opts.stateDir ? resolve(opts.stateDir.replace(/^~(?=$|\/)/, homedir())) : hostStateDir(env);
+  const stateDir = opts.stateDir ? expandHome(opts.stateDir) : hostStateDir(env);
   const stores = opts.db ? [{ agent: null, path: resolve(opts.db) }] : agentStores(stateDir, opts.agent ?? null);
   if (!stores.length) {
     o.err(`cachefold replay: no OpenClaw session store ${opts.db ? `at ${resolve(opts.db)}` : `under ${join(stateDir, "agents")}${opts.agent ? ` for agent ${opts.agent}` : ""} (looked for agents/*/agent/openclaw-agent.sqlite; --state-dir or OPENCLAW_STATE_DIR point elsewhere)`}`);
