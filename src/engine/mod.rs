@@ -247,6 +247,19 @@ impl Session {
         self.pending.len()
     }
 
+    /// The shim writes a snapshot instead of journal lines past `bytes`: encode no events past
+    /// that (until the lines are taken or dropped). A first ingest of a long history then
+    /// encodes no journal event it would throw away.
+    pub fn set_journal_limit(&mut self, bytes: usize) {
+        self.pending.set_limit(bytes);
+    }
+
+    /// Events of this call passed the journal limit unencoded: only a snapshot holds them
+    /// ([`Session::take_journal`] would return a prefix of them).
+    pub fn journal_superseded(&self) -> bool {
+        self.pending.superseded()
+    }
+
     /// Discard the pending lines, once a snapshot holding their events is on disk.
     pub fn drop_journal(&mut self) {
         self.pending.clear();
