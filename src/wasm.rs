@@ -733,7 +733,7 @@ impl Session {
     /// with no decoding into a JS string and encoding back.
     #[wasm_bindgen(js_name = snapshotBytes)]
     pub fn snapshot_bytes(&self) -> JsResult<Vec<u8>> {
-        core(self.inner.try_snapshot()).map(String::into_bytes)
+        core(self.inner.try_snapshot_bytes())
     }
 
     /// UTF-8 length of the journal lines not yet taken (what [`Session::take_journal`] would
