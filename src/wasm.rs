@@ -525,10 +525,16 @@ impl Session {
         core(self.inner.try_snapshot())
     }
 
-    /// Journal lines produced since the last call.
+    /// Journal lines produced since the last call. An error when events passed the journal
+    /// limit unencoded ([`Session::set_journal_limit`]): only a snapshot holds them.
     #[wasm_bindgen(js_name = takeJournal)]
-    pub fn take_journal(&mut self) -> String {
-        self.inner.take_journal()
+    pub fn take_journal(&mut self) -> JsResult<String> {
+        if self.inner.journal_superseded() {
+            return Err(err(&Error::State(
+                "the journal limit was passed: only a snapshot holds this call's events".into(),
+            )));
+        }
+        Ok(self.inner.take_journal())
     }
 
     /// Host `compact()` without a message list: record a fold for the next assemble and project
@@ -727,7 +733,7 @@ impl Session {
     /// with no decoding into a JS string and encoding back.
     #[wasm_bindgen(js_name = snapshotBytes)]
     pub fn snapshot_bytes(&self) -> JsResult<Vec<u8>> {
-        core(self.inner.try_snapshot()).map(String::into_bytes)
+        core(self.inner.try_snapshot_bytes())
     }
 
     /// UTF-8 length of the journal lines not yet taken (what [`Session::take_journal`] would
@@ -742,5 +748,16 @@ impl Session {
     #[wasm_bindgen(js_name = dropJournal)]
     pub fn drop_journal(&mut self) {
         self.inner.drop_journal();
+    }
+
+    /// The shim writes a snapshot instead of journal lines past `bytes` (until the lines are
+    /// taken or dropped): events past that are not encoded, `journalBytes` is then above
+    /// `bytes` and `takeJournal` fails. A negative or non-finite `bytes` sets no limit.
+    #[wasm_bindgen(js_name = setJournalLimit)]
+    pub fn set_journal_limit(&mut self, bytes: f64) {
+        if bytes.is_finite() && bytes >= 0.0 {
+            // Saturating: a limit beyond usize is no limit in practice.
+            self.inner.set_journal_limit(bytes as usize);
+        }
     }
 }

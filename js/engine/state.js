@@ -68,6 +68,12 @@ function journalBase(h) {
   return h.stamp?.size > 0 ? h.stamp.size : store.JOURNAL_HEADER_BYTES;
 }
 
+// The journal bytes this call may append before a snapshot replaces them (persist): the core
+// encodes no lines past it (a first ingest of a long history encodes none it would discard).
+function journalLimit(h) {
+  return Math.max(0, snapshotDue(h) - journalBase(h));
+}
+
 function persist(sessionId, h, sync, lease) {
   const pending = h.session.journalBytes();
   if (!pending) return;
@@ -76,14 +82,22 @@ function persist(sessionId, h, sync, lease) {
   if (journalBase(h) + pending > snapshotDue(h)) {
     // A snapshot is due: it holds these events (and is fsynced, as a synced append would be),
     // so the journal append it would supersede at once is skipped. Should the snapshot fail,
-    // the lines are appended as before and the failure is reported.
+    // the lines are appended as before and the failure is reported; when the core encoded no
+    // lines past the limit (journalLimit), nothing is appended: withSession drops this handle,
+    // and the next call restores the state on disk and ingests the host's messages again.
     try {
       const snap = h.session.snapshotBytes();
       stamp = store.writeSnapshot(h.paths, snap);
       h.session.dropJournal();
       h.snapshotBytes = snap.length;
     } catch (err) {
-      store.appendJournal(h.paths, h.session.takeJournal(), sync);
+      let lines = null;
+      try {
+        lines = h.session.takeJournal();
+      } catch {
+        /* past the limit: only a snapshot could hold this call's events */
+      }
+      if (lines) store.appendJournal(h.paths, lines, sync);
       throw err;
     }
   } else {
@@ -102,6 +116,7 @@ export async function withSession(ctx, sessionId, fn, { sync = false } = {}) {
   return store.withSessionLock(paths, async (lease) => {
     const h = await openSession(ctx, sessionId, paths);
     try {
+      h.session.setJournalLimit(journalLimit(h));
       const out = await fn(h);
       persist(sessionId, h, sync, lease);
       return out;

@@ -82,6 +82,11 @@ fn frame(out: &mut String, seq: u64, body: &str) {
 /// history journals one event per message, and the snapshot written right after it supersedes
 /// them all ([`Pending::clear`]): those lines are never framed. [`Pending::len`] is the exact
 /// UTF-8 length of the lines [`Pending::take`] returns.
+///
+/// With a limit ([`Pending::set_limit`]: the journal bytes the shim appends before it writes a
+/// snapshot instead), the events after the lines pass it are not encoded at all: the shim
+/// will write a snapshot, which holds them. [`Pending::superseded`] then says so, and
+/// [`Pending::len`] is above the limit.
 #[derive(Debug, Clone, Default)]
 pub struct Pending {
     /// The event texts one after another (one buffer: a long first ingest allocates no string
@@ -90,6 +95,10 @@ pub struct Pending {
     /// `(seq, end of its text in bodies)` per event.
     events: Vec<(u64, usize)>,
     bytes: usize,
+    /// Lines past this many bytes are not encoded (`None`: no limit).
+    limit: Option<usize>,
+    /// Events journaled past the limit (not encoded).
+    skipped: u64,
 }
 
 /// Length of the line [`write_line`] makes for `seq` and an event text of `body_len` bytes.
@@ -99,8 +108,24 @@ fn line_len(seq: u64, body_len: usize) -> usize {
 }
 
 impl Pending {
+    /// Encode no lines once the pending ones pass `bytes` (until [`Pending::take`] or
+    /// [`Pending::clear`]).
+    pub fn set_limit(&mut self, bytes: usize) {
+        self.limit = Some(bytes);
+    }
+
+    /// Some event was not encoded (the lines passed the limit): [`Pending::take`] would return
+    /// only the lines before it, so only a snapshot holds this call's events.
+    pub fn superseded(&self) -> bool {
+        self.skipped > 0
+    }
+
     /// Journal `e` as event `seq`.
     pub fn push(&mut self, seq: u64, e: &Event) {
+        if self.limit.is_some_and(|l| self.bytes > l) {
+            self.skipped += 1;
+            return;
+        }
         let body = crate::to_json(e);
         self.bodies.push_str(&body);
         self.bytes += line_len(seq, body.len());
@@ -109,6 +134,10 @@ impl Pending {
 
     /// Forget the last pushed event (its event was refused).
     pub fn pop(&mut self) {
+        if self.skipped > 0 {
+            self.skipped -= 1;
+            return;
+        }
         if let Some((seq, end)) = self.events.pop() {
             let start = self.events.last().map_or(0, |e| e.1);
             self.bytes -= line_len(seq, end - start);
@@ -116,14 +145,15 @@ impl Pending {
         }
     }
 
-    /// UTF-8 length of the pending lines.
+    /// UTF-8 length of the pending lines (when [`Pending::superseded`], of the encoded ones:
+    /// above the limit).
     pub fn len(&self) -> usize {
         self.bytes
     }
 
     /// No line pending.
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
+        self.events.is_empty() && self.skipped == 0
     }
 
     /// Whether some pending line contains `needle` (in its event text).
@@ -141,6 +171,7 @@ impl Pending {
     }
 
     /// The pending lines (newline-terminated), as [`write_line`] frames them; none left after.
+    /// When [`Pending::superseded`], only the lines before the limit: a prefix of the events.
     pub fn take(&mut self) -> String {
         let mut out = String::with_capacity(self.bytes);
         for (seq, body) in self.texts() {
@@ -282,6 +313,46 @@ mod tests {
         p.push(13, &Event::ForceFold { on: true });
         p.clear();
         assert!(p.is_empty() && p.take().is_empty());
+    }
+
+    #[test]
+    fn lines_past_the_limit_are_not_encoded() {
+        let e = Event::ForceFold { on: true };
+        let one = encode_line(1, &e).unwrap().len();
+        let mut p = Pending::default();
+        p.set_limit(one);
+        p.push(1, &e);
+        assert!(!p.superseded(), "up to the limit, lines are encoded");
+        p.push(2, &e);
+        assert!(!p.superseded(), "the line that passes the limit is encoded");
+        assert!(p.len() > one);
+        p.push(3, &e);
+        assert!(p.superseded() && !p.is_empty());
+        let len = p.len();
+        // A refused event past the limit is forgotten without touching the encoded lines.
+        p.push(4, &e);
+        p.pop();
+        p.pop();
+        assert!(!p.superseded());
+        assert_eq!(p.len(), len);
+        p.push(3, &e);
+        assert!(p.superseded());
+        let mut want = encode_line(1, &e).unwrap();
+        want.push_str(&encode_line(2, &e).unwrap());
+        assert_eq!(p.take(), want, "the encoded prefix");
+        assert!(!p.superseded() && p.is_empty());
+        // The limit ends with take (and clear): the next call's lines are all encoded.
+        for s in 4..=6 {
+            p.push(s, &e);
+        }
+        assert!(!p.superseded());
+        assert_eq!(p.take().lines().count(), 3);
+        p.set_limit(0);
+        p.push(7, &e);
+        p.push(8, &e);
+        assert!(p.superseded());
+        p.clear();
+        assert!(!p.superseded() && p.is_empty());
     }
 
     #[test]

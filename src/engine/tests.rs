@@ -107,3 +107,28 @@ fn bounded_args_drop_bodies() {
     assert_eq!(v, json!({"path": "a.md", "n": 3}));
     assert_eq!(bound_args(&json!("str")), Value::Null);
 }
+
+/// The snapshot's bytes are the snapshot's text, with no record, one, and more than the buffer
+/// sized up front holds.
+#[test]
+fn snapshot_bytes_are_the_snapshot_text() {
+    let mut s = Session::new(Config::default(), "t");
+    for n in 0..3u64 {
+        assert_eq!(
+            s.try_snapshot_bytes().unwrap(),
+            s.try_snapshot().unwrap().into_bytes()
+        );
+        for _ in 0..n {
+            let mut r = MsgRecord {
+                h: "0".repeat(40),
+                w: n,
+                ..Default::default()
+            };
+            // Longer than the per-record estimate: the buffer grows.
+            r.digest.text = "é\"\n".repeat(SNAPSHOT_BYTES_PER_RECORD * 10);
+            s.st.records.push(r);
+        }
+    }
+    let sized = 3 * SNAPSHOT_BYTES_PER_RECORD + SNAPSHOT_BYTES_BASE;
+    assert!(s.try_snapshot_bytes().unwrap().len() > sized);
+}

@@ -117,3 +117,54 @@ test("a due snapshot replaces the journal append; the state survives a SIGKILL r
   assert.equal(again.messages.length, hist.length);
   assert.ok(existsSync(join(dir2, "journal.jsonl")));
 });
+
+test("past the journal limit the core encodes no lines: takeJournal fails, the snapshot holds the events", { skip }, async () => {
+  const core = await loadTestCore("parseConfig");
+  assert.ok(core, "pkg/ is built");
+  const a = new core.Session("{}", "s-limit");
+  const b = new core.Session("{}", "s-limit");
+  const turn = (k) => [JSON.stringify({ advancementKey: `k${k}`, nowMs: k, contextWindow: null }), [user(`question ${k}`), assistantText(`answer ${k}`)].map((m) => JSON.stringify(m))];
+  a.setJournalLimit(0);
+  for (let k = 1; k <= 3; k++) {
+    const t = turn(k); // one copy for both (the helpers stamp each message with a new timestamp)
+    a.commitTurn(...t);
+    b.commitTurn(...t);
+  }
+  const all = Buffer.byteLength(b.takeJournal());
+  assert.ok(a.journalBytes() > 0, "past the limit: above it");
+  assert.ok(a.journalBytes() < all, `the events past the limit were not encoded (${a.journalBytes()} of ${all} bytes)`);
+  assert.throws(() => a.takeJournal(), (err) => err.code === "CACHEFOLD_STATE");
+  assert.equal(Buffer.from(a.snapshotBytes()).toString("utf8"), b.snapshot(), "the same state");
+  a.dropJournal();
+  // The limit ends with the dropped lines: the next call's lines are all there.
+  const t4 = turn(4);
+  a.commitTurn(...t4);
+  b.commitTurn(...t4);
+  assert.equal(a.takeJournal(), b.takeJournal());
+  a.free();
+  b.free();
+});
+
+test("a snapshot that fails past the journal limit loses no state: the next call restores from disk and ingests again", { skip }, async () => {
+  const stateDir = tempDir();
+  const cfg = { stateDir, minFoldTokens: BUDGET, tokenBudget: BUDGET };
+  const sid = "s-snapshot-fails";
+  const hist = bigTurns("f", 600); // past the snapshot size: the first assemble snapshots
+  const eng = await engineFor(cfg);
+  const turn = [user("the committed turn"), assistantText("its answer")];
+  assert.equal((await eng.commitTurn({ sessionId: sid, advancementKey: "k1", messages: turn })).status, "committed");
+  const dir = await sessionDir(stateDir, sid);
+  const journalBefore = readFileSync(join(dir, "journal.jsonl"), "utf8");
+  // snapshot.json as a directory: the rename onto it fails.
+  fs.mkdirSync(join(dir, "snapshot.json"));
+  const failed = await eng.assemble({ sessionId: sid, messages: hist, model: MODEL, tokenBudget: BUDGET });
+  assert.equal(failed.messages, hist, "the history passes through unchanged");
+  assert.equal(readFileSync(join(dir, "journal.jsonl"), "utf8"), journalBefore, "no partial journal appended");
+  fs.rmdirSync(join(dir, "snapshot.json"));
+  const again = await eng.assemble({ sessionId: sid, messages: hist, model: MODEL, tokenBudget: BUDGET });
+  assert.equal(again.messages.length, hist.length);
+  const snap = JSON.parse(readFileSync(join(dir, "snapshot.json"), "utf8"));
+  assert.equal(snap.records.length, hist.length, "every message ingested once");
+  const fresh = await engineFor(cfg);
+  assert.equal((await fresh.commitTurn({ sessionId: sid, advancementKey: "k1", messages: turn })).status, "duplicate", "the commit before the failure is kept");
+});
