@@ -350,29 +350,27 @@ export class CachefoldEngine {
     }
   }
 
+  /** The host's LLM on a core request ({system, prompt, maxTokens, timeoutMs}): {text, ok}; a failure is logged as `event`. */
+  async #complete(llm, req, { sessionId, event, temperature, purpose, label }) {
+    try {
+      const res = await withTimeout(
+        llm.complete({ systemPrompt: req.system, messages: [{ role: "user", content: req.prompt }], maxTokens: req.maxTokens, temperature, purpose }),
+        req.timeoutMs,
+        label,
+      );
+      const text = String(res?.text ?? "");
+      return { text, ok: text.trim().length > 0 };
+    } catch (err) {
+      this.ctx.log({ event, sessionId, ok: false, message: String(err?.message ?? err) });
+      return { text: "", ok: false };
+    }
+  }
+
   async #summary(sessionId, llm) {
     try {
       const req = await withSession(this.ctx, sessionId, async (h) => h.session.summaryRequest(nowMs()) ?? null);
       if (!req) return null;
-      let text = "";
-      let ok = false;
-      try {
-        const res = await withTimeout(
-          llm.complete({
-            systemPrompt: req.system,
-            messages: [{ role: "user", content: req.prompt }],
-            maxTokens: req.maxTokens,
-            temperature: 0.2,
-            purpose: "cachefold fold summary",
-          }),
-          req.timeoutMs,
-          "fold summary",
-        );
-        text = String(res?.text ?? "");
-        ok = text.trim().length > 0;
-      } catch (err) {
-        this.ctx.log({ event: "summary", sessionId, ok: false, message: String(err?.message ?? err) });
-      }
+      const { text, ok } = await this.#complete(llm, req, { sessionId, event: "summary", temperature: 0.2, purpose: "cachefold fold summary", label: "fold summary" });
       await withSession(this.ctx, sessionId, async (h) => h.session.acceptSummary(req.id, text, ok, nowMs()));
       this.ctx.log({ event: "summary", sessionId, id: req.id, ok, chars: text.length });
       return ok ? "summary prepared" : "summary failed; extractive fallback";
@@ -388,25 +386,7 @@ export class CachefoldEngine {
     try {
       const req = await withSession(this.ctx, sessionId, async (h) => (typeof h.session.topicRequest === "function" ? h.session.topicRequest(nowMs()) : null) ?? null);
       if (!req) return null;
-      let text = "";
-      let ok = false;
-      try {
-        const res = await withTimeout(
-          llm.complete({
-            systemPrompt: req.system,
-            messages: [{ role: "user", content: req.prompt }],
-            maxTokens: req.maxTokens,
-            temperature: 0,
-            purpose: "cachefold topic label",
-          }),
-          req.timeoutMs,
-          "topic label",
-        );
-        text = String(res?.text ?? "");
-        ok = text.trim().length > 0;
-      } catch (err) {
-        this.ctx.log({ event: "topicCheck", sessionId, ok: false, message: String(err?.message ?? err) });
-      }
+      const { text, ok } = await this.#complete(llm, req, { sessionId, event: "topicCheck", temperature: 0, purpose: "cachefold topic label", label: "topic label" });
       const status = await withSession(this.ctx, sessionId, async (h) => h.session.acceptTopic(req.id, text, ok, nowMs()));
       this.ctx.log({ event: "topicCheck", sessionId, id: req.id, turn: req.turn, status });
       return `topic check ${req.turn}: ${status}`;
