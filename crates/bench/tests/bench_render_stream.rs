@@ -21,15 +21,20 @@ fn demo_prep(tok: &Tokenizer) -> Prepared {
     run::prepare(tok, "demo", &demo::session())
 }
 
-/// Deterministic generator (xorshift).
-struct Rng(u64);
+/// Deterministic generator: proptest's ChaCha `TestRng` from a 64-bit seed.
+struct Rng(proptest::test_runner::TestRng);
 
 impl Rng {
+    fn new(seed: u64) -> Self {
+        let mut s = [0u8; 32];
+        s[..8].copy_from_slice(&seed.to_le_bytes());
+        Rng(proptest::test_runner::TestRng::from_seed(
+            proptest::test_runner::RngAlgorithm::ChaCha,
+            &s,
+        ))
+    }
     fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n.max(1) as u64) as usize
+        proptest::prelude::RngExt::random_range(&mut self.0, 0..n.max(1))
     }
 }
 
@@ -37,7 +42,7 @@ impl Rng {
 /// (compaction), a message replaced in the middle, a shorter request, an exact repeat, an
 /// empty request, runs of user blocks (separators) and assistant turns.
 fn shapes(orig: &[M], seed: u64, n: usize) -> Vec<Vec<M>> {
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     let mut cur: Vec<M> = Vec::new();
     let mut out = Vec::new();
     let mut next = 0usize;

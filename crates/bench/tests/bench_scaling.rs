@@ -178,18 +178,20 @@ impl Reference {
     }
 }
 
-/// Deterministic generator (splitmix64).
-struct Rng(u64);
+/// Deterministic generator: proptest's ChaCha `TestRng` from a 64-bit seed.
+struct Rng(proptest::test_runner::TestRng);
+
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+    fn new(seed: u64) -> Self {
+        let mut s = [0u8; 32];
+        s[..8].copy_from_slice(&seed.to_le_bytes());
+        Rng(proptest::test_runner::TestRng::from_seed(
+            proptest::test_runner::RngAlgorithm::ChaCha,
+            &s,
+        ))
     }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        proptest::prelude::RngExt::random_range(&mut self.0, 0..n.max(1))
     }
 }
 
@@ -210,7 +212,7 @@ fn seq_of(pieces: &[Arc<[u32]>]) -> Seq {
 /// rewrites from a random point (compactions, edits), exact re-sends, outputs re-sent or
 /// re-serialised, copies of equal content in new pieces, tiny requests and idle gaps.
 fn stream(seed: u64, n: usize) -> Vec<(Seq, Seq, f64)> {
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     let alphabet = [3, 50, 100_000][r.below(3) as usize];
     let n0 = 200 + r.below(1_500) as usize;
     let stat = piece(&mut r, n0, alphabet);
@@ -306,7 +308,7 @@ fn same_outcomes_as_the_whole_chain_simulator() {
 
 /// A growing conversation: request i is the static prefix plus i turns, output re-sent.
 fn growing(n: usize) -> Vec<(Seq, Seq, f64)> {
-    let mut r = Rng(7);
+    let mut r = Rng::new(7);
     let mut conv: Vec<Arc<[u32]>> = vec![piece(&mut r, 12_000, 100_000)];
     let mut out = Vec::new();
     for i in 0..n {
