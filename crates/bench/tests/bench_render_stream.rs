@@ -21,22 +21,8 @@ fn demo_prep(tok: &Tokenizer) -> Prepared {
     run::prepare(tok, "demo", &demo::session())
 }
 
-/// Deterministic generator: proptest's ChaCha `TestRng` from a 64-bit seed.
-struct Rng(proptest::test_runner::TestRng);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        let mut s = [0u8; 32];
-        s[..8].copy_from_slice(&seed.to_le_bytes());
-        Rng(proptest::test_runner::TestRng::from_seed(
-            proptest::test_runner::RngAlgorithm::ChaCha,
-            &s,
-        ))
-    }
-    fn below(&mut self, n: usize) -> usize {
-        proptest::prelude::RngExt::random_range(&mut self.0, 0..n.max(1))
-    }
-}
+mod rng;
+use rng::Rng;
 
 /// Requests of every shape over the session's messages: growing history, a head cut away
 /// (compaction), a message replaced in the middle, a shorter request, an exact repeat, an

@@ -178,26 +178,12 @@ impl Reference {
     }
 }
 
-/// Deterministic generator: proptest's ChaCha `TestRng` from a 64-bit seed.
-struct Rng(proptest::test_runner::TestRng);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        let mut s = [0u8; 32];
-        s[..8].copy_from_slice(&seed.to_le_bytes());
-        Rng(proptest::test_runner::TestRng::from_seed(
-            proptest::test_runner::RngAlgorithm::ChaCha,
-            &s,
-        ))
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        proptest::prelude::RngExt::random_range(&mut self.0, 0..n.max(1))
-    }
-}
+mod rng;
+use rng::Rng;
 
 /// A piece of `n` tokens; small alphabets make equal runs across different pieces likely.
 fn piece(r: &mut Rng, n: usize, alphabet: u64) -> Arc<[u32]> {
-    (0..n).map(|_| r.below(alphabet) as u32).collect()
+    (0..n).map(|_| r.below_u64(alphabet) as u32).collect()
 }
 
 fn seq_of(pieces: &[Arc<[u32]>]) -> Seq {
@@ -213,16 +199,16 @@ fn seq_of(pieces: &[Arc<[u32]>]) -> Seq {
 /// re-serialised, copies of equal content in new pieces, tiny requests and idle gaps.
 fn stream(seed: u64, n: usize) -> Vec<(Seq, Seq, f64)> {
     let mut r = Rng::new(seed);
-    let alphabet = [3, 50, 100_000][r.below(3) as usize];
-    let n0 = 200 + r.below(1_500) as usize;
+    let alphabet = [3, 50, 100_000][r.below_u64(3) as usize];
+    let n0 = 200 + r.below_u64(1_500) as usize;
     let stat = piece(&mut r, n0, alphabet);
     let mut conv: Vec<Arc<[u32]>> = vec![stat];
     let mut out = Vec::new();
     let mut now = 0.0;
     let mut last: Option<(Seq, Seq)> = None;
     for _ in 0..n {
-        now += [1_000.0, 60_000.0, 700_000.0, 2_000_000.0][r.below(4) as usize];
-        match r.below(10) {
+        now += [1_000.0, 60_000.0, 700_000.0, 2_000_000.0][r.below_u64(4) as usize];
+        match r.below_u64(10) {
             0 => {
                 if let Some((x, y)) = &last {
                     out.push((x.clone(), y.clone(), now));
@@ -230,7 +216,7 @@ fn stream(seed: u64, n: usize) -> Vec<(Seq, Seq, f64)> {
                 }
             }
             1 => {
-                let keep = 1 + r.below(conv.len() as u64) as usize;
+                let keep = 1 + r.below_u64(conv.len() as u64) as usize;
                 conv.truncate(keep);
             }
             2 => {
@@ -242,19 +228,19 @@ fn stream(seed: u64, n: usize) -> Vec<(Seq, Seq, f64)> {
                 }
             }
             3 => {
-                let n = r.below(200) as usize;
+                let n = r.below_u64(200) as usize;
                 out.push((seq_of(&[piece(&mut r, n, alphabet)]), Seq::new(), now));
             }
             _ => {}
         }
-        for _ in 0..1 + r.below(3) {
-            let len = r.below(400) as usize;
+        for _ in 0..1 + r.below_u64(3) {
+            let len = r.below_u64(400) as usize;
             conv.push(piece(&mut r, len, alphabet));
         }
         let x = seq_of(&conv);
-        let ny = r.below(300) as usize;
+        let ny = r.below_u64(300) as usize;
         let y = seq_of(&[piece(&mut r, ny, alphabet)]);
-        if r.below(2) == 0 {
+        if r.below_u64(2) == 0 {
             conv.push(y.iter().collect::<Vec<u32>>().into());
         }
         out.push((x.clone(), y.clone(), now));

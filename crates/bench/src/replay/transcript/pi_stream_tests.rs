@@ -133,25 +133,9 @@ fn oracle_branch(entries: Vec<Value>) -> Vec<Value> {
         .collect()
 }
 
-/// Deterministic generator: proptest's ChaCha `TestRng` from a 64-bit seed.
-struct Rng(proptest::test_runner::TestRng);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        let mut s = [0u8; 32];
-        s[..8].copy_from_slice(&seed.to_le_bytes());
-        Rng(proptest::test_runner::TestRng::from_seed(
-            proptest::test_runner::RngAlgorithm::ChaCha,
-            &s,
-        ))
-    }
-    fn below(&mut self, n: usize) -> usize {
-        proptest::prelude::RngExt::random_range(&mut self.0, 0..n.max(1))
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-}
+#[path = "../../../tests/rng/mod.rs"]
+mod rng;
+use rng::Rng;
 
 /// One crafted message object (as JSON text), any role the reader knows and some it does not.
 fn message(r: &mut Rng, k: usize) -> String {
