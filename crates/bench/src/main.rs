@@ -720,12 +720,7 @@ fn main() {
         for p in bench::provider::parse(&arg).unwrap_or_else(|e| die(&e)) {
             let opts = run::Options {
                 cache: bench::provider::sim_params(&p, opts.cache),
-                price_row: Some(::cachefold::cost::Price {
-                    key: p.key.clone(),
-                    hit: p.hit,
-                    miss: p.miss * p.write_premium.max(1.0),
-                    output: p.output,
-                }),
+                price_row: Some(bench::provider::price_row(&p)),
                 ..opts.clone()
             };
             println!("## Provider profile {}\n", p.key);

@@ -94,12 +94,23 @@ pub fn s3_config(p: &Profile, base: &::cachefold::config::Config) -> ::cachefold
     c
 }
 
+/// A profile's prices as the bench charges them: hits at its read price, misses at its miss
+/// price times the write premium (a missed prefix is written to the cache).
+pub fn price_row(p: &Profile) -> ::cachefold::cost::Price {
+    ::cachefold::cost::Price {
+        key: p.key.clone(),
+        hit: p.hit,
+        miss: p.miss * p.write_premium.max(1.0),
+        output: p.output,
+    }
+}
+
 /// Input cost of one job's metrics under a profile, USD.
 pub fn input_cost(p: &Profile, m: &Metrics) -> f64 {
-    let w = p.miss * p.write_premium.max(1.0);
+    let row = price_row(p);
     let hits = m.hit_tokens + m.extra_hit_tokens;
     let misses = m.miss_tokens + m.extra_prompt_tokens.saturating_sub(m.extra_hit_tokens);
-    (hits as f64 * p.hit + misses as f64 * w) / 1e6
+    (hits as f64 * row.hit + misses as f64 * row.miss) / 1e6
 }
 
 /// One job priced: (input cost USD, hit tokens, prompt tokens, folds).
