@@ -82,16 +82,8 @@ impl Transcript {
 
     /// Push an assistant message and register it as one call.
     fn push_call(&mut self, raw: Value, usage: Option<Usage>) {
-        let ts = raw.get("timestamp").and_then(Value::as_f64).unwrap_or(0.0);
         if let Ok(m) = Message::from_value(raw) {
-            let output_tokens = usage.map(|u| u.output).unwrap_or(0);
-            self.calls.push(Call {
-                assistant_index: self.messages.len(),
-                timestamp_ms: ts,
-                usage,
-                output_tokens,
-            });
-            self.messages.push(m);
+            self.push_call_message(m, usage);
         }
     }
 
