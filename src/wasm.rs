@@ -526,15 +526,10 @@ impl Session {
     }
 
     /// Journal lines produced since the last call. An error when events passed the journal
-    /// limit unencoded ([`Session::set_journal_limit`]): only a snapshot holds them.
+    /// limit unencoded (`setJournalLimit`): only a snapshot holds them.
     #[wasm_bindgen(js_name = takeJournal)]
     pub fn take_journal(&mut self) -> JsResult<String> {
-        if self.inner.journal_superseded() {
-            return Err(err(&Error::State(
-                "the journal limit was passed: only a snapshot holds this call's events".into(),
-            )));
-        }
-        Ok(self.inner.take_journal())
+        core(self.inner.try_take_journal())
     }
 
     /// Host `compact()` without a message list: record a fold for the next assemble and project

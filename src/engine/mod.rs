@@ -230,11 +230,8 @@ impl Session {
 
     /// The snapshot, or an error (never an empty text that would replace the journal).
     pub fn try_snapshot(&self) -> Result<String> {
-        let text = crate::to_json(&self.st);
-        if text.is_empty() {
-            return Err(Error::Internal("snapshot: empty".into()));
-        }
-        Ok(text)
+        String::from_utf8(self.try_snapshot_bytes()?)
+            .map_err(|e| Error::Internal(format!("snapshot: {e}")))
     }
 
     /// [`Session::try_snapshot`] as UTF-8 bytes, written into one buffer sized up front: grown
@@ -261,6 +258,18 @@ impl Session {
         self.pending.take()
     }
 
+    /// [`Session::take_journal`], or an error when events of this call passed the journal limit
+    /// unencoded ([`Session::set_journal_limit`]): the lines would hold only some of them, and
+    /// only a snapshot holds them all.
+    pub fn try_take_journal(&mut self) -> Result<String> {
+        if self.pending.superseded() {
+            return Err(Error::State(
+                "the journal limit was passed: only a snapshot holds this call's events".into(),
+            ));
+        }
+        Ok(self.pending.take())
+    }
+
     /// UTF-8 length of the journal lines not yet taken.
     pub fn pending_journal_len(&self) -> usize {
         self.pending.len()
@@ -271,12 +280,6 @@ impl Session {
     /// encodes no journal event it would throw away.
     pub fn set_journal_limit(&mut self, bytes: usize) {
         self.pending.set_limit(bytes);
-    }
-
-    /// Events of this call passed the journal limit unencoded: only a snapshot holds them
-    /// ([`Session::take_journal`] would return a prefix of them).
-    pub fn journal_superseded(&self) -> bool {
-        self.pending.superseded()
     }
 
     /// Discard the pending lines, once a snapshot holding their events is on disk.
