@@ -7,7 +7,7 @@ import { loadCore } from "../core.js";
 import * as store from "../store.js";
 import { artifactMeta, readArtifact, sessionArtifactIds } from "../artifacts.js";
 import { collectGarbage } from "../artifacts/gc.js";
-import { writeFileAtomic } from "../io/files.js";
+import { jsonLines, writeFileAtomic } from "../io/files.js";
 import { agentStores, hostStateDir, openTranscriptStore } from "../host/openclaw.js";
 import { EXIT, intFlag, NotFound, UsageError } from "./args.js";
 import { findSession, readSession } from "./sessions.js";
@@ -71,13 +71,7 @@ export function artifactOwner(stateDir, keys) {
 /** [id, toolCallId] of every shrunk tool result in a fold's raw message lines. */
 function foldPreviews(core, text) {
   const out = [];
-  for (const line of text.split("\n")) {
-    let m;
-    try {
-      m = JSON.parse(line);
-    } catch {
-      continue;
-    }
+  for (const m of jsonLines(text)) {
     if (m?.role !== "toolResult" || !Array.isArray(m.content)) continue;
     for (const part of m.content) {
       const id = part?.type === "text" && typeof part.text === "string" ? core.isShrunk(part.text) : null;
