@@ -16,7 +16,7 @@
 import { fstatSync, openSync, closeSync, readSync, fsyncSync, readdirSync, ftruncateSync, constants as C } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { assertInside, ensureDir, FILE_MODE, NOFOLLOW, readNoFollow, unsafe, writeAll, writeFileAtomic } from "./io/files.js";
+import { assertInside, ensureDir, FILE_MODE, NOFOLLOW, readNoFollow, readRegular, unsafe, writeAll, writeFileAtomic } from "./io/files.js";
 
 export { assertInside, ensureDir, readNoFollow, unsafe, writeAll } from "./io/files.js";
 export { LEASE_MS, LOCK_WAIT_MS, withSessionLock } from "./io/lock.js";
@@ -62,6 +62,32 @@ export function readState(paths) {
   return { snapshot, journal: body, stamp: { gen, size: raw == null ? -1 : Buffer.byteLength(raw) }, headerless: raw != null && gen == null && raw.length > 0 };
 }
 
+const NEWLINE = 0x0a;
+
+/**
+ * readState with the snapshot and the journal's event lines as the files' bytes (Buffers; the
+ * journal's a view past its header line): what the core restores from, copied into it in one
+ * piece and decoded there (invalid UTF-8 replaced as Node's "utf8" decoding replaces it, so
+ * both forms restore the same state). `snapshot` is null when absent; `journal` is empty when
+ * absent.
+ */
+export function readStateBytes(paths) {
+  const snapshot = readRegular(paths.snapshot, { maxBytes: 2 ** 31, encoding: null, fallback: null });
+  const raw = readRegular(paths.journal, { maxBytes: 2 ** 31, encoding: null, fallback: null });
+  let gen = null;
+  let journal = raw ?? Buffer.alloc(0);
+  // The header line is short: only its first bytes are decoded.
+  if (raw && raw.length >= HEADER_PREFIX.length && raw.toString("latin1", 0, HEADER_PREFIX.length) === HEADER_PREFIX) {
+    const nl = raw.indexOf(NEWLINE);
+    if (nl < 0) journal = raw.subarray(raw.length);
+    else {
+      gen = splitHeader(raw.toString("utf8", 0, nl + 1)).gen;
+      journal = raw.subarray(nl + 1);
+    }
+  }
+  return { snapshot, journal, stamp: { gen, size: raw == null ? -1 : raw.length }, headerless: raw != null && gen == null && raw.length > 0 };
+}
+
 /** {gen, size} of the journal now ({null, -1} if absent): changes on every append and snapshot. */
 export function journalStamp(paths) {
   let fd;
@@ -97,10 +123,16 @@ export const JOURNAL_HEADER_BYTES = Buffer.byteLength(header());
  */
 export function appendJournal(paths, text, sync = false) {
   if (!text) return journalStamp(paths);
-  ensureDir(paths.dir);
+  const open = () => openSync(paths.journal, C.O_WRONLY | C.O_APPEND | C.O_CREAT | NOFOLLOW, FILE_MODE);
   let fd;
   try {
-    fd = openSync(paths.journal, C.O_WRONLY | C.O_APPEND | C.O_CREAT | NOFOLLOW, FILE_MODE);
+    try {
+      fd = open();
+    } catch (err) {
+      if (err.code !== "ENOENT") throw err;
+      ensureDir(paths.dir); // the session directory is gone (or never was): created again
+      fd = open();
+    }
   } catch (err) {
     if (err.code === "ELOOP") throw unsafe(`refusing to follow the symlink ${paths.journal}`);
     throw err;
@@ -108,8 +140,12 @@ export function appendJournal(paths, text, sync = false) {
   try {
     const before = fstatSync(fd).size;
     const head = before === 0 ? header() : "";
+    let size;
     try {
-      writeAll(fd, head + text);
+      // The size this call knows of: what was there plus its own bytes (under the session lock
+      // nobody else appends; if someone did, the stamp differs from the file and the next call
+      // reloads it).
+      size = before + writeAll(fd, head + text);
       if (sync) fsyncSync(fd);
     } catch (err) {
       // Not all of it reached the disk: cut the partial lines off again, so the journal never
@@ -122,7 +158,6 @@ export function appendJournal(paths, text, sync = false) {
       }
       throw err;
     }
-    const size = fstatSync(fd).size;
     return head ? { gen: splitHeader(head).gen, size } : { gen: undefined, size };
   } finally {
     closeSync(fd);

@@ -64,6 +64,19 @@ fn js_text(v: &JsValue, name: &str) -> JsResult<String> {
         .ok_or_else(|| input_err(format!("{name} must be a string")))
 }
 
+/// A state file's text, given as a string or as the file's bytes (a `Uint8Array`, as the shim
+/// reads it): bytes are copied into the module in one piece instead of being encoded character
+/// by character, which dominated a cold restore. Invalid UTF-8 is replaced by U+FFFD, as Node's
+/// `utf8` decoding replaces it, so both forms restore the same state.
+fn js_state_text(v: &JsValue, name: &str) -> JsResult<String> {
+    if let Some(bytes) = v.dyn_ref::<js_sys::Uint8Array>() {
+        return Ok(String::from_utf8(bytes.to_vec())
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()));
+    }
+    v.as_string()
+        .ok_or_else(|| input_err(format!("{name} must be a string or a Uint8Array")))
+}
+
 /// A tool name from the host, checked rather than trusted (named as `typeof` would).
 fn tool_name(v: &JsValue) -> JsResult<String> {
     if let Some(s) = v.as_string() {
@@ -374,16 +387,23 @@ impl Session {
         })
     }
 
-    /// Rebuild from the snapshot (or `null`) and the journal written after it.
+    /// Rebuild from the snapshot (or `null`) and the journal written after it, each as text or
+    /// as the file's UTF-8 bytes.
     pub fn restore(
         #[wasm_bindgen(unchecked_param_type = "string")] config_json: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] session_id: JsValue,
-        snapshot: Option<String>,
-        #[wasm_bindgen(unchecked_param_type = "string")] journal: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | null | undefined")]
+        snapshot: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] journal: JsValue,
     ) -> JsResult<Session> {
         let config_json = &js_text(&config_json, "config_json")?;
         let session_id = &js_text(&session_id, "session_id")?;
-        let journal = &js_text(&journal, "journal")?;
+        let snapshot = if snapshot.is_null() || snapshot.is_undefined() {
+            None
+        } else {
+            Some(js_state_text(&snapshot, "snapshot")?)
+        };
+        let journal = &js_state_text(&journal, "journal")?;
         let (inner, report) = core(crate::engine::Session::restore(
             config(config_json)?,
             session_id,

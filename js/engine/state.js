@@ -16,10 +16,22 @@ export function nowMs() {
   return Date.now();
 }
 
+// Paths of the sessions this process serves, by state dir and session id: the same on every
+// call (the directory name is a pure function of the id), built once instead of per call.
+const pathCache = new Map();
+const PATH_CACHE_MAX = 1024;
+
 /** The loaded core and the on-disk paths of one session. */
 export async function pathsFor(ctx, sessionId) {
   const core = await loadCore();
-  return { core, paths: store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId)) };
+  const key = `${ctx.stateDir}\0${sessionId}`;
+  let paths = pathCache.get(key);
+  if (!paths) {
+    paths = Object.freeze(store.sessionPaths(ctx.stateDir, core.sessionDirName(sessionId)));
+    if (pathCache.size >= PATH_CACHE_MAX) pathCache.delete(pathCache.keys().next().value);
+    pathCache.set(key, paths);
+  }
+  return { core, paths };
 }
 
 async function openSession(ctx, sessionId, paths) {
@@ -35,7 +47,7 @@ async function openSession(ctx, sessionId, paths) {
   }
   cached?.session?.free?.();
   live.delete(sessionId);
-  const { snapshot, journal, stamp, headerless } = store.readState(paths);
+  const { snapshot, journal, stamp, headerless } = store.readStateBytes(paths);
   const restored = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
   const entry = { session: restored, core, stamp, snapshotBytes: snapshot ? snapshot.length : 0 };
   const report = restored.replayReport();
@@ -139,8 +151,8 @@ export async function withSession(ctx, sessionId, fn, { sync = false } = {}) {
 /** Stats of one session (as the core reports them), or null when the session is unknown. */
 export async function sessionStats(ctx, sessionId) {
   const { core, paths } = await pathsFor(ctx, sessionId);
-  const { snapshot, journal } = store.readState(paths);
-  if (!snapshot && !journal) return null;
+  const { snapshot, journal } = store.readStateBytes(paths);
+  if (!snapshot?.length && !journal.length) return null;
   const s = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
   try {
     return s.stats();
@@ -155,8 +167,8 @@ export async function sessionStats(ctx, sessionId) {
  */
 export async function sessionView(ctx, sessionId, method, ...args) {
   const { core, paths } = await pathsFor(ctx, sessionId);
-  const { snapshot, journal } = store.readState(paths);
-  if (!snapshot && !journal) return null;
+  const { snapshot, journal } = store.readStateBytes(paths);
+  if (!snapshot?.length && !journal.length) return null;
   const s = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
   try {
     return s[method](...args);
@@ -168,8 +180,8 @@ export async function sessionView(ctx, sessionId, method, ...args) {
 /** `cachefold_pin`: journal a pin of turn `id` under the session lock; the core's answer. */
 export async function pinTurn(ctx, sessionId, id) {
   const { paths } = await pathsFor(ctx, sessionId);
-  const { snapshot, journal } = store.readState(paths);
-  if (!snapshot && !journal) return null;
+  const { snapshot, journal } = store.readStateBytes(paths);
+  if (!snapshot?.length && !journal.length) return null;
   const answer = await withSession(ctx, sessionId, async (h) => h.session.pinTurn(id));
   ctx.log?.({ event: "pin", sessionId, turn: id, pinned: answer?.details?.pinned ?? null });
   return answer;

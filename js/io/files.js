@@ -27,12 +27,12 @@ export function ensureDir(dir) {
 export function assertInside(root, path) {
   let real;
   try {
-    real = realpathSync(path);
+    real = realpathSync.native(path);
   } catch (err) {
     if (err.code === "ENOENT") return;
     throw err;
   }
-  const top = realpathSync(root);
+  const top = realpathSync.native(root);
   if (real !== top && !real.startsWith(top + sep)) throw unsafe(`refusing ${path}: it resolves to ${real}, outside ${top}`);
 }
 

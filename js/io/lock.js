@@ -1,9 +1,9 @@
 // One writer per session across processes: the session lock (a lease with a heartbeat and a
 // fair queue of waiters). store.js re-exports withSessionLock; nothing else locks.
-import { closeSync, constants as C, linkSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync } from "node:fs";
+import { closeSync, constants as C, linkSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { assertInside, ensureDir, FILE_MODE, NOFOLLOW, readNoFollow, writeFileAtomic } from "./files.js";
 
 /** A lock whose heartbeat is older than this is abandoned (holder hung or dead on another host). */
@@ -26,6 +26,10 @@ const POLL_MS = 10;
 //   Tickets of dead waiters (pid gone, or not touched for LEASE_MS) are removed by the others.
 // Breaking a stale lock renames it aside first and checks it was the stale one (two breakers
 // cannot delete each other's fresh lock).
+// - When no ticket is queued, a call tries the lock at once without dropping a ticket of its
+//   own (the ticket would be the only one, so the head at once): a waiter that queues meanwhile
+//   simply comes after it, as if it had queued a moment later. With any ticket queued (a
+//   waiter, or a dead one still to be removed) the call queues as above.
 
 const queues = new Map(); // in-process: one promise chain per session dir
 const held = new Set(); // tokens this process holds now
@@ -163,10 +167,25 @@ function queueHead(queueDir) {
   return null;
 }
 
-async function acquire(paths) {
+/** True when `queueDir` holds no ticket (live or dead) and can be read. */
+function queueEmpty(queueDir) {
+  try {
+    return !readdirSync(queueDir).some((name) => parseTicket(name));
+  } catch {
+    return false;
+  }
+}
+
+async function acquire(paths, queueExists = false) {
   const token = randomBytes(8).toString("hex");
   const started = Date.now();
   held.add(token); // before the lock exists, so our own tickets/lock never look dead to us
+  // Nobody queued: no ticket needed (see above). Any failure takes the queued path.
+  try {
+    if (queueExists && queueEmpty(paths.queue) && tryCreateLock(paths.lock, token)) return token;
+  } catch {
+    /* the queued path below reports what is wrong */
+  }
   ensureDir(paths.queue);
   const ticket = join(paths.queue, `${String(Date.now()).padStart(15, "0")}-${process.pid}-${myStart()}-${token}`);
   closeSync(openSync(ticket, C.O_WRONLY | C.O_CREAT | C.O_EXCL | NOFOLLOW, FILE_MODE));
@@ -215,6 +234,35 @@ function release(paths, token) {
   }
 }
 
+// `root\0path` -> the real path `path` must resolve to (the real path of `root` joined with
+// the rest), remembered; any mismatch forgets it, so a moved state dir is looked up again.
+const inPlacePaths = new Map();
+
+/**
+ * True when `path` exists and resolves to itself under the real path of `root` (no component
+ * below `root` is a symlink leading elsewhere). False when it does not exist or resolves
+ * anywhere else: the caller then runs its full checks. The real path of `root` is remembered;
+ * a stale one only makes this answer false.
+ */
+export function resolvesInPlace(root, path) {
+  const key = `${root}\0${path}`;
+  try {
+    let want = inPlacePaths.get(key);
+    if (want === undefined) {
+      const rel = relative(root, path);
+      if (!rel || rel.startsWith("..")) return false;
+      want = join(realpathSync.native(root), rel);
+      if (inPlacePaths.size >= 1024) inPlacePaths.clear();
+      inPlacePaths.set(key, want);
+    }
+    if (realpathSync.native(path) === want) return true;
+  } catch {
+    /* absent or unreadable: not in place */
+  }
+  inPlacePaths.delete(key);
+  return false;
+}
+
 /**
  * Run fn(lease) with exclusive access to one session: serialised within this process and
  * guarded against other processes by the lease above. `lease.assert()` throws
@@ -230,13 +278,19 @@ export async function withSessionLock(paths, fn) {
   await prev;
   try {
     const root = paths.stateDir ?? paths.dir;
-    // Checked before anything is created: a symlinked sessions/ or session dir is refused.
-    assertInside(root, join(paths.dir, ".."));
-    assertInside(root, paths.dir);
-    ensureDir(paths.dir);
-    assertInside(root, paths.dir);
-    assertInside(root, paths.queue);
-    const token = await acquire(paths);
+    // The session's directories exist where they should: the queue directory resolves to its
+    // own path under the real state directory, so neither sessions/, the session dir nor lockq/
+    // is a symlink leading elsewhere (one realpath instead of the four checks below).
+    const inPlace = resolvesInPlace(root, paths.queue);
+    if (!inPlace) {
+      // Checked before anything is created: a symlinked sessions/ or session dir is refused.
+      assertInside(root, join(paths.dir, ".."));
+      assertInside(root, paths.dir);
+      ensureDir(paths.dir);
+      assertInside(root, paths.dir);
+      assertInside(root, paths.queue);
+    }
+    const token = await acquire(paths, inPlace);
     const beat = setInterval(() => touch(paths.lock), HEARTBEAT_MS);
     beat.unref?.();
     const lease = {

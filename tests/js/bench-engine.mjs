@@ -5,8 +5,9 @@
 //
 // "warm" = the Gateway case: the process already holds the session; each turn appends a user
 // message and an assistant reply, then runs the real engine.assemble() (lock, need(), plan,
-// journal append with fsync). "cold" = a new process: compile + instantiate the wasm, then
-// restore the session from snapshot + journal. The full-marshal row stringifies and passes every
+// journal append). "cold" = a new process: import js/core.js, compile + instantiate the wasm,
+// then read the session's files as js/engine/state.js does (store.readStateBytes) and restore
+// it from snapshot + journal. The full-marshal row stringifies and passes every
 // message each call (what a naive binding does) through the same core.
 // "first assemble with a fold" = a long session reaching the engine for the first time with a
 // budget it does not fit: the first engine.assemble ingests every message and folds inside the
@@ -132,12 +133,10 @@ for (const n of SIZES) {
     const { loadCore } = await import(${JSON.stringify(new URL("../../js/core.js", import.meta.url).href)});
     const core = await loadCore();
     const t1 = performance.now();
-    const fs = await import("node:fs");
-    const dir = ${JSON.stringify(sdir)};
-    const snap = fs.existsSync(dir + "/snapshot.json") ? fs.readFileSync(dir + "/snapshot.json", "utf8") : null;
-    // Without the journal's generation header line (js/store.js).
-    const j = fs.readFileSync(dir + "/journal.jsonl", "utf8").replace(/^\\{"cachefold":"journal"[^\\n]*\\n/, "");
-    const s = core.Session.restore(${JSON.stringify(JSON.stringify({ stateDir }))}, ${JSON.stringify(sessionId)}, snap, j);
+    // What js/engine/state.js does on a cache miss: the files' bytes (js/store.js), then restore.
+    const store = await import(${JSON.stringify(new URL("../../js/store.js", import.meta.url).href)});
+    const { snapshot, journal } = store.readStateBytes(store.sessionPaths(${JSON.stringify(stateDir)}, core.sessionDirName(${JSON.stringify(sessionId)})));
+    const s = core.Session.restore(${JSON.stringify(JSON.stringify({ stateDir }))}, ${JSON.stringify(sessionId)}, snapshot, journal);
     const t2 = performance.now();
     console.log(JSON.stringify({ instantiate: t1 - t0, restore: t2 - t1 }));`;
   const colds = [];
