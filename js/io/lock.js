@@ -2,9 +2,9 @@
 // fair queue of waiters). store.js re-exports withSessionLock; nothing else locks.
 import { closeSync, constants as C, linkSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { hostname } from "node:os";
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { join, relative } from "node:path";
-import { assertInside, ensureDir, FILE_MODE, NOFOLLOW, readNoFollow, writeFileAtomic } from "./files.js";
+import { assertInside, ensureDir, FILE_MODE, NOFOLLOW, readRegular, writeFileAtomic } from "./files.js";
 
 /** A lock whose heartbeat is older than this is abandoned (holder hung or dead on another host). */
 export const LEASE_MS = 5_000;
@@ -67,7 +67,8 @@ function ownerDead(pid, start, host, token) {
 
 function readLock(lockPath) {
   try {
-    const text = readNoFollow(lockPath, null);
+    // A lock is ~100 bytes: a larger file is not one this code wrote (read as torn).
+    const text = readRegular(lockPath, { maxBytes: 4096, fallback: null });
     if (text == null) return null;
     const info = JSON.parse(text || "{}");
     return info && typeof info === "object" ? info : {};
@@ -177,7 +178,8 @@ function queueEmpty(queueDir) {
 }
 
 async function acquire(paths, queueExists = false) {
-  const token = randomBytes(8).toString("hex");
+  // 16 hex digits (60 random bits: randomUUID's pooled draw, not a fresh randomBytes call).
+  const token = randomUUID().replaceAll("-", "").slice(0, 16);
   const started = Date.now();
   held.add(token); // before the lock exists, so our own tickets/lock never look dead to us
   // Nobody queued: no ticket needed (see above). Any failure takes the queued path.

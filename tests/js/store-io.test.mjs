@@ -109,7 +109,8 @@ test("the session lock is taken without a queue ticket when nobody waits, and qu
   await new Promise((r) => child.once("spawn", r));
   const stat = readFileSync(`/proc/${child.pid}/stat`, "utf8");
   const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  const foreign = join(paths.queue, `${String(Date.now()).padStart(15, "0")}-${child.pid}-${start}-${"ab".repeat(8)}`);
+  // Queued a second ago: ahead of any ticket this call drops (tickets sort by their time).
+  const foreign = join(paths.queue, `${String(Date.now() - 1000).padStart(15, "0")}-${child.pid}-${start}-${"ab".repeat(8)}`);
   writeFileSync(foreign, "");
   let ran = false;
   const call = store.withSessionLock(paths, async () => {
@@ -149,4 +150,23 @@ test("resolvesInPlace: true only for a path that resolves to itself under the re
     store.withSessionLock(store.sessionPaths(real, "c"), async () => assert.fail("ran inside a symlinked session dir")),
     (e) => e.code === "CACHEFOLD_UNSAFE_PATH",
   );
+});
+
+test("a lock file larger than any lock this code writes is read as torn, not parsed whole", async (t) => {
+  const root = tempDir();
+  const paths = store.sessionPaths(root, "s-biglock");
+  await store.withSessionLock(paths, async () => {}); // creates the directories
+  // Valid JSON naming a live process that keeps its heartbeat fresh, padded past 4 KiB: not a
+  // lock this code wrote. Read whole and believed, it would hold every call off for good.
+  const child = spawn(process.execPath, ["-e", `setInterval(() => { try { require("fs").utimesSync(${JSON.stringify(paths.lock)}, new Date(), new Date()); } catch {} }, 100)`], { stdio: "ignore" });
+  t.after(() => child.kill("SIGKILL"));
+  await new Promise((r) => child.once("spawn", r));
+  writeFileSync(paths.lock, JSON.stringify({ pid: child.pid, start: "0", host: (await import("node:os")).hostname(), token: "feedface" }) + " ".repeat(8192));
+  let ran = false;
+  await store.withSessionLock(paths, async (lease) => {
+    lease.assert();
+    ran = true;
+  });
+  assert.equal(ran, true);
+  assert.equal(fs.existsSync(paths.lock), false, "released");
 });
