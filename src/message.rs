@@ -421,6 +421,7 @@ pub fn sanitize_json(s: &str, max_depth: usize) -> (String, bool, bool) {
 /// reads a few fixed ones many times per message; `Value::get` hashes the key with SipHash
 /// (`preserve_order` maps are `IndexMap`s) on every call. A parsed object holds each key once
 /// (a repeated key keeps its first place and its last value), so both find the same member.
+#[inline(never)]
 pub fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     let map = v.as_object()?;
     map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
