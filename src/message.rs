@@ -124,22 +124,28 @@ impl Message {
 
     /// The role (missing role → `Other("")`).
     pub fn role(&self) -> Role {
-        Role::parse(self.raw.get("role").and_then(Value::as_str).unwrap_or(""))
+        Role::parse(
+            field(&self.raw, "role")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+        )
     }
 
     /// Raw role string.
     pub fn role_str(&self) -> &str {
-        self.raw.get("role").and_then(Value::as_str).unwrap_or("")
+        field(&self.raw, "role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
     }
 
     /// `timestamp` as milliseconds, when present and numeric.
     pub fn timestamp(&self) -> Option<f64> {
-        self.raw.get("timestamp").and_then(Value::as_f64)
+        field(&self.raw, "timestamp").and_then(Value::as_f64)
     }
 
     /// Content parts. A string `content` is one text part; missing content is no parts.
     pub fn parts(&self) -> Vec<Part<'_>> {
-        match self.raw.get("content") {
+        match field(&self.raw, "content") {
             Some(Value::String(s)) => vec![Part::Text(s)],
             Some(Value::Array(items)) => {
                 let mut parts = Vec::with_capacity(items.len());
@@ -171,18 +177,17 @@ impl Message {
         if self.role() != Role::ToolResult {
             return None;
         }
-        self.raw.get("toolCallId").and_then(Value::as_str)
+        field(&self.raw, "toolCallId").and_then(Value::as_str)
     }
 
     /// `toolName` of a tool result.
     pub fn tool_name(&self) -> Option<&str> {
-        self.raw.get("toolName").and_then(Value::as_str)
+        field(&self.raw, "toolName").and_then(Value::as_str)
     }
 
     /// `isError` of a tool result.
     pub fn is_error(&self) -> bool {
-        self.raw
-            .get("isError")
+        field(&self.raw, "isError")
             .and_then(Value::as_bool)
             .unwrap_or(false)
     }
@@ -198,13 +203,13 @@ impl Message {
                 out.push_str(t);
             }
         }
-        if let Some(Value::String(s)) = self.raw.get("summary") {
+        if let Some(Value::String(s)) = field(&self.raw, "summary") {
             if !out.is_empty() {
                 out.push('\n');
             }
             out.push_str(s);
         }
-        if let Some(Value::String(s)) = self.raw.get("output") {
+        if let Some(Value::String(s)) = field(&self.raw, "output") {
             if !out.is_empty() {
                 out.push('\n');
             }
@@ -215,8 +220,8 @@ impl Message {
 
     /// Usage of an assistant message: (input, cacheRead, cacheWrite, output), missing fields as 0.
     pub fn usage(&self) -> Option<Usage> {
-        let u = self.raw.get("usage")?;
-        let g = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
+        let u = field(&self.raw, "usage")?;
+        let g = |k: &str| field(u, k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
         Some(Usage {
             input: g("input"),
             cache_read: g("cacheRead"),
@@ -411,16 +416,27 @@ pub fn sanitize_json(s: &str, max_depth: usize) -> (String, bool, bool) {
     (out, surrogates, deep)
 }
 
+/// Member `key` of `v` when it is an object (`None` otherwise): what `Value::get` answers, found
+/// by comparing the keys in order. A message or part has a handful of members and the engine
+/// reads a few fixed ones many times per message; `Value::get` hashes the key with SipHash
+/// (`preserve_order` maps are `IndexMap`s) on every call. A parsed object holds each key once
+/// (a repeated key keeps its first place and its last value), so both find the same member.
+#[inline(never)]
+pub fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    let map = v.as_object()?;
+    map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+}
+
 fn part_of(v: &Value) -> Part<'_> {
-    let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+    let ty = field(v, "type").and_then(Value::as_str).unwrap_or("");
+    let s = |k: &str| field(v, k).and_then(Value::as_str).unwrap_or("");
     match ty {
         "text" => Part::Text(s("text")),
         "thinking" => Part::Thinking(s("thinking")),
         "toolCall" => Part::ToolCall(ToolCall {
             id: s("id"),
             name: s("name"),
-            arguments: v.get("arguments").unwrap_or(&Value::Null),
+            arguments: field(v, "arguments").unwrap_or(&Value::Null),
         }),
         "image" => Part::Image {
             mime_type: s("mimeType"),
@@ -462,6 +478,27 @@ mod tests {
                 .unwrap();
         assert_eq!(u.text(), "plain");
         assert_eq!(u.timestamp(), Some(1.7e12));
+    }
+
+    /// `field` finds what `Value::get` finds: in order, a repeated key (its first place and
+    /// last value), a missing key, a key that is a prefix of another, and no object at all.
+    #[test]
+    fn field_is_value_get() {
+        let v: Value = serde_json::from_str(
+            r#"{"role":"user","rolex":1,"content":"a","role":"assistant","":null,"é":[1]}"#,
+        )
+        .unwrap();
+        for key in ["role", "rolex", "rol", "content", "", "é", "missing"] {
+            assert_eq!(field(&v, key), v.get(key), "{key}");
+        }
+        assert_eq!(field(&v, "role"), Some(&Value::from("assistant")));
+        for not_object in [
+            Value::Null,
+            Value::from("role"),
+            serde_json::json!(["role"]),
+        ] {
+            assert_eq!(field(&not_object, "role"), None);
+        }
     }
 
     #[test]

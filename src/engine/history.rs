@@ -166,7 +166,9 @@ impl Session {
                 args: bound_args(c.arguments),
             });
         }
-        let ts = m.raw().get("timestamp").filter(|v| v.is_number()).cloned();
+        let ts = crate::message::field(m.raw(), "timestamp")
+            .filter(|v| v.is_number())
+            .cloned();
         let rec = MsgRecord {
             h,
             w,

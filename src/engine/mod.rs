@@ -746,14 +746,17 @@ const RESERVE_PER_BYTE: usize = 4;
 /// 100,000 messages took 0.86× the CPU time).
 fn reserve_heap(bytes: usize) {
     if bytes >= RESERVE_FROM_BYTES {
-        let mut room: Vec<u8> = Vec::new();
-        if room
-            .try_reserve_exact(bytes.saturating_mul(RESERVE_PER_BYTE))
-            .is_ok()
-        {
-            // Kept from being optimised away (an unused allocation may be removed).
-            drop(std::hint::black_box(room));
-        }
+        reserve_room(bytes.saturating_mul(RESERVE_PER_BYTE));
+    }
+}
+
+/// Allocate and free at once `bytes` of heap (see [`reserve_heap`]); nothing when they cannot
+/// be had.
+fn reserve_room(bytes: usize) {
+    let mut room: Vec<u8> = Vec::new();
+    if bytes > 0 && room.try_reserve_exact(bytes).is_ok() {
+        // Kept from being optimised away (an unused allocation may be removed).
+        drop(std::hint::black_box(room));
     }
 }
 
