@@ -124,7 +124,7 @@ pub fn session_dir_name(
     #[wasm_bindgen(unchecked_param_type = "string")] session_id: JsValue,
 ) -> JsResult<String> {
     let session_id = &js_text(&session_id, "session_id")?;
-    Ok(crate::safe_name(&session_id))
+    Ok(crate::safe_name(session_id))
 }
 
 /// Parse one message and serialise it back (round-trip check).
@@ -188,7 +188,7 @@ pub fn artifact_id(
     #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
 ) -> JsResult<String> {
     let text = &js_text(&text, "text")?;
-    Ok(crate::tools::shrink::artifact_id(&text))
+    Ok(crate::tools::shrink::artifact_id(text))
 }
 
 /// The artifact id in our header when the text was already shrunk, else `undefined`.
@@ -197,7 +197,7 @@ pub fn is_shrunk(
     #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
 ) -> JsResult<Option<String>> {
     let text = &js_text(&text, "text")?;
-    Ok(crate::tools::shrink::is_shrunk(&text))
+    Ok(crate::tools::shrink::is_shrunk(text))
 }
 
 /// `{kind, id}` for a `cachefold_recover` id; throws `CACHEFOLD_INVALID_ID`.
@@ -338,7 +338,7 @@ pub fn redact_secrets(
     #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
 ) -> JsResult<String> {
     let text = &js_text(&text, "text")?;
-    Ok(crate::lessons::redact::redact(&text))
+    Ok(crate::lessons::redact::redact(text))
 }
 
 /// A lesson name from free text.
@@ -347,7 +347,7 @@ pub fn lesson_slug(
     #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
 ) -> JsResult<String> {
     let text = &js_text(&text, "text")?;
-    Ok(crate::lessons::slug(&text))
+    Ok(crate::lessons::slug(text))
 }
 
 // ---- session engine ---------------------------------------------------------------------------
@@ -516,7 +516,7 @@ impl Session {
     ) -> JsResult<()> {
         let request_id = &js_text(&request_id, "request_id")?;
         let text = &js_text(&text, "text")?;
-        self.inner.accept_summary(&request_id, &text, ok, now_ms);
+        self.inner.accept_summary(request_id, text, ok, now_ms);
         Ok(())
     }
 
@@ -537,7 +537,7 @@ impl Session {
     ) -> JsResult<String> {
         let request_id = &js_text(&request_id, "request_id")?;
         let text = &js_text(&text, "text")?;
-        Ok(self.inner.accept_topic(&request_id, &text, ok, now_ms))
+        Ok(self.inner.accept_topic(request_id, text, ok, now_ms))
     }
 
     /// Whole state as JSON text.
