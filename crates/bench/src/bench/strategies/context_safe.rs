@@ -85,7 +85,7 @@ impl ContextSafe {
                 .iter()
                 .filter(|m| {
                     matches!(m.role(), Role::User | Role::Assistant)
-                        && !m.msg.text().trim().is_empty()
+                        && !m.msg().text().trim().is_empty()
                 })
                 .count()
         };
@@ -113,16 +113,18 @@ impl ContextSafe {
             .filter(|m| m.role() == Role::User)
             .rev()
             .take(3)
-            .map(|m| clip_chars(m.msg.text().lines().next().unwrap_or("").trim(), 120).to_string())
+            .map(|m| {
+                clip_chars(m.msg().text().lines().next().unwrap_or("").trim(), 120).to_string()
+            })
             .collect();
         // Conclusions: the final replies of turns (assistant messages without tool calls), so the
         // index changes about once per turn, as the peer survey observed ("nearly every turn").
         let concl: Vec<String> = view
             .iter()
-            .filter(|m| m.role() == Role::Assistant && m.msg.tool_calls().is_empty())
+            .filter(|m| m.role() == Role::Assistant && m.msg().tool_calls().is_empty())
             .filter_map(|m| {
                 let t = m
-                    .msg
+                    .msg()
                     .parts()
                     .into_iter()
                     .filter_map(|p| {
@@ -168,7 +170,7 @@ impl Strategy for ContextSafe {
     }
     fn ingest(&mut self, ctx: &mut Ctx, m: M, index: usize) -> M {
         if m.role() == Role::Assistant {
-            for c in m.msg.tool_calls() {
+            for c in m.msg().tool_calls() {
                 let path = c
                     .arguments
                     .get("path")
@@ -189,12 +191,13 @@ impl Strategy for ContextSafe {
         if m.role() != Role::ToolResult {
             return m;
         }
-        let tool = m.msg.tool_name().unwrap_or("").to_string();
-        let text = m.msg.text();
+        let msg = m.msg();
+        let tool = msg.tool_name().unwrap_or("").to_string();
+        let text = msg.text();
         if text.chars().count() <= Self::limit(&tool) {
             return m;
         }
-        let id = m.msg.tool_call_id().unwrap_or("");
+        let id = msg.tool_call_id().unwrap_or("");
         let h = crate::bench::tokenizer::hash128(id.as_bytes());
         let path = format!(
             "~/.openclaw/artifacts/context-safe/{tool}/{}-{tool}-{:012x}.json",
@@ -230,7 +233,7 @@ impl Strategy for ContextSafe {
             .collect();
         let tail_start = Self::semantic_tail_start(&canon);
         let protected_result = |m: &M, calls: &BTreeMap<String, bool>| {
-            m.msg
+            m.msg()
                 .tool_call_id()
                 .is_some_and(|id| calls.get(id).copied().unwrap_or(false))
         };
@@ -243,7 +246,7 @@ impl Strategy for ContextSafe {
                 Role::ToolResult if !protected_result(m, &self.calls) => gain += 2 * m.chars,
                 Role::Assistant => {
                     gain += m
-                        .msg
+                        .msg()
                         .parts()
                         .iter()
                         .map(|p| {
@@ -271,10 +274,13 @@ impl Strategy for ContextSafe {
                         self.pruned.insert(hi, p);
                     }
                     Role::Assistant
-                        if m.msg.parts().iter().any(|p| matches!(p, Part::Thinking(_))) =>
+                        if m.msg()
+                            .parts()
+                            .iter()
+                            .any(|p| matches!(p, Part::Thinking(_))) =>
                     {
                         if let Some(p) = ctx.store.make_value(
-                            store::without_thinking(&m.msg),
+                            store::without_thinking(&m.msg()),
                             m.origin,
                             m.credit.clone(),
                         ) {
@@ -302,23 +308,24 @@ impl Strategy for ContextSafe {
             if slot.role() != Role::ToolResult {
                 continue;
             }
-            let tool = slot.msg.tool_name().unwrap_or("");
-            let scale = match tool {
+            let msg = slot.msg();
+            let text = msg.text();
+            let scale = match msg.tool_name().unwrap_or("") {
                 "read" | "Read" => 1.2,
                 "web_fetch" | "WebFetch" => 0.8,
                 "exec" | "bash" | "Bash" | "process" => 0.65,
                 _ => 1.0,
             };
-            let scale = if slot.msg.text().starts_with("[context-safe]") {
+            let scale = if text.starts_with("[context-safe]") {
                 0.5
             } else {
                 scale
             };
             let cap = (base_cap * scale).max(160.0) as usize;
-            if slot.msg.text().chars().count() > cap {
+            if text.chars().count() > cap {
                 let t = format!(
                     "{}\n[context-safe: truncated to {cap} chars]",
-                    clip_chars(&slot.msg.text(), cap)
+                    clip_chars(&text, cap)
                 );
                 *slot = retext(ctx, slot, &t, slot.credit.clone());
             }
@@ -326,8 +333,9 @@ impl Strategy for ContextSafe {
         let mut total: u64 = view.iter().map(|m| m.chars).sum();
         if total > budget {
             let prio = |m: &M| -> u8 {
-                let t = m.msg.tool_name().unwrap_or("");
-                if m.msg.text().starts_with("[context-safe]") {
+                let msg = m.msg();
+                let t = msg.tool_name().unwrap_or("");
+                if msg.text().starts_with("[context-safe]") {
                     0
                 } else if matches!(t, "exec" | "bash" | "Bash" | "process") {
                     1
