@@ -94,7 +94,7 @@ impl Cachefold {
         let head = self.head(count, ctx);
         let driven = self.session.drive(head, Drive::Assemble, |i| {
             hist.get(i as usize)
-                .map_or_else(|| "null".into(), |m| m.json().to_string())
+                .map_or_else(|| "null".into(), |m| m.json())
         });
         let plan = match driven {
             Ok(d) => {
@@ -122,7 +122,7 @@ impl Cachefold {
             .get(u..end)
             .unwrap_or(&[])
             .iter()
-            .map(|m| m.json().to_string())
+            .map(|m| m.json())
             .collect();
         let commit = CommitInput {
             advancement_key: format!("turn-{u}"),
@@ -214,7 +214,7 @@ impl Strategy for Cachefold {
                 let Some((hit, miss, out)) = self.usage.remove(&index) else {
                     return m;
                 };
-                let Ok(mut v) = serde_json::from_str::<Value>(m.json()) else {
+                let Ok(mut v) = serde_json::from_str::<Value>(&m.json()) else {
                     return m;
                 };
                 if let Some(o) = v.as_object_mut() {

@@ -256,11 +256,18 @@ impl Driver {
 
     /// Take and run jobs until the queue is empty. Call it from any number of threads.
     pub fn work(&self) {
+        self.work_then(&|| {});
+    }
+
+    /// [`Driver::work`], calling `after` on this thread after each (session, strategy) replay
+    /// (a host may give the memory the replay freed back to the system there).
+    pub fn work_then(&self, after: &dyn Fn()) {
         loop {
             let job = self.queue.lock().ok().and_then(|mut q| q.pop());
             let Some((si, ids)) = job else { break };
             for sid in ids {
                 self.run_one(si, &sid);
+                after();
             }
         }
     }

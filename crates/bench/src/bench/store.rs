@@ -20,8 +20,8 @@ use std::sync::Arc;
 pub struct BMsg {
     /// Content key: 128-bit hash of the message JSON. Equal keys ⇒ equal rendered tokens.
     pub key: u128,
-    /// The message's JSON ([`Message::to_json`] of the message made).
-    json: Box<str>,
+    /// The message's JSON ([`Message::to_json`] of the message made), compressed.
+    json: Packed,
     /// Its role.
     role: Role,
     /// 128-bit hash of its rendered body ([`render::body`]): the key of its tokens among a
@@ -49,12 +49,12 @@ impl BMsg {
     /// The message (parsed from its JSON on each call: keep the result while reading it).
     pub fn msg(&self) -> Message {
         // The text is `to_json` of a message object, so it parses back to the same object.
-        Message::from_json(&self.json).unwrap_or_else(|_| Message::empty())
+        Message::from_json(&self.json()).unwrap_or_else(|_| Message::empty())
     }
 
     /// The message's JSON, as the host would pass it (no parse).
-    pub fn json(&self) -> &str {
-        &self.json
+    pub fn json(&self) -> String {
+        self.json.text()
     }
 
     /// chars/4, rounded up: OpenClaw's and pi's token estimate.
@@ -65,6 +65,71 @@ impl BMsg {
 
 /// Shared handle.
 pub type M = Arc<BMsg>;
+
+/// A message's JSON as a bench message keeps it: zstd-compressed (level 1, one frame per
+/// message) when that is smaller. Transcript JSON (English, code, logs) compresses several
+/// times, and a session's messages are held for its whole replay; a message is read back only
+/// when a strategy or the engine reads it, a few times per replay.
+#[derive(Debug)]
+enum Packed {
+    Plain(Box<str>),
+    Zstd { len: u32, bytes: Box<[u8]> },
+}
+
+/// Messages shorter than this are kept as they are (a frame's header is not worth it).
+const PACK_FROM: usize = 96;
+
+thread_local! {
+    // One compression and one decompression context per thread (a context is hundreds of KB;
+    // one per message would cost more than the compression).
+    static PACKER: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+    static UNPACKER: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl Packed {
+    fn new(text: String) -> Packed {
+        let Ok(len) = u32::try_from(text.len()) else {
+            return Packed::Plain(text.into_boxed_str());
+        };
+        if text.len() < PACK_FROM {
+            return Packed::Plain(text.into_boxed_str());
+        }
+        let packed = PACKER.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.is_none() {
+                *p = zstd::bulk::Compressor::new(1).ok();
+            }
+            p.as_mut().and_then(|c| c.compress(text.as_bytes()).ok())
+        });
+        match packed {
+            Some(bytes) if bytes.len() < text.len() => Packed::Zstd {
+                len,
+                bytes: bytes.into_boxed_slice(),
+            },
+            _ => Packed::Plain(text.into_boxed_str()),
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Packed::Plain(s) => s.to_string(),
+            Packed::Zstd { len, bytes } => UNPACKER
+                .with(|d| {
+                    let mut d = d.borrow_mut();
+                    if d.is_none() {
+                        *d = zstd::bulk::Decompressor::new().ok();
+                    }
+                    d.as_mut()
+                        .and_then(|d| d.decompress(bytes, *len as usize).ok())
+                })
+                .and_then(|b| String::from_utf8(b).ok())
+                // Our own frame of valid UTF-8: it always reads back.
+                .unwrap_or_default(),
+        }
+    }
+}
 
 /// Characters an OpenClaw-style estimator counts for a message.
 pub fn estimate_chars(m: &Message) -> u64 {
@@ -201,7 +266,7 @@ impl Store {
             anchors: ids,
             origin,
             credit,
-            json: json.into_boxed_str(),
+            json: Packed::new(json),
         });
         self.by_key.insert(key, m.clone());
         m
@@ -223,7 +288,7 @@ impl Store {
             anchors: Vec::new(),
             origin: None,
             credit: Vec::new(),
-            json: json.into_boxed_str(),
+            json: Packed::new(json),
         })
     }
 
@@ -325,9 +390,30 @@ mod tests {
         assert_eq!(m.chars, estimate_chars(&msg));
         assert!(!m.anchors.is_empty());
         // The same content is the same message; the store holds it once.
-        let again = s.make(Message::from_json(m.json()).unwrap(), None, vec![]);
+        let again = s.make(Message::from_json(&m.json()).unwrap(), None, vec![]);
         assert!(Arc::ptr_eq(&m, &again));
         assert_eq!(s.len(), 1);
+    }
+
+    /// A message's JSON is kept compressed when that is smaller, and reads back byte for byte;
+    /// a short one is kept as it is.
+    #[test]
+    fn a_long_message_is_kept_compressed_and_reads_back() {
+        let mut s = Store::default();
+        let long = format!("cargo test parse_args src/main.rs {}", "ok ".repeat(400));
+        let m = s.user_text(&long, 1.0).unwrap();
+        let Packed::Zstd { len, bytes } = &m.json else {
+            panic!("not compressed: {:?}", m.json);
+        };
+        assert_eq!(*len as usize, m.json().len());
+        assert!(bytes.len() * 4 < m.json().len(), "{} bytes", bytes.len());
+        assert_eq!(m.msg().text(), long);
+        let short = s.user_text("ok", 1.0).unwrap();
+        assert!(matches!(&short.json, Packed::Plain(_)));
+        assert_eq!(short.msg().text(), "ok");
+        // Odd content (multi-byte characters, escapes) reads back the same.
+        let odd = format!("é｜\"\\\n\u{1f600} {}", "«x» ".repeat(50));
+        assert_eq!(s.user_text(&odd, 1.0).unwrap().msg().text(), odd);
     }
 
     /// A detached message (a summariser request's prompt or answer) is the message the store
