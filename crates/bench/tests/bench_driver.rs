@@ -291,3 +291,30 @@ fn streamed_sessions_give_the_same_report() {
     .map(|e| e.to_string());
     assert_eq!(err.as_deref(), Some("invalid input: store gone"));
 }
+
+/// A long session replays its strategies one after the other, in one job (two of its replays
+/// at once would hold two sessions' worth of strategy state); shorter ones keep one job per
+/// strategy, so workers run them in parallel.
+#[test]
+fn a_long_session_runs_its_strategies_in_turn() {
+    use cachefold_bench::bench::driver::{queue_jobs, SERIAL_CALLS};
+    use cachefold_bench::bench::run;
+    let tok = Tokenizer::bytes4();
+    let demo = cachefold_bench::bench::demo::session();
+    let mut long = run::prepare(&tok, "long", &demo);
+    let short = run::prepare(&tok, "short", &demo);
+    assert!(short.calls.len() <= SERIAL_CALLS);
+    let first = long.calls.first().copied().unwrap();
+    long.calls = vec![first; SERIAL_CALLS + 1];
+    let ids: Vec<String> = vec!["S1a".into(), "S3".into()];
+    let mut jobs = queue_jobs(&[Arc::new(long), Arc::new(short)], &ids);
+    jobs.sort();
+    assert_eq!(
+        jobs,
+        vec![
+            (0, ids.clone()),
+            (1, vec!["S1a".to_string()]),
+            (1, vec!["S3".to_string()]),
+        ]
+    );
+}

@@ -89,7 +89,7 @@ fn run(
 }
 
 fn violations(out: &[M]) -> usize {
-    let shapes: Vec<Shape> = out.iter().map(|m| Shape::of(&m.msg)).collect();
+    let shapes: Vec<Shape> = out.iter().map(|m| Shape::of(&m.msg())).collect();
     pairing::violations(&shapes).len()
 }
 
@@ -128,7 +128,7 @@ fn s1a_compacts_at_threshold_keeping_20k() {
     let mut ing = Vec::new();
     let (out, extra) = run(&mut s, &mut h, 60_000, 0.0, &mut ing);
     assert_eq!(extra, 1, "one summariser call");
-    assert!(out[0].msg.text().starts_with(
+    assert!(out[0].msg().text().starts_with(
         "The conversation history before this point was compacted into the following summary:"
     ));
     assert_ne!(
@@ -179,7 +179,7 @@ fn s1b_soft_trims_after_idle_gap_and_protects_last_three_assistants() {
     let trimmed: Vec<&M> = out
         .iter()
         .filter(|m| {
-            m.msg.text().contains(
+            m.msg().text().contains(
                 "[Tool result trimmed: kept first 1500 chars and last 1500 chars of 8000 chars.]",
             )
         })
@@ -193,7 +193,7 @@ fn s1b_soft_trims_after_idle_gap_and_protects_last_three_assistants() {
     }
     assert!(
         !out.iter()
-            .any(|m| m.msg.text() == "[Old tool result content cleared]"),
+            .any(|m| m.msg().text() == "[Old tool result content cleared]"),
         "under 50 %: no hard clear"
     );
     // Projections persist on the next request (same bytes, cache-stable).
@@ -221,7 +221,7 @@ fn s1b_hard_clears_above_half_the_window() {
     let (out, _) = run(&mut s, &mut h, 100_000, 10.0 * 60_000.0, &mut ing);
     let cleared = out
         .iter()
-        .filter(|m| m.msg.text() == "[Old tool result content cleared]")
+        .filter(|m| m.msg().text() == "[Old tool result content cleared]")
         .count();
     assert!(cleared > 0 && cleared < 57, "{cleared}");
     let total: u64 = out.iter().map(|m| m.chars).sum();
@@ -250,7 +250,7 @@ fn s2_trims_in_place_and_keeps_prefix() {
     let trimmed = out
         .iter()
         .filter(|m| {
-            m.msg
+            m.msg()
                 .text()
                 .contains("[reasonixlaw: trimmed tool result, original 8000 chars, kept 2000]")
         })
@@ -296,7 +296,7 @@ fn s2_seam_bug_orphans_a_locked_tool_call() {
     // tool call and its result is summarised away.
     let (out, extra) = run(&mut s, &mut h, 50_000, 0.0, &mut ing);
     assert!(extra >= 1);
-    assert!(out[2].msg.text().starts_with("<compaction-summary>"));
+    assert!(out[2].msg().text().starts_with("<compaction-summary>"));
     assert!(
         violations(&out) > 0,
         "ReasoniXlaw's documented pair split at the prefix/tail seam"
@@ -314,16 +314,16 @@ fn s2c_externalises_at_ingest_and_puts_an_index_first() {
     let (out, _) = run(&mut s, &mut h, 1_000_000, 1_000.0, &mut ing);
     assert_eq!(out[0].role(), Role::Assistant);
     assert!(out[0]
-        .msg
+        .msg()
         .text()
         .starts_with("[context-safe session index]"));
-    assert!(out[0].msg.text().chars().count() <= 900);
+    assert!(out[0].msg().text().chars().count() <= 900);
     let ext = &ing[big];
     assert!(ext
-        .msg
+        .msg()
         .text()
         .starts_with("[context-safe] read output excluded from context; saved to ~/.openclaw/artifacts/context-safe/read/"));
-    assert!(ext.msg.text().chars().count() < 4_400);
+    assert!(ext.msg().text().chars().count() < 4_400);
     assert_eq!(ext.credit, vec![big], "recoverable from the artifact file");
     assert_eq!(ing[small].key, h.msgs[small].key);
     h.say("The build fails in src/f2.rs");
@@ -346,12 +346,12 @@ fn s2c_prunes_durably_once_the_gain_reaches_100k() {
     let mut s = ContextSafe::new();
     let mut ing = Vec::new();
     let (out, _) = run(&mut s, &mut h, 1_000_000, 0.0, &mut ing);
-    let pruned = out.iter().filter(|m| m.msg.text() == "[pruned]").count();
+    let pruned = out.iter().filter(|m| m.msg().text() == "[pruned]").count();
     assert!(pruned >= 10, "{pruned}");
     // Durable: still pruned on the next call, and the semantic tail is intact.
     h.tool("grep", 100);
     let (out2, _) = run(&mut s, &mut h, 1_000_000, 1.0, &mut ing);
-    assert!(out2.iter().filter(|m| m.msg.text() == "[pruned]").count() >= pruned);
+    assert!(out2.iter().filter(|m| m.msg().text() == "[pruned]").count() >= pruned);
     assert_eq!(out2.last().unwrap().key, h.msgs.last().unwrap().key);
     assert_eq!(violations(&out2[1..]), 0);
 }
@@ -371,20 +371,20 @@ fn s2f_rerenders_its_summary_block_and_keeps_five_turns() {
         extra, 1,
         "one summariser call for the turns that left the window"
     );
-    assert!(out[0].msg.text().starts_with("[Context Summary"));
+    assert!(out[0].msg().text().starts_with("[Context Summary"));
     assert_eq!(out[1].role(), Role::Assistant);
     let users: Vec<String> = out
         .iter()
         .filter(|m| m.role() == Role::User)
         .skip(1)
-        .map(|m| m.msg.text())
+        .map(|m| m.msg().text())
         .collect();
     assert_eq!(users.len(), 5);
     assert!(users[0].starts_with("turn 2"));
     // Recent results over 500 tokens are trimmed 60/30.
     assert!(out
         .iter()
-        .any(|m| m.msg.text().contains("... [trimmed] ...")));
+        .any(|m| m.msg().text().contains("... [trimmed] ...")));
     h.user("turn 7: another");
     h.tool("read", 100);
     let (out2, extra2) = run(&mut s, &mut h, 1_000_000, 1.0, &mut ing);
@@ -446,7 +446,7 @@ fn s3_pairs_valid_and_equal_to_crate_replay() {
             "S3 request for assistant {} breaks the DeepSeek pairing rule",
             c.assistant_index
         );
-        outs.push(out.iter().map(|m| m.msg.to_json()).collect());
+        outs.push(out.iter().map(|m| m.msg().to_json()).collect());
     }
     assert!(shrunk > 0, "the demo has oversized tool outputs");
     let counters = s3.counters();

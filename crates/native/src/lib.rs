@@ -163,6 +163,23 @@ fn tokenizer(c: &Counting) -> std::result::Result<Tokenizer, String> {
     .map_err(|e| e.to_string())
 }
 
+/// Give the heap memory freed so far back to the system (glibc's `malloc_trim`). Preparing a
+/// long session and each strategy's replay of it free hundreds of MB that glibc would keep
+/// (spread over its per-thread arenas) and count in the process's resident size; the next
+/// replay then starts from what is really held.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: malloc_trim only releases free heap pages; it takes no pointer.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
 fn run(plan: Plan, shared: &Shared) -> std::result::Result<ReplayOutput, String> {
     let tok = tokenizer(&plan.tokenizer)?;
     // Sessions are read one at a time and prepared as they come (the parsed transcript of a
@@ -187,8 +204,11 @@ fn run(plan: Plan, shared: &Shared) -> std::result::Result<ReplayOutput, String>
     })
     .map_err(|e| e.0)?;
     shared.phase.store(2, Ordering::Relaxed);
+    release_freed_memory();
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..plan.jobs).map(|_| scope.spawn(|| d.work())).collect();
+        let workers: Vec<_> = (0..plan.jobs)
+            .map(|_| scope.spawn(|| d.work_then(&release_freed_memory)))
+            .collect();
         for w in workers {
             let _ = w.join();
         }

@@ -22,7 +22,7 @@
 //! - shrunk tool results carry recovery credit for their original (one `cachefold_recover`
 //!   returns it); fold records carry credit for the host range their fold stored.
 
-use super::store::M;
+use super::store::{Store, M};
 use super::strategies::{Ctx, ExtraCall, Strategy};
 use super::tokenizer::hash128;
 use ::cachefold::config::Config;
@@ -94,7 +94,7 @@ impl Cachefold {
         let head = self.head(count, ctx);
         let driven = self.session.drive(head, Drive::Assemble, |i| {
             hist.get(i as usize)
-                .map_or_else(|| "null".into(), |m| m.msg.to_json())
+                .map_or_else(|| "null".into(), |m| m.json())
         });
         let plan = match driven {
             Ok(d) => {
@@ -122,7 +122,7 @@ impl Cachefold {
             .get(u..end)
             .unwrap_or(&[])
             .iter()
-            .map(|m| m.msg.to_json())
+            .map(|m| m.json())
             .collect();
         let commit = CommitInput {
             advancement_key: format!("turn-{u}"),
@@ -140,16 +140,13 @@ impl Cachefold {
             let region = hist.get(from.min(to)..to).unwrap_or(&[]);
             let cap = (req.max_tokens as usize).saturating_mul(4).max(1_000);
             let text = super::summarize::extractive(region, None, cap);
-            let p = ctx.store.user_text(&req.prompt, self.last_now);
-            let o = ctx.store.assistant_text(&text, self.last_now);
-            if let (Some(p), Some(o)) = (p, o) {
-                ctx.extra.push(ExtraCall {
-                    system: Some(req.system.clone()),
-                    prompt: vec![p],
-                    output: o,
-                });
-                self.summary_calls += 1;
-            }
+            // Billed once and not kept (see `Ctx::record_summary_call`).
+            ctx.extra.push(ExtraCall {
+                system: Some(req.system.clone()),
+                prompt: vec![Store::detached_user_text(&req.prompt, self.last_now)],
+                output: Store::detached_assistant_text(&text, self.last_now),
+            });
+            self.summary_calls += 1;
             self.session
                 .accept_summary(&req.id, &text, true, self.last_now);
             let _ = self.session.take_journal();
@@ -193,9 +190,9 @@ impl Strategy for Cachefold {
     fn ingest(&mut self, ctx: &mut Ctx, m: M, index: usize) -> M {
         match m.role() {
             Role::ToolResult => {
-                let tool = m.msg.tool_name().unwrap_or("").to_string();
-                match ::cachefold::tools::shrink::shrink_tool_result(&self.cfg, &tool, m.msg.raw())
-                {
+                let msg = m.msg();
+                let tool = msg.tool_name().unwrap_or("");
+                match ::cachefold::tools::shrink::shrink_tool_result(&self.cfg, tool, msg.raw()) {
                     Ok(Some(out)) => {
                         self.shrunk += 1;
                         let _ = self.session.note_artifact(
@@ -212,11 +209,14 @@ impl Strategy for Cachefold {
                 }
             }
             Role::Assistant => {
-                // The host records the provider's usage on the assistant message.
-                let Some(&(hit, miss, out)) = self.usage.get(&index) else {
+                // The host records the provider's usage on the assistant message (each message
+                // is ingested once: its usage is not needed after).
+                let Some((hit, miss, out)) = self.usage.remove(&index) else {
                     return m;
                 };
-                let mut v = m.msg.raw().clone();
+                let Ok(mut v) = serde_json::from_str::<Value>(&m.json()) else {
+                    return m;
+                };
                 if let Some(o) = v.as_object_mut() {
                     o.insert(
                         "usage".into(),

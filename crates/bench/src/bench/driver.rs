@@ -119,6 +119,35 @@ pub fn order_jobs<J>(
         .sum()
 }
 
+/// Sessions of more calls than this replay their strategies one after the other, in one job:
+/// a strategy's replay of a long session holds state in proportion to the session (its engine,
+/// store and cache simulators, several KB per call), and running two at once would hold both
+/// next to the prepared session (issue 24 item 7: 100,000 calls within 1 GB). The CPU time is
+/// the same; shorter sessions still run their strategies in parallel.
+pub const SERIAL_CALLS: usize = 5_000;
+
+/// The job queue of a run: one job per (session, strategy), or one per session running its
+/// strategies in turn when it has more than [`SERIAL_CALLS`] calls; sorted by weight (calls ×
+/// messages × strategies) as [`order_jobs`] sorts.
+pub fn queue_jobs(preps: &[Arc<Prepared>], strategies: &[String]) -> Vec<(usize, Vec<String>)> {
+    let mut jobs: Vec<(usize, Vec<String>)> = Vec::new();
+    for (si, p) in preps.iter().enumerate() {
+        if p.calls.len() > SERIAL_CALLS {
+            jobs.push((si, strategies.to_vec()));
+        } else {
+            jobs.extend(strategies.iter().map(|s| (si, vec![s.clone()])));
+        }
+    }
+    jobs.sort_by_cached_key(|(si, ids)| {
+        let w = preps.get(*si).map_or(0, |p| {
+            p.calls.len() as u64 * p.message_count() as u64 * ids.len() as u64
+        });
+        let name = ids.first().cloned().unwrap_or_default();
+        (std::cmp::Reverse(w), name)
+    });
+    jobs
+}
+
 /// One replay run: prepared sessions, a job queue and the results so far.
 pub struct Driver {
     tok: Tokenizer,
@@ -128,7 +157,8 @@ pub struct Driver {
     settings: Settings,
     preps: Vec<Arc<Prepared>>,
     infos: Vec<SessionInfo>,
-    queue: Mutex<Vec<(usize, String)>>,
+    /// (session index, strategy ids run one after the other).
+    queue: Mutex<Vec<(usize, Vec<String>)>>,
     results: Mutex<Vec<run::JobResult>>,
     progress: Arc<Progress>,
 }
@@ -189,14 +219,11 @@ impl Driver {
             });
             preps.push(Arc::new(p));
         })?;
-        let mut jobs: Vec<(usize, String)> = Vec::new();
-        for si in 0..preps.len() {
-            for s in &settings.strategies {
-                jobs.push((si, s.clone()));
-            }
-        }
-        // Popped from the back: the heaviest job (calls × messages) is taken first.
-        let total = order_jobs(&mut jobs, &preps, |(si, s)| (*si, s));
+        let jobs = queue_jobs(&preps, &settings.strategies);
+        let total = jobs
+            .iter()
+            .map(|(si, ids)| preps.get(*si).map_or(0, |p| p.calls.len() * ids.len()) as u64)
+            .sum();
         progress.total.store(total, Ordering::Relaxed);
         Ok(Driver {
             tok,
@@ -229,34 +256,48 @@ impl Driver {
 
     /// Take and run jobs until the queue is empty. Call it from any number of threads.
     pub fn work(&self) {
+        self.work_then(&|| {});
+    }
+
+    /// [`Driver::work`], calling `after` on this thread after each (session, strategy) replay
+    /// (a host may give the memory the replay freed back to the system there).
+    pub fn work_then(&self, after: &dyn Fn()) {
         loop {
             let job = self.queue.lock().ok().and_then(|mut q| q.pop());
-            let Some((si, sid)) = job else { break };
-            let Some(prep) = self.preps.get(si) else {
-                continue;
-            };
-            let Some(mut strat) = super::strategy_with(&sid, &self.settings.s3) else {
-                continue;
-            };
-            let mut last = 0usize;
-            let progress = &self.progress;
-            let r = run::run_job(
-                &self.tok,
-                &self.glue,
-                &self.sp,
-                prep,
-                strat.as_mut(),
-                &self.opts,
-                &mut |k| {
-                    progress
-                        .done
-                        .fetch_add(k.saturating_sub(last) as u64, Ordering::Relaxed);
-                    last = k;
-                },
-            );
-            if let Ok(mut v) = self.results.lock() {
-                v.push(r);
+            let Some((si, ids)) = job else { break };
+            for sid in ids {
+                self.run_one(si, &sid);
+                after();
             }
+        }
+    }
+
+    /// Replay session `si` with strategy `sid` and keep the result.
+    fn run_one(&self, si: usize, sid: &str) {
+        let Some(prep) = self.preps.get(si) else {
+            return;
+        };
+        let Some(mut strat) = super::strategy_with(sid, &self.settings.s3) else {
+            return;
+        };
+        let mut last = 0usize;
+        let progress = &self.progress;
+        let r = run::run_job(
+            &self.tok,
+            &self.glue,
+            &self.sp,
+            prep,
+            strat.as_mut(),
+            &self.opts,
+            &mut |k| {
+                progress
+                    .done
+                    .fetch_add(k.saturating_sub(last) as u64, Ordering::Relaxed);
+                last = k;
+            },
+        );
+        if let Ok(mut v) = self.results.lock() {
+            v.push(r);
         }
     }
 

@@ -92,9 +92,9 @@ impl Prepared {
         self.orig.len()
     }
 
-    /// Replayed message `i` (each message is held once, in its bench wrapper).
-    pub fn message(&self, i: usize) -> Option<&Message> {
-        self.orig.get(i).map(|m| &m.msg)
+    /// Replayed message `i` (each message is held once, as JSON in its bench wrapper).
+    pub fn message(&self, i: usize) -> Option<Message> {
+        self.orig.get(i).map(|m| m.msg())
     }
 }
 
@@ -157,7 +157,7 @@ pub fn prepare_owned(tok: &Tokenizer, name: &str, t: Transcript) -> Prepared {
     let mut bodies: Vec<String> = Vec::new();
     let mut bytes = 0usize;
     for (i, m) in orig.iter().enumerate() {
-        let b = render::body(&m.msg);
+        let b = render::body(&m.msg());
         if m.slot == Slot::UserBlock && orig.get(i + 1).is_some_and(|n| n.slot == Slot::UserBlock) {
             let with_sep = format!("{b}{}", render::SEP);
             bytes += with_sep.len();
@@ -203,7 +203,7 @@ pub fn prepare_owned(tok: &Tokenizer, name: &str, t: Transcript) -> Prepared {
     for (k, (ai, _)) in calls.iter().enumerate() {
         let mut v = Vec::new();
         if let Some(m) = orig.get(*ai) {
-            let text = output_text(&m.msg);
+            let text = output_text(&m.msg());
             let mut seen = HashSet::new();
             for a in super::anchors::extract(&text) {
                 let Some(id) = store.interner.get(&a) else {
@@ -354,11 +354,10 @@ impl<'a> Renderer<'a> {
         if let Some(t) = self.memo.get(&m.key) {
             return t.clone();
         }
-        let text = render::body(&m.msg);
-        let h = hash128(text.as_bytes());
-        let t = match self.base.get(&h) {
+        // A session's original: its tokens were made while preparing it (no render).
+        let t = match self.base.get(&m.body_key) {
             Some(t) => t.clone(),
-            None => self.local.get(self.tok, &text),
+            None => self.local.get(self.tok, &render::body(&m.msg())),
         };
         self.memo.insert(m.key, t.clone());
         t
@@ -401,7 +400,7 @@ impl<'a> Renderer<'a> {
         if let Some(t) = self.memo.get(&key) {
             return t.clone();
         }
-        let mut text = render::body(&m.msg);
+        let mut text = render::body(&m.msg());
         text.push_str(render::SEP);
         let t = match self.base.get(&hash128(text.as_bytes())) {
             Some(t) => t.clone(),
@@ -671,8 +670,6 @@ struct RequestView {
     key_count: HashMap<u128, u32>,
     /// Credited original index → how many messages of the request credit it.
     credit_count: HashMap<usize, u32>,
-    /// Shapes by message key (a shape depends on the message only).
-    memo: HashMap<u128, Shape>,
 }
 
 impl RequestView {
@@ -683,24 +680,29 @@ impl RequestView {
             .zip(msgs)
             .take_while(|(a, b)| same_message(a, b))
             .count();
+        // The shapes of the messages that leave the request, by key: a request that changes
+        // (a fold, a compaction) sends most of them again after its new part. Only these are
+        // kept: a shape per message of the session would grow with the session.
+        let mut left: HashMap<u128, Shape> = HashMap::new();
         while self.msgs.len() > same {
-            let Some(m) = self.msgs.pop() else { break };
-            self.shapes.pop();
+            let (Some(m), Some(shape)) = (self.msgs.pop(), self.shapes.pop()) else {
+                break;
+            };
             dec(&mut self.key_count, m.key);
             for &c in &m.credit {
                 dec(&mut self.credit_count, c);
             }
+            left.insert(m.key, shape);
         }
         for m in msgs.get(same..).unwrap_or(&[]) {
             *self.key_count.entry(m.key).or_insert(0) += 1;
             for &c in &m.credit {
                 *self.credit_count.entry(c).or_insert(0) += 1;
             }
-            let shape = self
-                .memo
-                .entry(m.key)
-                .or_insert_with(|| Shape::of(&m.msg))
-                .clone();
+            let shape = match left.get(&m.key) {
+                Some(s) => s.clone(),
+                None => Shape::of(&m.msg()),
+            };
             self.shapes.push(shape);
             self.msgs.push(m.clone());
         }
@@ -729,7 +731,7 @@ pub const RECOVER_CALL_TOKENS: u64 = 40;
 /// (`cachefold_recover`'s default cap, [`::cachefold::tools::recover::DEFAULT_MAX_CHARS`]
 /// chars) in the original's own tokens-per-char, or the whole original when it is shorter.
 fn recovered_tokens(tokens: u64, orig: &M) -> u64 {
-    let chars = render::body(&orig.msg).chars().count() as u64;
+    let chars = render::body(&orig.msg()).chars().count() as u64;
     let cap = ::cachefold::tools::recover::DEFAULT_MAX_CHARS;
     if chars <= cap || chars == 0 {
         tokens

@@ -10,12 +10,23 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// One message as the bench sees it.
+///
+/// The message itself is kept as its JSON text and parsed when a strategy reads it
+/// ([`BMsg::msg`]): a parsed `serde_json::Value` (ordered maps, numbers as text) weighs about
+/// three times its text, and a long replay holds every message of the session for its whole
+/// run. What the replay loop reads on every call (role, slot, size, anchors, the key of the
+/// rendered body) is computed once, here.
 #[derive(Debug)]
 pub struct BMsg {
     /// Content key: 128-bit hash of the message JSON. Equal keys ⇒ equal rendered tokens.
     pub key: u128,
-    /// The host-shaped message.
-    pub msg: Message,
+    /// The message's JSON ([`Message::to_json`] of the message made), compressed.
+    json: Packed,
+    /// Its role.
+    role: Role,
+    /// 128-bit hash of its rendered body ([`render::body`]): the key of its tokens among a
+    /// session's pre-tokenized bodies.
+    pub body_key: u128,
     /// Template slot (user block or assistant turn).
     pub slot: Slot,
     /// Characters OpenClaw-style estimators count (text, thinking, tool-call JSON, results).
@@ -32,7 +43,18 @@ pub struct BMsg {
 impl BMsg {
     /// Role shortcut.
     pub fn role(&self) -> Role {
-        self.msg.role()
+        self.role.clone()
+    }
+
+    /// The message (parsed from its JSON on each call: keep the result while reading it).
+    pub fn msg(&self) -> Message {
+        // The text is `to_json` of a message object, so it parses back to the same object.
+        Message::from_json(&self.json()).unwrap_or_else(|_| Message::empty())
+    }
+
+    /// The message's JSON, as the host would pass it (no parse).
+    pub fn json(&self) -> String {
+        self.json.text()
     }
 
     /// chars/4, rounded up: OpenClaw's and pi's token estimate.
@@ -43,6 +65,71 @@ impl BMsg {
 
 /// Shared handle.
 pub type M = Arc<BMsg>;
+
+/// A message's JSON as a bench message keeps it: zstd-compressed (level 1, one frame per
+/// message) when that is smaller. Transcript JSON (English, code, logs) compresses several
+/// times, and a session's messages are held for its whole replay; a message is read back only
+/// when a strategy or the engine reads it, a few times per replay.
+#[derive(Debug)]
+enum Packed {
+    Plain(Box<str>),
+    Zstd { len: u32, bytes: Box<[u8]> },
+}
+
+/// Messages shorter than this are kept as they are (a frame's header is not worth it).
+const PACK_FROM: usize = 96;
+
+thread_local! {
+    // One compression and one decompression context per thread (a context is hundreds of KB;
+    // one per message would cost more than the compression).
+    static PACKER: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+    static UNPACKER: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl Packed {
+    fn new(text: String) -> Packed {
+        let Ok(len) = u32::try_from(text.len()) else {
+            return Packed::Plain(text.into_boxed_str());
+        };
+        if text.len() < PACK_FROM {
+            return Packed::Plain(text.into_boxed_str());
+        }
+        let packed = PACKER.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.is_none() {
+                *p = zstd::bulk::Compressor::new(1).ok();
+            }
+            p.as_mut().and_then(|c| c.compress(text.as_bytes()).ok())
+        });
+        match packed {
+            Some(bytes) if bytes.len() < text.len() => Packed::Zstd {
+                len,
+                bytes: bytes.into_boxed_slice(),
+            },
+            _ => Packed::Plain(text.into_boxed_str()),
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Packed::Plain(s) => s.to_string(),
+            Packed::Zstd { len, bytes } => UNPACKER
+                .with(|d| {
+                    let mut d = d.borrow_mut();
+                    if d.is_none() {
+                        *d = zstd::bulk::Decompressor::new().ok();
+                    }
+                    d.as_mut()
+                        .and_then(|d| d.decompress(bytes, *len as usize).ok())
+                })
+                .and_then(|b| String::from_utf8(b).ok())
+                // Our own frame of valid UTF-8: it always reads back.
+                .unwrap_or_default(),
+        }
+    }
+}
 
 /// Characters an OpenClaw-style estimator counts for a message.
 pub fn estimate_chars(m: &Message) -> u64 {
@@ -122,6 +209,16 @@ impl Store {
         }
     }
 
+    /// Messages made and kept by this store (not counting the shared store's).
+    pub fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// True when this store made no message (the shared store's are not counted).
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
     /// The message made for `key`, if any (here or in the shared store).
     fn get(&self, key: u128) -> Option<&M> {
         self.by_key
@@ -162,15 +259,47 @@ impl Store {
         }
         let m = Arc::new(BMsg {
             key,
+            body_key: hash128(text.as_bytes()),
+            role: msg.role(),
             slot: render::slot(&msg),
             chars: estimate_chars(&msg),
             anchors: ids,
             origin,
             credit,
-            msg,
+            json: Packed::new(json),
         });
         self.by_key.insert(key, m.clone());
         m
+    }
+
+    /// Wrap a message the store does not keep: a summariser request's prompt or answer,
+    /// simulated once and never part of a main request. It is not memoised (the next call
+    /// with the same content makes another, equal message), adds no anchors and holds no
+    /// recovery credit, so it is gone once its call is billed.
+    pub fn detached(msg: &Message) -> M {
+        let json = msg.to_json();
+        let text = render::body(msg);
+        Arc::new(BMsg {
+            key: hash128(json.as_bytes()),
+            body_key: hash128(text.as_bytes()),
+            role: msg.role(),
+            slot: render::slot(msg),
+            chars: estimate_chars(msg),
+            anchors: Vec::new(),
+            origin: None,
+            credit: Vec::new(),
+            json: Packed::new(json),
+        })
+    }
+
+    /// A detached user text message (a summariser prompt), see [`Store::detached`].
+    pub fn detached_user_text(text: &str, ts: f64) -> M {
+        Store::detached(&user_text_message(text, ts))
+    }
+
+    /// A detached assistant text message (a summariser's answer), see [`Store::detached`].
+    pub fn detached_assistant_text(text: &str, ts: f64) -> M {
+        Store::detached(&assistant_text_message(text, ts))
     }
 
     /// Wrap a JSON value; `None` when it is not an object (strategies only build objects).
@@ -181,20 +310,12 @@ impl Store {
 
     /// A user text message.
     pub fn user_text(&mut self, text: &str, ts: f64) -> Option<M> {
-        self.make_value(
-            serde_json::json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts as u64}),
-            None,
-            Vec::new(),
-        )
+        Some(self.make(user_text_message(text, ts), None, Vec::new()))
     }
 
     /// An assistant text message.
     pub fn assistant_text(&mut self, text: &str, ts: f64) -> Option<M> {
-        self.make_value(
-            serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": "stop", "timestamp": ts as u64}),
-            None,
-            Vec::new(),
-        )
+        Some(self.make(assistant_text_message(text, ts), None, Vec::new()))
     }
 
     /// Keys of messages containing anchor `a`, in the order they were made (the shared
@@ -207,6 +328,16 @@ impl Store {
     fn holders_here(&self, a: AnchorId) -> std::slice::Iter<'_, u128> {
         self.inv.get(&a).map_or(&[][..], Vec::as_slice).iter()
     }
+}
+
+fn user_text_message(text: &str, ts: f64) -> Message {
+    Message::from_value(serde_json::json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts as u64}))
+        .unwrap_or_else(|_| Message::empty())
+}
+
+fn assistant_text_message(text: &str, ts: f64) -> Message {
+    Message::from_value(serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": "stop", "timestamp": ts as u64}))
+        .unwrap_or_else(|_| Message::empty())
 }
 
 /// Replace a tool result's text content by `text`, keeping every other field.
@@ -236,6 +367,77 @@ mod tests {
 
     fn text(role: &str, t: &str) -> Value {
         serde_json::json!({"role": role, "content": [{"type": "text", "text": t}], "timestamp": 1})
+    }
+
+    /// A bench message holds its message as JSON, not as a parsed value (a session's messages
+    /// are held for its whole replay), and reads back as the same message; what the replay loop
+    /// reads on every call is computed when it is made.
+    #[test]
+    fn a_message_is_kept_as_its_json_and_reads_back_the_same() {
+        let v = serde_json::json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read",
+            "content": [{"type": "text", "text": "fn main() {}\nsrc/main.rs:1 parse_args"}],
+            "isError": false, "n": 1.50, "big": 12345678901234567890u64, "timestamp": 7});
+        let msg = Message::from_value(v).unwrap();
+        let mut s = Store::default();
+        let m = s.make(msg.clone(), Some(3), vec![3]);
+        assert_eq!(m.json(), msg.to_json());
+        assert_eq!(m.msg(), msg);
+        assert_eq!(m.msg().to_json(), m.json());
+        assert_eq!(m.key, hash128(msg.to_json().as_bytes()));
+        assert_eq!(m.body_key, hash128(render::body(&msg).as_bytes()));
+        assert_eq!(m.role(), Role::ToolResult);
+        assert_eq!(m.slot, render::slot(&msg));
+        assert_eq!(m.chars, estimate_chars(&msg));
+        assert!(!m.anchors.is_empty());
+        // The same content is the same message; the store holds it once.
+        let again = s.make(Message::from_json(&m.json()).unwrap(), None, vec![]);
+        assert!(Arc::ptr_eq(&m, &again));
+        assert_eq!(s.len(), 1);
+    }
+
+    /// A message's JSON is kept compressed when that is smaller, and reads back byte for byte;
+    /// a short one is kept as it is.
+    #[test]
+    fn a_long_message_is_kept_compressed_and_reads_back() {
+        let mut s = Store::default();
+        let long = format!("cargo test parse_args src/main.rs {}", "ok ".repeat(400));
+        let m = s.user_text(&long, 1.0).unwrap();
+        let Packed::Zstd { len, bytes } = &m.json else {
+            panic!("not compressed: {:?}", m.json);
+        };
+        assert_eq!(*len as usize, m.json().len());
+        assert!(bytes.len() * 4 < m.json().len(), "{} bytes", bytes.len());
+        assert_eq!(m.msg().text(), long);
+        let short = s.user_text("ok", 1.0).unwrap();
+        assert!(matches!(&short.json, Packed::Plain(_)));
+        assert_eq!(short.msg().text(), "ok");
+        // Odd content (multi-byte characters, escapes) reads back the same.
+        let odd = format!("é｜\"\\\n\u{1f600} {}", "«x» ".repeat(50));
+        assert_eq!(s.user_text(&odd, 1.0).unwrap().msg().text(), odd);
+    }
+
+    /// A detached message (a summariser request's prompt or answer) is the message the store
+    /// would make for the same content, but the store does not keep it.
+    #[test]
+    fn a_detached_message_equals_a_made_one_and_is_not_kept() {
+        let mut s = Store::default();
+        let text = "<conversation>\n[User]: fix src/main.rs parse_args\n</conversation>";
+        let d = Store::detached_user_text(text, 5.0);
+        assert!(s.is_empty());
+        let made = s.user_text(text, 5.0).unwrap();
+        assert_eq!(s.len(), 1);
+        assert_eq!(
+            (d.key, d.body_key, d.json()),
+            (made.key, made.body_key, made.json())
+        );
+        assert_eq!(
+            (d.role(), d.slot, d.chars),
+            (made.role(), made.slot, made.chars)
+        );
+        assert!(d.anchors.is_empty() && d.origin.is_none() && d.credit.is_empty());
+        let a = Store::detached_assistant_text("## Goal\nfix it", 5.0);
+        assert_eq!(a.key, s.assistant_text("## Goal\nfix it", 5.0).unwrap().key);
+        assert_eq!(a.role(), Role::Assistant);
     }
 
     /// A job's store over its session's answers as a copy of the session's store did (the same

@@ -86,7 +86,7 @@ pub fn serialize(msgs: &[M], opts: SerializeOpts) -> String {
                 let mut text = String::new();
                 let mut thinking = String::new();
                 let mut calls = Vec::new();
-                for p in m.msg.parts() {
+                for p in m.msg().parts() {
                     match p {
                         Part::Text(t) => text.push_str(t),
                         Part::Thinking(t) => thinking.push_str(t),
@@ -117,13 +117,13 @@ pub fn serialize(msgs: &[M], opts: SerializeOpts) -> String {
                 b
             }
             Role::ToolResult => {
-                let t = m.msg.text();
+                let t = m.msg().text();
                 format!(
                     "[Tool result]: {}\n",
                     clip(clip(&t, opts.per_message), opts.per_result)
                 )
             }
-            _ => format!("[User]: {}\n", clip(&m.msg.text(), opts.per_message)),
+            _ => format!("[User]: {}\n", clip(&m.msg().text(), opts.per_message)),
         };
         if !block.is_empty() {
             out.push_str(&block);
@@ -154,16 +154,16 @@ pub fn extractive(msgs: &[M], previous: Option<&str>, max_chars: usize) -> Strin
     let mut digests: Vec<::cachefold::digest::Digest> = Vec::with_capacity(msgs.len());
     for m in msgs {
         if m.role() == Role::Assistant {
-            for c in m.msg.tool_calls() {
+            for c in m.msg().tool_calls() {
                 calls.insert(c.id.to_string(), (c.name.to_string(), c.arguments.clone()));
             }
         }
         let args = m
-            .msg
+            .msg()
             .tool_call_id()
             .and_then(|id| calls.get(id))
             .map(|(n, a)| (n.as_str(), a));
-        digests.push(::cachefold::digest::digest(&m.msg, &cfg, args));
+        digests.push(::cachefold::digest::digest(&m.msg(), &cfg, args));
     }
     let refs: Vec<&::cachefold::digest::Digest> = digests.iter().collect();
     let carried = previous

@@ -46,13 +46,13 @@ impl ContextFold {
         let user = msgs
             .iter()
             .find(|m| m.role() == Role::User)
-            .map(|m| m.msg.text())
+            .map(|m| m.msg().text())
             .unwrap_or_default();
         let mut tools: Vec<String> = Vec::new();
         let mut reply = String::new();
         for m in msgs {
             if m.role() == Role::Assistant {
-                for p in m.msg.parts() {
+                for p in m.msg().parts() {
                     match p {
                         Part::ToolCall(c) if !tools.iter().any(|t| t == c.name) => {
                             tools.push(c.name.to_string())
@@ -78,9 +78,9 @@ impl ContextFold {
         let mut s = String::new();
         for m in msgs {
             match m.role() {
-                Role::User => s.push_str(&format!("user: {}\n", m.msg.text())),
+                Role::User => s.push_str(&format!("user: {}\n", m.msg().text())),
                 Role::Assistant => {
-                    for p in m.msg.parts() {
+                    for p in m.msg().parts() {
                         match p {
                             Part::Text(t) => s.push_str(&format!("assistant: {t}\n")),
                             Part::ToolCall(c) => {
@@ -92,7 +92,7 @@ impl ContextFold {
                     }
                 }
                 Role::ToolResult => {
-                    s.push_str(&format!("result: {}\n", clip_chars(&m.msg.text(), 200)))
+                    s.push_str(&format!("result: {}\n", clip_chars(&m.msg().text(), 200)))
                 }
                 _ => {}
             }
@@ -102,7 +102,7 @@ impl ContextFold {
 
     fn trim_result(ctx: &mut Ctx, m: &M) -> M {
         // toolResultMaxTokens 500 ≈ 2,000 chars: 60 % head + 30 % tail.
-        let text = m.msg.text();
+        let text = m.msg().text();
         if m.role() != Role::ToolResult || text.chars().count() <= 2_000 {
             return m.clone();
         }

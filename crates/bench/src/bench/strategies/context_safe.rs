@@ -4,7 +4,7 @@ use super::legacy::Legacy;
 use super::{clip_chars, last_chars, retext, Ctx, Strategy};
 use crate::bench::store::{self, M};
 use ::cachefold::message::{Part, Role};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Bootstrap files whose reads context-safe never prunes.
 const CS_PROTECTED: &[&str] = &[
@@ -31,6 +31,55 @@ pub struct ContextSafe {
     calls: BTreeMap<String, bool>,
     externalised: u64,
     prunes: u64,
+    /// Tool result key → what the assemble-time policy reads of it (a message is parsed
+    /// from its JSON when read: once per result, not once per call).
+    results: HashMap<u128, ResultInfo>,
+}
+
+/// What the assemble-time policy reads of a tool result.
+#[derive(Clone, Copy)]
+struct ResultInfo {
+    /// Per-tool cap scale, by tool name.
+    scale: f64,
+    /// Eviction priority by tool name (context-safe's own notices aside).
+    prio: u8,
+    /// Text starts with `[context-safe]` (one of ours).
+    ours: bool,
+    /// Characters of its text.
+    chars: usize,
+}
+
+impl ResultInfo {
+    fn of(m: &M) -> ResultInfo {
+        let msg = m.msg();
+        let text = msg.text();
+        let tool = msg.tool_name().unwrap_or("");
+        let scale = match tool {
+            "read" | "Read" => 1.2,
+            "web_fetch" | "WebFetch" => 0.8,
+            "exec" | "bash" | "Bash" | "process" => 0.65,
+            _ => 1.0,
+        };
+        let prio = if matches!(tool, "exec" | "bash" | "Bash" | "process") {
+            1
+        } else if matches!(tool, "web_fetch" | "WebFetch") {
+            2
+        } else if matches!(tool, "read" | "Read") {
+            4
+        } else {
+            3
+        };
+        ResultInfo {
+            scale,
+            prio,
+            ours: text.starts_with("[context-safe]"),
+            chars: text.chars().count(),
+        }
+    }
+
+    fn memo(memo: &mut HashMap<u128, ResultInfo>, m: &M) -> ResultInfo {
+        *memo.entry(m.key).or_insert_with(|| ResultInfo::of(m))
+    }
 }
 
 impl Default for ContextSafe {
@@ -49,6 +98,7 @@ impl ContextSafe {
             calls: BTreeMap::new(),
             externalised: 0,
             prunes: 0,
+            results: HashMap::new(),
         }
     }
 
@@ -85,7 +135,7 @@ impl ContextSafe {
                 .iter()
                 .filter(|m| {
                     matches!(m.role(), Role::User | Role::Assistant)
-                        && !m.msg.text().trim().is_empty()
+                        && !m.msg().text().trim().is_empty()
                 })
                 .count()
         };
@@ -113,16 +163,18 @@ impl ContextSafe {
             .filter(|m| m.role() == Role::User)
             .rev()
             .take(3)
-            .map(|m| clip_chars(m.msg.text().lines().next().unwrap_or("").trim(), 120).to_string())
+            .map(|m| {
+                clip_chars(m.msg().text().lines().next().unwrap_or("").trim(), 120).to_string()
+            })
             .collect();
         // Conclusions: the final replies of turns (assistant messages without tool calls), so the
         // index changes about once per turn, as the peer survey observed ("nearly every turn").
         let concl: Vec<String> = view
             .iter()
-            .filter(|m| m.role() == Role::Assistant && m.msg.tool_calls().is_empty())
+            .filter(|m| m.role() == Role::Assistant && m.msg().tool_calls().is_empty())
             .filter_map(|m| {
                 let t = m
-                    .msg
+                    .msg()
                     .parts()
                     .into_iter()
                     .filter_map(|p| {
@@ -168,7 +220,7 @@ impl Strategy for ContextSafe {
     }
     fn ingest(&mut self, ctx: &mut Ctx, m: M, index: usize) -> M {
         if m.role() == Role::Assistant {
-            for c in m.msg.tool_calls() {
+            for c in m.msg().tool_calls() {
                 let path = c
                     .arguments
                     .get("path")
@@ -189,12 +241,13 @@ impl Strategy for ContextSafe {
         if m.role() != Role::ToolResult {
             return m;
         }
-        let tool = m.msg.tool_name().unwrap_or("").to_string();
-        let text = m.msg.text();
+        let msg = m.msg();
+        let tool = msg.tool_name().unwrap_or("").to_string();
+        let text = msg.text();
         if text.chars().count() <= Self::limit(&tool) {
             return m;
         }
-        let id = m.msg.tool_call_id().unwrap_or("");
+        let id = msg.tool_call_id().unwrap_or("");
         let h = crate::bench::tokenizer::hash128(id.as_bytes());
         let path = format!(
             "~/.openclaw/artifacts/context-safe/{tool}/{}-{tool}-{:012x}.json",
@@ -230,7 +283,7 @@ impl Strategy for ContextSafe {
             .collect();
         let tail_start = Self::semantic_tail_start(&canon);
         let protected_result = |m: &M, calls: &BTreeMap<String, bool>| {
-            m.msg
+            m.msg()
                 .tool_call_id()
                 .is_some_and(|id| calls.get(id).copied().unwrap_or(false))
         };
@@ -243,7 +296,7 @@ impl Strategy for ContextSafe {
                 Role::ToolResult if !protected_result(m, &self.calls) => gain += 2 * m.chars,
                 Role::Assistant => {
                     gain += m
-                        .msg
+                        .msg()
                         .parts()
                         .iter()
                         .map(|p| {
@@ -271,10 +324,13 @@ impl Strategy for ContextSafe {
                         self.pruned.insert(hi, p);
                     }
                     Role::Assistant
-                        if m.msg.parts().iter().any(|p| matches!(p, Part::Thinking(_))) =>
+                        if m.msg()
+                            .parts()
+                            .iter()
+                            .any(|p| matches!(p, Part::Thinking(_))) =>
                     {
                         if let Some(p) = ctx.store.make_value(
-                            store::without_thinking(&m.msg),
+                            store::without_thinking(&m.msg()),
                             m.origin,
                             m.credit.clone(),
                         ) {
@@ -302,47 +358,37 @@ impl Strategy for ContextSafe {
             if slot.role() != Role::ToolResult {
                 continue;
             }
-            let tool = slot.msg.tool_name().unwrap_or("");
-            let scale = match tool {
-                "read" | "Read" => 1.2,
-                "web_fetch" | "WebFetch" => 0.8,
-                "exec" | "bash" | "Bash" | "process" => 0.65,
-                _ => 1.0,
-            };
-            let scale = if slot.msg.text().starts_with("[context-safe]") {
-                0.5
-            } else {
-                scale
-            };
+            let info = ResultInfo::memo(&mut self.results, slot);
+            let scale = if info.ours { 0.5 } else { info.scale };
             let cap = (base_cap * scale).max(160.0) as usize;
-            if slot.msg.text().chars().count() > cap {
+            if info.chars > cap {
                 let t = format!(
                     "{}\n[context-safe: truncated to {cap} chars]",
-                    clip_chars(&slot.msg.text(), cap)
+                    clip_chars(&slot.msg().text(), cap)
                 );
                 *slot = retext(ctx, slot, &t, slot.credit.clone());
             }
         }
         let mut total: u64 = view.iter().map(|m| m.chars).sum();
         if total > budget {
-            let prio = |m: &M| -> u8 {
-                let t = m.msg.tool_name().unwrap_or("");
-                if m.msg.text().starts_with("[context-safe]") {
+            let results = &mut self.results;
+            let mut prio = |m: &M| -> u8 {
+                let info = ResultInfo::memo(results, m);
+                if info.ours {
                     0
-                } else if matches!(t, "exec" | "bash" | "Bash" | "process") {
-                    1
-                } else if matches!(t, "web_fetch" | "WebFetch") {
-                    2
-                } else if matches!(t, "read" | "Read") {
-                    4
                 } else {
-                    3
+                    info.prio
                 }
             };
-            let mut order: Vec<usize> = (0..view.len())
-                .filter(|&i| view.get(i).is_some_and(|m| m.role() == Role::ToolResult))
+            let mut order: Vec<(u8, usize)> = (0..view.len())
+                .filter_map(|i| {
+                    view.get(i)
+                        .filter(|m| m.role() == Role::ToolResult)
+                        .map(|m| (prio(m), i))
+                })
                 .collect();
-            order.sort_by_key(|&i| (view.get(i).map_or(9, prio), i));
+            order.sort_unstable();
+            let order: Vec<usize> = order.into_iter().map(|(_, i)| i).collect();
             for i in order {
                 if total <= budget {
                     break;

@@ -144,7 +144,7 @@ impl Legacy {
                 }
                 None => {}
             }
-            let text = m.msg.text();
+            let text = m.msg().text();
             let n = text.chars().count();
             if n <= 4_000 {
                 eligible.push((hi, m.chars));

@@ -76,20 +76,18 @@ impl Ctx<'_> {
         text
     }
 
-    /// Record one summariser request with an explicit prompt and output.
+    /// Record one summariser request with an explicit prompt and output. Its messages are
+    /// [detached](Store::detached): the store does not keep a summariser prompt (the whole
+    /// summarised history, once per fold) after its call is billed.
     pub fn record_summary_call(&mut self, prompt: &str, output: &str) {
         if (prompt.len() as u64 + summarize::SUMMARIZER_SYSTEM.len() as u64) / 4 > self.window {
             self.fold_failures += 1;
         }
-        let p = self.store.user_text(prompt, self.now_ms);
-        let o = self.store.assistant_text(output, self.now_ms);
-        if let (Some(prompt), Some(output)) = (p, o) {
-            self.extra.push(ExtraCall {
-                system: None,
-                prompt: vec![prompt],
-                output,
-            });
-        }
+        self.extra.push(ExtraCall {
+            system: None,
+            prompt: vec![Store::detached_user_text(prompt, self.now_ms)],
+            output: Store::detached_assistant_text(output, self.now_ms),
+        });
     }
 }
 
@@ -120,7 +118,7 @@ fn est_sum(msgs: &[M]) -> u64 {
 
 /// Replace a tool result's text (no-op for other roles), keeping origin and credit.
 fn retext(ctx: &mut Ctx, m: &M, text: &str, credit: Vec<usize>) -> M {
-    let v = store::with_text(&m.msg, text);
+    let v = store::with_text(&m.msg(), text);
     ctx.store
         .make_value(v, m.origin, credit)
         .unwrap_or_else(|| m.clone())
@@ -147,6 +145,63 @@ fn last_chars(s: &str, n: usize) -> &str {
 /// Distinct tool names in a history (for reports).
 pub fn tool_names(hist: &[M]) -> BTreeSet<String> {
     hist.iter()
-        .filter_map(|m| m.msg.tool_name().map(str::to_string))
+        .filter_map(|m| m.msg().tool_name().map(str::to_string))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(store: &mut Store, role: &str, text: &str) -> M {
+        store
+            .make_value(
+                serde_json::json!({"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1}),
+                None,
+                Vec::new(),
+            )
+            .unwrap()
+    }
+
+    /// A summariser call is billed with its prompt and answer, but the strategy's store does
+    /// not keep them: a long session folds its whole history into summariser prompts, and a
+    /// store that kept them held that history once more per fold.
+    #[test]
+    fn a_summariser_call_leaves_nothing_in_the_store() {
+        let mut store = Store::default();
+        let msgs = vec![
+            msg(&mut store, "user", "fix src/main.rs parse_args"),
+            msg(&mut store, "assistant", "reading src/main.rs"),
+        ];
+        let kept = store.len();
+        let mut ctx = Ctx {
+            store: &mut store,
+            window: 1_000_000,
+            static_chars: 0,
+            extra: Vec::new(),
+            fold_failures: 0,
+            folds: 0,
+            now_ms: 9.0,
+        };
+        let text = ctx.summarize(&msgs, Some("earlier"), 2_000, SerializeOpts::FULL);
+        ctx.record_summary_call("a prompt", "an answer");
+        let extra = std::mem::take(&mut ctx.extra);
+        assert_eq!(extra.len(), 2);
+        assert_eq!(store.len(), kept, "no summariser prompt or answer kept");
+        // The call billed is the one a kept prompt made: the same messages.
+        let conversation = summarize::serialize(&msgs, SerializeOpts::FULL);
+        let prompt = summarize::summary_prompt(&conversation, Some("earlier"));
+        let first = &extra[0];
+        assert_eq!(first.prompt.len(), 1);
+        assert_eq!(
+            first.prompt[0].json(),
+            store.user_text(&prompt, 9.0).unwrap().json()
+        );
+        assert_eq!(
+            first.output.json(),
+            store.assistant_text(&text, 9.0).unwrap().json()
+        );
+        assert!(first.system.is_none());
+        assert_eq!(extra[1].prompt[0].msg().text(), "a prompt");
+    }
 }

@@ -49,7 +49,7 @@ impl ReasoniXlaw {
         let mut t = 0f64;
         for m in msgs {
             t += 4.0;
-            for p in m.msg.parts() {
+            for p in m.msg().parts() {
                 match p {
                     Part::Text(s) | Part::Thinking(s) => {
                         t += s
@@ -89,7 +89,7 @@ impl ReasoniXlaw {
             if m.role() != Role::ToolResult {
                 continue;
             }
-            let text = m.msg.text();
+            let text = m.msg().text();
             let n = text.chars().count();
             if n <= 2_000 || text.contains("[reasonixlaw: trimmed") {
                 continue;
