@@ -94,7 +94,7 @@ impl Prepared {
 
     /// Replayed message `i` (each message is held once, as JSON in its bench wrapper).
     pub fn message(&self, i: usize) -> Option<Message> {
-        self.orig.get(i).map(|m| m.msg())
+        self.orig.get(i).map(|m| m.msg().into_owned())
     }
 }
 
@@ -141,7 +141,10 @@ pub fn prepare_owned(tok: &Tokenizer, name: &str, t: Transcript) -> Prepared {
         }
     }
     drop(recorded_calls);
-    let mut store = Store::with_interner(Interner::default());
+    // A long session's messages are kept compressed (see `BMsg`); its strategies also run one
+    // after the other (`driver::SERIAL_CALLS`).
+    let mut store = Store::with_interner(Interner::default())
+        .packing(calls.len() > super::driver::SERIAL_CALLS);
     let n_messages = messages.len();
     let orig: Vec<M> = messages
         .into_iter()

@@ -6,22 +6,25 @@ use super::render::{self, Slot};
 use super::tokenizer::hash128;
 use ::cachefold::message::{Message, Part, Role};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// One message as the bench sees it.
 ///
-/// The message itself is kept as its JSON text and parsed when a strategy reads it
-/// ([`BMsg::msg`]): a parsed `serde_json::Value` (ordered maps, numbers as text) weighs about
-/// three times its text, and a long replay holds every message of the session for its whole
-/// run. What the replay loop reads on every call (role, slot, size, anchors, the key of the
-/// rendered body) is computed once, here.
+/// In a long session's store ([`Store::packing`]) the message is kept as its compressed JSON
+/// text and parsed when a strategy reads it ([`BMsg::msg`]): a parsed `serde_json::Value`
+/// (ordered maps, numbers as text) weighs about three times its text, and a long replay holds
+/// every message of the session for its whole run. Elsewhere it is kept parsed: reading it
+/// back on every strategy access doubled the corpus bench's CPU time. What the replay loop
+/// reads on every call (role, slot, size, anchors, the key of the rendered body) is computed
+/// once, here.
 #[derive(Debug)]
 pub struct BMsg {
     /// Content key: 128-bit hash of the message JSON. Equal keys ⇒ equal rendered tokens.
     pub key: u128,
-    /// The message's JSON ([`Message::to_json`] of the message made), compressed.
-    json: Packed,
+    /// The message made: parsed, or its JSON ([`Message::to_json`]) compressed.
+    body: Body,
     /// Its role.
     role: Role,
     /// 128-bit hash of its rendered body ([`render::body`]): the key of its tokens among a
@@ -46,15 +49,24 @@ impl BMsg {
         self.role.clone()
     }
 
-    /// The message (parsed from its JSON on each call: keep the result while reading it).
-    pub fn msg(&self) -> Message {
-        // The text is `to_json` of a message object, so it parses back to the same object.
-        Message::from_json(&self.json()).unwrap_or_else(|_| Message::empty())
+    /// The message (a packed one is parsed from its JSON on each call: keep the result while
+    /// reading it).
+    pub fn msg(&self) -> Cow<'_, Message> {
+        match &self.body {
+            Body::Parsed(m) => Cow::Borrowed(m),
+            // The text is `to_json` of a message object, so it parses back to the same object.
+            Body::Packed(p) => {
+                Cow::Owned(Message::from_json(&p.text()).unwrap_or_else(|_| Message::empty()))
+            }
+        }
     }
 
-    /// The message's JSON, as the host would pass it (no parse).
+    /// The message's JSON, as the host would pass it.
     pub fn json(&self) -> String {
-        self.json.text()
+        match &self.body {
+            Body::Parsed(m) => m.to_json(),
+            Body::Packed(p) => p.text(),
+        }
     }
 
     /// chars/4, rounded up: OpenClaw's and pi's token estimate.
@@ -66,7 +78,14 @@ impl BMsg {
 /// Shared handle.
 pub type M = Arc<BMsg>;
 
-/// A message's JSON as a bench message keeps it: zstd-compressed (level 1, one frame per
+/// How a bench message holds its message.
+#[derive(Debug)]
+enum Body {
+    Parsed(Message),
+    Packed(Packed),
+}
+
+/// A message's JSON as a long session's bench message keeps it: zstd-compressed (level 1, one frame per
 /// message) when that is smaller. Transcript JSON (English, code, logs) compresses several
 /// times, and a session's messages are held for its whole replay; a message is read back only
 /// when a strategy or the engine reads it, a few times per replay.
@@ -187,6 +206,9 @@ pub struct Store {
     inv: HashMap<AnchorId, Vec<u128>>,
     /// The store this one extends, read-only.
     shared: Option<Arc<Store>>,
+    /// Messages made here are kept as compressed JSON ([`BMsg`]); a store over a shared one
+    /// packs when that one does.
+    packing: bool,
 }
 
 impl Store {
@@ -198,6 +220,12 @@ impl Store {
         }
     }
 
+    /// This store keeps the messages it makes as compressed JSON (`on`), or parsed.
+    pub fn packing(mut self, on: bool) -> Store {
+        self.packing = on;
+        self
+    }
+
     /// An empty store over `shared`: the same answers as a copy of `shared`, without copying
     /// it.
     pub fn over(shared: Arc<Store>) -> Store {
@@ -205,6 +233,7 @@ impl Store {
             interner: Interner::after(shared.interner.len() as AnchorId),
             by_key: HashMap::new(),
             inv: HashMap::new(),
+            packing: shared.packing,
             shared: Some(shared),
         }
     }
@@ -266,7 +295,11 @@ impl Store {
             anchors: ids,
             origin,
             credit,
-            json: Packed::new(json),
+            body: if self.packing {
+                Body::Packed(Packed::new(json))
+            } else {
+                Body::Parsed(msg)
+            },
         });
         self.by_key.insert(key, m.clone());
         m
@@ -275,7 +308,7 @@ impl Store {
     /// Wrap a message the store does not keep: a summariser request's prompt or answer,
     /// simulated once and never part of a main request. It is not memoised (the next call
     /// with the same content makes another, equal message), adds no anchors and holds no
-    /// recovery credit, so it is gone once its call is billed.
+    /// recovery credit, so it is gone once its call is billed (kept parsed: it lives briefly).
     pub fn detached(msg: &Message) -> M {
         let json = msg.to_json();
         let text = render::body(msg);
@@ -288,7 +321,7 @@ impl Store {
             anchors: Vec::new(),
             origin: None,
             credit: Vec::new(),
-            json: Packed::new(json),
+            body: Body::Parsed(msg.clone()),
         })
     }
 
@@ -369,47 +402,54 @@ mod tests {
         serde_json::json!({"role": role, "content": [{"type": "text", "text": t}], "timestamp": 1})
     }
 
-    /// A bench message holds its message as JSON, not as a parsed value (a session's messages
-    /// are held for its whole replay), and reads back as the same message; what the replay loop
-    /// reads on every call is computed when it is made.
+    /// A bench message reads back as the message made, parsed or packed (a long session's
+    /// messages are held for its whole replay as compressed JSON); what the replay loop reads on
+    /// every call is computed when it is made.
     #[test]
-    fn a_message_is_kept_as_its_json_and_reads_back_the_same() {
+    fn a_message_reads_back_the_same_parsed_or_packed() {
         let v = serde_json::json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read",
             "content": [{"type": "text", "text": "fn main() {}\nsrc/main.rs:1 parse_args"}],
-            "isError": false, "n": 1.50, "big": 12345678901234567890u64, "timestamp": 7});
+            "isError": false, "n": 1.50, "big": 12345678901234567890u64, "timestamp": 7,
+            "pad": "x".repeat(200)});
         let msg = Message::from_value(v).unwrap();
-        let mut s = Store::default();
-        let m = s.make(msg.clone(), Some(3), vec![3]);
-        assert_eq!(m.json(), msg.to_json());
-        assert_eq!(m.msg(), msg);
-        assert_eq!(m.msg().to_json(), m.json());
-        assert_eq!(m.key, hash128(msg.to_json().as_bytes()));
-        assert_eq!(m.body_key, hash128(render::body(&msg).as_bytes()));
-        assert_eq!(m.role(), Role::ToolResult);
-        assert_eq!(m.slot, render::slot(&msg));
-        assert_eq!(m.chars, estimate_chars(&msg));
-        assert!(!m.anchors.is_empty());
-        // The same content is the same message; the store holds it once.
-        let again = s.make(Message::from_json(&m.json()).unwrap(), None, vec![]);
-        assert!(Arc::ptr_eq(&m, &again));
-        assert_eq!(s.len(), 1);
+        for packing in [false, true] {
+            let mut s = Store::default().packing(packing);
+            let m = s.make(msg.clone(), Some(3), vec![3]);
+            assert_eq!(matches!(m.body, Body::Packed(_)), packing);
+            assert_eq!(m.json(), msg.to_json());
+            assert_eq!(*m.msg(), msg);
+            assert_eq!(m.msg().to_json(), m.json());
+            assert_eq!(m.key, hash128(msg.to_json().as_bytes()));
+            assert_eq!(m.body_key, hash128(render::body(&msg).as_bytes()));
+            assert_eq!(m.role(), Role::ToolResult);
+            assert_eq!(m.slot, render::slot(&msg));
+            assert_eq!(m.chars, estimate_chars(&msg));
+            assert!(!m.anchors.is_empty());
+            // The same content is the same message; the store holds it once.
+            let again = s.make(Message::from_json(&m.json()).unwrap(), None, vec![]);
+            assert!(Arc::ptr_eq(&m, &again));
+            assert_eq!(s.len(), 1);
+            // A job's store over this one packs as it does.
+            let over = Store::over(Arc::new(s));
+            assert_eq!(over.packing, packing);
+        }
     }
 
     /// A message's JSON is kept compressed when that is smaller, and reads back byte for byte;
     /// a short one is kept as it is.
     #[test]
     fn a_long_message_is_kept_compressed_and_reads_back() {
-        let mut s = Store::default();
+        let mut s = Store::default().packing(true);
         let long = format!("cargo test parse_args src/main.rs {}", "ok ".repeat(400));
         let m = s.user_text(&long, 1.0).unwrap();
-        let Packed::Zstd { len, bytes } = &m.json else {
-            panic!("not compressed: {:?}", m.json);
+        let Body::Packed(Packed::Zstd { len, bytes }) = &m.body else {
+            panic!("not compressed: {:?}", m.body);
         };
         assert_eq!(*len as usize, m.json().len());
         assert!(bytes.len() * 4 < m.json().len(), "{} bytes", bytes.len());
         assert_eq!(m.msg().text(), long);
         let short = s.user_text("ok", 1.0).unwrap();
-        assert!(matches!(&short.json, Packed::Plain(_)));
+        assert!(matches!(&short.body, Body::Packed(Packed::Plain(_))));
         assert_eq!(short.msg().text(), "ok");
         // Odd content (multi-byte characters, escapes) reads back the same.
         let odd = format!("é｜\"\\\n\u{1f600} {}", "«x» ".repeat(50));
