@@ -318,3 +318,25 @@ fn a_long_session_runs_its_strategies_in_turn() {
         ]
     );
 }
+
+/// A session of more than `SERIAL_CALLS` calls keeps its messages compressed (a long replay
+/// holds them all for its whole run); a shorter one keeps them parsed (read back on every
+/// access they doubled the corpus bench's CPU), and both read back the same messages.
+#[test]
+fn only_a_long_session_keeps_its_messages_packed() {
+    use cachefold_bench::bench::driver::SERIAL_CALLS;
+    use cachefold_bench::bench::run;
+    let tok = Tokenizer::bytes4();
+    let demo = cachefold_bench::bench::demo::session();
+    let mut long = demo.clone();
+    let first = long.calls[0].clone();
+    long.calls = vec![first; SERIAL_CALLS + 1];
+    let short = run::prepare(&tok, "short", &demo);
+    let long = run::prepare(&tok, "long", &long);
+    assert!(!short.store.packs());
+    assert!(long.store.packs());
+    assert_eq!(short.message_count(), long.message_count());
+    for i in 0..short.message_count() {
+        assert_eq!(short.message(i), long.message(i));
+    }
+}

@@ -226,6 +226,11 @@ impl Store {
         self
     }
 
+    /// True when this store keeps the messages it makes as compressed JSON.
+    pub fn packs(&self) -> bool {
+        self.packing
+    }
+
     /// An empty store over `shared`: the same answers as a copy of `shared`, without copying
     /// it.
     pub fn over(shared: Arc<Store>) -> Store {
