@@ -264,9 +264,9 @@ export async function captureAfterTurn(ctx, params, { force = false, factoryCtx 
       session = digestedSession(core, ctx, sessionId, transcript.messages);
       source = "transcript";
     } else {
-      const { snapshot, journal } = store.readState(paths);
-      if (!snapshot && !journal) return []; // nothing happened yet: the rate limit is not spent
-      session = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
+      const state = store.storedState(paths);
+      if (!state) return []; // nothing happened yet: the rate limit is not spent
+      session = core.Session.restore(ctx.configJson, sessionId, state.snapshot, state.journal);
       source = "engine records";
     }
     lastCapture.set(sessionId, now);

@@ -51,25 +51,14 @@ function splitHeader(text) {
   return { gen, body: text.slice(nl + 1) };
 }
 
-/**
- * Read snapshot (or null) and the journal's event lines. `stamp` = {gen, size} identifies the
- * journal file exactly (see journalStamp).
- */
-export function readState(paths) {
-  const snapshot = readNoFollow(paths.snapshot, null);
-  const raw = readNoFollow(paths.journal, null);
-  const { gen, body } = splitHeader(raw ?? "");
-  return { snapshot, journal: body, stamp: { gen, size: raw == null ? -1 : Buffer.byteLength(raw) }, headerless: raw != null && gen == null && raw.length > 0 };
-}
-
 const NEWLINE = 0x0a;
 
 /**
- * readState with the snapshot and the journal's event lines as the files' bytes (Buffers; the
+ * The snapshot and the journal's event lines as the files' bytes (Buffers; the
  * journal's a view past its header line): what the core restores from, copied into it in one
  * piece and decoded there (invalid UTF-8 replaced as Node's "utf8" decoding replaces it, so
  * both forms restore the same state). `snapshot` is null when absent; `journal` is empty when
- * absent.
+ * absent. `stamp` = {gen, size} identifies the journal file exactly (see journalStamp).
  */
 export function readStateBytes(paths) {
   const snapshot = readRegular(paths.snapshot, { maxBytes: 2 ** 31, encoding: null, fallback: null });
@@ -86,6 +75,12 @@ export function readStateBytes(paths) {
     }
   }
   return { snapshot, journal, stamp: { gen, size: raw == null ? -1 : raw.length }, headerless: raw != null && gen == null && raw.length > 0 };
+}
+
+/** readStateBytes, or null when the session has no state yet (no snapshot, no journal line). */
+export function storedState(paths) {
+  const state = readStateBytes(paths);
+  return state.snapshot?.length || state.journal.length ? state : null;
 }
 
 /** {gen, size} of the journal now ({null, -1} if absent): changes on every append and snapshot. */

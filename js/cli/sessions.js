@@ -62,7 +62,7 @@ export async function findSession(stateDir, query) {
 export async function readSession(ctx, s) {
   const core = await loadCore();
   const paths = store.sessionPaths(ctx.stateDir, s.name);
-  const { snapshot, journal } = store.readState(paths);
+  const { snapshot, journal } = store.readStateBytes(paths);
   const session = core.Session.restore(ctx.configJson, s.sessionId, snapshot, journal);
   try {
     return { stats: session.stats(), rows: session.callRows(), snapshot: session.snapshot(), paths };

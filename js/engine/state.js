@@ -150,15 +150,7 @@ export async function withSession(ctx, sessionId, fn, { sync = false } = {}) {
 
 /** Stats of one session (as the core reports them), or null when the session is unknown. */
 export async function sessionStats(ctx, sessionId) {
-  const { core, paths } = await pathsFor(ctx, sessionId);
-  const { snapshot, journal } = store.readStateBytes(paths);
-  if (!snapshot?.length && !journal.length) return null;
-  const s = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
-  try {
-    return s.stats();
-  } finally {
-    s.free?.();
-  }
+  return sessionView(ctx, sessionId, "stats");
 }
 
 /**
@@ -167,9 +159,9 @@ export async function sessionStats(ctx, sessionId) {
  */
 export async function sessionView(ctx, sessionId, method, ...args) {
   const { core, paths } = await pathsFor(ctx, sessionId);
-  const { snapshot, journal } = store.readStateBytes(paths);
-  if (!snapshot?.length && !journal.length) return null;
-  const s = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
+  const state = store.storedState(paths);
+  if (!state) return null;
+  const s = core.Session.restore(ctx.configJson, sessionId, state.snapshot, state.journal);
   try {
     return s[method](...args);
   } finally {
@@ -180,8 +172,7 @@ export async function sessionView(ctx, sessionId, method, ...args) {
 /** `cachefold_pin`: journal a pin of turn `id` under the session lock; the core's answer. */
 export async function pinTurn(ctx, sessionId, id) {
   const { paths } = await pathsFor(ctx, sessionId);
-  const { snapshot, journal } = store.readStateBytes(paths);
-  if (!snapshot?.length && !journal.length) return null;
+  if (!store.storedState(paths)) return null;
   const answer = await withSession(ctx, sessionId, async (h) => h.session.pinTurn(id));
   ctx.log?.({ event: "pin", sessionId, turn: id, pinned: answer?.details?.pinned ?? null });
   return answer;

@@ -31,12 +31,44 @@ async function opened(fn) {
   return seen;
 }
 
-test("readStateBytes reads what readState reads, as bytes (header, torn header, no header, absent)", () => {
+/**
+ * The oracle: the state files read as text, as the store read them before it read bytes (the
+ * snapshot or null; the journal's lines after its header line; the header's generation).
+ */
+function readStateText(paths) {
+  const read = (p) => {
+    try {
+      return readFileSync(p, "utf8");
+    } catch (err) {
+      if (err.code === "ENOENT") return null;
+      throw err;
+    }
+  };
+  const snapshot = read(paths.snapshot);
+  const raw = read(paths.journal);
+  let gen = null;
+  let body = raw ?? "";
+  if (body.startsWith('{"cachefold":"journal","gen":"')) {
+    const nl = body.indexOf("\n");
+    if (nl < 0) body = ""; // torn header: nothing after it was written
+    else {
+      try {
+        gen = JSON.parse(body.slice(0, nl)).gen ?? null;
+      } catch {
+        /* torn header */
+      }
+      body = body.slice(nl + 1);
+    }
+  }
+  return { snapshot, journal: body, stamp: { gen, size: raw == null ? -1 : Buffer.byteLength(raw) }, headerless: raw != null && gen == null && raw.length > 0 };
+}
+
+test("readStateBytes reads what the text reader read, as bytes (header, torn header, no header, absent)", () => {
   const root = tempDir();
   const paths = store.sessionPaths(root, "s-bytes");
   mkdirSync(paths.dir, { recursive: true });
   const same = (why) => {
-    const t = store.readState(paths);
+    const t = readStateText(paths);
     const b = store.readStateBytes(paths);
     assert.equal(b.snapshot === null ? null : b.snapshot.toString("utf8"), t.snapshot, `${why}: snapshot`);
     assert.ok(Buffer.isBuffer(b.journal), `${why}: journal bytes`);
