@@ -24,19 +24,33 @@ async function plugin(config) {
   return { reg, tool };
 }
 
+/** Turn k on subject `s` (SUBJECTS): its ask when `first`, else a follow-up; a read of `lines` lines; an answer. */
+function subjectTurn(k, s, first, lines) {
+  const [ask, path] = SUBJECTS[s];
+  const prompt = first ? `${ask} (step ${k})` : `continue with ${path}, step ${k}`;
+  return [user(prompt), assistantCall(`c${k}`, "read", { path }), toolResult(`c${k}`, "read", `${path} line ${k}\n`.repeat(lines)), assistantText(`done with ${path} step ${k}`)];
+}
+
+/**
+ * Turn k through a fresh engine, as the Gateway runs it: assemble up to its prompt, commit it
+ * (appended to `hist`), then, with `llm`, maintain; maintain's result (or undefined).
+ */
+async function playTurn(reg, sessionId, hist, turn, k, { tokenBudget = 20000, llm } = {}) {
+  const eng = await reg.engines.cachefold({});
+  await eng.assemble({ sessionId, messages: [...hist, turn[0]], model: "deepseek-v4-flash", tokenBudget });
+  hist.push(...turn);
+  await eng.commitTurn({ sessionId, advancementKey: `k${k}`, messages: turn });
+  return llm ? eng.maintain({ sessionId, runtimeContext: { llm } }) : undefined;
+}
+
 /** A session of 9 turns over 3 subjects with large reads, so early topics fold. */
 async function session(reg, sessionId) {
   const hist = [];
   const firsts = [];
   for (let k = 0; k < 9; k++) {
-    const [ask, path] = SUBJECTS[Math.floor(k / 3)];
-    const prompt = k % 3 === 0 ? `${ask} (step ${k})` : `continue with ${path}, step ${k}`;
-    const turn = [user(prompt), assistantCall(`c${k}`, "read", { path }), toolResult(`c${k}`, "read", `${path} line ${k}\n`.repeat(150)), assistantText(`done with ${path} step ${k}`)];
+    const turn = subjectTurn(k, Math.floor(k / 3), k % 3 === 0, 150);
     firsts.push(turn[0]);
-    const eng = await reg.engines.cachefold({});
-    await eng.assemble({ sessionId, messages: [...hist, turn[0]], model: "deepseek-v4-flash", tokenBudget: 20000 });
-    hist.push(...turn);
-    await eng.commitTurn({ sessionId, advancementKey: `k${k}`, messages: turn });
+    await playTurn(reg, sessionId, hist, turn, k);
   }
   const eng = await reg.engines.cachefold({});
   const r = await eng.assemble({ sessionId, messages: hist, model: "deepseek-v4-flash", tokenBudget: 20000 });
@@ -138,14 +152,7 @@ test("topics.useLlm: maintain sends the topic check through the host LLM and app
   };
   const hist = [];
   for (let k = 0; k < 4; k++) {
-    const [ask, path] = SUBJECTS[k < 3 ? 0 : 1];
-    const prompt = k === 0 || k === 3 ? `${ask} (step ${k})` : `continue with ${path}, step ${k}`;
-    const turn = [user(prompt), assistantCall(`c${k}`, "read", { path }), toolResult(`c${k}`, "read", `${path} line ${k}\n`.repeat(20)), assistantText(`done with ${path} step ${k}`)];
-    const eng = await reg.engines.cachefold({});
-    await eng.assemble({ sessionId: sid, messages: [...hist, turn[0]], model: "deepseek-v4-flash", tokenBudget: 20000 });
-    hist.push(...turn);
-    await eng.commitTurn({ sessionId: sid, advancementKey: `k${k}`, messages: turn });
-    const r = await eng.maintain({ sessionId: sid, runtimeContext: { llm } });
+    const r = await playTurn(reg, sid, hist, subjectTurn(k, k < 3 ? 0 : 1, k === 0 || k === 3, 20), k, { llm });
     assert.equal(r.changed, false);
   }
   const topicCalls = calls.filter((c) => c.purpose === "cachefold topic label");
@@ -220,13 +227,7 @@ test("summary.useLlm: maintain asks the host LLM for a fold summary and records 
     };
     const hist = [];
     for (let k = 0; k < 9; k++) {
-      const [ask, path] = SUBJECTS[Math.floor(k / 3)];
-      const turn = [user(k % 3 === 0 ? `${ask} (step ${k})` : `continue with ${path}, step ${k}`), assistantCall(`c${k}`, "read", { path }), toolResult(`c${k}`, "read", `${path} line ${k}\n`.repeat(150)), assistantText(`done with ${path} step ${k}`)];
-      const eng = await reg.engines.cachefold({});
-      await eng.assemble({ sessionId: sid, messages: [...hist, turn[0]], model: "deepseek-v4-flash", tokenBudget: 200000 });
-      hist.push(...turn);
-      await eng.commitTurn({ sessionId: sid, advancementKey: `k${k}`, messages: turn });
-      const r = await eng.maintain({ sessionId: sid, runtimeContext: { llm } });
+      const r = await playTurn(reg, sid, hist, subjectTurn(k, Math.floor(k / 3), k % 3 === 0, 150), k, { tokenBudget: 200000, llm });
       assert.equal(r.changed, false);
     }
     const sums = calls.filter((c) => c.purpose === "cachefold fold summary");
