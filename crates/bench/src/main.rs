@@ -452,7 +452,7 @@ fn run_pool(
 ) -> Vec<run::JobResult> {
     // Jobs: biggest first so two workers finish together.
     let mut jobs = jobs;
-    let total_calls = driver::order_jobs(&mut jobs, preps, |j| (j.si, &j.tag));
+    let total_calls = driver::order_jobs(&mut jobs, preps, |j| (j.si, &j.tag, 1));
     let done = Arc::new(AtomicU64::new(0));
     let finished = Arc::new(AtomicBool::new(false));
     let queue = Mutex::new(jobs);

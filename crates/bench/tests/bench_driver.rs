@@ -306,8 +306,11 @@ fn a_long_session_runs_its_strategies_in_turn() {
     assert!(short.calls.len() <= SERIAL_CALLS);
     let first = long.calls.first().copied().unwrap();
     long.calls = vec![first; SERIAL_CALLS + 1];
+    let short_calls = short.calls.len() as u64;
     let ids: Vec<String> = vec!["S1a".into(), "S3".into()];
-    let mut jobs = queue_jobs(&[Arc::new(long), Arc::new(short)], &ids);
+    let (mut jobs, total) = queue_jobs(&[Arc::new(long), Arc::new(short)], &ids);
+    // Every replay's calls are counted once: two strategies over each session.
+    assert_eq!(total, 2 * (SERIAL_CALLS as u64 + 1) + 2 * short_calls);
     jobs.sort();
     assert_eq!(
         jobs,

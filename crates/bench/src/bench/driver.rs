@@ -99,23 +99,27 @@ impl Progress {
     }
 }
 
-/// Sort `jobs` by the weight of their session (calls × messages, heaviest first, then by
-/// `key`'s name) and return how many calls they replay in all. `key` gives a job's session
-/// index and name. Shared by the bench driver and the `--loso` pool.
+/// Sort `jobs` by their weight (their session's calls × messages × the replays the job runs,
+/// heaviest first, then by `key`'s name) and return how many calls they replay in all. `key`
+/// gives a job's session index, name and number of replays. Shared by the bench driver and the
+/// `--loso` pool.
 pub fn order_jobs<J>(
     jobs: &mut [J],
     preps: &[Arc<Prepared>],
-    key: impl Fn(&J) -> (usize, &str),
+    key: impl Fn(&J) -> (usize, &str, u64),
 ) -> u64 {
     jobs.sort_by_cached_key(|j| {
-        let (si, name) = key(j);
-        let w = preps
-            .get(si)
-            .map_or(0, |p| p.calls.len() as u64 * p.message_count() as u64);
+        let (si, name, runs) = key(j);
+        let w = preps.get(si).map_or(0, |p| {
+            p.calls.len() as u64 * p.message_count() as u64 * runs
+        });
         (std::cmp::Reverse(w), name.to_string())
     });
     jobs.iter()
-        .map(|j| preps.get(key(j).0).map_or(0, |p| p.calls.len() as u64))
+        .map(|j| {
+            let (si, _, runs) = key(j);
+            preps.get(si).map_or(0, |p| p.calls.len() as u64 * runs)
+        })
         .sum()
 }
 
@@ -127,9 +131,12 @@ pub fn order_jobs<J>(
 pub const SERIAL_CALLS: usize = 5_000;
 
 /// The job queue of a run: one job per (session, strategy), or one per session running its
-/// strategies in turn when it has more than [`SERIAL_CALLS`] calls; sorted by weight (calls ×
-/// messages × strategies) as [`order_jobs`] sorts.
-pub fn queue_jobs(preps: &[Arc<Prepared>], strategies: &[String]) -> Vec<(usize, Vec<String>)> {
+/// strategies in turn when it has more than [`SERIAL_CALLS`] calls, ordered by [`order_jobs`];
+/// and the calls they replay in all.
+pub fn queue_jobs(
+    preps: &[Arc<Prepared>],
+    strategies: &[String],
+) -> (Vec<(usize, Vec<String>)>, u64) {
     let mut jobs: Vec<(usize, Vec<String>)> = Vec::new();
     for (si, p) in preps.iter().enumerate() {
         if p.calls.len() > SERIAL_CALLS {
@@ -138,14 +145,14 @@ pub fn queue_jobs(preps: &[Arc<Prepared>], strategies: &[String]) -> Vec<(usize,
             jobs.extend(strategies.iter().map(|s| (si, vec![s.clone()])));
         }
     }
-    jobs.sort_by_cached_key(|(si, ids)| {
-        let w = preps.get(*si).map_or(0, |p| {
-            p.calls.len() as u64 * p.message_count() as u64 * ids.len() as u64
-        });
-        let name = ids.first().cloned().unwrap_or_default();
-        (std::cmp::Reverse(w), name)
+    let total = order_jobs(&mut jobs, preps, |(si, ids)| {
+        (
+            *si,
+            ids.first().map_or("", String::as_str),
+            ids.len() as u64,
+        )
     });
-    jobs
+    (jobs, total)
 }
 
 /// One replay run: prepared sessions, a job queue and the results so far.
@@ -219,11 +226,7 @@ impl Driver {
             });
             preps.push(Arc::new(p));
         })?;
-        let jobs = queue_jobs(&preps, &settings.strategies);
-        let total = jobs
-            .iter()
-            .map(|(si, ids)| preps.get(*si).map_or(0, |p| p.calls.len() * ids.len()) as u64)
-            .sum();
+        let (jobs, total) = queue_jobs(&preps, &settings.strategies);
         progress.total.store(total, Ordering::Relaxed);
         Ok(Driver {
             tok,
