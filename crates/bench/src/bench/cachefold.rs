@@ -214,9 +214,7 @@ impl Strategy for Cachefold {
                 let Some((hit, miss, out)) = self.usage.remove(&index) else {
                     return m;
                 };
-                let Ok(mut v) = serde_json::from_str::<Value>(&m.json()) else {
-                    return m;
-                };
+                let mut v = m.msg().raw().clone();
                 if let Some(o) = v.as_object_mut() {
                     o.insert(
                         "usage".into(),
