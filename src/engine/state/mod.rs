@@ -204,28 +204,9 @@ impl SessionState {
     /// The event is consumed: its record moves into the state (no copy per ingested message).
     pub fn apply(&mut self, mut e: Event) -> Result<()> {
         self.check(&e)?;
+        // The events of every turn here; the others in a function of their own (`apply_rare`),
+        // so that replaying a journal runs a small function per line.
         match &mut e {
-            Event::Env { model, spa } => {
-                self.model = model.clone();
-                self.spa = spa.clone();
-            }
-            Event::Diverge { at, cause, action } => {
-                *self
-                    .counters
-                    .divergences
-                    .entry(cause.clone())
-                    .or_insert_with(|| 0) += 1;
-                self.last_divergence = Some(DivergenceNote {
-                    at: *at,
-                    cause: cause.clone(),
-                    action: *action,
-                });
-                match action {
-                    DivergeAction::Truncate => self.truncate(*at),
-                    DivergeAction::Repin => self.repin(),
-                    DivergeAction::None | DivergeAction::Evict => {}
-                }
-            }
             Event::Ingest { rec, calls, .. } => {
                 match rec.shape.role {
                     ShapeRole::Assistant => {
@@ -246,6 +227,62 @@ impl SessionState {
                     _ => {}
                 }
                 self.records.push(std::mem::take(&mut **rec));
+            }
+            Event::Out {
+                keep,
+                add,
+                shared,
+                repairs,
+            } => {
+                self.out.truncate(*keep as usize);
+                self.out.extend_from_slice(add);
+                // `req` becomes `out`: only the part after their common prefix is copied
+                // (usually the keys just added), not the whole output on every event.
+                let same = self
+                    .req
+                    .iter()
+                    .zip(&self.out)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                self.req.truncate(same);
+                self.req.extend_from_slice(&self.out[same..]);
+                self.turn.shared.push(*shared);
+                let w = keys_w(&self.out);
+                self.turn.first_w.get_or_insert(w);
+                crate::text::push_bounded(&mut self.turn.out_ws, w, MAX_CALL_ROWS);
+                self.counters.repairs += u64::from(*repairs);
+            }
+            Event::Commit { .. } => self.apply_commit(&e),
+            _ => self.apply_rare(&mut e),
+        }
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// [`SessionState::apply`] of the events that are not written every turn.
+    #[inline(never)]
+    fn apply_rare(&mut self, e: &mut Event) {
+        match e {
+            Event::Env { model, spa } => {
+                self.model = model.clone();
+                self.spa = spa.clone();
+            }
+            Event::Diverge { at, cause, action } => {
+                *self
+                    .counters
+                    .divergences
+                    .entry(cause.clone())
+                    .or_insert_with(|| 0) += 1;
+                self.last_divergence = Some(DivergenceNote {
+                    at: *at,
+                    cause: cause.clone(),
+                    action: *action,
+                });
+                match action {
+                    DivergeAction::Truncate => self.truncate(*at),
+                    DivergeAction::Repin => self.repin(),
+                    DivergeAction::None | DivergeAction::Evict => {}
+                }
             }
             Event::Evict { len, skip } => {
                 self.base += *len;
@@ -292,67 +329,6 @@ impl SessionState {
                 self.segs.clear();
                 self.segs.push((**seg).clone());
             }
-            Event::Out {
-                keep,
-                add,
-                shared,
-                repairs,
-            } => {
-                self.out.truncate(*keep as usize);
-                self.out.extend_from_slice(add);
-                // `req` becomes `out`: only the part after their common prefix is copied
-                // (usually the keys just added), not the whole output on every event.
-                let same = self
-                    .req
-                    .iter()
-                    .zip(&self.out)
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                self.req.truncate(same);
-                self.req.extend_from_slice(&self.out[same..]);
-                self.turn.shared.push(*shared);
-                let w = keys_w(&self.out);
-                self.turn.first_w.get_or_insert(w);
-                crate::text::push_bounded(&mut self.turn.out_ws, w, MAX_CALL_ROWS);
-                self.counters.repairs += u64::from(*repairs);
-            }
-            Event::Commit {
-                key,
-                rows,
-                calib,
-                calib_more,
-                req_add,
-                cost_usd,
-                uncached_usd,
-                turn_w,
-            } => {
-                if *turn_w > 0 {
-                    crate::text::push_bounded(&mut self.turn_ws, *turn_w, MAX_TURN_WS);
-                }
-                self.commit_keys.insert(key);
-                for r in rows {
-                    let t = &mut self.totals;
-                    t.calls += 1;
-                    t.input += r.input;
-                    t.cache_read += r.cache_read;
-                    t.cache_write += r.cache_write;
-                    t.output += r.output;
-                    t.predicted += r.predicted;
-                    t.predicted_abs_err += r.predicted.abs_diff(r.cache_read);
-                    crate::text::push_bounded(&mut self.rows, r.clone(), MAX_CALL_ROWS);
-                }
-                self.totals.cost_usd += *cost_usd;
-                self.totals.uncached_usd += *uncached_usd;
-                for [x, y] in calib.iter().chain(calib_more.iter()) {
-                    self.calibration.observe(*x, *y);
-                    let g = &mut self.calib_guard;
-                    g.lo = if g.last.is_none() { *x } else { g.lo.min(*x) };
-                    g.hi = g.hi.max(*x);
-                    g.last = Some([*x, *y]);
-                }
-                self.req.extend_from_slice(req_add);
-                self.turn = TurnAcc::default();
-            }
             Event::SummaryReq { id, from, to, at } => {
                 self.summary_times.retain(|t| *t > *at - HOUR_MS);
                 self.summary_times.push(*at);
@@ -398,9 +374,52 @@ impl SessionState {
                     self.budget = *budget;
                 }
             }
+            Event::Ingest { .. } | Event::Out { .. } | Event::Commit { .. } => {}
         }
-        self.seq += 1;
-        Ok(())
+    }
+
+    /// [`SessionState::apply`] of a committed turn.
+    #[inline(never)]
+    fn apply_commit(&mut self, e: &Event) {
+        let Event::Commit {
+            key,
+            rows,
+            calib,
+            calib_more,
+            req_add,
+            cost_usd,
+            uncached_usd,
+            turn_w,
+        } = e
+        else {
+            return;
+        };
+        if *turn_w > 0 {
+            crate::text::push_bounded(&mut self.turn_ws, *turn_w, MAX_TURN_WS);
+        }
+        self.commit_keys.insert(key);
+        for r in rows {
+            let t = &mut self.totals;
+            t.calls += 1;
+            t.input += r.input;
+            t.cache_read += r.cache_read;
+            t.cache_write += r.cache_write;
+            t.output += r.output;
+            t.predicted += r.predicted;
+            t.predicted_abs_err += r.predicted.abs_diff(r.cache_read);
+            crate::text::push_bounded(&mut self.rows, r.clone(), MAX_CALL_ROWS);
+        }
+        self.totals.cost_usd += *cost_usd;
+        self.totals.uncached_usd += *uncached_usd;
+        for [x, y] in calib.iter().chain(calib_more.iter()) {
+            self.calibration.observe(*x, *y);
+            let g = &mut self.calib_guard;
+            g.lo = if g.last.is_none() { *x } else { g.lo.min(*x) };
+            g.hi = g.hi.max(*x);
+            g.last = Some([*x, *y]);
+        }
+        self.req.extend_from_slice(req_add);
+        self.turn = TurnAcc::default();
     }
 
     fn truncate(&mut self, at: u32) {
