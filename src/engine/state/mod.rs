@@ -20,6 +20,23 @@ use crate::pairing::ShapeRole;
 use crate::tokens::Calibration;
 use serde::{Deserialize, Serialize};
 
+/// Number of leading keys `a` and `b` share.
+fn common_prefix(a: &[OutKey], b: &[OutKey]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// [`SessionState::req_same`]: the length of the common prefix of `req` and `out`, or `None`
+/// when not known yet (after a restore: the first `out` event compares them). A cache: states
+/// are equal whatever it holds.
+#[derive(Debug, Clone, Default)]
+pub struct ReqSame(Option<usize>);
+
+impl PartialEq for ReqSame {
+    fn eq(&self, _: &ReqSame) -> bool {
+        true
+    }
+}
+
 /// Version of the snapshot format.
 pub const STATE_VERSION: u32 = 1;
 /// Per-call usage rows kept (older calls only count in the running totals).
@@ -69,6 +86,9 @@ pub struct SessionState {
     pub out: Vec<OutKey>,
     /// Keys of the last request as the engine predicts it was sent.
     pub req: Vec<OutKey>,
+    /// Length of the common prefix of `req` and `out`, when known (derived, never serialized).
+    #[serde(skip)]
+    pub req_same: ReqSame,
     /// Turn in progress.
     pub turn: TurnAcc,
     /// Token estimator fit.
@@ -142,6 +162,7 @@ impl SessionState {
             spa: None,
             records: Vec::new(),
             cuts: Default::default(),
+            req_same: ReqSame::default(),
             pinned: false,
             head_len: 0,
             head_fp: String::new(),
@@ -234,18 +255,22 @@ impl SessionState {
                 shared,
                 repairs,
             } => {
-                self.out.truncate(*keep as usize);
+                let keep = *keep as usize;
+                // The common prefix of `req` and the kept keys: known from the last event when
+                // it ends inside them (the kept keys did not change), else compared from there.
+                let known = self.req_same.0.map_or(0, |n| n.min(keep));
+                self.out.truncate(keep);
                 self.out.extend_from_slice(add);
                 // `req` becomes `out`: only the part after their common prefix is copied
                 // (usually the keys just added), not the whole output on every event.
-                let same = self
-                    .req
-                    .iter()
-                    .zip(&self.out)
-                    .take_while(|(a, b)| a == b)
-                    .count();
+                let same = match self.req_same.0 {
+                    Some(n) if n < keep => n,
+                    _ => known + common_prefix(&self.req[known..], &self.out[known..]),
+                };
+                debug_assert_eq!(same, common_prefix(&self.req, &self.out));
                 self.req.truncate(same);
                 self.req.extend_from_slice(&self.out[same..]);
+                self.req_same.0 = Some(self.out.len());
                 self.turn.shared.push(*shared);
                 let w = keys_w(&self.out);
                 self.turn.first_w.get_or_insert(w);
@@ -418,7 +443,17 @@ impl SessionState {
             g.hi = g.hi.max(*x);
             g.last = Some([*x, *y]);
         }
+        // The common prefix grows only if `req` was a prefix of `out`.
+        let before = self.req.len();
         self.req.extend_from_slice(req_add);
+        if let Some(n) = self.req_same.0.filter(|&n| n == before) {
+            self.req_same.0 =
+                Some(n + common_prefix(&self.req[n..], self.out.get(n..).unwrap_or_default()));
+        }
+        debug_assert!(self
+            .req_same
+            .0
+            .map_or(true, |n| n == common_prefix(&self.req, &self.out)));
         self.turn = TurnAcc::default();
     }
 
@@ -496,3 +531,77 @@ mod records;
 pub use commit_keys::CommitKeys;
 pub use event::Event;
 pub use records::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(names: &str) -> Vec<OutKey> {
+        names.chars().map(|c| OutKey(c.to_string(), 1)).collect()
+    }
+
+    fn out(keep: u32, add: &str) -> Event {
+        Event::Out {
+            keep,
+            add: keys(add),
+            shared: 0,
+            repairs: 0,
+        }
+    }
+
+    fn commit(req_add: &str) -> Event {
+        Event::Commit {
+            key: format!("k{req_add}"),
+            rows: vec![],
+            calib: None,
+            calib_more: vec![],
+            req_add: keys(req_add),
+            cost_usd: 0.0,
+            uncached_usd: 0.0,
+            turn_w: 0,
+        }
+    }
+
+    /// `req` after an `out` event is `out`, and after a commit `req` plus the commit's keys,
+    /// whatever the remembered common prefix says (also after a restore, which forgets it).
+    #[test]
+    fn the_request_keys_follow_the_output_keys() {
+        let events = [
+            out(0, "abc"),
+            commit("x"),
+            out(3, "d"),
+            out(2, "ef"),
+            commit(""),
+            out(4, "g"),
+            commit("gh"),
+            out(5, "hi"),
+            out(1, ""),
+            commit("bz"),
+            out(1, "bc"),
+        ];
+        let mut st = SessionState::new("s");
+        let (mut want_out, mut want_req) = (Vec::new(), Vec::new());
+        for (k, e) in events.into_iter().enumerate() {
+            match &e {
+                Event::Out { keep, add, .. } => {
+                    want_out.truncate(*keep as usize);
+                    want_out.extend_from_slice(add);
+                    want_req = want_out.clone();
+                }
+                Event::Commit { req_add, .. } => want_req.extend_from_slice(req_add),
+                _ => unreachable!(),
+            }
+            st.apply(e).unwrap();
+            assert_eq!(
+                (&st.out, &st.req),
+                (&want_out, &want_req),
+                "after event {k}"
+            );
+            if k % 3 == 2 {
+                // A restored state: the common prefix is compared again.
+                st = SessionState::from_snapshot(&crate::to_json(&st)).unwrap();
+                assert_eq!(st.req_same.0, None);
+            }
+        }
+    }
+}
