@@ -20,6 +20,23 @@ use crate::pairing::ShapeRole;
 use crate::tokens::Calibration;
 use serde::{Deserialize, Serialize};
 
+/// Number of leading keys `a` and `b` share.
+fn common_prefix(a: &[OutKey], b: &[OutKey]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// [`SessionState::req_same`]: the length of the common prefix of `req` and `out`, or `None`
+/// when not known yet (after a restore: the first `out` event compares them). A cache: states
+/// are equal whatever it holds.
+#[derive(Debug, Clone, Default)]
+pub struct ReqSame(Option<usize>);
+
+impl PartialEq for ReqSame {
+    fn eq(&self, _: &ReqSame) -> bool {
+        true
+    }
+}
+
 /// Version of the snapshot format.
 pub const STATE_VERSION: u32 = 1;
 /// Per-call usage rows kept (older calls only count in the running totals).
@@ -69,6 +86,9 @@ pub struct SessionState {
     pub out: Vec<OutKey>,
     /// Keys of the last request as the engine predicts it was sent.
     pub req: Vec<OutKey>,
+    /// Length of the common prefix of `req` and `out`, when known (derived, never serialized).
+    #[serde(skip)]
+    pub req_same: ReqSame,
     /// Turn in progress.
     pub turn: TurnAcc,
     /// Token estimator fit.
@@ -142,6 +162,7 @@ impl SessionState {
             spa: None,
             records: Vec::new(),
             cuts: Default::default(),
+            req_same: ReqSame::default(),
             pinned: false,
             head_len: 0,
             head_fp: String::new(),
@@ -204,28 +225,9 @@ impl SessionState {
     /// The event is consumed: its record moves into the state (no copy per ingested message).
     pub fn apply(&mut self, mut e: Event) -> Result<()> {
         self.check(&e)?;
+        // The events of every turn here; the others in a function of their own (`apply_rare`),
+        // so that replaying a journal runs a small function per line.
         match &mut e {
-            Event::Env { model, spa } => {
-                self.model = model.clone();
-                self.spa = spa.clone();
-            }
-            Event::Diverge { at, cause, action } => {
-                *self
-                    .counters
-                    .divergences
-                    .entry(cause.clone())
-                    .or_insert_with(|| 0) += 1;
-                self.last_divergence = Some(DivergenceNote {
-                    at: *at,
-                    cause: cause.clone(),
-                    action: *action,
-                });
-                match action {
-                    DivergeAction::Truncate => self.truncate(*at),
-                    DivergeAction::Repin => self.repin(),
-                    DivergeAction::None | DivergeAction::Evict => {}
-                }
-            }
             Event::Ingest { rec, calls, .. } => {
                 match rec.shape.role {
                     ShapeRole::Assistant => {
@@ -246,6 +248,66 @@ impl SessionState {
                     _ => {}
                 }
                 self.records.push(std::mem::take(&mut **rec));
+            }
+            Event::Out {
+                keep,
+                add,
+                shared,
+                repairs,
+            } => {
+                let keep = *keep as usize;
+                // The common prefix of `req` and the kept keys: known from the last event when
+                // it ends inside them (the kept keys did not change), else compared from there.
+                let known = self.req_same.0.map_or(0, |n| n.min(keep));
+                self.out.truncate(keep);
+                self.out.extend_from_slice(add);
+                // `req` becomes `out`: only the part after their common prefix is copied
+                // (usually the keys just added), not the whole output on every event.
+                let same = match self.req_same.0 {
+                    Some(n) if n < keep => n,
+                    _ => known + common_prefix(&self.req[known..], &self.out[known..]),
+                };
+                debug_assert_eq!(same, common_prefix(&self.req, &self.out));
+                self.req.truncate(same);
+                self.req.extend_from_slice(&self.out[same..]);
+                self.req_same.0 = Some(self.out.len());
+                self.turn.shared.push(*shared);
+                let w = keys_w(&self.out);
+                self.turn.first_w.get_or_insert(w);
+                crate::text::push_bounded(&mut self.turn.out_ws, w, MAX_CALL_ROWS);
+                self.counters.repairs += u64::from(*repairs);
+            }
+            Event::Commit { .. } => self.apply_commit(&e),
+            _ => self.apply_rare(&mut e),
+        }
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// [`SessionState::apply`] of the events that are not written every turn.
+    #[inline(never)]
+    fn apply_rare(&mut self, e: &mut Event) {
+        match e {
+            Event::Env { model, spa } => {
+                self.model = model.clone();
+                self.spa = spa.clone();
+            }
+            Event::Diverge { at, cause, action } => {
+                *self
+                    .counters
+                    .divergences
+                    .entry(cause.clone())
+                    .or_insert_with(|| 0) += 1;
+                self.last_divergence = Some(DivergenceNote {
+                    at: *at,
+                    cause: cause.clone(),
+                    action: *action,
+                });
+                match action {
+                    DivergeAction::Truncate => self.truncate(*at),
+                    DivergeAction::Repin => self.repin(),
+                    DivergeAction::None | DivergeAction::Evict => {}
+                }
             }
             Event::Evict { len, skip } => {
                 self.base += *len;
@@ -292,67 +354,6 @@ impl SessionState {
                 self.segs.clear();
                 self.segs.push((**seg).clone());
             }
-            Event::Out {
-                keep,
-                add,
-                shared,
-                repairs,
-            } => {
-                self.out.truncate(*keep as usize);
-                self.out.extend_from_slice(add);
-                // `req` becomes `out`: only the part after their common prefix is copied
-                // (usually the keys just added), not the whole output on every event.
-                let same = self
-                    .req
-                    .iter()
-                    .zip(&self.out)
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                self.req.truncate(same);
-                self.req.extend_from_slice(&self.out[same..]);
-                self.turn.shared.push(*shared);
-                let w = keys_w(&self.out);
-                self.turn.first_w.get_or_insert(w);
-                crate::text::push_bounded(&mut self.turn.out_ws, w, MAX_CALL_ROWS);
-                self.counters.repairs += u64::from(*repairs);
-            }
-            Event::Commit {
-                key,
-                rows,
-                calib,
-                calib_more,
-                req_add,
-                cost_usd,
-                uncached_usd,
-                turn_w,
-            } => {
-                if *turn_w > 0 {
-                    crate::text::push_bounded(&mut self.turn_ws, *turn_w, MAX_TURN_WS);
-                }
-                self.commit_keys.insert(key);
-                for r in rows {
-                    let t = &mut self.totals;
-                    t.calls += 1;
-                    t.input += r.input;
-                    t.cache_read += r.cache_read;
-                    t.cache_write += r.cache_write;
-                    t.output += r.output;
-                    t.predicted += r.predicted;
-                    t.predicted_abs_err += r.predicted.abs_diff(r.cache_read);
-                    crate::text::push_bounded(&mut self.rows, r.clone(), MAX_CALL_ROWS);
-                }
-                self.totals.cost_usd += *cost_usd;
-                self.totals.uncached_usd += *uncached_usd;
-                for [x, y] in calib.iter().chain(calib_more.iter()) {
-                    self.calibration.observe(*x, *y);
-                    let g = &mut self.calib_guard;
-                    g.lo = if g.last.is_none() { *x } else { g.lo.min(*x) };
-                    g.hi = g.hi.max(*x);
-                    g.last = Some([*x, *y]);
-                }
-                self.req.extend_from_slice(req_add);
-                self.turn = TurnAcc::default();
-            }
             Event::SummaryReq { id, from, to, at } => {
                 self.summary_times.retain(|t| *t > *at - HOUR_MS);
                 self.summary_times.push(*at);
@@ -398,9 +399,62 @@ impl SessionState {
                     self.budget = *budget;
                 }
             }
+            Event::Ingest { .. } | Event::Out { .. } | Event::Commit { .. } => {}
         }
-        self.seq += 1;
-        Ok(())
+    }
+
+    /// [`SessionState::apply`] of a committed turn.
+    #[inline(never)]
+    fn apply_commit(&mut self, e: &Event) {
+        let Event::Commit {
+            key,
+            rows,
+            calib,
+            calib_more,
+            req_add,
+            cost_usd,
+            uncached_usd,
+            turn_w,
+        } = e
+        else {
+            return;
+        };
+        if *turn_w > 0 {
+            crate::text::push_bounded(&mut self.turn_ws, *turn_w, MAX_TURN_WS);
+        }
+        self.commit_keys.insert(key);
+        for r in rows {
+            let t = &mut self.totals;
+            t.calls += 1;
+            t.input += r.input;
+            t.cache_read += r.cache_read;
+            t.cache_write += r.cache_write;
+            t.output += r.output;
+            t.predicted += r.predicted;
+            t.predicted_abs_err += r.predicted.abs_diff(r.cache_read);
+            crate::text::push_bounded(&mut self.rows, r.clone(), MAX_CALL_ROWS);
+        }
+        self.totals.cost_usd += *cost_usd;
+        self.totals.uncached_usd += *uncached_usd;
+        for [x, y] in calib.iter().chain(calib_more.iter()) {
+            self.calibration.observe(*x, *y);
+            let g = &mut self.calib_guard;
+            g.lo = if g.last.is_none() { *x } else { g.lo.min(*x) };
+            g.hi = g.hi.max(*x);
+            g.last = Some([*x, *y]);
+        }
+        // The common prefix grows only if `req` was a prefix of `out`.
+        let before = self.req.len();
+        self.req.extend_from_slice(req_add);
+        if let Some(n) = self.req_same.0.filter(|&n| n == before) {
+            self.req_same.0 =
+                Some(n + common_prefix(&self.req[n..], self.out.get(n..).unwrap_or_default()));
+        }
+        debug_assert!(self
+            .req_same
+            .0
+            .map_or(true, |n| n == common_prefix(&self.req, &self.out)));
+        self.turn = TurnAcc::default();
     }
 
     fn truncate(&mut self, at: u32) {
@@ -477,3 +531,77 @@ mod records;
 pub use commit_keys::CommitKeys;
 pub use event::Event;
 pub use records::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(names: &str) -> Vec<OutKey> {
+        names.chars().map(|c| OutKey(c.to_string(), 1)).collect()
+    }
+
+    fn out(keep: u32, add: &str) -> Event {
+        Event::Out {
+            keep,
+            add: keys(add),
+            shared: 0,
+            repairs: 0,
+        }
+    }
+
+    fn commit(req_add: &str) -> Event {
+        Event::Commit {
+            key: format!("k{req_add}"),
+            rows: vec![],
+            calib: None,
+            calib_more: vec![],
+            req_add: keys(req_add),
+            cost_usd: 0.0,
+            uncached_usd: 0.0,
+            turn_w: 0,
+        }
+    }
+
+    /// `req` after an `out` event is `out`, and after a commit `req` plus the commit's keys,
+    /// whatever the remembered common prefix says (also after a restore, which forgets it).
+    #[test]
+    fn the_request_keys_follow_the_output_keys() {
+        let events = [
+            out(0, "abc"),
+            commit("x"),
+            out(3, "d"),
+            out(2, "ef"),
+            commit(""),
+            out(4, "g"),
+            commit("gh"),
+            out(5, "hi"),
+            out(1, ""),
+            commit("bz"),
+            out(1, "bc"),
+        ];
+        let mut st = SessionState::new("s");
+        let (mut want_out, mut want_req) = (Vec::new(), Vec::new());
+        for (k, e) in events.into_iter().enumerate() {
+            match &e {
+                Event::Out { keep, add, .. } => {
+                    want_out.truncate(*keep as usize);
+                    want_out.extend_from_slice(add);
+                    want_req = want_out.clone();
+                }
+                Event::Commit { req_add, .. } => want_req.extend_from_slice(req_add),
+                _ => unreachable!(),
+            }
+            st.apply(e).unwrap();
+            assert_eq!(
+                (&st.out, &st.req),
+                (&want_out, &want_req),
+                "after event {k}"
+            );
+            if k % 3 == 2 {
+                // A restored state: the common prefix is compared again.
+                st = SessionState::from_snapshot(&crate::to_json(&st)).unwrap();
+                assert_eq!(st.req_same.0, None);
+            }
+        }
+    }
+}
