@@ -23,7 +23,7 @@ pub struct MsgRecord {
     pub ts: Option<Value>,
     /// An assistant message with a tool call reading a protected file: its whole group
     /// survives folds verbatim.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_false")]
     pub protected: bool,
     /// Bounded extract for fold records.
     pub digest: Digest,

@@ -22,34 +22,47 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Bounded per-message extract kept in session state (≤ 1,500 chars of text): the facts a fold
-/// record needs. Computed once when a message is first seen.
+/// record needs. Computed once when a message is first seen. Written without its empty members
+/// (a missing member reads as empty): most messages fill a few of them, and a long session's
+/// snapshot holds one digest per message.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Digest {
     /// Raw role string (`user`, `assistant`, `toolResult`, …).
     pub role: String,
     /// One-line gist of the visible text (≤ [`GIST_CHARS`]); for a tool result, its first lines.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub text: String,
     /// File paths named by tool arguments or path-looking tokens (≤ [`MAX_FILES`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
     /// Shell commands: `$ cmd` on the call, `$ cmd → outcome` on the result (≤ [`MAX_COMMANDS`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
     /// Error lines (≤ [`MAX_ERRORS`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
     /// Exact identifiers: URLs, UUIDs, hex hashes, code symbols, numbers (≤ [`MAX_IDENTIFIERS`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub identifiers: Vec<String>,
     /// Artifact ids (40-hex) found after the word `artifact` (≤ [`MAX_ARTIFACTS`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
     /// User text verbatim, runtime churn collapsed (≤ [`USER_TEXT_CHARS`], head + tail).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_text: Option<String>,
     /// Tool name (tool result), or the first call's name (assistant).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     /// Tool-call ids of an assistant message.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub call_ids: Vec<String>,
     /// `toolCallId` of a tool result.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub result_id: Option<String>,
     /// A protected read (`Config.protected_reads`): the engine keeps this result verbatim.
     /// Only set on the tool result; the engine must keep (or re-create) its call as well.
+    #[serde(skip_serializing_if = "crate::is_false")]
     pub protected: bool,
 }
 

@@ -43,21 +43,25 @@ pub enum ShapeRole {
     Other,
 }
 
-/// Pairing skeleton of one message.
+/// Pairing skeleton of one message (written without its empty members, which read back empty).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Shape {
     /// Role class.
     pub role: ShapeRole,
     /// Tool-call ids of an assistant message, in call order (duplicates kept; a missing id is `""`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub call_ids: Vec<String>,
     /// `toolCallId` of a tool result (a missing id is `Some("")`: it can only be an orphan).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub result_id: Option<String>,
     /// `toolName` of a tool result; for an assistant, the first call's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     /// Tool names parallel to `call_ids` (addition to the contract: synthetic results are named
     /// after their call). Shorter than `call_ids` is tolerated; missing names become `tool_name`
     /// or `"unknown"`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub call_names: Vec<String>,
 }
 
