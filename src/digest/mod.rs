@@ -17,7 +17,7 @@
 //! The scanners are small hand-written tokenizers (no regex crate in the core).
 
 use crate::config::Config;
-use crate::message::{Message, Part, Role};
+use crate::message::{field, Message, Part, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -111,7 +111,7 @@ const CONTENT_TOOLS: &[&str] = &[
 fn arg_paths(args: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for k in PATH_KEYS {
-        if let Some(s) = args.get(*k).and_then(Value::as_str) {
+        if let Some(s) = field(args, k).and_then(Value::as_str) {
             let s = s.trim();
             if !s.is_empty() && s.chars().count() <= ITEM_CHARS {
                 out.push(s.to_string());
@@ -119,7 +119,7 @@ fn arg_paths(args: &Value) -> Vec<String> {
         }
     }
     for k in PATHS_KEYS {
-        if let Some(Value::Array(items)) = args.get(*k) {
+        if let Some(Value::Array(items)) = field(args, k) {
             for s in items.iter().filter_map(Value::as_str) {
                 let s = s.trim();
                 if !s.is_empty() && s.chars().count() <= ITEM_CHARS {
@@ -134,7 +134,7 @@ fn arg_paths(args: &Value) -> Vec<String> {
 fn path_arg(args: &Value) -> Option<&str> {
     PATH_KEYS
         .iter()
-        .find_map(|k| args.get(*k).and_then(Value::as_str))
+        .find_map(|k| field(args, k).and_then(Value::as_str))
 }
 
 /// True for a `read` of a protected workspace file: the tool is `read` (or `read_file`), and
@@ -168,8 +168,8 @@ fn shell_command<'a>(tool_name: &str, args: &'a Value) -> Option<&'a str> {
     if !shellish {
         return None;
     }
-    args.get("command")
-        .or_else(|| args.get("cmd"))
+    field(args, "command")
+        .or_else(|| field(args, "cmd"))
         .and_then(Value::as_str)
 }
 
@@ -306,10 +306,8 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
                 }
                 d.protected = is_protected_read(name, args, cfg);
                 if let Some(cmd) = shell_command(name, args) {
-                    let exit = m
-                        .raw()
-                        .get("details")
-                        .and_then(|v| v.get("exitCode"))
+                    let exit = field(m.raw(), "details")
+                        .and_then(|v| field(v, "exitCode"))
                         .and_then(Value::as_i64);
                     commands.push(format!(
                         "{} → {}",
@@ -345,7 +343,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
             d.artifacts = artifact_ids(&text);
         }
         _ => {
-            let runtime = m.raw().get("customType").and_then(Value::as_str)
+            let runtime = field(m.raw(), "customType").and_then(Value::as_str)
                 == Some("openclaw.runtime-context");
             let text = if runtime {
                 RUNTIME_MARKER.to_string()
@@ -353,8 +351,8 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
                 collapse_churn(&m.text())
             };
             d.text = gist(&text);
-            if let Some(cmd) = m.raw().get("command").and_then(Value::as_str) {
-                let exit = m.raw().get("exitCode").and_then(Value::as_i64);
+            if let Some(cmd) = field(m.raw(), "command").and_then(Value::as_str) {
+                let exit = field(m.raw(), "exitCode").and_then(Value::as_i64);
                 commands.push(format!(
                     "{} → {}",
                     command_label(cmd),

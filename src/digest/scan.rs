@@ -57,10 +57,7 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
     let b = text.as_bytes();
     let mut out: Vec<String> = Vec::new();
     let mut from = 0;
-    while let Some(pos) = b[from..]
-        .windows(WORD.len())
-        .position(|w| w.eq_ignore_ascii_case(WORD))
-    {
+    while let Some(pos) = find_artifact_word(&b[from..]) {
         let start = from + pos + WORD.len();
         let line_end = b[start..]
             .iter()
@@ -76,6 +73,78 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
         from = start;
     }
     out
+}
+
+/// Offset of the first `artifact` in `b`, ASCII case ignored: what
+/// `b.windows(8).position(|w| w.eq_ignore_ascii_case(b"artifact"))` answers, skipping ahead by
+/// the window's last byte (Horspool) instead of trying every offset: the scan runs over every
+/// tool result. `c | 0x20` folds exactly the ASCII letters onto their lowercase (no other byte
+/// lands on a letter), so the skips never pass a match.
+fn find_artifact_word(b: &[u8]) -> Option<usize> {
+    const WORD: &[u8; 8] = b"artifact";
+    // Distance from the last occurrence of a letter in `artifac` to the word's end.
+    let skip = |c: u8| match c {
+        b'c' => 1,
+        b'a' => 2,
+        b'f' => 3,
+        b'i' => 4,
+        b't' => 5,
+        b'r' => 6,
+        _ => 8,
+    };
+    let mut i = 0;
+    while i + WORD.len() <= b.len() {
+        let last = b[i + 7] | 0x20;
+        if last == b't' && b[i..i + 7].eq_ignore_ascii_case(&WORD[..7]) {
+            return Some(i);
+        }
+        i += skip(last);
+    }
+    None
+}
+
+/// The words of `text` split at Unicode whitespace, empty ones left out: what
+/// `text.split(char::is_whitespace).filter(|w| !w.is_empty())` yields, with ASCII bytes
+/// classified without decoding them (the identifier scan runs over every tool result).
+pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    // Whether the char at byte `i` (a char boundary) is whitespace, and its length in bytes.
+    let at = move |i: usize| -> (bool, usize) {
+        let c = b[i];
+        if c < 0x80 {
+            (matches!(c, b' ' | b'\t'..=b'\r'), 1)
+        } else {
+            let ch = text[i..].chars().next().unwrap_or(' ');
+            (ch.is_whitespace(), ch.len_utf8())
+        }
+    };
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let (ws, n) = at(i);
+            if !ws {
+                break;
+            }
+            i += n;
+        }
+        if i >= b.len() {
+            return None;
+        }
+        let start = i;
+        while i < b.len() {
+            // Printable ASCII (most bytes of a word) in one comparison.
+            if (b'!'..0x80).contains(&b[i]) {
+                i += 1;
+                continue;
+            }
+            let (ws, n) = at(i);
+            if ws {
+                break;
+            }
+            i += n;
+        }
+        Some(&text[start..i])
+    })
 }
 
 /// First run of exactly 40 hex digits, bounded by non-hex characters.
@@ -395,7 +464,7 @@ impl IdentCollector {
     }
 
     fn scan_capped(&mut self, text: &str, cap: usize) {
-        for tok in text.split(|c: char| c.is_whitespace()) {
+        for tok in words(text) {
             if self.seen.len() >= cap {
                 return;
             }

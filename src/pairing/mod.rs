@@ -174,7 +174,7 @@ impl Shape {
 pub fn failed_turn(m: &Message) -> bool {
     m.role() == Role::Assistant
         && matches!(
-            m.raw().get("stopReason").and_then(Value::as_str),
+            crate::message::field(m.raw(), "stopReason").and_then(Value::as_str),
             Some("error") | Some("aborted")
         )
 }
