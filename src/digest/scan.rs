@@ -57,7 +57,10 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
     let b = text.as_bytes();
     let mut out: Vec<String> = Vec::new();
     let mut from = 0;
-    while let Some(pos) = find_artifact_word(&b[from..]) {
+    while let Some(pos) = b[from..]
+        .windows(WORD.len())
+        .position(|w| w.eq_ignore_ascii_case(WORD))
+    {
         let start = from + pos + WORD.len();
         let line_end = b[start..]
             .iter()
@@ -73,34 +76,6 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
         from = start;
     }
     out
-}
-
-/// Offset of the first `artifact` in `b`, ASCII case ignored: what
-/// `b.windows(8).position(|w| w.eq_ignore_ascii_case(b"artifact"))` answers, skipping ahead by
-/// the window's last byte (Horspool) instead of trying every offset: the scan runs over every
-/// tool result. `c | 0x20` folds exactly the ASCII letters onto their lowercase (no other byte
-/// lands on a letter), so the skips never pass a match.
-fn find_artifact_word(b: &[u8]) -> Option<usize> {
-    const WORD: &[u8; 8] = b"artifact";
-    // Distance from the last occurrence of a letter in `artifac` to the word's end.
-    let skip = |c: u8| match c {
-        b'c' => 1,
-        b'a' => 2,
-        b'f' => 3,
-        b'i' => 4,
-        b't' => 5,
-        b'r' => 6,
-        _ => 8,
-    };
-    let mut i = 0;
-    while i + WORD.len() <= b.len() {
-        let last = b[i + 7] | 0x20;
-        if last == b't' && b[i..i + 7].eq_ignore_ascii_case(&WORD[..7]) {
-            return Some(i);
-        }
-        i += skip(last);
-    }
-    None
 }
 
 /// The words of `text` split at Unicode whitespace, empty ones left out: what
