@@ -34,3 +34,16 @@ pub struct MsgRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub q: Option<String>,
 }
+
+impl MsgRecord {
+    /// Gives back the spare capacity its strings and lists were built with: a record never
+    /// grows after ingest, and a long session keeps one per message.
+    pub fn shrink_to_fit(&mut self) {
+        self.h.shrink_to_fit();
+        self.shape.shrink_to_fit();
+        self.digest.shrink_to_fit();
+        if let Some(q) = &mut self.q {
+            q.shrink_to_fit();
+        }
+    }
+}

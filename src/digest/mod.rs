@@ -66,6 +66,43 @@ pub struct Digest {
     pub protected: bool,
 }
 
+impl Digest {
+    /// Gives back the spare capacity its strings and lists were built with (a digest never
+    /// grows once made, and a long session keeps one per message).
+    pub fn shrink_to_fit(&mut self) {
+        self.role.shrink_to_fit();
+        self.text.shrink_to_fit();
+        for v in [
+            &mut self.files,
+            &mut self.commands,
+            &mut self.errors,
+            &mut self.identifiers,
+            &mut self.artifacts,
+            &mut self.call_ids,
+        ] {
+            shrink_all(v);
+        }
+        for s in [
+            &mut self.user_text,
+            &mut self.tool_name,
+            &mut self.result_id,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            s.shrink_to_fit();
+        }
+    }
+}
+
+/// `shrink_to_fit` on a list of strings and on each of them.
+pub fn shrink_all(v: &mut Vec<String>) {
+    v.shrink_to_fit();
+    for s in v {
+        s.shrink_to_fit();
+    }
+}
+
 /// Gist length.
 pub const GIST_CHARS: usize = 300;
 /// Verbatim user text bound (head + tail beyond it).

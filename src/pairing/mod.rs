@@ -66,6 +66,18 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// Gives back the spare capacity of its strings and lists (a shape never grows once made).
+    pub fn shrink_to_fit(&mut self) {
+        crate::digest::shrink_all(&mut self.call_ids);
+        crate::digest::shrink_all(&mut self.call_names);
+        for s in [&mut self.result_id, &mut self.tool_name]
+            .into_iter()
+            .flatten()
+        {
+            s.shrink_to_fit();
+        }
+    }
+
     /// Pairing skeleton of a host message.
     ///
     /// An assistant message that ended with `stopReason` `error` or `aborted` gets no call ids:
