@@ -105,24 +105,30 @@ function noteSent(model, now) {
   if (sentOn.size > 256) sentOn.delete(sentOn.keys().next().value);
 }
 
+const NEWLINE = Buffer.from("\n");
+
 function runPlan(ctx, h, messages, header, { compact = false, force = false, sessionId, sessionKey } = {}) {
   const ref = { session: sessionKey ?? sessionId, sessionId };
   const onCut = (cuts) => ctx.log({ event: "tool_result_cut", path: "assemble", sessionId, cuts });
   const view = (i) => cutHistoryMessage(ctx.stateDir, messages[i], ref, onCut);
-  // The text the core was given, kept for the fold file when it is the original message's (not
-  // a cut copy's): a folded region is then not stringified a second time.
+  // The core is given each text as UTF-8 bytes (encoded natively, copied into the module once;
+  // a string would be encoded by the glue char by char). The bytes are kept for the fold file
+  // when they are the original message's (not a cut copy's): a folded region is then neither
+  // stringified nor encoded a second time.
   const sent = new Map();
   const jsonOf = (i) => {
     const m = view(i);
-    const text = messageJson(m);
-    if (m === messages[i]) sent.set(i, text);
-    return text;
+    const bytes = Buffer.from(messageJson(m), "utf8");
+    if (m === messages[i]) sent.set(i, bytes);
+    return bytes;
   };
   const plan = h.session.plan(JSON.stringify(header), compact, force, jsonOf);
   for (const w of plan.foldWrites ?? []) {
     const lines = [];
-    for (let i = w.from, end = Math.min(w.to, messages.length); i < end; i++) lines.push(sent.get(i) ?? messageJson(messages[i]));
-    store.writeFold(h.paths, w.foldId, lines.join("\n") + "\n");
+    for (let i = w.from, end = Math.min(w.to, messages.length); i < end; i++) {
+      lines.push(sent.get(i) ?? Buffer.from(messageJson(messages[i]), "utf8"), NEWLINE);
+    }
+    store.writeFold(h.paths, w.foldId, lines.length ? Buffer.concat(lines) : NEWLINE);
   }
   const synthetic = (plan.synthetic ?? []).map((s) => JSON.parse(s));
   const out = new Array(plan.order.length);

@@ -79,6 +79,12 @@ pub fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v).expect("the core's types serialise to JSON")
 }
 
+/// `!b`: the `skip_serializing_if` of a `false` flag (state files leave it out; it reads back as
+/// `false`).
+pub(crate) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// `s` as a JSON string literal (how error messages quote a value).
 pub fn quoted(s: &str) -> String {
     to_json(s)

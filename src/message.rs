@@ -87,6 +87,9 @@ pub struct ToolCall<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     raw: Value,
+    /// `role`, read once: the engine asks for it many times per message (shape, digest, tool
+    /// calls and ids), and each look-up compares the object's keys in order.
+    role: Role,
 }
 
 impl Message {
@@ -102,14 +105,18 @@ impl Message {
         if !raw.is_object() {
             return Err(Error::Input("message must be a JSON object".into()));
         }
-        Ok(Message { raw })
+        Ok(Message::of(raw))
+    }
+
+    /// `raw` (an object) with its role read.
+    fn of(raw: Value) -> Message {
+        let role = Role::parse(field(&raw, "role").and_then(Value::as_str).unwrap_or(""));
+        Message { raw, role }
     }
 
     /// An empty object (role `Other("")`): stands in for a message the core cannot read.
     pub fn empty() -> Message {
-        Message {
-            raw: Value::Object(serde_json::Map::new()),
-        }
+        Message::of(Value::Object(serde_json::Map::new()))
     }
 
     /// The exact JSON value.
@@ -124,18 +131,21 @@ impl Message {
 
     /// The role (missing role → `Other("")`).
     pub fn role(&self) -> Role {
-        Role::parse(
-            field(&self.raw, "role")
-                .and_then(Value::as_str)
-                .unwrap_or(""),
-        )
+        self.role.clone()
     }
 
     /// Raw role string.
     pub fn role_str(&self) -> &str {
-        field(&self.raw, "role")
-            .and_then(Value::as_str)
-            .unwrap_or("")
+        match &self.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::ToolResult => "toolResult",
+            Role::BashExecution => "bashExecution",
+            Role::Custom => "custom",
+            Role::BranchSummary => "branchSummary",
+            Role::CompactionSummary => "compactionSummary",
+            Role::Other(s) => s,
+        }
     }
 
     /// `timestamp` as milliseconds, when present and numeric.
@@ -160,7 +170,7 @@ impl Message {
 
     /// Tool calls of an assistant message, in order.
     pub fn tool_calls(&self) -> Vec<ToolCall<'_>> {
-        if self.role() != Role::Assistant {
+        if self.role != Role::Assistant {
             return Vec::new();
         }
         let mut calls = Vec::new();
@@ -174,7 +184,7 @@ impl Message {
 
     /// `toolCallId` of a tool result.
     pub fn tool_call_id(&self) -> Option<&str> {
-        if self.role() != Role::ToolResult {
+        if self.role != Role::ToolResult {
             return None;
         }
         field(&self.raw, "toolCallId").and_then(Value::as_str)
@@ -306,7 +316,7 @@ pub fn parse_host(s: &str) -> HostMessage {
     };
     match serde_json::from_str::<serde_json::Value>(&clean) {
         Ok(v) if v.is_object() && !reason.is_empty() => {
-            HostMessage::Sanitised(Message { raw: v }, reason.to_string())
+            HostMessage::Sanitised(Message::of(v), reason.to_string())
         }
         Ok(v) if !v.is_object() => HostMessage::Opaque("not_object".into()),
         _ => HostMessage::Opaque("invalid_json".into()),

@@ -23,7 +23,7 @@ pub struct MsgRecord {
     pub ts: Option<Value>,
     /// An assistant message with a tool call reading a protected file: its whole group
     /// survives folds verbatim.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_false")]
     pub protected: bool,
     /// Bounded extract for fold records.
     pub digest: Digest,
@@ -33,4 +33,17 @@ pub struct MsgRecord {
     /// message, or are opaque (role `Other`, empty digest) when nothing could be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub q: Option<String>,
+}
+
+impl MsgRecord {
+    /// Gives back the spare capacity its strings and lists were built with: a record never
+    /// grows after ingest, and a long session keeps one per message.
+    pub fn shrink_to_fit(&mut self) {
+        self.h.shrink_to_fit();
+        self.shape.shrink_to_fit();
+        self.digest.shrink_to_fit();
+        if let Some(q) = &mut self.q {
+            q.shrink_to_fit();
+        }
+    }
 }

@@ -418,14 +418,19 @@ impl Session {
 
     /// The one plan driver ([`crate::engine::Session::try_drive`]): `need` → assemble (or
     /// compact) → on `needFull`, again with every index. `jsonOf(i)` returns the JSON text of
-    /// host message `i`; it is called only for the indices the engine asks for.
+    /// host message `i`, as a string or as its UTF-8 bytes; it is called only for the indices
+    /// the engine asks for. Bytes (Node's `Buffer.from(text)`) cross in one copy: a string is
+    /// encoded by the glue char by char (a long first fetch is tens of megabytes).
     #[wasm_bindgen(unchecked_return_type = "AssemblePlan")]
     pub fn plan(
         &mut self,
         header_json: &str,
         compact: bool,
         force: bool,
-        #[wasm_bindgen(js_name = jsonOf, unchecked_param_type = "(index: number) => string")]
+        #[wasm_bindgen(
+            js_name = jsonOf,
+            unchecked_param_type = "(index: number) => string | Uint8Array"
+        )]
         json_of: &js_sys::Function,
     ) -> JsResult<JsValue> {
         let head = assemble_input(header_json, Vec::new(), Vec::new())?;
@@ -438,7 +443,10 @@ impl Session {
             json_of
                 .call1(&JsValue::NULL, &JsValue::from(i))
                 .ok()
-                .and_then(|v| v.as_string())
+                .and_then(|v| match v.dyn_ref::<js_sys::Uint8Array>() {
+                    Some(bytes) => String::from_utf8(bytes.to_vec()).ok(),
+                    None => v.as_string(),
+                })
                 .ok_or_else(|| Error::Input(format!("message {i}: the source gave no JSON text")))
         });
         to_js(&core(driven)?.plan)

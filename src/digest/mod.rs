@@ -17,40 +17,90 @@
 //! The scanners are small hand-written tokenizers (no regex crate in the core).
 
 use crate::config::Config;
-use crate::message::{Message, Part, Role};
+use crate::message::{field, Message, Part, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Bounded per-message extract kept in session state (≤ 1,500 chars of text): the facts a fold
-/// record needs. Computed once when a message is first seen.
+/// record needs. Computed once when a message is first seen. Written without its empty members
+/// (a missing member reads as empty): most messages fill a few of them, and a long session's
+/// snapshot holds one digest per message.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Digest {
     /// Raw role string (`user`, `assistant`, `toolResult`, …).
     pub role: String,
     /// One-line gist of the visible text (≤ [`GIST_CHARS`]); for a tool result, its first lines.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub text: String,
     /// File paths named by tool arguments or path-looking tokens (≤ [`MAX_FILES`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
     /// Shell commands: `$ cmd` on the call, `$ cmd → outcome` on the result (≤ [`MAX_COMMANDS`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
     /// Error lines (≤ [`MAX_ERRORS`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
     /// Exact identifiers: URLs, UUIDs, hex hashes, code symbols, numbers (≤ [`MAX_IDENTIFIERS`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub identifiers: Vec<String>,
     /// Artifact ids (40-hex) found after the word `artifact` (≤ [`MAX_ARTIFACTS`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
     /// User text verbatim, runtime churn collapsed (≤ [`USER_TEXT_CHARS`], head + tail).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_text: Option<String>,
     /// Tool name (tool result), or the first call's name (assistant).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     /// Tool-call ids of an assistant message.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub call_ids: Vec<String>,
     /// `toolCallId` of a tool result.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub result_id: Option<String>,
     /// A protected read (`Config.protected_reads`): the engine keeps this result verbatim.
     /// Only set on the tool result; the engine must keep (or re-create) its call as well.
+    #[serde(skip_serializing_if = "crate::is_false")]
     pub protected: bool,
+}
+
+impl Digest {
+    /// Gives back the spare capacity its strings and lists were built with (a digest never
+    /// grows once made, and a long session keeps one per message).
+    pub fn shrink_to_fit(&mut self) {
+        self.role.shrink_to_fit();
+        self.text.shrink_to_fit();
+        for v in [
+            &mut self.files,
+            &mut self.commands,
+            &mut self.errors,
+            &mut self.identifiers,
+            &mut self.artifacts,
+            &mut self.call_ids,
+        ] {
+            shrink_all(v);
+        }
+        for s in [
+            &mut self.user_text,
+            &mut self.tool_name,
+            &mut self.result_id,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            s.shrink_to_fit();
+        }
+    }
+}
+
+/// `shrink_to_fit` on a list of strings and on each of them.
+pub fn shrink_all(v: &mut Vec<String>) {
+    v.shrink_to_fit();
+    for s in v {
+        s.shrink_to_fit();
+    }
 }
 
 /// Gist length.
@@ -98,7 +148,7 @@ const CONTENT_TOOLS: &[&str] = &[
 fn arg_paths(args: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for k in PATH_KEYS {
-        if let Some(s) = args.get(*k).and_then(Value::as_str) {
+        if let Some(s) = field(args, k).and_then(Value::as_str) {
             let s = s.trim();
             if !s.is_empty() && s.chars().count() <= ITEM_CHARS {
                 out.push(s.to_string());
@@ -106,7 +156,7 @@ fn arg_paths(args: &Value) -> Vec<String> {
         }
     }
     for k in PATHS_KEYS {
-        if let Some(Value::Array(items)) = args.get(*k) {
+        if let Some(Value::Array(items)) = field(args, k) {
             for s in items.iter().filter_map(Value::as_str) {
                 let s = s.trim();
                 if !s.is_empty() && s.chars().count() <= ITEM_CHARS {
@@ -121,7 +171,7 @@ fn arg_paths(args: &Value) -> Vec<String> {
 fn path_arg(args: &Value) -> Option<&str> {
     PATH_KEYS
         .iter()
-        .find_map(|k| args.get(*k).and_then(Value::as_str))
+        .find_map(|k| field(args, k).and_then(Value::as_str))
 }
 
 /// True for a `read` of a protected workspace file: the tool is `read` (or `read_file`), and
@@ -155,8 +205,8 @@ fn shell_command<'a>(tool_name: &str, args: &'a Value) -> Option<&'a str> {
     if !shellish {
         return None;
     }
-    args.get("command")
-        .or_else(|| args.get("cmd"))
+    field(args, "command")
+        .or_else(|| field(args, "cmd"))
         .and_then(Value::as_str)
 }
 
@@ -293,10 +343,8 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
                 }
                 d.protected = is_protected_read(name, args, cfg);
                 if let Some(cmd) = shell_command(name, args) {
-                    let exit = m
-                        .raw()
-                        .get("details")
-                        .and_then(|v| v.get("exitCode"))
+                    let exit = field(m.raw(), "details")
+                        .and_then(|v| field(v, "exitCode"))
                         .and_then(Value::as_i64);
                     commands.push(format!(
                         "{} → {}",
@@ -332,7 +380,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
             d.artifacts = artifact_ids(&text);
         }
         _ => {
-            let runtime = m.raw().get("customType").and_then(Value::as_str)
+            let runtime = field(m.raw(), "customType").and_then(Value::as_str)
                 == Some("openclaw.runtime-context");
             let text = if runtime {
                 RUNTIME_MARKER.to_string()
@@ -340,8 +388,8 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
                 collapse_churn(&m.text())
             };
             d.text = gist(&text);
-            if let Some(cmd) = m.raw().get("command").and_then(Value::as_str) {
-                let exit = m.raw().get("exitCode").and_then(Value::as_i64);
+            if let Some(cmd) = field(m.raw(), "command").and_then(Value::as_str) {
+                let exit = field(m.raw(), "exitCode").and_then(Value::as_i64);
                 commands.push(format!(
                     "{} → {}",
                     command_label(cmd),

@@ -657,6 +657,13 @@ proptest::proptest! {
                 proptest::strategy::Just("artifact ".to_string()),
                 proptest::strategy::Just("ARTIFACT: ".to_string()),
                 proptest::strategy::Just("ArTiFaCt".to_string()),
+                // Near misses and overlaps for the skipping search.
+                proptest::strategy::Just("artifac".to_string()),
+                proptest::strategy::Just("aRtI".to_string()),
+                proptest::strategy::Just("fact".to_string()),
+                proptest::strategy::Just("T".to_string()),
+                proptest::strategy::Just("artiartifact".to_string()),
+                proptest::strategy::Just("\u{54}\u{c1}".to_string()),
                 proptest::strategy::Just("\n".to_string()),
                 proptest::strategy::Just("é".to_string()),
                 proptest::strategy::Just(HEX40.to_string()),
@@ -686,7 +693,10 @@ proptest::proptest! {
             0..40,
         ),
         seps in proptest::collection::vec(
-            proptest::sample::select(vec![" ", "\n", "\t", "\u{b}", "\u{a0}", "  ", "é "]),
+            proptest::sample::select(vec![
+                " ", "\n", "\t", "\u{b}", "\u{c}", "\r\n", "\u{a0}", "  ", "é ", "\u{85}", "\u{2028}",
+                "\u{3000}", "\u{1f}",
+            ]),
             40,
         ),
     ) {
@@ -700,6 +710,14 @@ proptest::proptest! {
         let mut all = IdentCollector::default();
         all.scan_unfiltered(&text);
         proptest::prop_assert_eq!(fast.finish(usize::MAX), all.finish(usize::MAX), "{:?}", text);
+    }
+
+    #[test]
+    fn words_are_the_non_empty_parts_of_a_split_at_whitespace(
+        text in "([a-zé0-9_.:/-]{0,6}|[ \t\n\r\u{b}\u{c}\u{1c}\u{85}\u{a0}\u{1680}\u{2000}-\u{200b}\u{2028}\u{3000}\u{feff}]{1,2}|🙂){0,30}",
+    ) {
+        let want: Vec<&str> = text.split(char::is_whitespace).filter(|w| !w.is_empty()).collect();
+        proptest::prop_assert_eq!(super::scan::words(&text).collect::<Vec<_>>(), want);
     }
 
     #[test]

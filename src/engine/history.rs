@@ -169,7 +169,7 @@ impl Session {
         let ts = crate::message::field(m.raw(), "timestamp")
             .filter(|v| v.is_number())
             .cloned();
-        let rec = MsgRecord {
+        let mut rec = MsgRecord {
             h,
             w,
             shape,
@@ -178,6 +178,7 @@ impl Session {
             digest: dg,
             q: q.clone(),
         };
+        rec.shrink_to_fit();
         self.emit(Event::Ingest {
             i,
             rec: Box::new(rec),

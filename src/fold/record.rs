@@ -4,7 +4,7 @@
 use crate::digest::{Digest, GIST_CHARS, ITEM_CHARS};
 use crate::text::{clip, head_tail, one_line};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashSet};
 
 // ---- fold records ----------------------------------------------------------------------------
 
@@ -38,15 +38,35 @@ pub(crate) const S_OPEN: usize = 6;
 pub(crate) const S_ARTIFACTS: usize = 7;
 pub(crate) const S_IDENTS: usize = 8;
 
+/// Items per section, each value kept once where it first came (a long fold repeats the same
+/// files and identifiers tens of thousands of times: a repeat is not copied).
+struct Sections {
+    s: Vec<Vec<String>>,
+    seen: Vec<HashSet<String>>,
+}
+
+impl Sections {
+    fn push_str(&mut self, k: usize, x: &str) {
+        if !x.is_empty() && !self.seen[k].contains(x) {
+            self.seen[k].insert(x.to_string());
+            self.s[k].push(x.to_string());
+        }
+    }
+
+    fn push(&mut self, k: usize, x: String) {
+        if !x.is_empty() && !self.seen[k].contains(&x) {
+            self.seen[k].insert(x.clone());
+            self.s[k].push(x);
+        }
+    }
+}
+
 /// Record items per section, unbounded (before fitting), de-duplicated per section in first-seen
 /// order.
 pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
-    let mut s: Vec<Vec<String>> = vec![Vec::new(); SECTIONS.len()];
-    // Repeats are dropped per section below, once every item is in.
-    let mut push = |k: usize, x: String| {
-        if !x.is_empty() {
-            s[k].push(x);
-        }
+    let mut sec = Sections {
+        s: vec![Vec::new(); SECTIONS.len()],
+        seen: vec![HashSet::new(); SECTIONS.len()],
     };
     // Goal: the first user message that states something (not a bare `/command` or a
     // one-word reply), else the first user message.
@@ -58,29 +78,29 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
         .find(substantive)
         .or_else(|| digests.iter().find_map(|d| d.user_text.as_deref()));
     if let Some(goal) = goal {
-        push(S_GOAL, clip(&one_line(goal), GIST_CHARS));
+        sec.push(S_GOAL, clip(&one_line(goal), GIST_CHARS));
     }
     for d in digests {
         if let Some(u) = &d.user_text {
-            push(S_USER, u.trim().replace('\n', "\n  "));
+            sec.push(S_USER, u.trim().replace('\n', "\n  "));
         }
         if d.role == "assistant" && !d.text.is_empty() {
-            push(S_DECISIONS, clip(&d.text, ITEM_CHARS));
+            sec.push(S_DECISIONS, clip(&d.text, ITEM_CHARS));
         }
         for f in &d.files {
-            push(S_FILES, f.clone());
+            sec.push_str(S_FILES, f);
         }
         for e in &d.errors {
-            push(S_ERRORS, e.clone());
+            sec.push_str(S_ERRORS, e);
         }
         for a in &d.artifacts {
-            push(
+            sec.push(
                 S_ARTIFACTS,
                 format!("{a} (cachefold_recover {{\"id\":\"{a}\"}})"),
             );
         }
         for i in &d.identifiers {
-            push(S_IDENTS, i.clone());
+            sec.push_str(S_IDENTS, i);
         }
     }
     // Commands: a result's `$ cmd → outcome` replaces the call's bare `$ cmd`.
@@ -100,13 +120,13 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
         if !c.contains(" → ") && answered.binary_search(&c.as_str()).is_ok() {
             continue;
         }
-        push(S_COMMANDS, (*c).clone());
+        sec.push_str(S_COMMANDS, c);
     }
     // Open threads: the last user request, and the last assistant note if it came after it.
     let last_user = digests.iter().rposition(|d| d.user_text.is_some());
     if let Some(i) = last_user {
         if let Some(u) = digests[i].user_text.as_deref() {
-            push(
+            sec.push(
                 S_OPEN,
                 format!("last user request: {}", clip(&one_line(u), ITEM_CHARS)),
             );
@@ -117,7 +137,7 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
         .rposition(|d| d.role == "assistant" && !d.text.is_empty());
     if let Some(j) = last_note {
         if last_user.map_or(true, |i| j > i) {
-            push(
+            sec.push(
                 S_OPEN,
                 format!(
                     "last assistant note: {}",
@@ -126,11 +146,7 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
             );
         }
     }
-    for items in &mut s {
-        // Repeats dropped, each value's first occurrence kept where it stands.
-        let mut seen = std::collections::HashSet::new();
-        items.retain(|x| seen.insert(x.clone()));
-    }
+    let mut s = sec.s;
     // A failing last command is an open thread too.
     let failed = s[S_COMMANDS]
         .last()

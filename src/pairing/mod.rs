@@ -43,25 +43,41 @@ pub enum ShapeRole {
     Other,
 }
 
-/// Pairing skeleton of one message.
+/// Pairing skeleton of one message (written without its empty members, which read back empty).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Shape {
     /// Role class.
     pub role: ShapeRole,
     /// Tool-call ids of an assistant message, in call order (duplicates kept; a missing id is `""`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub call_ids: Vec<String>,
     /// `toolCallId` of a tool result (a missing id is `Some("")`: it can only be an orphan).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub result_id: Option<String>,
     /// `toolName` of a tool result; for an assistant, the first call's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     /// Tool names parallel to `call_ids` (addition to the contract: synthetic results are named
     /// after their call). Shorter than `call_ids` is tolerated; missing names become `tool_name`
     /// or `"unknown"`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub call_names: Vec<String>,
 }
 
 impl Shape {
+    /// Gives back the spare capacity of its strings and lists (a shape never grows once made).
+    pub fn shrink_to_fit(&mut self) {
+        crate::digest::shrink_all(&mut self.call_ids);
+        crate::digest::shrink_all(&mut self.call_names);
+        for s in [&mut self.result_id, &mut self.tool_name]
+            .into_iter()
+            .flatten()
+        {
+            s.shrink_to_fit();
+        }
+    }
+
     /// Pairing skeleton of a host message.
     ///
     /// An assistant message that ended with `stopReason` `error` or `aborted` gets no call ids:
@@ -170,7 +186,7 @@ impl Shape {
 pub fn failed_turn(m: &Message) -> bool {
     m.role() == Role::Assistant
         && matches!(
-            m.raw().get("stopReason").and_then(Value::as_str),
+            crate::message::field(m.raw(), "stopReason").and_then(Value::as_str),
             Some("error") | Some("aborted")
         )
 }

@@ -144,3 +144,27 @@ test("the chart exports: a ChartSpec in, SVG text out; a bad spec is a CACHEFOLD
   assert.throws(() => core.chartFigure("f", "{}"), (e) => e.code === "CACHEFOLD_INPUT");
   assert.throws(() => core.chartSvg(7), inputError(/chart_json must be a string/));
 });
+
+test("plan's jsonOf may answer with UTF-8 bytes: the same plan as with strings; bytes that are not UTF-8 are a CACHEFOLD_INPUT error", { skip }, async () => {
+  const core = await (await import("../../js/core.js")).loadCore();
+  const history = [
+    { role: "user", content: "read é.txt — ünïcödé 🙂", timestamp: 1 },
+    { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "é.txt" } }], stopReason: "toolUse", timestamp: 2 },
+    { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "x".repeat(5000) + " ü" }], isError: false, timestamp: 3 },
+  ].map((m) => JSON.stringify(m));
+  const head = JSON.stringify({ count: history.length, model: "deepseek-v4-flash", nowMs: 1 });
+  const run = (jsonOf) => {
+    const s = new core.Session("{}", "s-bytes");
+    const p = s.plan(head, false, false, jsonOf);
+    return { p, snapshot: s.snapshot() };
+  };
+  const asText = run((i) => history[i]);
+  const asBytes = run((i) => Buffer.from(history[i], "utf8"));
+  assert.equal(asBytes.p.report.ingested, history.length);
+  assert.deepEqual(asBytes, asText);
+  const s = new core.Session("{}", "s-bad-bytes");
+  assert.throws(
+    () => s.plan(head, false, false, (i) => (i === 1 ? Uint8Array.of(0x7b, 0xff, 0x7d) : history[i])),
+    (err) => err.code === "CACHEFOLD_INPUT" && /message 1/.test(err.message),
+  );
+});
