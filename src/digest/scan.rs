@@ -78,50 +78,6 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
     out
 }
 
-/// The words of `text` split at Unicode whitespace, empty ones left out: what
-/// `text.split(char::is_whitespace).filter(|w| !w.is_empty())` yields, with ASCII bytes
-/// classified without decoding them (the identifier scan runs over every tool result).
-pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
-    let b = text.as_bytes();
-    let mut i = 0;
-    // Whether the char at byte `i` (a char boundary) is whitespace, and its length in bytes.
-    let at = move |i: usize| -> (bool, usize) {
-        let c = b[i];
-        if c < 0x80 {
-            (matches!(c, b' ' | b'\t'..=b'\r'), 1)
-        } else {
-            let ch = text[i..].chars().next().unwrap_or(' ');
-            (ch.is_whitespace(), ch.len_utf8())
-        }
-    };
-    std::iter::from_fn(move || {
-        while i < b.len() {
-            let (ws, n) = at(i);
-            if !ws {
-                break;
-            }
-            i += n;
-        }
-        if i >= b.len() {
-            return None;
-        }
-        let start = i;
-        while i < b.len() {
-            // Printable ASCII (most bytes of a word) in one comparison.
-            if (b'!'..0x80).contains(&b[i]) {
-                i += 1;
-                continue;
-            }
-            let (ws, n) = at(i);
-            if ws {
-                break;
-            }
-            i += n;
-        }
-        Some(&text[start..i])
-    })
-}
-
 /// First run of exactly 40 hex digits, bounded by non-hex characters.
 fn first_hex40(s: &str) -> Option<&str> {
     let b = s.as_bytes();
@@ -439,7 +395,7 @@ impl IdentCollector {
     }
 
     fn scan_capped(&mut self, text: &str, cap: usize) {
-        for tok in words(text) {
+        for tok in text.split_whitespace() {
             if self.seen.len() >= cap {
                 return;
             }

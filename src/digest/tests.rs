@@ -713,14 +713,6 @@ proptest::proptest! {
     }
 
     #[test]
-    fn words_are_the_non_empty_parts_of_a_split_at_whitespace(
-        text in "([a-zé0-9_.:/-]{0,6}|[ \t\n\r\u{b}\u{c}\u{1c}\u{85}\u{a0}\u{1680}\u{2000}-\u{200b}\u{2028}\u{3000}\u{feff}]{1,2}|🙂){0,30}",
-    ) {
-        let want: Vec<&str> = text.split(char::is_whitespace).filter(|w| !w.is_empty()).collect();
-        proptest::prop_assert_eq!(super::scan::words(&text).collect::<Vec<_>>(), want);
-    }
-
-    #[test]
     fn gist_equals_the_clip_of_the_whole_line(
         words in proptest::collection::vec("[a-zé]{0,12}|[ \n\t]{1,3}", 0..120),
     ) {
