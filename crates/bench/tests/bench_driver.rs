@@ -343,3 +343,67 @@ fn only_a_long_session_keeps_its_messages_packed() {
         assert_eq!(short.message(i), long.message(i));
     }
 }
+
+/// A session replays to the same figures whether its messages and tokens are kept packed (a
+/// long session's) or not, for every strategy: packing changes what is held, not what is read.
+#[test]
+fn a_packed_session_replays_as_an_unpacked_one() {
+    use cachefold_bench::bench::tokenizer::Stored;
+    use cachefold_bench::bench::{self, cache, prefix, run};
+    let tok = Tokenizer::bytes4();
+    let demo = bench::demo::session();
+    let plain = run::prepare_packing(&tok, "demo", demo.clone(), false);
+    let packed = run::prepare_packing(&tok, "demo", demo, true);
+    assert!(!plain.store.packs() && !plain.base_tokens.packs());
+    assert!(packed.store.packs() && packed.base_tokens.packs());
+    // The originals' tokens are held packed (a short body may stay as it is).
+    let bodies = packed.orig.iter().filter(|m| {
+        matches!(
+            packed.base_tokens.get(&m.body_key),
+            Some(Stored::Packed(_))
+        )
+    });
+    assert!(bodies.count() * 2 > packed.message_count());
+    let glue = run::Glue::new(&tok);
+    let sp = run::static_prefix(&tok, prefix::Profile::OpenClaw);
+    for cache in [cache::Params::ds_strict(), {
+        let mut p = cache::Params::ds_strict();
+        p.model = cache::Model::Kimi;
+        p
+    }] {
+        let opts = run::Options {
+            window: 60_000,
+            cache,
+            price: "deepseek-flash-peak".into(),
+            warm_static: true,
+            price_row: None,
+        };
+        for id in bench::ALL_STRATEGIES {
+            let a = run::run_job(
+                &tok,
+                &glue,
+                &sp,
+                &plain,
+                bench::strategy(id).unwrap().as_mut(),
+                &opts,
+                &mut |_| {},
+            );
+            let b = run::run_job(
+                &tok,
+                &glue,
+                &sp,
+                &packed,
+                bench::strategy(id).unwrap().as_mut(),
+                &opts,
+                &mut |_| {},
+            );
+            assert!(a.metrics.calls > 50, "{id}");
+            assert_eq!(
+                serde_json::to_string(&a).unwrap(),
+                serde_json::to_string(&b).unwrap(),
+                "{id} {:?}",
+                cache.model
+            );
+        }
+    }
+}
