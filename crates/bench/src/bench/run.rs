@@ -158,11 +158,14 @@ fn prepare_inner(tok: &Tokenizer, name: &str, t: Transcript, pack: Option<bool>)
     let pack = pack.unwrap_or(calls.len() > super::driver::SERIAL_CALLS);
     let mut store = Store::with_interner(Interner::default()).packing(pack);
     let n_messages = messages.len();
-    let orig: Vec<M> = messages
+    let mut orig: Vec<M> = messages
         .into_iter()
         .enumerate()
         .map(|(i, m)| store.make(m, Some(i), Vec::new()))
         .collect();
+    // Collected in place: without this the list keeps the parsed messages' allocation (a
+    // `Message` is 9 times a handle's size).
+    orig.shrink_to_fit();
 
     // Tokenize every original body once, in parallel, a few MB of rendered text at a time (the
     // texts are dropped once tokenized: never the whole session's text at once). Blocks followed
@@ -398,6 +401,12 @@ impl<'a> Renderer<'a> {
 
     /// Request tokens: static prefix, then the messages in template order, then the transition.
     pub fn request(&mut self, static_tokens: &Tokens, msgs: &[M]) -> Seq {
+        self.request_kept(static_tokens, msgs, true)
+    }
+
+    /// [`Renderer::request`]; `keep: false` tokenizes the messages' bodies without keeping
+    /// them, and packs them for the simulator that remembers them (one-shot messages).
+    fn request_kept(&mut self, static_tokens: &Tokens, msgs: &[M], keep: bool) -> Seq {
         let mut s = Seq::new();
         s.push(static_tokens.clone());
         let slots: Vec<Slot> = msgs.iter().map(|m| m.slot).collect();
@@ -413,11 +422,18 @@ impl<'a> Renderer<'a> {
                         // A block followed by another block of the same user turn: the `\n\n`
                         // merges with the block's last punctuation (`>\n\n` is one token),
                         // so tokenize them together.
-                        let (t, z) = if pieces.get(k + 1) == Some(&render::Piece::Sep) {
-                            k += 1;
-                            self.body_sep_piece(m)
-                        } else {
-                            self.body_piece(m)
+                        let sep = pieces.get(k + 1) == Some(&render::Piece::Sep);
+                        k += usize::from(sep);
+                        let (t, z) = match (keep, sep) {
+                            (true, true) => self.body_sep_piece(m),
+                            (true, false) => self.body_piece(m),
+                            (false, _) => {
+                                let mut text = render::body(&m.msg());
+                                if sep {
+                                    text.push_str(render::SEP);
+                                }
+                                self.unkept(&text)
+                            }
                         };
                         s.push_packed(t, z);
                     }
@@ -446,15 +462,29 @@ impl<'a> Renderer<'a> {
         (t, None)
     }
 
-    /// A summariser request.
+    /// Tokens of a one-shot text, not kept by this renderer, and their packed form.
+    fn unkept(&self, text: &str) -> (Tokens, Option<Arc<PackedTokens>>) {
+        let t: Tokens = self.tok.encode(text).into();
+        let z = PackedTokens::pack(&t).map(Arc::new);
+        (t, z)
+    }
+
+    /// A summariser request. In a long session (packed tokens) its prompt and answer, each
+    /// made for this one call, are not kept by the renderer and the summariser's simulator
+    /// keeps them packed: a session's summariser prompts add up to its history many times.
     pub fn summarizer_request(&mut self, call: &ExtraCall) -> (Seq, Seq) {
         let st = match &call.system {
             Some(sys) => self.local.get(self.tok, &render::render_static(sys, &[])),
             None => self.glue.summarizer_static.clone(),
         };
-        let x = self.request(&st, &call.prompt);
+        let keep = !self.base.packs();
+        let x = self.request_kept(&st, &call.prompt, keep);
         let mut y = Seq::new();
-        let (t, z) = self.body_piece(&call.output);
+        let (t, z) = if keep {
+            self.body_piece(&call.output)
+        } else {
+            self.unkept(&render::body(&call.output.msg()))
+        };
         y.push_packed(t, z);
         (x, y)
     }

@@ -40,7 +40,7 @@ pub struct BMsg {
     pub origin: Option<usize>,
     /// Transcript indices whose full content one lookup recovers from this message (artifact
     /// stubs, fold records with recovery): the "recovery credit" of R.
-    pub credit: Vec<usize>,
+    pub credit: Box<[usize]>,
 }
 
 impl BMsg {
@@ -53,7 +53,7 @@ impl BMsg {
     /// reading it).
     pub fn msg(&self) -> Cow<'_, Message> {
         match &self.body {
-            Body::Parsed(m) => Cow::Borrowed(m),
+            Body::Parsed(m) => Cow::Borrowed(&**m),
             // The text is `to_json` of a message object, so it parses back to the same object.
             Body::Packed(p) => {
                 Cow::Owned(Message::from_json(&p.text()).unwrap_or_else(|_| Message::empty()))
@@ -81,7 +81,9 @@ pub type M = Arc<BMsg>;
 /// How a bench message holds its message.
 #[derive(Debug)]
 enum Body {
-    Parsed(Message),
+    // Boxed: a parsed message is several times a packed one's handle, and most of a long
+    // session's messages are packed.
+    Parsed(Box<Message>),
     Packed(Packed),
 }
 
@@ -265,11 +267,11 @@ impl Store {
             chars: estimate_chars(&msg),
             anchors: ids,
             origin,
-            credit,
+            credit: credit.into_boxed_slice(),
             body: if self.packing {
                 Body::Packed(Packed::new(json))
             } else {
-                Body::Parsed(msg)
+                Body::Parsed(Box::new(msg))
             },
         });
         self.by_key.insert(key, m.clone());
@@ -291,8 +293,8 @@ impl Store {
             chars: estimate_chars(msg),
             anchors: Box::default(),
             origin: None,
-            credit: Vec::new(),
-            body: Body::Parsed(msg.clone()),
+            credit: Box::default(),
+            body: Body::Parsed(Box::new(msg.clone())),
         })
     }
 
