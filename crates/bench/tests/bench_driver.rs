@@ -357,13 +357,13 @@ fn a_packed_session_replays_as_an_unpacked_one() {
     assert!(!plain.store.packs() && !plain.base_tokens.packs());
     assert!(packed.store.packs() && packed.base_tokens.packs());
     // The originals' tokens are held packed (a short body may stay as it is).
-    let bodies = packed.orig.iter().filter(|m| {
-        matches!(
-            packed.base_tokens.get(&m.body_key),
-            Some(Stored::Packed(_))
-        )
-    });
+    let bodies = packed
+        .orig
+        .iter()
+        .filter(|m| matches!(packed.base_tokens.get(&m.body_key), Some(Stored::Packed(_))));
     assert!(bodies.count() * 2 > packed.message_count());
+    // The originals' list does not keep the parsed messages' allocation.
+    assert_eq!(packed.orig.capacity(), packed.orig.len());
     let glue = run::Glue::new(&tok);
     let sp = run::static_prefix(&tok, prefix::Profile::OpenClaw);
     for cache in [cache::Params::ds_strict(), {
@@ -378,6 +378,8 @@ fn a_packed_session_replays_as_an_unpacked_one() {
             warm_static: true,
             price_row: None,
         };
+        // Summariser requests are rendered too (a packed session does not keep them).
+        let mut summariser_calls = 0;
         for id in bench::ALL_STRATEGIES {
             let a = run::run_job(
                 &tok,
@@ -398,6 +400,7 @@ fn a_packed_session_replays_as_an_unpacked_one() {
                 &mut |_| {},
             );
             assert!(a.metrics.calls > 50, "{id}");
+            summariser_calls += a.metrics.extra_calls;
             assert_eq!(
                 serde_json::to_string(&a).unwrap(),
                 serde_json::to_string(&b).unwrap(),
@@ -405,5 +408,35 @@ fn a_packed_session_replays_as_an_unpacked_one() {
                 cache.model
             );
         }
+        assert!(summariser_calls > 0);
     }
+}
+
+/// The heaviest job can be taken and run on the host's own thread (the native addon runs it on
+/// the thread that prepared the sessions) while workers take the rest: the same report.
+#[test]
+fn the_heaviest_job_run_apart_gives_the_same_report() {
+    let settings = Settings {
+        strategies: vec!["S1a".into(), "S3".into()],
+        ..Settings::default()
+    };
+    let (all, _) = replay(2, settings.clone());
+    let progress = Arc::new(Progress::default());
+    let d = Driver::new(Tokenizer::o200k().unwrap(), &sessions(), settings, progress).unwrap();
+    let job = d.take_heaviest().unwrap();
+    // The demo session is the longest of the three (its calls × messages weigh most).
+    assert_eq!(job.session, 2);
+    assert_eq!(job.strategies, vec!["S1a".to_string()]);
+    let runs = std::sync::atomic::AtomicUsize::new(0);
+    let count = || {
+        runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| d.work());
+        d.run_then(job, &count);
+        d.work_then(&count);
+    });
+    assert!(runs.load(std::sync::atomic::Ordering::Relaxed) >= 1);
+    assert_eq!(cachefold_bench::bench::report::json(&d.report()), all);
+    assert!(d.take_heaviest().is_none(), "every job ran");
 }
