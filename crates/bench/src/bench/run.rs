@@ -8,6 +8,7 @@
 
 use super::anchors::{AnchorId, Holders, Interner};
 use super::cache::{Seq, Sim};
+use super::pack::Dict;
 use super::render::{self, Slot};
 use super::store::{output_text, Store, M};
 use super::strategies::{Ctx, ExtraCall, Strategy};
@@ -156,7 +157,22 @@ fn prepare_inner(tok: &Tokenizer, name: &str, t: Transcript, pack: Option<bool>)
     // A long session's messages and tokens are kept compressed (see `BMsg`, `BaseTokens`); its
     // strategies also run one after the other (`driver::SERIAL_CALLS`).
     let pack = pack.unwrap_or(calls.len() > super::driver::SERIAL_CALLS);
-    let mut store = Store::with_interner(Interner::default()).packing(pack);
+    // Their dictionary: messages taken across the session (see `pack::Dict`).
+    let dict = if pack {
+        let step = (messages.len() / 512).max(1);
+        let sample: Vec<String> = messages
+            .iter()
+            .step_by(step)
+            .map(Message::to_json)
+            .collect();
+        let refs: Vec<&[u8]> = sample.iter().map(|j| j.as_bytes()).collect();
+        Dict::sample(&refs)
+    } else {
+        None
+    };
+    let mut store = Store::with_interner(Interner::default())
+        .packing(pack)
+        .dictionary(dict);
     let n_messages = messages.len();
     let mut orig: Vec<M> = messages
         .into_iter()
@@ -186,6 +202,16 @@ fn prepare_inner(tok: &Tokenizer, name: &str, t: Transcript, pack: Option<bool>)
         if bytes >= PREPARE_BATCH_BYTES || i + 1 == orig.len() {
             let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
             cache.prefill(tok, &refs);
+            if pack && base.is_empty() {
+                // The tokens' dictionary: pieces of the first batch (the session's first
+                // PREPARE_BATCH_BYTES of text).
+                let sample: Vec<Vec<u8>> = bodies
+                    .iter()
+                    .map(|b| PackedTokens::bytes(&cache.get(tok, b)))
+                    .collect();
+                let refs: Vec<&[u8]> = sample.iter().map(Vec::as_slice).collect();
+                base.dictionary(Dict::sample(&refs));
+            }
             for b in bodies.drain(..) {
                 base.insert(hash128(b.as_bytes()), cache.get(tok, &b));
             }

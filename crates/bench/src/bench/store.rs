@@ -2,6 +2,7 @@
 //! computed once (content key, size estimate, anchors, recovery credit).
 
 use super::anchors::{self, AnchorId, Interner};
+use super::pack::Dict;
 use super::render::{self, Slot};
 use super::tokenizer::hash128;
 use ::cachefold::message::{Message, Part, Role};
@@ -94,22 +95,31 @@ enum Body {
 #[derive(Debug)]
 enum Packed {
     Plain(Box<str>),
-    Zstd { len: u32, bytes: Box<[u8]> },
+    Zstd {
+        len: u32,
+        bytes: Box<[u8]>,
+        /// The session's dictionary it was made with ([`Store::dictionary`]).
+        dict: Option<Arc<Dict>>,
+    },
 }
 
 /// Messages shorter than this are kept as they are (a frame's header is not worth it).
 const PACK_FROM: usize = 96;
 
 impl Packed {
-    fn new(text: String) -> Packed {
+    fn new(text: String, dict: Option<&Arc<Dict>>) -> Packed {
         let Ok(len) = u32::try_from(text.len()) else {
             return Packed::Plain(text.into_boxed_str());
         };
         if text.len() < PACK_FROM {
             return Packed::Plain(text.into_boxed_str());
         }
-        match super::pack::compress(text.as_bytes()) {
-            Some(bytes) => Packed::Zstd { len, bytes },
+        match super::pack::compress(dict.map(|d| &**d), text.as_bytes()) {
+            Some(bytes) => Packed::Zstd {
+                len,
+                bytes,
+                dict: dict.cloned(),
+            },
             None => Packed::Plain(text.into_boxed_str()),
         }
     }
@@ -117,10 +127,12 @@ impl Packed {
     fn text(&self) -> String {
         match self {
             Packed::Plain(s) => s.to_string(),
-            Packed::Zstd { len, bytes } => super::pack::decompress(bytes, *len as usize)
-                .and_then(|b| String::from_utf8(b).ok())
-                // Our own frame of valid UTF-8: it always reads back.
-                .unwrap_or_default(),
+            Packed::Zstd { len, bytes, dict } => {
+                { super::pack::decompress(dict.as_deref(), bytes, *len as usize) }
+                    .and_then(|b| String::from_utf8(b).ok())
+                    // Our own frame of valid UTF-8: it always reads back.
+                    .unwrap_or_default()
+            }
         }
     }
 }
@@ -181,6 +193,8 @@ pub struct Store {
     /// Messages made here are kept as compressed JSON ([`BMsg`]); a store over a shared one
     /// packs when that one does.
     packing: bool,
+    /// The dictionary packed messages are made with (a store over a shared one uses its).
+    dict: Option<Arc<Dict>>,
 }
 
 impl Store {
@@ -198,6 +212,13 @@ impl Store {
         self
     }
 
+    /// Compress the messages this store makes with `dict` (a dictionary of the session's
+    /// messages' JSON: a message is small, and most of it is in others).
+    pub fn dictionary(mut self, dict: Option<Arc<Dict>>) -> Store {
+        self.dict = dict;
+        self
+    }
+
     /// True when this store keeps the messages it makes as compressed JSON.
     pub fn packs(&self) -> bool {
         self.packing
@@ -210,6 +231,7 @@ impl Store {
             interner: Interner::after(shared.interner.len() as AnchorId),
             by_key: HashMap::new(),
             packing: shared.packing,
+            dict: shared.dict.clone(),
             shared: Some(shared),
         }
     }
@@ -269,7 +291,7 @@ impl Store {
             origin,
             credit: credit.into_boxed_slice(),
             body: if self.packing {
-                Body::Packed(Packed::new(json))
+                Body::Packed(Packed::new(json, self.dict.as_ref()))
             } else {
                 Body::Parsed(Box::new(msg))
             },
@@ -404,7 +426,7 @@ mod tests {
         let mut s = Store::default().packing(true);
         let long = format!("cargo test parse_args src/main.rs {}", "ok ".repeat(400));
         let m = s.user_text(&long, 1.0).unwrap();
-        let Body::Packed(Packed::Zstd { len, bytes }) = &m.body else {
+        let Body::Packed(Packed::Zstd { len, bytes, .. }) = &m.body else {
             panic!("not compressed: {:?}", m.body);
         };
         assert_eq!(*len as usize, m.json().len());
@@ -416,6 +438,43 @@ mod tests {
         // Odd content (multi-byte characters, escapes) reads back the same.
         let odd = format!("é｜\"\\\n\u{1f600} {}", "«x» ".repeat(50));
         assert_eq!(s.user_text(&odd, 1.0).unwrap().msg().text(), odd);
+    }
+
+    /// With a dictionary of the session's messages, a packed message is smaller and reads back
+    /// the same, in the session's store and in a job's store over it.
+    #[test]
+    fn a_message_packed_with_the_sessions_dictionary_reads_back() {
+        let texts: Vec<String> = (0..200)
+            .map(|i| {
+                format!(
+                    "read src/f{}.rs: fn parse_args() -> Result<Args> {{ ok }} {i}",
+                    i % 17
+                )
+            })
+            .collect();
+        let jsons: Vec<String> = texts
+            .iter()
+            .map(|t| user_text_message(t, 1.0).to_json())
+            .collect();
+        let refs: Vec<&[u8]> = jsons.iter().map(|j| j.as_bytes()).collect();
+        let dict = super::super::pack::Dict::sample(&refs);
+        let frame = |m: &M| match &m.body {
+            Body::Packed(Packed::Zstd { bytes, dict, .. }) => (bytes.len(), dict.is_some()),
+            other => panic!("not compressed: {other:?}"),
+        };
+        let mut plain = Store::default().packing(true);
+        let mut with = Store::default().packing(true).dictionary(dict);
+        let text = format!("{} and more: {}", texts[150], "parse_args ".repeat(12));
+        let a = plain.user_text(&text, 1.0).unwrap();
+        let b = with.user_text(&text, 1.0).unwrap();
+        assert_eq!((a.key, a.json()), (b.key, b.json()));
+        assert_eq!(b.msg().text(), text);
+        let ((na, da), (nb, db)) = (frame(&a), frame(&b));
+        assert!(!da && db && nb < na, "{nb} vs {na} bytes");
+        let mut over = Store::over(Arc::new(with));
+        let c = over.user_text(&format!("{text} again"), 1.0).unwrap();
+        assert!(frame(&c).1);
+        assert_eq!(c.msg().text(), format!("{text} again"));
     }
 
     /// A detached message (a summariser request's prompt or answer) is the message the store

@@ -12,6 +12,7 @@
 //! Loading the 6.4 MB JSON takes about 0.5 s; it happens once per run (the caller reads the
 //! file: the core does no I/O).
 
+use super::pack::Dict;
 use ::cachefold::error::{Error, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -138,15 +139,30 @@ pub fn hash128(bytes: &[u8]) -> u128 {
 pub struct PackedTokens {
     len: u32,
     frame: Box<[u8]>,
+    /// The dictionary it was made with ([`BaseTokens::dictionary`]).
+    dict: Option<Arc<Dict>>,
 }
 
 impl PackedTokens {
     /// `tokens` packed, when that is smaller (`None`: keep them as they are).
     pub fn pack(tokens: &[u32]) -> Option<PackedTokens> {
+        PackedTokens::pack_with(None, tokens)
+    }
+
+    /// [`PackedTokens::pack`] with a dictionary (see [`PackedTokens::bytes`]).
+    pub fn pack_with(dict: Option<&Arc<Dict>>, tokens: &[u32]) -> Option<PackedTokens> {
         let len = u32::try_from(tokens.len()).ok()?;
-        let bytes: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
-        let frame = super::pack::compress(&bytes)?;
-        Some(PackedTokens { len, frame })
+        let frame = super::pack::compress(dict.map(|d| &**d), &PackedTokens::bytes(tokens))?;
+        Some(PackedTokens {
+            len,
+            frame,
+            dict: dict.cloned(),
+        })
+    }
+
+    /// The bytes a piece is packed as (each id little-endian).
+    pub fn bytes(tokens: &[u32]) -> Vec<u8> {
+        tokens.iter().flat_map(|t| t.to_le_bytes()).collect()
     }
 
     /// Token count.
@@ -161,7 +177,7 @@ impl PackedTokens {
 
     /// The tokens (the frame is ours: it always reads back; an empty piece otherwise).
     pub fn unpack(&self) -> Tokens {
-        super::pack::decompress(&self.frame, self.len() * 4)
+        super::pack::decompress(self.dict.as_deref(), &self.frame, self.len() * 4)
             .map(|b| {
                 b.chunks_exact(4)
                     .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -202,6 +218,7 @@ impl Stored {
 pub struct BaseTokens {
     map: HashMap<u128, Stored>,
     packing: bool,
+    dict: Option<Arc<Dict>>,
 }
 
 impl BaseTokens {
@@ -210,7 +227,14 @@ impl BaseTokens {
         BaseTokens {
             map: HashMap::new(),
             packing,
+            dict: None,
         }
+    }
+
+    /// Pack the tokens inserted from now on with `dict` (a dictionary of the session's pieces
+    /// as [`PackedTokens::bytes`]).
+    pub fn dictionary(&mut self, dict: Option<Arc<Dict>>) {
+        self.dict = dict;
     }
 
     /// True when tokens inserted are kept packed.
@@ -220,7 +244,10 @@ impl BaseTokens {
 
     /// Keep `tokens` as the tokens of the text hashed `key`.
     pub fn insert(&mut self, key: u128, tokens: Tokens) {
-        let stored = match self.packing.then(|| PackedTokens::pack(&tokens)).flatten() {
+        let packed = self
+            .packing
+            .then(|| PackedTokens::pack_with(self.dict.as_ref(), &tokens));
+        let stored = match packed.flatten() {
             Some(p) => Stored::Packed(Arc::new(p)),
             None => Stored::Plain(tokens),
         };
