@@ -343,3 +343,100 @@ fn only_a_long_session_keeps_its_messages_packed() {
         assert_eq!(short.message(i), long.message(i));
     }
 }
+
+/// A session replays to the same figures whether its messages and tokens are kept packed (a
+/// long session's) or not, for every strategy: packing changes what is held, not what is read.
+#[test]
+fn a_packed_session_replays_as_an_unpacked_one() {
+    use cachefold_bench::bench::tokenizer::Stored;
+    use cachefold_bench::bench::{self, cache, prefix, run};
+    let tok = Tokenizer::bytes4();
+    let demo = bench::demo::session();
+    let plain = run::prepare_packing(&tok, "demo", demo.clone(), false);
+    let packed = run::prepare_packing(&tok, "demo", demo, true);
+    assert!(!plain.store.packs() && !plain.base_tokens.packs());
+    assert!(packed.store.packs() && packed.base_tokens.packs());
+    // The originals' tokens are held packed (a short body may stay as it is).
+    let bodies = packed
+        .orig
+        .iter()
+        .filter(|m| matches!(packed.base_tokens.get(&m.body_key), Some(Stored::Packed(_))));
+    assert!(bodies.count() * 2 > packed.message_count());
+    // The originals' list does not keep the parsed messages' allocation.
+    assert_eq!(packed.orig.capacity(), packed.orig.len());
+    let glue = run::Glue::new(&tok);
+    let sp = run::static_prefix(&tok, prefix::Profile::OpenClaw);
+    for cache in [cache::Params::ds_strict(), {
+        let mut p = cache::Params::ds_strict();
+        p.model = cache::Model::Kimi;
+        p
+    }] {
+        let opts = run::Options {
+            window: 60_000,
+            cache,
+            price: "deepseek-flash-peak".into(),
+            warm_static: true,
+            price_row: None,
+        };
+        // Summariser requests are rendered too (a packed session does not keep them).
+        let mut summariser_calls = 0;
+        for id in bench::ALL_STRATEGIES {
+            let a = run::run_job(
+                &tok,
+                &glue,
+                &sp,
+                &plain,
+                bench::strategy(id).unwrap().as_mut(),
+                &opts,
+                &mut |_| {},
+            );
+            let b = run::run_job(
+                &tok,
+                &glue,
+                &sp,
+                &packed,
+                bench::strategy(id).unwrap().as_mut(),
+                &opts,
+                &mut |_| {},
+            );
+            assert!(a.metrics.calls > 50, "{id}");
+            summariser_calls += a.metrics.extra_calls;
+            assert_eq!(
+                serde_json::to_string(&a).unwrap(),
+                serde_json::to_string(&b).unwrap(),
+                "{id} {:?}",
+                cache.model
+            );
+        }
+        assert!(summariser_calls > 0);
+    }
+}
+
+/// The heaviest job can be taken and run on the host's own thread (the native addon runs it on
+/// the thread that prepared the sessions) while workers take the rest: the same report.
+#[test]
+fn the_heaviest_job_run_apart_gives_the_same_report() {
+    let settings = Settings {
+        strategies: vec!["S1a".into(), "S3".into()],
+        ..Settings::default()
+    };
+    let (all, _) = replay(2, settings.clone());
+    let progress = Arc::new(Progress::default());
+    let d = Driver::new(Tokenizer::o200k().unwrap(), &sessions(), settings, progress).unwrap();
+    let job = d.take_heaviest().unwrap();
+    // The demo session is the longest of the three (its calls × messages weigh most).
+    assert_eq!(job.session, 2);
+    assert_eq!(job.strategies, vec!["S1a".to_string()]);
+    let runs = std::sync::atomic::AtomicUsize::new(0);
+    let count = || {
+        runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| d.work());
+        d.run_then(job, &count);
+        d.work_then(&count);
+    });
+    assert!(runs.load(std::sync::atomic::Ordering::Relaxed) >= 1);
+    assert_eq!(cachefold_bench::bench::report::json(&d.report()), all);
+    assert!(d.take_heaviest().is_none(), "every job ran");
+}

@@ -205,10 +205,18 @@ fn run(plan: Plan, shared: &Shared) -> std::result::Result<ReplayOutput, String>
     .map_err(|e| e.0)?;
     shared.phase.store(2, Ordering::Relaxed);
     release_freed_memory();
+    // This thread, which prepared the sessions, runs the heaviest job itself (see
+    // `Driver::take_heaviest`: the longest replay reuses the memory preparing freed here), then
+    // helps the other workers with the rest.
+    let first = d.take_heaviest();
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..plan.jobs)
+        let workers: Vec<_> = (1..plan.jobs)
             .map(|_| scope.spawn(|| d.work_then(&release_freed_memory)))
             .collect();
+        if let Some(job) = first {
+            d.run_then(job, &release_freed_memory);
+        }
+        d.work_then(&release_freed_memory);
         for w in workers {
             let _ = w.join();
         }

@@ -30,7 +30,7 @@
 //! Eviction: DeepSeek units are permanent inside a session unless `expiry_ms` is set (the §1.1
 //! sensitivity run, e.g. 6 h idle).
 
-use super::tokenizer::Tokens;
+use super::tokenizer::{PackedTokens, Tokens};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -38,6 +38,8 @@ use std::sync::Arc;
 #[derive(Clone, Default, Debug)]
 pub struct Seq {
     pieces: Vec<Tokens>,
+    /// Per piece, the packed form it was read from, if any: what a simulator keeps of it.
+    packed: Vec<Option<Arc<PackedTokens>>>,
     starts: Vec<usize>,
     len: usize,
 }
@@ -50,18 +52,26 @@ impl Seq {
 
     /// Append a piece.
     pub fn push(&mut self, t: Tokens) {
+        self.push_packed(t, None);
+    }
+
+    /// Append a piece read from `packed` (`t` is its tokens): a simulator that remembers
+    /// blocks of this sequence keeps the packed piece instead of the tokens, so a long
+    /// session's tokens are not held unpacked for the whole replay.
+    pub fn push_packed(&mut self, t: Tokens, packed: Option<Arc<PackedTokens>>) {
         if t.is_empty() {
             return;
         }
         self.starts.push(self.len);
         self.len += t.len();
         self.pieces.push(t);
+        self.packed.push(packed);
     }
 
     /// Append every piece of another sequence.
     pub fn extend(&mut self, other: &Seq) {
-        for p in &other.pieces {
-            self.push(p.clone());
+        for (p, z) in other.pieces.iter().zip(&other.packed) {
+            self.push_packed(p.clone(), z.clone());
         }
     }
 
@@ -110,6 +120,7 @@ impl Seq {
     /// Keep the first `n` pieces.
     pub fn truncate_pieces(&mut self, n: usize) {
         self.pieces.truncate(n);
+        self.packed.truncate(n);
         self.starts.truncate(n);
         self.len = match (self.starts.last(), self.pieces.last()) {
             (Some(s), Some(p)) => s + p.len(),
@@ -169,7 +180,10 @@ impl Seq {
             let to = (end - start).min(piece.len());
             if to > from {
                 out.push(Span {
-                    piece: piece.clone(),
+                    piece: match self.packed.get(idx) {
+                        Some(Some(z)) => SpanPiece::Packed(z.clone()),
+                        _ => SpanPiece::Tokens(piece.clone()),
+                    },
                     start: from as u32,
                     end: to as u32,
                 });
@@ -307,9 +321,16 @@ pub struct Outcome {
 /// A run of tokens inside a shared piece (`piece[start..end]`).
 #[derive(Clone, Debug)]
 struct Span {
-    piece: Tokens,
+    piece: SpanPiece,
     start: u32,
     end: u32,
+}
+
+/// The piece of a [`Span`]: its tokens, or the packed form they were read from.
+#[derive(Clone, Debug)]
+enum SpanPiece {
+    Tokens(Tokens),
+    Packed(Arc<PackedTokens>),
 }
 
 /// What the ceiling and novel counts keep about one block prefix `h_k` of an earlier X⊕Y:
@@ -620,9 +641,25 @@ impl Sim {
             let Some(tail) = self.chain.get(kc - 1).and_then(|h| self.xy_prefixes.get(h)) else {
                 return x.len() as u64;
             };
+            // Packed pieces are read back (at most a block's worth of pieces).
+            let unpacked: Vec<Option<Tokens>> = tail
+                .iter()
+                .map(|s| match &s.piece {
+                    SpanPiece::Packed(z) => Some(z.unpack()),
+                    SpanPiece::Tokens(_) => None,
+                })
+                .collect();
             let other = tail
                 .iter()
-                .flat_map(|s| s.piece.get(s.start as usize..s.end as usize).unwrap_or(&[]))
+                .zip(&unpacked)
+                .flat_map(|(s, u)| {
+                    let t: &[u32] = match (&s.piece, u) {
+                        (SpanPiece::Tokens(t), _) => t,
+                        (_, Some(u)) => u,
+                        _ => &[],
+                    };
+                    t.get(s.start as usize..s.end as usize).unwrap_or(&[])
+                })
                 .copied();
             x.iter_from(start)
                 .zip(other)

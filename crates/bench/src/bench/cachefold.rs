@@ -222,7 +222,7 @@ impl Strategy for Cachefold {
                     );
                 }
                 match Message::from_value(v) {
-                    Ok(nm) => ctx.store.make(nm, m.origin, m.credit.clone()),
+                    Ok(nm) => ctx.store.make(nm, m.origin, m.credit.to_vec()),
                     Err(_) => m,
                 }
             }

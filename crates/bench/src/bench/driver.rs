@@ -155,6 +155,15 @@ pub fn queue_jobs(
     (jobs, total)
 }
 
+/// One job of a run's queue: a session and the strategies it replays, one after the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// Index of the session (in input order).
+    pub session: usize,
+    /// Strategy ids.
+    pub strategies: Vec<String>,
+}
+
 /// One replay run: prepared sessions, a job queue and the results so far.
 pub struct Driver {
     tok: Tokenizer,
@@ -255,6 +264,32 @@ impl Driver {
     /// `(calls replayed, calls to replay)`.
     pub fn progress(&self) -> (u64, u64) {
         self.progress.get()
+    }
+
+    /// Take the heaviest job left, to run on this thread with [`Driver::run_then`] while other
+    /// threads [`Driver::work`]. A host that prepared the sessions on this thread gives it the
+    /// longest replay: glibc gives each thread its own heap, and the memory preparing the
+    /// sessions freed there (among the prepared sessions' own, so it is not given back to the
+    /// system) is reused by that replay instead of staying resident beside a worker's heap
+    /// (issue 24: a 100,000-call replay within 1 GB).
+    pub fn take_heaviest(&self) -> Option<Job> {
+        let mut q = self.queue.lock().ok()?;
+        // The queue is ordered heaviest first (`order_jobs`).
+        (!q.is_empty()).then(|| {
+            let (session, strategies) = q.remove(0);
+            Job {
+                session,
+                strategies,
+            }
+        })
+    }
+
+    /// Run `job` (from [`Driver::take_heaviest`]) as [`Driver::work_then`] runs a job.
+    pub fn run_then(&self, job: Job, after: &dyn Fn()) {
+        for sid in job.strategies {
+            self.run_one(job.session, &sid);
+            after();
+        }
     }
 
     /// Take and run jobs until the queue is empty. Call it from any number of threads.

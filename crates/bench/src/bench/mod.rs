@@ -92,6 +92,7 @@ pub mod demo;
 pub mod driver;
 pub mod loso;
 pub mod metrics;
+pub mod pack;
 pub mod prefix;
 pub mod provider;
 pub mod render;

@@ -6,12 +6,13 @@
 //! (static prefix + assembled messages) and simulated with output `Y_k` = the recorded
 //! assistant message, replayed verbatim.
 
-use super::anchors::{AnchorId, Interner};
+use super::anchors::{AnchorId, Holders, Interner};
 use super::cache::{Seq, Sim};
+use super::pack::Dict;
 use super::render::{self, Slot};
 use super::store::{output_text, Store, M};
 use super::strategies::{Ctx, ExtraCall, Strategy};
-use super::tokenizer::{hash128, TokenCache, Tokenizer, Tokens};
+use super::tokenizer::{hash128, BaseTokens, PackedTokens, Stored, TokenCache, Tokenizer, Tokens};
 use crate::replay::transcript::Transcript;
 use ::cachefold::message::{Message, Role};
 use ::cachefold::pairing::{self, Shape};
@@ -71,12 +72,13 @@ pub struct Prepared {
     pub store: Arc<Store>,
     /// Original bench messages by index.
     pub orig: Vec<M>,
-    /// Pre-tokenized bodies of the originals (key = hash of body text).
-    pub base_tokens: Arc<HashMap<u128, Tokens>>,
+    /// Pre-tokenized bodies of the originals (key = hash of body text); packed in a long
+    /// session.
+    pub base_tokens: Arc<BaseTokens>,
     /// Needed anchors per call: (anchor, first seen ≥ 50 calls earlier).
     pub needed: Vec<Vec<(AnchorId, bool)>>,
     /// Anchor → original indices whose text contains it (for recovery credit).
-    pub orig_holders: HashMap<AnchorId, Vec<usize>>,
+    pub orig_holders: Holders,
     /// Recorded compactions (for the report).
     pub recorded_compactions: usize,
     /// Lines the reader skipped.
@@ -110,6 +112,17 @@ pub fn prepare(tok: &Tokenizer, name: &str, t: &Transcript) -> Prepared {
 /// [`prepare`] taking the transcript: its messages move into the prepared session, so the
 /// session is held once, not twice (the parsed transcript is gone when this returns).
 pub fn prepare_owned(tok: &Tokenizer, name: &str, t: Transcript) -> Prepared {
+    prepare_inner(tok, name, t, None)
+}
+
+/// [`prepare_owned`] keeping the session's messages and tokens packed (`pack`) or not, whatever
+/// its length (a long session's are: more than [`super::driver::SERIAL_CALLS`] calls). A replay
+/// gives the same results either way.
+pub fn prepare_packing(tok: &Tokenizer, name: &str, t: Transcript, pack: bool) -> Prepared {
+    prepare_inner(tok, name, t, Some(pack))
+}
+
+fn prepare_inner(tok: &Tokenizer, name: &str, t: Transcript, pack: Option<bool>) -> Prepared {
     let Transcript {
         format,
         messages: parsed,
@@ -141,22 +154,40 @@ pub fn prepare_owned(tok: &Tokenizer, name: &str, t: Transcript) -> Prepared {
         }
     }
     drop(recorded_calls);
-    // A long session's messages are kept compressed (see `BMsg`); its strategies also run one
-    // after the other (`driver::SERIAL_CALLS`).
+    // A long session's messages and tokens are kept compressed (see `BMsg`, `BaseTokens`); its
+    // strategies also run one after the other (`driver::SERIAL_CALLS`).
+    let pack = pack.unwrap_or(calls.len() > super::driver::SERIAL_CALLS);
+    // Their dictionary: messages taken across the session (see `pack::Dict`).
+    let dict = if pack {
+        let step = (messages.len() / 512).max(1);
+        let sample: Vec<String> = messages
+            .iter()
+            .step_by(step)
+            .map(Message::to_json)
+            .collect();
+        let refs: Vec<&[u8]> = sample.iter().map(|j| j.as_bytes()).collect();
+        Dict::sample(&refs)
+    } else {
+        None
+    };
     let mut store = Store::with_interner(Interner::default())
-        .packing(calls.len() > super::driver::SERIAL_CALLS);
+        .packing(pack)
+        .dictionary(dict);
     let n_messages = messages.len();
-    let orig: Vec<M> = messages
+    let mut orig: Vec<M> = messages
         .into_iter()
         .enumerate()
         .map(|(i, m)| store.make(m, Some(i), Vec::new()))
         .collect();
+    // Collected in place: without this the list keeps the parsed messages' allocation (a
+    // `Message` is 9 times a handle's size).
+    orig.shrink_to_fit();
 
     // Tokenize every original body once, in parallel, a few MB of rendered text at a time (the
     // texts are dropped once tokenized: never the whole session's text at once). Blocks followed
     // by another block of the same user turn are tokenized with the separator too.
     let mut cache = TokenCache::default();
-    let mut base = HashMap::with_capacity(orig.len());
+    let mut base = BaseTokens::packing(pack);
     let mut bodies: Vec<String> = Vec::new();
     let mut bytes = 0usize;
     for (i, m) in orig.iter().enumerate() {
@@ -171,8 +202,23 @@ pub fn prepare_owned(tok: &Tokenizer, name: &str, t: Transcript) -> Prepared {
         if bytes >= PREPARE_BATCH_BYTES || i + 1 == orig.len() {
             let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
             cache.prefill(tok, &refs);
+            if pack && base.is_empty() {
+                // The tokens' dictionary: pieces of the first batch (the session's first
+                // PREPARE_BATCH_BYTES of text).
+                let sample: Vec<Vec<u8>> = bodies
+                    .iter()
+                    .map(|b| PackedTokens::bytes(&cache.get(tok, b)))
+                    .collect();
+                let refs: Vec<&[u8]> = sample.iter().map(Vec::as_slice).collect();
+                base.dictionary(Dict::sample(&refs));
+            }
             for b in bodies.drain(..) {
                 base.insert(hash128(b.as_bytes()), cache.get(tok, &b));
+            }
+            if pack {
+                // Packed: the batch's unpacked tokens go now (a body seen again later is
+                // tokenized again, to the same tokens).
+                cache.clear();
             }
             bytes = 0;
         }
@@ -180,11 +226,8 @@ pub fn prepare_owned(tok: &Tokenizer, name: &str, t: Transcript) -> Prepared {
 
     // Anchors: first sighting in a user message or tool result; needed when a later output uses it.
     let mut first_seen: HashMap<AnchorId, usize> = HashMap::new();
-    let mut orig_holders: HashMap<AnchorId, Vec<usize>> = HashMap::new();
+    let orig_holders = Holders::new(store.interner.len(), orig.iter().map(|m| &m.anchors[..]));
     for (i, m) in orig.iter().enumerate() {
-        for a in &m.anchors {
-            orig_holders.entry(*a).or_default().push(i);
-        }
         if matches!(m.role(), Role::User | Role::ToolResult) {
             for a in &m.anchors {
                 first_seen.entry(*a).or_insert(i);
@@ -237,10 +280,11 @@ pub fn prepare_owned(tok: &Tokenizer, name: &str, t: Transcript) -> Prepared {
     }
 }
 
-/// Renders requests from bench messages, memoising body tokens.
+/// Renders requests from bench messages, memoising body tokens (not those of packed bodies,
+/// which are read back when rendered: a long session's tokens are not all held unpacked).
 pub struct Renderer<'a> {
     tok: &'a Tokenizer,
-    base: Arc<HashMap<u128, Tokens>>,
+    base: Arc<BaseTokens>,
     local: TokenCache,
     memo: HashMap<u128, Tokens>,
     glue: &'a Glue,
@@ -260,11 +304,7 @@ struct LastRequest {
 
 impl<'a> Renderer<'a> {
     /// New renderer over a session's pre-tokenized originals.
-    pub fn new(
-        tok: &'a Tokenizer,
-        base: Arc<HashMap<u128, Tokens>>,
-        glue: &'a Glue,
-    ) -> Renderer<'a> {
+    pub fn new(tok: &'a Tokenizer, base: Arc<BaseTokens>, glue: &'a Glue) -> Renderer<'a> {
         Renderer {
             tok,
             base,
@@ -327,9 +367,11 @@ impl<'a> Renderer<'a> {
                     // A block followed by another block of the same user turn: the `\n\n`
                     // merges with the block's last punctuation, so they are one piece.
                     if msgs.get(i + 1).is_some_and(|n| n.slot == Slot::UserBlock) {
-                        last.seq.push(self.body_sep(m));
+                        let (t, z) = self.body_sep_piece(m);
+                        last.seq.push_packed(t, z);
                     } else {
-                        last.seq.push(self.body(m));
+                        let (t, z) = self.body_piece(m);
+                        last.seq.push_packed(t, z);
                     }
                     in_user = true;
                 }
@@ -337,7 +379,8 @@ impl<'a> Renderer<'a> {
                     if in_user {
                         last.seq.push(self.glue.trans.clone());
                     }
-                    last.seq.push(self.body(m));
+                    let (t, z) = self.body_piece(m);
+                    last.seq.push_packed(t, z);
                     in_user = false;
                 }
             }
@@ -354,20 +397,42 @@ impl<'a> Renderer<'a> {
 
     /// Tokens of a message body.
     pub fn body(&mut self, m: &M) -> Tokens {
+        self.body_piece(m).0
+    }
+
+    /// Token count of a message body (a packed one is not read back).
+    pub fn body_len(&mut self, m: &M) -> usize {
+        if !self.memo.contains_key(&m.key) {
+            if let Some(Stored::Packed(z)) = self.base.get(&m.body_key) {
+                return z.len();
+            }
+        }
+        self.body(m).len()
+    }
+
+    /// Tokens of a message body, and the packed form they were read from, if any.
+    pub fn body_piece(&mut self, m: &M) -> (Tokens, Option<Arc<PackedTokens>>) {
         if let Some(t) = self.memo.get(&m.key) {
-            return t.clone();
+            return (t.clone(), None);
         }
         // A session's original: its tokens were made while preparing it (no render).
         let t = match self.base.get(&m.body_key) {
-            Some(t) => t.clone(),
+            Some(Stored::Plain(t)) => t.clone(),
+            Some(Stored::Packed(z)) => return (z.unpack(), Some(z.clone())),
             None => self.local.get(self.tok, &render::body(&m.msg())),
         };
         self.memo.insert(m.key, t.clone());
-        t
+        (t, None)
     }
 
     /// Request tokens: static prefix, then the messages in template order, then the transition.
     pub fn request(&mut self, static_tokens: &Tokens, msgs: &[M]) -> Seq {
+        self.request_kept(static_tokens, msgs, true)
+    }
+
+    /// [`Renderer::request`]; `keep: false` tokenizes the messages' bodies without keeping
+    /// them, and packs them for the simulator that remembers them (one-shot messages).
+    fn request_kept(&mut self, static_tokens: &Tokens, msgs: &[M], keep: bool) -> Seq {
         let mut s = Seq::new();
         s.push(static_tokens.clone());
         let slots: Vec<Slot> = msgs.iter().map(|m| m.slot).collect();
@@ -383,12 +448,20 @@ impl<'a> Renderer<'a> {
                         // A block followed by another block of the same user turn: the `\n\n`
                         // merges with the block's last punctuation (`>\n\n` is one token),
                         // so tokenize them together.
-                        if pieces.get(k + 1) == Some(&render::Piece::Sep) {
-                            s.push(self.body_sep(m));
-                            k += 1;
-                        } else {
-                            s.push(self.body(m));
-                        }
+                        let sep = pieces.get(k + 1) == Some(&render::Piece::Sep);
+                        k += usize::from(sep);
+                        let (t, z) = match (keep, sep) {
+                            (true, true) => self.body_sep_piece(m),
+                            (true, false) => self.body_piece(m),
+                            (false, _) => {
+                                let mut text = render::body(&m.msg());
+                                if sep {
+                                    text.push_str(render::SEP);
+                                }
+                                self.unkept(&text)
+                            }
+                        };
+                        s.push_packed(t, z);
                     }
                 }
             }
@@ -397,31 +470,48 @@ impl<'a> Renderer<'a> {
         s
     }
 
-    /// Tokens of a message body followed by the block separator.
-    fn body_sep(&mut self, m: &M) -> Tokens {
+    /// Tokens of a message body followed by the block separator, and the packed form they
+    /// were read from, if any.
+    fn body_sep_piece(&mut self, m: &M) -> (Tokens, Option<Arc<PackedTokens>>) {
         let key = m.key ^ 0x5e9a_7a70_0000_0000_0000_0000_0000_0001;
         if let Some(t) = self.memo.get(&key) {
-            return t.clone();
+            return (t.clone(), None);
         }
         let mut text = render::body(&m.msg());
         text.push_str(render::SEP);
         let t = match self.base.get(&hash128(text.as_bytes())) {
-            Some(t) => t.clone(),
+            Some(Stored::Plain(t)) => t.clone(),
+            Some(Stored::Packed(z)) => return (z.unpack(), Some(z.clone())),
             None => self.local.get(self.tok, &text),
         };
         self.memo.insert(key, t.clone());
-        t
+        (t, None)
     }
 
-    /// A summariser request.
+    /// Tokens of a one-shot text, not kept by this renderer, and their packed form.
+    fn unkept(&self, text: &str) -> (Tokens, Option<Arc<PackedTokens>>) {
+        let t: Tokens = self.tok.encode(text).into();
+        let z = PackedTokens::pack(&t).map(Arc::new);
+        (t, z)
+    }
+
+    /// A summariser request. In a long session (packed tokens) its prompt and answer, each
+    /// made for this one call, are not kept by the renderer and the summariser's simulator
+    /// keeps them packed: a session's summariser prompts add up to its history many times.
     pub fn summarizer_request(&mut self, call: &ExtraCall) -> (Seq, Seq) {
         let st = match &call.system {
             Some(sys) => self.local.get(self.tok, &render::render_static(sys, &[])),
             None => self.glue.summarizer_static.clone(),
         };
-        let x = self.request(&st, &call.prompt);
+        let keep = !self.base.packs();
+        let x = self.request_kept(&st, &call.prompt, keep);
         let mut y = Seq::new();
-        y.push(self.body(&call.output));
+        let (t, z) = if keep {
+            self.body_piece(&call.output)
+        } else {
+            self.unkept(&render::body(&call.output.msg()))
+        };
+        y.push_packed(t, z);
         (x, y)
     }
 }
@@ -500,7 +590,8 @@ pub fn run_job(
         let x = renderer.main_request(&prefix.tokens, &msgs);
         let mut y = Seq::new();
         if let Some(a) = prep.orig.get(ai) {
-            y.push(renderer.body(a));
+            let (t, z) = renderer.body_piece(a);
+            y.push_packed(t, z);
         }
         let o = sim.request(&x, &y, ts);
         strategy.observe(ai, o.hit, o.miss, y.len() as u64);
@@ -511,7 +602,7 @@ pub fn run_job(
                 .unwrap_or(&[])
                 .iter()
                 .filter(|mm| mm.role() != Role::Assistant)
-                .map(|mm| renderer.body(mm).len() as u64)
+                .map(|mm| renderer.body_len(mm) as u64)
                 .sum();
             floor_from = ai + 1;
             let st = prefix.tokens.len() as u64;
@@ -574,19 +665,22 @@ pub fn run_job(
         // Anchor recall.
         if let Some(needed) = prep.needed.get(k) {
             if !needed.is_empty() {
-                let keys = &view.key_count;
                 let credited = &view.credit_count;
                 // Recoveries this call's credit assumes: one per original message whose
                 // anchor is only reachable through recovery (first holder in credit order).
                 let mut to_recover: Vec<usize> = Vec::new();
                 for &(a, old) in needed {
-                    let present = store.holders(a).any(|kk| keys.contains_key(kk));
+                    // Some message of the request holds the anchor (every message of a request
+                    // is a store's, whose anchors are those of its content).
+                    let present = view.anchor_count.contains_key(&a);
                     let via = if present {
                         None
                     } else {
                         prep.orig_holders
-                            .get(&a)
-                            .and_then(|v| v.iter().copied().find(|i| credited.contains_key(i)))
+                            .get(a)
+                            .iter()
+                            .map(|&i| i as usize)
+                            .find(|i| credited.contains_key(i))
                     };
                     let credit = present || via.is_some();
                     if let Some(i) = via {
@@ -611,7 +705,7 @@ pub fn run_job(
                     let Some(orig) = prep.orig.get(i) else {
                         continue;
                     };
-                    let page = recovered_tokens(renderer.body(orig).len() as u64, orig);
+                    let page = recovered_tokens(renderer.body_len(orig) as u64, orig);
                     // The model's recovery request: the context at this point, hit and miss
                     // as simulated for it (later recoveries of the same call re-read it whole
                     // from the cache), plus the recover call it writes.
@@ -669,8 +763,8 @@ pub fn run_job(
 struct RequestView {
     msgs: Vec<M>,
     shapes: Vec<Shape>,
-    /// Key → how many messages of the request have it.
-    key_count: HashMap<u128, u32>,
+    /// Anchor → how many messages of the request hold it.
+    anchor_count: HashMap<AnchorId, u32>,
     /// Credited original index → how many messages of the request credit it.
     credit_count: HashMap<usize, u32>,
 }
@@ -691,14 +785,18 @@ impl RequestView {
             let (Some(m), Some(shape)) = (self.msgs.pop(), self.shapes.pop()) else {
                 break;
             };
-            dec(&mut self.key_count, m.key);
+            for &a in m.anchors.iter() {
+                dec(&mut self.anchor_count, a);
+            }
             for &c in &m.credit {
                 dec(&mut self.credit_count, c);
             }
             left.insert(m.key, shape);
         }
         for m in msgs.get(same..).unwrap_or(&[]) {
-            *self.key_count.entry(m.key).or_insert(0) += 1;
+            for &a in m.anchors.iter() {
+                *self.anchor_count.entry(a).or_insert(0) += 1;
+            }
             for &c in &m.credit {
                 *self.credit_count.entry(c).or_insert(0) += 1;
             }

@@ -2,6 +2,7 @@
 //! computed once (content key, size estimate, anchors, recovery credit).
 
 use super::anchors::{self, AnchorId, Interner};
+use super::pack::Dict;
 use super::render::{self, Slot};
 use super::tokenizer::hash128;
 use ::cachefold::message::{Message, Part, Role};
@@ -34,13 +35,13 @@ pub struct BMsg {
     pub slot: Slot,
     /// Characters OpenClaw-style estimators count (text, thinking, tool-call JSON, results).
     pub chars: u64,
-    /// Anchors present in the rendered text.
-    pub anchors: Vec<AnchorId>,
+    /// Anchors present in the rendered text (each once).
+    pub anchors: Box<[AnchorId]>,
     /// Transcript index this message is (a version of), if any.
     pub origin: Option<usize>,
     /// Transcript indices whose full content one lookup recovers from this message (artifact
     /// stubs, fold records with recovery): the "recovery credit" of R.
-    pub credit: Vec<usize>,
+    pub credit: Box<[usize]>,
 }
 
 impl BMsg {
@@ -53,7 +54,7 @@ impl BMsg {
     /// reading it).
     pub fn msg(&self) -> Cow<'_, Message> {
         match &self.body {
-            Body::Parsed(m) => Cow::Borrowed(m),
+            Body::Parsed(m) => Cow::Borrowed(&**m),
             // The text is `to_json` of a message object, so it parses back to the same object.
             Body::Packed(p) => {
                 Cow::Owned(Message::from_json(&p.text()).unwrap_or_else(|_| Message::empty()))
@@ -81,7 +82,9 @@ pub type M = Arc<BMsg>;
 /// How a bench message holds its message.
 #[derive(Debug)]
 enum Body {
-    Parsed(Message),
+    // Boxed: a parsed message is several times a packed one's handle, and most of a long
+    // session's messages are packed.
+    Parsed(Box<Message>),
     Packed(Packed),
 }
 
@@ -92,60 +95,44 @@ enum Body {
 #[derive(Debug)]
 enum Packed {
     Plain(Box<str>),
-    Zstd { len: u32, bytes: Box<[u8]> },
+    Zstd {
+        len: u32,
+        bytes: Box<[u8]>,
+        /// The session's dictionary it was made with ([`Store::dictionary`]).
+        dict: Option<Arc<Dict>>,
+    },
 }
 
 /// Messages shorter than this are kept as they are (a frame's header is not worth it).
 const PACK_FROM: usize = 96;
 
-thread_local! {
-    // One compression and one decompression context per thread (a context is hundreds of KB;
-    // one per message would cost more than the compression).
-    static PACKER: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
-        const { std::cell::RefCell::new(None) };
-    static UNPACKER: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
 impl Packed {
-    fn new(text: String) -> Packed {
+    fn new(text: String, dict: Option<&Arc<Dict>>) -> Packed {
         let Ok(len) = u32::try_from(text.len()) else {
             return Packed::Plain(text.into_boxed_str());
         };
         if text.len() < PACK_FROM {
             return Packed::Plain(text.into_boxed_str());
         }
-        let packed = PACKER.with(|p| {
-            let mut p = p.borrow_mut();
-            if p.is_none() {
-                *p = zstd::bulk::Compressor::new(1).ok();
-            }
-            p.as_mut().and_then(|c| c.compress(text.as_bytes()).ok())
-        });
-        match packed {
-            Some(bytes) if bytes.len() < text.len() => Packed::Zstd {
+        match super::pack::compress(dict.map(|d| &**d), text.as_bytes()) {
+            Some(bytes) => Packed::Zstd {
                 len,
-                bytes: bytes.into_boxed_slice(),
+                bytes,
+                dict: dict.cloned(),
             },
-            _ => Packed::Plain(text.into_boxed_str()),
+            None => Packed::Plain(text.into_boxed_str()),
         }
     }
 
     fn text(&self) -> String {
         match self {
             Packed::Plain(s) => s.to_string(),
-            Packed::Zstd { len, bytes } => UNPACKER
-                .with(|d| {
-                    let mut d = d.borrow_mut();
-                    if d.is_none() {
-                        *d = zstd::bulk::Decompressor::new().ok();
-                    }
-                    d.as_mut()
-                        .and_then(|d| d.decompress(bytes, *len as usize).ok())
-                })
-                .and_then(|b| String::from_utf8(b).ok())
-                // Our own frame of valid UTF-8: it always reads back.
-                .unwrap_or_default(),
+            Packed::Zstd { len, bytes, dict } => {
+                { super::pack::decompress(dict.as_deref(), bytes, *len as usize) }
+                    .and_then(|b| String::from_utf8(b).ok())
+                    // Our own frame of valid UTF-8: it always reads back.
+                    .unwrap_or_default()
+            }
         }
     }
 }
@@ -192,23 +179,22 @@ pub fn output_text(m: &Message) -> String {
 
 /// Creates and interns bench messages for one replay job.
 ///
-/// A job's store is [`Store::over`] its session's: it sees every message, anchor id and
-/// holder of the session's store and keeps only what the job adds (a deep copy per job held
-/// the session's messages, anchors and holders once more per running job: two thirds of a
-/// long replay's heap).
+/// A job's store is [`Store::over`] its session's: it sees every message and anchor id of the
+/// session's store and keeps only what the job adds (a deep copy per job held the session's
+/// messages and anchors once more per running job: two thirds of a long replay's heap).
 #[derive(Default, Clone)]
 pub struct Store {
     /// Anchor interner (cloned from the session so ids match the session's needed sets); with
     /// a shared store below, only the anchors this store added.
     pub interner: Interner,
     by_key: HashMap<u128, M>,
-    /// Anchor → keys of messages containing it (added here, after the shared store's).
-    inv: HashMap<AnchorId, Vec<u128>>,
     /// The store this one extends, read-only.
     shared: Option<Arc<Store>>,
     /// Messages made here are kept as compressed JSON ([`BMsg`]); a store over a shared one
     /// packs when that one does.
     packing: bool,
+    /// The dictionary packed messages are made with (a store over a shared one uses its).
+    dict: Option<Arc<Dict>>,
 }
 
 impl Store {
@@ -226,6 +212,13 @@ impl Store {
         self
     }
 
+    /// Compress the messages this store makes with `dict` (a dictionary of the session's
+    /// messages' JSON: a message is small, and most of it is in others).
+    pub fn dictionary(mut self, dict: Option<Arc<Dict>>) -> Store {
+        self.dict = dict;
+        self
+    }
+
     /// True when this store keeps the messages it makes as compressed JSON.
     pub fn packs(&self) -> bool {
         self.packing
@@ -237,8 +230,8 @@ impl Store {
         Store {
             interner: Interner::after(shared.interner.len() as AnchorId),
             by_key: HashMap::new(),
-            inv: HashMap::new(),
             packing: shared.packing,
+            dict: shared.dict.clone(),
             shared: Some(shared),
         }
     }
@@ -284,13 +277,10 @@ impl Store {
             return m.clone();
         }
         let text = render::body(&msg);
-        let ids: Vec<AnchorId> = anchors::extract(&text)
+        let ids: Box<[AnchorId]> = anchors::extract(&text)
             .iter()
             .map(|a| self.anchor_id(a))
             .collect();
-        for a in &ids {
-            self.inv.entry(*a).or_default().push(key);
-        }
         let m = Arc::new(BMsg {
             key,
             body_key: hash128(text.as_bytes()),
@@ -299,11 +289,11 @@ impl Store {
             chars: estimate_chars(&msg),
             anchors: ids,
             origin,
-            credit,
+            credit: credit.into_boxed_slice(),
             body: if self.packing {
-                Body::Packed(Packed::new(json))
+                Body::Packed(Packed::new(json, self.dict.as_ref()))
             } else {
-                Body::Parsed(msg)
+                Body::Parsed(Box::new(msg))
             },
         });
         self.by_key.insert(key, m.clone());
@@ -323,10 +313,10 @@ impl Store {
             role: msg.role(),
             slot: render::slot(msg),
             chars: estimate_chars(msg),
-            anchors: Vec::new(),
+            anchors: Box::default(),
             origin: None,
-            credit: Vec::new(),
-            body: Body::Parsed(msg.clone()),
+            credit: Box::default(),
+            body: Body::Parsed(Box::new(msg.clone())),
         })
     }
 
@@ -354,17 +344,6 @@ impl Store {
     /// An assistant text message.
     pub fn assistant_text(&mut self, text: &str, ts: f64) -> Option<M> {
         Some(self.make(assistant_text_message(text, ts), None, Vec::new()))
-    }
-
-    /// Keys of messages containing anchor `a`, in the order they were made (the shared
-    /// store's first).
-    pub fn holders(&self, a: AnchorId) -> impl Iterator<Item = &u128> {
-        let shared = self.shared.as_ref().map(|s| s.holders_here(a));
-        shared.into_iter().flatten().chain(self.holders_here(a))
-    }
-
-    fn holders_here(&self, a: AnchorId) -> std::slice::Iter<'_, u128> {
-        self.inv.get(&a).map_or(&[][..], Vec::as_slice).iter()
     }
 }
 
@@ -447,7 +426,7 @@ mod tests {
         let mut s = Store::default().packing(true);
         let long = format!("cargo test parse_args src/main.rs {}", "ok ".repeat(400));
         let m = s.user_text(&long, 1.0).unwrap();
-        let Body::Packed(Packed::Zstd { len, bytes }) = &m.body else {
+        let Body::Packed(Packed::Zstd { len, bytes, .. }) = &m.body else {
             panic!("not compressed: {:?}", m.body);
         };
         assert_eq!(*len as usize, m.json().len());
@@ -459,6 +438,43 @@ mod tests {
         // Odd content (multi-byte characters, escapes) reads back the same.
         let odd = format!("é｜\"\\\n\u{1f600} {}", "«x» ".repeat(50));
         assert_eq!(s.user_text(&odd, 1.0).unwrap().msg().text(), odd);
+    }
+
+    /// With a dictionary of the session's messages, a packed message is smaller and reads back
+    /// the same, in the session's store and in a job's store over it.
+    #[test]
+    fn a_message_packed_with_the_sessions_dictionary_reads_back() {
+        let texts: Vec<String> = (0..200)
+            .map(|i| {
+                format!(
+                    "read src/f{}.rs: fn parse_args() -> Result<Args> {{ ok }} {i}",
+                    i % 17
+                )
+            })
+            .collect();
+        let jsons: Vec<String> = texts
+            .iter()
+            .map(|t| user_text_message(t, 1.0).to_json())
+            .collect();
+        let refs: Vec<&[u8]> = jsons.iter().map(|j| j.as_bytes()).collect();
+        let dict = super::super::pack::Dict::sample(&refs);
+        let frame = |m: &M| match &m.body {
+            Body::Packed(Packed::Zstd { bytes, dict, .. }) => (bytes.len(), dict.is_some()),
+            other => panic!("not compressed: {other:?}"),
+        };
+        let mut plain = Store::default().packing(true);
+        let mut with = Store::default().packing(true).dictionary(dict);
+        let text = format!("{} and more: {}", texts[150], "parse_args ".repeat(12));
+        let a = plain.user_text(&text, 1.0).unwrap();
+        let b = with.user_text(&text, 1.0).unwrap();
+        assert_eq!((a.key, a.json()), (b.key, b.json()));
+        assert_eq!(b.msg().text(), text);
+        let ((na, da), (nb, db)) = (frame(&a), frame(&b));
+        assert!(!da && db && nb < na, "{nb} vs {na} bytes");
+        let mut over = Store::over(Arc::new(with));
+        let c = over.user_text(&format!("{text} again"), 1.0).unwrap();
+        assert!(frame(&c).1);
+        assert_eq!(c.msg().text(), format!("{text} again"));
     }
 
     /// A detached message (a summariser request's prompt or answer) is the message the store
@@ -518,11 +534,11 @@ mod tests {
         let c2 = over.make_value(new_text, None, vec![1]).unwrap();
         assert_eq!(c1.anchors, c2.anchors);
         assert!(c1.anchors.len() >= 3, "{:?}", c1.anchors);
-        for id in c1.anchors.iter().chain(&a.as_ref().unwrap().anchors) {
-            let h1: Vec<u128> = copy.holders(*id).copied().collect();
-            let h2: Vec<u128> = over.holders(*id).copied().collect();
-            assert_eq!(h1, h2, "anchor {id}");
-            assert!(!h1.is_empty());
+        // The anchors the session's message shares with it have the session's ids.
+        let a_ids = &a.as_ref().unwrap().anchors;
+        for name in ["src/main.rs", "parse_args"] {
+            let id = over.anchor(name).unwrap();
+            assert!(a_ids.contains(&id) && c2.anchors.contains(&id), "{name}");
         }
         assert_eq!(copy.interner.len(), over.interner.len());
         assert_eq!(over.anchor("parse_args"), copy.interner.get("parse_args"));

@@ -12,6 +12,7 @@
 //! Loading the 6.4 MB JSON takes about 0.5 s; it happens once per run (the caller reads the
 //! file: the core does no I/O).
 
+use super::pack::Dict;
 use ::cachefold::error::{Error, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -130,6 +131,145 @@ pub fn hash128(bytes: &[u8]) -> u128 {
     ((fin(a ^ bytes.len() as u64) as u128) << 64) | fin(b ^ a) as u128
 }
 
+/// A piece's tokens as a long session keeps them at rest: the ids as little-endian bytes in
+/// one zstd frame ([`super::pack`]). Read back whole ([`PackedTokens::unpack`]) when a request
+/// renders the piece; a cache simulator keeps a packed piece, not its tokens, for the blocks it
+/// remembers (see `cache::Seq::push_packed`).
+#[derive(Debug)]
+pub struct PackedTokens {
+    len: u32,
+    frame: Box<[u8]>,
+    /// The dictionary it was made with ([`BaseTokens::dictionary`]).
+    dict: Option<Arc<Dict>>,
+}
+
+impl PackedTokens {
+    /// `tokens` packed, when that is smaller (`None`: keep them as they are).
+    pub fn pack(tokens: &[u32]) -> Option<PackedTokens> {
+        PackedTokens::pack_with(None, tokens)
+    }
+
+    /// [`PackedTokens::pack`] with a dictionary (see [`PackedTokens::bytes`]).
+    pub fn pack_with(dict: Option<&Arc<Dict>>, tokens: &[u32]) -> Option<PackedTokens> {
+        let len = u32::try_from(tokens.len()).ok()?;
+        let frame = super::pack::compress(dict.map(|d| &**d), &PackedTokens::bytes(tokens))?;
+        Some(PackedTokens {
+            len,
+            frame,
+            dict: dict.cloned(),
+        })
+    }
+
+    /// The bytes a piece is packed as (each id little-endian).
+    pub fn bytes(tokens: &[u32]) -> Vec<u8> {
+        tokens.iter().flat_map(|t| t.to_le_bytes()).collect()
+    }
+
+    /// Token count.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// True when there are no tokens.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The tokens (the frame is ours: it always reads back; an empty piece otherwise).
+    pub fn unpack(&self) -> Tokens {
+        super::pack::decompress(self.dict.as_deref(), &self.frame, self.len() * 4)
+            .map(|b| {
+                b.chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect()
+            })
+            .unwrap_or_else(|| Vec::new().into())
+    }
+}
+
+/// Tokens of one pre-tokenized body: as they are, or packed.
+#[derive(Debug, Clone)]
+pub enum Stored {
+    /// Resident tokens.
+    Plain(Tokens),
+    /// Packed tokens (a long session's, see [`BaseTokens::packing`]).
+    Packed(Arc<PackedTokens>),
+}
+
+impl Stored {
+    /// Token count.
+    pub fn len(&self) -> usize {
+        match self {
+            Stored::Plain(t) => t.len(),
+            Stored::Packed(p) => p.len(),
+        }
+    }
+
+    /// True when there are no tokens.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A session's pre-tokenized bodies by the hash of their text. A long session's are kept
+/// packed ([`PackedTokens`]): they are a session's largest part (4 bytes a token), and a
+/// replay reads each of them a few times.
+#[derive(Debug, Default)]
+pub struct BaseTokens {
+    map: HashMap<u128, Stored>,
+    packing: bool,
+    dict: Option<Arc<Dict>>,
+}
+
+impl BaseTokens {
+    /// Empty; `packing`: tokens inserted are kept packed when that is smaller.
+    pub fn packing(packing: bool) -> BaseTokens {
+        BaseTokens {
+            map: HashMap::new(),
+            packing,
+            dict: None,
+        }
+    }
+
+    /// Pack the tokens inserted from now on with `dict` (a dictionary of the session's pieces
+    /// as [`PackedTokens::bytes`]).
+    pub fn dictionary(&mut self, dict: Option<Arc<Dict>>) {
+        self.dict = dict;
+    }
+
+    /// True when tokens inserted are kept packed.
+    pub fn packs(&self) -> bool {
+        self.packing
+    }
+
+    /// Keep `tokens` as the tokens of the text hashed `key`.
+    pub fn insert(&mut self, key: u128, tokens: Tokens) {
+        let packed = self
+            .packing
+            .then(|| PackedTokens::pack_with(self.dict.as_ref(), &tokens));
+        let stored = match packed.flatten() {
+            Some(p) => Stored::Packed(Arc::new(p)),
+            None => Stored::Plain(tokens),
+        };
+        self.map.insert(key, stored);
+    }
+
+    /// The tokens of the text hashed `key`, if kept.
+    pub fn get(&self, key: &u128) -> Option<&Stored> {
+        self.map.get(key)
+    }
+
+    /// Bodies kept.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when no body is kept.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
 /// Memo of piece text → tokens.
 #[derive(Default)]
 pub struct TokenCache {
@@ -188,6 +328,11 @@ impl TokenCache {
         }
     }
 
+    /// Forget every piece (the counters stay).
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+
     /// Number of cached pieces.
     pub fn len(&self) -> usize {
         self.map.len()
@@ -202,6 +347,37 @@ impl TokenCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Packed tokens read back as the tokens packed, ids of every size included; a piece
+    /// that does not get smaller stays as it is.
+    #[test]
+    fn packed_tokens_read_back_the_same() {
+        let t = Tokenizer::bytes4();
+        let text = "fn parse_args() -> Result<Args> { cargo test src/main.rs } ".repeat(30);
+        let tokens: Tokens = t.encode(&text).into();
+        let p = PackedTokens::pack(&tokens).unwrap();
+        assert_eq!(p.len(), tokens.len());
+        assert!(
+            p.frame.len() * 2 < tokens.len() * 4,
+            "{} bytes",
+            p.frame.len()
+        );
+        assert_eq!(p.unpack(), tokens);
+        let wide: Vec<u32> = (0..4_000u32)
+            .map(|i| [0, 1, 255, 256, 65_535, 129_282, u32::MAX][i as usize % 7] ^ (i % 3))
+            .collect();
+        assert_eq!(&PackedTokens::pack(&wide).unwrap().unpack()[..], &wide[..]);
+        assert!(PackedTokens::pack(&[7, 1 << 30]).is_none());
+        let mut base = BaseTokens::packing(true);
+        base.insert(1, tokens.clone());
+        base.insert(2, vec![7u32].into());
+        assert!(matches!(base.get(&1), Some(Stored::Packed(p)) if p.unpack() == tokens));
+        assert!(matches!(base.get(&2), Some(Stored::Plain(t)) if t[..] == [7]));
+        let mut plain = BaseTokens::packing(false);
+        plain.insert(1, tokens.clone());
+        assert!(matches!(plain.get(&1), Some(Stored::Plain(t)) if Arc::ptr_eq(t, &tokens)));
+        assert_eq!(plain.get(&1).map(Stored::len), Some(tokens.len()));
+    }
 
     #[test]
     fn bytes4_counts_utf8_bytes_over_four_rounded_up() {
