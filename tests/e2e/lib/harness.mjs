@@ -350,8 +350,36 @@ export class Harness {
 
   /** One Gateway RPC over the connection (e.g. `sessions.reset`, `chat.history`). */
   async request(method, params, step) {
-    if (!this.ws) await this.startGateway();
+    await this.connected();
     return this.ws.request(method, params, step ?? `[${this.engine}] ${method}`);
+  }
+
+  /**
+   * A running Gateway with an open connection. The Gateway restarts itself after some config
+   * changes (`openclaw plugins enable|disable` rewrites the config it watches), which closes the
+   * connection; a user's client connects again, and so does this one, while the Gateway's
+   * processes are alive (a Gateway that exited is an error of the step that needs it).
+   */
+  async connected() {
+    if (!this.gateway) return this.startGateway();
+    if (!this.ws?.closed) return;
+    const was = this.ws.closed;
+    const t0 = Date.now();
+    let last = null;
+    while (Date.now() - t0 < 120_000) {
+      if (this.findGatewayPids().length === 0) break;
+      try {
+        if (await this.probeGateway()) {
+          this.ws = await GatewayConnection.open({ openclawEntry: this.tc.openclaw, port: this.gatewayPort, token: this.token, env: this.env(), progress: this.progress, log: this.log });
+          this.log(`[${this.engine}] the Gateway closed the connection (${was.code} ${was.reason}); connected again in ${Date.now() - t0} ms`);
+          return;
+        }
+      } catch (e) {
+        last = e;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error(`the Gateway closed the connection (${was.code} ${was.reason}) and could not be reached again${last ? `: ${last.message}` : ""}`);
   }
 
   probeGateway() {
@@ -423,7 +451,7 @@ export class Harness {
   }
 
   async chat(session, message, { kind }) {
-    if (!this.gateway) await this.startGateway();
+    await this.connected();
     const sessionKey = `agent:main:${session}`;
     const index = this.turns.length;
     const before = this.provider.requests.length;
