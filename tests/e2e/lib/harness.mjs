@@ -361,8 +361,8 @@ export class Harness {
    * processes are alive (a Gateway that exited is an error of the step that needs it).
    */
   async connected() {
-    if (!this.gateway) return this.startGateway();
-    if (!this.ws?.closed) return;
+    if (!this.ws) return this.startGateway();
+    if (!this.ws.closed) return;
     const was = this.ws.closed;
     const t0 = Date.now();
     let last = null;
