@@ -22,7 +22,7 @@
 //! - shrunk tool results carry recovery credit for their original (one `cachefold_recover`
 //!   returns it); fold records carry credit for the host range their fold stored.
 
-use super::store::{Store, M};
+use super::store::{Credit, Store, M};
 use super::strategies::{Ctx, ExtraCall, Strategy};
 use super::tokenizer::hash128;
 use ::cachefold::config::Config;
@@ -154,20 +154,18 @@ impl Cachefold {
     }
 
     /// Recovery credit of a synthetic message: the host ranges of the folds it names.
-    fn credit_of(&self, json: &str) -> Vec<usize> {
-        let mut v = Vec::new();
+    fn credit_of(&self, json: &str) -> Credit {
         if !json.starts_with("{\"role\":\"user\"") {
-            return v;
+            return Credit::default();
         }
-        for (id, (from, to)) in &self.folds {
-            // Every record starts with `[cachefold fold <id>]` (fold::record::fold_header).
-            if json.contains(&format!("[cachefold fold {id}]")) {
-                v.extend(*from as usize..*to as usize);
-            }
-        }
-        v.sort_unstable();
-        v.dedup();
-        v
+        // Every record starts with `[cachefold fold <id>]` (fold::record::fold_header).
+        Credit::from_ranges(
+            self.folds
+                .iter()
+                .filter(|(id, _)| json.contains(&format!("[cachefold fold {id}]")))
+                .map(|(_, &range)| range)
+                .collect(),
+        )
     }
 }
 
@@ -222,7 +220,7 @@ impl Strategy for Cachefold {
                     );
                 }
                 match Message::from_value(v) {
-                    Ok(nm) => ctx.store.make(nm, m.origin, m.credit.to_vec()),
+                    Ok(nm) => ctx.store.make(nm, m.origin, m.credit.clone()),
                     Err(_) => m,
                 }
             }

@@ -665,7 +665,6 @@ pub fn run_job(
         // Anchor recall.
         if let Some(needed) = prep.needed.get(k) {
             if !needed.is_empty() {
-                let credited = &view.credit_count;
                 // Recoveries this call's credit assumes: one per original message whose
                 // anchor is only reachable through recovery (first holder in credit order).
                 let mut to_recover: Vec<usize> = Vec::new();
@@ -680,7 +679,7 @@ pub fn run_job(
                             .get(a)
                             .iter()
                             .map(|&i| i as usize)
-                            .find(|i| credited.contains_key(i))
+                            .find(|&i| view.credited(i))
                     };
                     let credit = present || via.is_some();
                     if let Some(i) = via {
@@ -765,8 +764,11 @@ struct RequestView {
     shapes: Vec<Shape>,
     /// Anchor → how many messages of the request hold it.
     anchor_count: HashMap<AnchorId, u32>,
-    /// Credited original index → how many messages of the request credit it.
-    credit_count: HashMap<usize, u32>,
+    /// Credited range → how many messages of the request credit it: single indices (a shrunk
+    /// tool result's original) and longer ranges (a fold record's stored messages) apart, so
+    /// that [`RequestView::credited`] looks one up and scans the few others.
+    credit_one: HashMap<u32, u32>,
+    credit_spans: HashMap<(u32, u32), u32>,
 }
 
 impl RequestView {
@@ -788,8 +790,12 @@ impl RequestView {
             for &a in m.anchors.iter() {
                 dec(&mut self.anchor_count, a);
             }
-            for &c in &m.credit {
-                dec(&mut self.credit_count, c);
+            for &(a, b) in m.credit.ranges() {
+                if b - a == 1 {
+                    dec(&mut self.credit_one, a);
+                } else {
+                    dec(&mut self.credit_spans, (a, b));
+                }
             }
             left.insert(m.key, shape);
         }
@@ -797,8 +803,12 @@ impl RequestView {
             for &a in m.anchors.iter() {
                 *self.anchor_count.entry(a).or_insert(0) += 1;
             }
-            for &c in &m.credit {
-                *self.credit_count.entry(c).or_insert(0) += 1;
+            for &(a, b) in m.credit.ranges() {
+                if b - a == 1 {
+                    *self.credit_one.entry(a).or_insert(0) += 1;
+                } else {
+                    *self.credit_spans.entry((a, b)).or_insert(0) += 1;
+                }
             }
             let shape = match left.get(&m.key) {
                 Some(s) => s.clone(),
@@ -807,6 +817,16 @@ impl RequestView {
             self.shapes.push(shape);
             self.msgs.push(m.clone());
         }
+    }
+}
+
+impl RequestView {
+    /// Whether some message of the request credits original index `i`.
+    fn credited(&self, i: usize) -> bool {
+        let Ok(i) = u32::try_from(i) else {
+            return false;
+        };
+        self.credit_one.contains_key(&i) || self.credit_spans.keys().any(|&(a, b)| a <= i && i < b)
     }
 }
 

@@ -332,7 +332,7 @@ impl Strategy for ContextSafe {
                         if let Some(p) = ctx.store.make_value(
                             store::without_thinking(&m.msg()),
                             m.origin,
-                            m.credit.to_vec(),
+                            m.credit.clone(),
                         ) {
                             self.pruned.insert(hi, p);
                         }
@@ -366,7 +366,7 @@ impl Strategy for ContextSafe {
                     "{}\n[context-safe: truncated to {cap} chars]",
                     clip_chars(&slot.msg().text(), cap)
                 );
-                *slot = retext(ctx, slot, &t, slot.credit.to_vec());
+                *slot = retext(ctx, slot, &t, slot.credit.clone());
             }
         }
         let mut total: u64 = view.iter().map(|m| m.chars).sum();

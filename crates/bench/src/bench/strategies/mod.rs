@@ -117,7 +117,7 @@ fn est_sum(msgs: &[M]) -> u64 {
 }
 
 /// Replace a tool result's text (no-op for other roles), keeping origin and credit.
-fn retext(ctx: &mut Ctx, m: &M, text: &str, credit: Vec<usize>) -> M {
+fn retext(ctx: &mut Ctx, m: &M, text: &str, credit: impl Into<store::Credit>) -> M {
     let v = store::with_text(&m.msg(), text);
     ctx.store
         .make_value(v, m.origin, credit)
