@@ -163,20 +163,19 @@ fn tokenizer(c: &Counting) -> std::result::Result<Tokenizer, String> {
     .map_err(|e| e.to_string())
 }
 
-/// Give the heap memory freed so far back to the system (glibc's `malloc_trim`). Preparing a
-/// long session and each strategy's replay of it free hundreds of MB that glibc would keep
-/// (spread over its per-thread arenas) and count in the process's resident size; the next
+/// The addon's Rust allocations go to mimalloc (see Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Give the heap memory freed so far back to the system. Preparing a long session and each
+/// strategy's replay of it free hundreds of MB that the allocator would otherwise keep for a
+/// while (spread over its per-thread heaps) and count in the process's resident size; the next
 /// replay then starts from what is really held.
 fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        extern "C" {
-            fn malloc_trim(pad: usize) -> std::ffi::c_int;
-        }
-        // SAFETY: malloc_trim only releases free heap pages; it takes no pointer.
-        unsafe {
-            malloc_trim(0);
-        }
+    // SAFETY: mi_collect only returns free pages of the calling thread's heap (and, forced,
+    // abandoned ones) to the system; it takes no pointer.
+    unsafe {
+        libmimalloc_sys::mi_collect(true);
     }
 }
 
