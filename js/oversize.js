@@ -69,6 +69,27 @@ export function cutOversized(stateDir, payload, ref) {
   return { payload: out, cuts };
 }
 
+/** True when walk() would cut a string in `value` (the same keys: own enumerable; same depths). */
+function walkFinds(value, depth) {
+  if (typeof value === "string") return value.length > OVERSIZE_CHARS;
+  if (!value || typeof value !== "object" || depth > MAX_DEPTH) return false;
+  for (const k in value) if (Object.hasOwn(value, k) && walkFinds(value[k], depth + 1)) return true;
+  return false;
+}
+
+/** True when cutOversized(payload) would cut something; allocates nothing. */
+export function hasOversized(payload) {
+  if (!payload || typeof payload !== "object") return false;
+  const content = payload.content;
+  if (Array.isArray(content)) {
+    for (let i = 0; i < content.length; i++) {
+      const part = content[i];
+      if (part?.type === "text" && typeof part.text === "string" && part.text.length > OVERSIZE_CHARS) return true;
+    }
+  }
+  return payload.details !== undefined && walkFinds(payload.details, 0);
+}
+
 const cutMessages = new WeakMap(); // host message -> its cut copy (the same bytes every turn)
 
 /**
@@ -82,6 +103,9 @@ export function cutHistoryMessage(stateDir, message, ref, onCut) {
   if (message?.role !== "toolResult") return message;
   const known = cutMessages.get(message);
   if (known) return known;
+  // Called for every tool result of the assembled output on every turn: the check allocates
+  // nothing, and only a message with something to cut goes through cutOversized.
+  if (!hasOversized(message)) return message;
   const { payload, cuts } = cutOversized(stateDir, message, { ...ref, tool: message.toolName ?? null, callId: message.toolCallId ?? null });
   if (!cuts.length) return message;
   cutMessages.set(message, payload);

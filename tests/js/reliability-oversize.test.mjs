@@ -5,7 +5,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { readSessionArtifact } from "../../js/artifacts.js";
-import { OVERSIZE_CHARS } from "../../js/oversize.js";
+import { OVERSIZE_CHARS, cutOversized, hasOversized } from "../../js/oversize.js";
 import { persistToolResult, toolResultMiddleware } from "../../js/hooks.js";
 import { pkgSkip, tempDir } from "./helpers.mjs";
 
@@ -78,4 +78,31 @@ test("a result over the cut size already in the history is cut before the core r
   } finally {
     proto.plan = plan;
   }
+});
+
+test("a history tool result is copied for the core only when something in it is over the cut size (hasOversized agrees with cutOversized)", () => {
+  const big = "x".repeat(OVERSIZE_CHARS + 1);
+  const at = (depth, leaf) => {
+    let v = leaf;
+    for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { k: v };
+    return v;
+  };
+  const cases = [
+    { role: "toolResult", content: [{ type: "text", text: "small" }] },
+    { role: "toolResult", content: [{ type: "text", text: big }] },
+    { role: "toolResult", content: [{ type: "image", text: big }] },
+    { role: "toolResult", content: "not an array", details: { a: "b" } },
+    { role: "toolResult", content: [], details: big },
+    ...[0, 1, 2, 3, 4, 5, 6, 7].map((d) => ({ role: "toolResult", content: [], details: at(d, big) })),
+    { role: "toolResult", content: [], details: Object.create({ inherited: big }) },
+    { role: "toolResult", content: [], details: [1, null, undefined, "s", { x: [big] }] },
+  ];
+  const stateDir = tempDir();
+  let cut = 0;
+  for (const [i, payload] of cases.entries()) {
+    const { cuts } = cutOversized(stateDir, payload, { tool: "t", callId: `c${i}`, session: "s", sessionId: "s" });
+    assert.equal(hasOversized(payload), cuts.length > 0, `case ${i}`);
+    cut += cuts.length > 0;
+  }
+  assert.ok(cut >= 4 && cut < cases.length, `both kinds of case are covered (${cut} cut)`);
 });
