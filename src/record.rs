@@ -3,7 +3,7 @@
 //! layers (a [`Shape`] from [`crate::pairing`], a [`Digest`] from [`crate::digest`]), so that
 //! `fold` does not import `engine`.
 
-use crate::digest::Digest;
+use crate::digest::{Digest, Str};
 use crate::pairing::Shape;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -32,18 +32,5 @@ pub struct MsgRecord {
     /// and weight are of the host's exact bytes; the shape and digest come from the sanitised
     /// message, or are opaque (role `Other`, empty digest) when nothing could be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub q: Option<String>,
-}
-
-impl MsgRecord {
-    /// Gives back the spare capacity its strings and lists were built with: a record never
-    /// grows after ingest, and a long session keeps one per message.
-    pub fn shrink_to_fit(&mut self) {
-        self.h.shrink_to_fit();
-        self.shape.shrink_to_fit();
-        self.digest.shrink_to_fit();
-        if let Some(q) = &mut self.q {
-            q.shrink_to_fit();
-        }
-    }
+    pub q: Option<Str>,
 }

@@ -7,7 +7,7 @@ use super::state::{CallArg, DivergeAction, Event, FoldReason};
 use super::{
     evict, fingerprint, AssembleInput, AssembleReport, DivergenceReport, FoldWrite, Session,
 };
-use crate::digest::Digest;
+use crate::digest::{Digest, Str};
 use crate::error::Result;
 use crate::message::Message;
 use crate::pairing::Shape;
@@ -138,7 +138,7 @@ impl Session {
                 ts: None,
                 protected: false,
                 digest: Digest::default(),
-                q: q.clone(),
+                q: q.as_deref().map(Str::from),
             };
             self.emit(Event::Ingest {
                 i,
@@ -169,16 +169,15 @@ impl Session {
         let ts = crate::message::field(m.raw(), "timestamp")
             .filter(|v| v.is_number())
             .cloned();
-        let mut rec = MsgRecord {
+        let rec = MsgRecord {
             h,
             w,
             shape,
             ts,
             protected,
             digest: dg,
-            q: q.clone(),
+            q: q.as_deref().map(Str::from),
         };
-        rec.shrink_to_fit();
         self.emit(Event::Ingest {
             i,
             rec: Box::new(rec),

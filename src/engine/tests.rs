@@ -125,7 +125,7 @@ fn snapshot_bytes_are_the_snapshot_text() {
                 ..Default::default()
             };
             // Longer than the per-record estimate: the buffer grows.
-            r.digest.text = "é\"\n".repeat(SNAPSHOT_BYTES_PER_RECORD * 10);
+            r.digest.text = "é\"\n".repeat(SNAPSHOT_BYTES_PER_RECORD * 10).into();
             s.st.records.push(r);
         }
     }

@@ -20,7 +20,7 @@ pub mod record;
 
 pub use cuts::CutCache;
 
-use crate::digest::Digest;
+use crate::digest::{Digest, Str};
 use crate::pairing::{self, Shape, ShapeRole};
 use crate::record::MsgRecord;
 #[cfg(test)]
@@ -129,7 +129,7 @@ pub fn identifier_section(digests: &[&Digest], max_chars: usize) -> String {
     let mut artifacts: Vec<&str> = Vec::new();
     let mut ids: Vec<&str> = Vec::new();
     let mut errors: Vec<&str> = Vec::new();
-    fn add<'a>(v: &mut Vec<&'a str>, items: &'a [String], cap: usize) {
+    fn add<'a>(v: &mut Vec<&'a str>, items: &'a [Str], cap: usize) {
         for s in items {
             if v.len() >= cap {
                 return;
