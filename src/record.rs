@@ -5,22 +5,23 @@
 
 use crate::digest::{Digest, Str};
 use crate::pairing::Shape;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Number, Value};
+use std::fmt;
 
 /// What the engine remembers about one host message (never the message itself).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MsgRecord {
     /// SHA-1 of the message JSON text (the engine's `fingerprint::message_hash`).
-    pub h: String,
+    pub h: MsgHash,
     /// Weighted characters of the JSON text ([`crate::tokens::weighted_chars`]).
     pub w: u64,
     /// Pairing skeleton.
     pub shape: Shape,
     /// The message's `timestamp` exactly as the host wrote it (numbers keep their text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ts: Option<Value>,
+    pub ts: Option<Ts>,
     /// An assistant message with a tool call reading a protected file: its whole group
     /// survives folds verbatim.
     #[serde(default, skip_serializing_if = "crate::is_false")]
@@ -33,4 +34,219 @@ pub struct MsgRecord {
     /// message, or are opaque (role `Other`, empty digest) when nothing could be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub q: Option<Str>,
+}
+
+/// A record's [`MsgRecord::h`]: the 20 bytes of a SHA-1, written and read as its 40 lowercase
+/// hex chars (the text `fingerprint::message_hash` gives), or none (written `""`: a record
+/// standing for no host message). 21 bytes inline instead of a 40-byte string and its 24-byte
+/// `String`: a long session keeps one per message.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct MsgHash(Option<[u8; 20]>);
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+impl MsgHash {
+    /// The hash of 40 lowercase hex chars, `""` for none; anything else is `None` (it would not
+    /// be written back as it was read).
+    pub fn from_hex(hex: &str) -> Option<MsgHash> {
+        if hex.is_empty() {
+            return Some(MsgHash(None));
+        }
+        let b = hex.as_bytes();
+        if b.len() != 40 {
+            return None;
+        }
+        let nibble = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        };
+        let mut out = [0u8; 20];
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = (nibble(b[2 * k])? << 4) | nibble(b[2 * k + 1])?;
+        }
+        Some(MsgHash(Some(out)))
+    }
+
+    /// Its text: 40 lowercase hex chars, or `""` for none.
+    pub fn hex(&self) -> String {
+        self.hex_of(20)
+    }
+
+    /// Its first 16 hex chars (`fingerprint::short_key` of its text).
+    pub fn short_key(&self) -> String {
+        self.hex_of(8)
+    }
+
+    fn hex_of(&self, bytes: usize) -> String {
+        let mut s = String::with_capacity(2 * bytes);
+        for &b in self.0.iter().flat_map(|h| &h[..bytes]) {
+            s.push(char::from(HEX[usize::from(b >> 4)]));
+            s.push(char::from(HEX[usize::from(b & 15)]));
+        }
+        s
+    }
+}
+
+impl PartialEq<str> for MsgHash {
+    /// Whether `hex` is its text (compared without making the text).
+    fn eq(&self, hex: &str) -> bool {
+        let b = hex.as_bytes();
+        match &self.0 {
+            None => b.is_empty(),
+            Some(h) => {
+                b.len() == 40
+                    && h.iter().enumerate().all(|(k, &x)| {
+                        b[2 * k] == HEX[usize::from(x >> 4)]
+                            && b[2 * k + 1] == HEX[usize::from(x & 15)]
+                    })
+            }
+        }
+    }
+}
+
+impl PartialEq<&str> for MsgHash {
+    fn eq(&self, hex: &&str) -> bool {
+        *self == **hex
+    }
+}
+
+impl PartialEq<String> for MsgHash {
+    fn eq(&self, hex: &String) -> bool {
+        *self == **hex
+    }
+}
+
+impl fmt::Debug for MsgHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.hex(), f)
+    }
+}
+
+impl fmt::Display for MsgHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.hex())
+    }
+}
+
+impl Serialize for MsgHash {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.hex())
+    }
+}
+
+impl<'de> Deserialize<'de> for MsgHash {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MsgHash, D::Error> {
+        let hex = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        MsgHash::from_hex(&hex).ok_or_else(|| {
+            serde::de::Error::custom("a message hash is 40 lowercase hex chars or empty")
+        })
+    }
+}
+
+/// A record's [`MsgRecord::ts`]: the host's `timestamp` exactly as written, a number's text
+/// (`1763700001000`, `1.5e3`) or a string, in one boxed `str` (16 bytes; a `serde_json::Value`
+/// with the crate's features is several times that). A string is kept behind a leading `"`,
+/// which no number's text starts with. Written back byte for byte.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Ts(Box<str>);
+
+impl Ts {
+    /// The value as the host wrote it (a number keeps its text).
+    pub fn to_value(&self) -> Value {
+        match self.0.strip_prefix('"') {
+            Some(s) => Value::String(s.to_string()),
+            None => self
+                .0
+                .parse::<Number>()
+                .map_or_else(|_| Value::String(self.0.to_string()), Value::Number),
+        }
+    }
+
+    /// The number, as `Value::as_f64` reads it (`None` for a string).
+    pub fn as_f64(&self) -> Option<f64> {
+        if self.0.starts_with('"') {
+            return None;
+        }
+        self.0.parse::<f64>().ok().filter(|f| f.is_finite())
+    }
+
+    /// A number or string value; anything else is `None`.
+    pub fn of(v: &Value) -> Option<Ts> {
+        match v {
+            Value::Number(n) => Some(Ts(n.to_string().into_boxed_str())),
+            Value::String(s) => Some(Ts(format!("\"{s}").into_boxed_str())),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Debug for Ts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_value(), f)
+    }
+}
+
+impl Serialize for Ts {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.strip_prefix('"') {
+            Some(text) => s.serialize_str(text),
+            None => self
+                .0
+                .parse::<Number>()
+                .map_err(serde::ser::Error::custom)?
+                .serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Ts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ts, D::Error> {
+        let v = Value::deserialize(d)?;
+        Ts::of(&v).ok_or_else(|| serde::de::Error::custom("a timestamp is a number or a string"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record written, read and written again is the same bytes: the hash as its hex text
+    /// (or `""`), a timestamp's number text however it was written, a string timestamp.
+    #[test]
+    fn a_record_reads_back_byte_identical() {
+        for ts in [
+            "1763700001000",
+            "1.50",
+            "-0",
+            "1E+5",
+            "12345678901234567890123",
+            "\"2026-11-27T08:00:00Z\"",
+        ] {
+            for h in ["a9993e364706816aba3e25717850c26c9cd0d89d", ""] {
+                let json = format!(
+                    r#"{{"h":"{h}","w":7,"shape":{{"role":"assistant","callIds":["c1"]}},"ts":{ts},"digest":{{"role":"assistant","callIds":["c1"],"files":["a.rs"]}},"q":"too_deep"}}"#
+                );
+                let r: MsgRecord = serde_json::from_str(&json).unwrap();
+                assert_eq!(serde_json::to_string(&r).unwrap(), json);
+                assert_eq!(r.h, h);
+                assert_eq!(r.h.hex(), h);
+                assert_eq!(r.h.short_key(), &h[..h.len().min(16)]);
+            }
+        }
+        let r: MsgRecord = serde_json::from_str(r#"{"h":"","w":1,"ts":1.5,"digest":{}}"#).unwrap();
+        assert_eq!(r.ts.as_ref().and_then(Ts::as_f64), Some(1.5));
+        assert_eq!(
+            r.ts.as_ref().map(Ts::to_value),
+            Some(serde_json::json!(1.5))
+        );
+        assert!(MsgHash::from_hex("A9993E364706816ABA3E25717850C26C9CD0D89D").is_none());
+        assert!(serde_json::from_str::<MsgRecord>(r#"{"h":"abc","w":1,"digest":{}}"#).is_err());
+    }
+
+    /// What the record list of a long session costs per message, inline.
+    #[test]
+    fn a_record_is_small() {
+        assert!(std::mem::size_of::<MsgRecord>() <= 328);
+    }
 }

@@ -11,7 +11,7 @@ use crate::digest::{Digest, Str};
 use crate::error::Result;
 use crate::message::Message;
 use crate::pairing::Shape;
-use crate::record::MsgRecord;
+use crate::record::{MsgHash, MsgRecord, Ts};
 use crate::{cost, digest, tokens};
 use serde_json::Value;
 
@@ -127,6 +127,8 @@ impl Session {
     /// exactly is quarantined (see [`MsgRecord::q`]) and the rest of the session stays managed.
     /// `h` is the message's [`fingerprint::message_hash`] (the caller has it already).
     pub(super) fn ingest(&mut self, i: u32, json: &str, h: String) -> Result<Option<String>> {
+        // `message_hash` text: 40 lowercase hex chars.
+        let h = MsgHash::from_hex(&h).unwrap_or_default();
         let host = crate::message::parse_host(json);
         let w = tokens::weighted_chars(json);
         let q = host.quarantine().map(str::to_string);
@@ -168,7 +170,7 @@ impl Session {
         }
         let ts = crate::message::field(m.raw(), "timestamp")
             .filter(|v| v.is_number())
-            .cloned();
+            .and_then(Ts::of);
         let rec = MsgRecord {
             h,
             w,
@@ -192,11 +194,7 @@ impl Session {
             return Ok(());
         };
         let fp = fingerprint::head_fingerprint(
-            self.st
-                .records
-                .iter()
-                .take(h as usize)
-                .map(|r| r.h.as_str()),
+            self.st.records.iter().take(h as usize).map(|r| r.h.hex()),
         );
         // Keep the head's bytes (when small) so it can still be sent after a host eviction.
         let mut json: Vec<String> = Vec::new();
@@ -232,13 +230,13 @@ impl Session {
             return Ok(false);
         }
         let base = self.st.base as usize;
-        let mut rec: Vec<&str> = Vec::with_capacity(self.st.records.len() - base);
+        let mut rec: Vec<MsgHash> = Vec::with_capacity(self.st.records.len() - base);
         for r in &self.st.records[base..] {
-            rec.push(&r.h);
+            rec.push(r.h);
         }
-        let mut inc: Vec<&str> = Vec::new();
+        let mut inc: Vec<MsgHash> = Vec::new();
         for i in 0..count {
-            if let Some(h) = hashes.get(&i) {
+            if let Some(h) = hashes.get(&i).and_then(|h| MsgHash::from_hex(h)) {
                 inc.push(h);
             }
         }

@@ -234,12 +234,13 @@ pub fn record_json(text: &str, ts: Option<&Value>) -> String {
 
 /// Timestamp for a record over `[from, ..)`: the first folded message's, else the nearest
 /// earlier one's.
-pub fn record_ts(records: &[MsgRecord], from: u32) -> Option<&Value> {
+pub fn record_ts(records: &[MsgRecord], from: u32) -> Option<Value> {
     let (a, _) = clamp(records.len(), from, from);
     records[a..]
         .iter()
         .find_map(|r| r.ts.as_ref())
         .or_else(|| records[..a].iter().rev().find_map(|r| r.ts.as_ref()))
+        .map(crate::record::Ts::to_value)
 }
 
 #[cfg(test)]
