@@ -6,7 +6,7 @@
 use crate::digest::{Digest, Str};
 use crate::pairing::Shape;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{Number, Value};
+use serde_json::Number;
 use std::fmt;
 
 /// What the engine remembers about one host message (never the message itself).
@@ -137,73 +137,54 @@ impl Serialize for MsgHash {
 
 impl<'de> Deserialize<'de> for MsgHash {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MsgHash, D::Error> {
-        let hex = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        let hex = String::deserialize(d)?;
         MsgHash::from_hex(&hex).ok_or_else(|| {
             serde::de::Error::custom("a message hash is 40 lowercase hex chars or empty")
         })
     }
 }
 
-/// A record's [`MsgRecord::ts`]: the host's `timestamp` exactly as written, a number's text
-/// (`1763700001000`, `1.5e3`) or a string, in one boxed `str` (16 bytes; a `serde_json::Value`
-/// with the crate's features is several times that). A string is kept behind a leading `"`,
-/// which no number's text starts with. Written back byte for byte.
+/// A record's [`MsgRecord::ts`]: the host's numeric `timestamp` as its exact text
+/// (`1763700001000`, `1.50`, `1E+5`), in one boxed `str` (16 bytes; a `serde_json::Value` with
+/// the crate's features is several times that). Written back byte for byte. Only numbers are
+/// recorded (ingest keeps a `timestamp` that is a number).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Ts(Box<str>);
 
 impl Ts {
-    /// The value as the host wrote it (a number keeps its text).
-    pub fn to_value(&self) -> Value {
-        match self.0.strip_prefix('"') {
-            Some(s) => Value::String(s.to_string()),
-            None => self
-                .0
-                .parse::<Number>()
-                .map_or_else(|_| Value::String(self.0.to_string()), Value::Number),
-        }
+    /// The timestamp of a number (its text, as the host wrote it).
+    pub fn of(n: &Number) -> Ts {
+        Ts(n.as_str().into())
     }
 
-    /// The number, as `Value::as_f64` reads it (`None` for a string).
+    /// The number (its text unchanged).
+    pub fn number(&self) -> Option<Number> {
+        self.0.parse().ok()
+    }
+
+    /// The number as `Value::as_f64` reads it.
     pub fn as_f64(&self) -> Option<f64> {
-        if self.0.starts_with('"') {
-            return None;
-        }
         self.0.parse::<f64>().ok().filter(|f| f.is_finite())
-    }
-
-    /// A number or string value; anything else is `None`.
-    pub fn of(v: &Value) -> Option<Ts> {
-        match v {
-            Value::Number(n) => Some(Ts(n.to_string().into_boxed_str())),
-            Value::String(s) => Some(Ts(format!("\"{s}").into_boxed_str())),
-            _ => None,
-        }
     }
 }
 
 impl fmt::Debug for Ts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.to_value(), f)
+        f.write_str(&self.0)
     }
 }
 
 impl Serialize for Ts {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0.strip_prefix('"') {
-            Some(text) => s.serialize_str(text),
-            None => self
-                .0
-                .parse::<Number>()
-                .map_err(serde::ser::Error::custom)?
-                .serialize(s),
-        }
+        self.number()
+            .ok_or_else(|| serde::ser::Error::custom("timestamp"))?
+            .serialize(s)
     }
 }
 
 impl<'de> Deserialize<'de> for Ts {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ts, D::Error> {
-        let v = Value::deserialize(d)?;
-        Ts::of(&v).ok_or_else(|| serde::de::Error::custom("a timestamp is a number or a string"))
+        Number::deserialize(d).map(|n| Ts::of(&n))
     }
 }
 
@@ -221,11 +202,10 @@ mod tests {
             "-0",
             "1E+5",
             "12345678901234567890123",
-            "\"2026-11-27T08:00:00Z\"",
         ] {
             for h in ["a9993e364706816aba3e25717850c26c9cd0d89d", ""] {
                 let json = format!(
-                    r#"{{"h":"{h}","w":7,"shape":{{"role":"assistant","callIds":["c1"]}},"ts":{ts},"digest":{{"role":"assistant","callIds":["c1"],"files":["a.rs"]}},"q":"too_deep"}}"#
+                    r#"{{"h":"{h}","w":7,"shape":{{"role":"assistant","callIds":["c1"]}},"ts":{ts},"digest":{{"role":"assistant","files":["a.rs"],"callIds":["c1"]}},"q":"too_deep"}}"#
                 );
                 let r: MsgRecord = serde_json::from_str(&json).unwrap();
                 assert_eq!(serde_json::to_string(&r).unwrap(), json);
@@ -237,8 +217,8 @@ mod tests {
         let r: MsgRecord = serde_json::from_str(r#"{"h":"","w":1,"ts":1.5,"digest":{}}"#).unwrap();
         assert_eq!(r.ts.as_ref().and_then(Ts::as_f64), Some(1.5));
         assert_eq!(
-            r.ts.as_ref().map(Ts::to_value),
-            Some(serde_json::json!(1.5))
+            r.ts.as_ref().and_then(Ts::number),
+            serde_json::json!(1.5).as_number().cloned()
         );
         assert!(MsgHash::from_hex("A9993E364706816ABA3E25717850C26C9CD0D89D").is_none());
         assert!(serde_json::from_str::<MsgRecord>(r#"{"h":"abc","w":1,"digest":{}}"#).is_err());

@@ -169,8 +169,8 @@ impl Session {
             });
         }
         let ts = crate::message::field(m.raw(), "timestamp")
-            .filter(|v| v.is_number())
-            .and_then(Ts::of);
+            .and_then(Value::as_number)
+            .map(Ts::of);
         let rec = MsgRecord {
             h,
             w,
@@ -230,13 +230,11 @@ impl Session {
             return Ok(false);
         }
         let base = self.st.base as usize;
-        let mut rec: Vec<MsgHash> = Vec::with_capacity(self.st.records.len() - base);
-        for r in &self.st.records[base..] {
-            rec.push(r.h);
-        }
-        let mut inc: Vec<MsgHash> = Vec::new();
+        let hex: Vec<String> = self.st.records[base..].iter().map(|r| r.h.hex()).collect();
+        let rec: Vec<&str> = hex.iter().map(String::as_str).collect();
+        let mut inc: Vec<&str> = Vec::new();
         for i in 0..count {
-            if let Some(h) = hashes.get(&i).and_then(|h| MsgHash::from_hex(h)) {
+            if let Some(h) = hashes.get(&i) {
                 inc.push(h);
             }
         }
