@@ -220,14 +220,18 @@ mod tests {
                 assert_eq!(r.h.short_key(), &h[..h.len().min(16)]);
             }
         }
-        let r: MsgRecord = serde_json::from_str(r#"{"h":"","w":1,"ts":1.5,"digest":{}}"#).unwrap();
+        let r: MsgRecord =
+            serde_json::from_str(r#"{"h":"","w":1,"shape":{},"ts":1.5,"digest":{}}"#).unwrap();
         assert_eq!(r.ts.as_ref().and_then(Ts::as_f64), Some(1.5));
         assert_eq!(
             r.ts.as_ref().and_then(Ts::number),
             serde_json::json!(1.5).as_number().cloned()
         );
         assert!(MsgHash::from_hex("A9993E364706816ABA3E25717850C26C9CD0D89D").is_none());
-        assert!(serde_json::from_str::<MsgRecord>(r#"{"h":"abc","w":1,"digest":{}}"#).is_err());
+        assert!(
+            serde_json::from_str::<MsgRecord>(r#"{"h":"abc","w":1,"shape":{},"digest":{}}"#)
+                .is_err()
+        );
     }
 
     /// What the record list of a long session costs per message, inline.
