@@ -3,24 +3,25 @@
 //! layers (a [`Shape`] from [`crate::pairing`], a [`Digest`] from [`crate::digest`]), so that
 //! `fold` does not import `engine`.
 
-use crate::digest::Digest;
+use crate::digest::{Digest, Str};
 use crate::pairing::Shape;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Number, Value};
+use std::fmt;
 
 /// What the engine remembers about one host message (never the message itself).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MsgRecord {
     /// SHA-1 of the message JSON text (the engine's `fingerprint::message_hash`).
-    pub h: String,
+    pub h: MsgHash,
     /// Weighted characters of the JSON text ([`crate::tokens::weighted_chars`]).
     pub w: u64,
     /// Pairing skeleton.
     pub shape: Shape,
     /// The message's `timestamp` exactly as the host wrote it (numbers keep their text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ts: Option<Value>,
+    pub ts: Option<Ts>,
     /// An assistant message with a tool call reading a protected file: its whole group
     /// survives folds verbatim.
     #[serde(default, skip_serializing_if = "crate::is_false")]
@@ -32,18 +33,210 @@ pub struct MsgRecord {
     /// and weight are of the host's exact bytes; the shape and digest come from the sanitised
     /// message, or are opaque (role `Other`, empty digest) when nothing could be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub q: Option<String>,
+    pub q: Option<Str>,
 }
 
-impl MsgRecord {
-    /// Gives back the spare capacity its strings and lists were built with: a record never
-    /// grows after ingest, and a long session keeps one per message.
-    pub fn shrink_to_fit(&mut self) {
-        self.h.shrink_to_fit();
-        self.shape.shrink_to_fit();
-        self.digest.shrink_to_fit();
-        if let Some(q) = &mut self.q {
-            q.shrink_to_fit();
+/// A record's [`MsgRecord::h`]: the 20 bytes of a SHA-1, written and read as its 40 lowercase
+/// hex chars (the text `fingerprint::message_hash` gives), or none (written `""`: a record
+/// standing for no host message). 21 bytes inline instead of a 40-byte string and its 24-byte
+/// `String`: a long session keeps one per message.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct MsgHash(Option<[u8; 20]>);
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+impl MsgHash {
+    /// The hash of 40 lowercase hex chars, `""` for none; anything else is `None` (it would not
+    /// be written back as it was read).
+    pub fn from_hex(hex: &str) -> Option<MsgHash> {
+        if hex.is_empty() {
+            return Some(MsgHash(None));
         }
+        let b = hex.as_bytes();
+        if b.len() != 40 {
+            return None;
+        }
+        let nibble = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        };
+        let mut out = [0u8; 20];
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = (nibble(b[2 * k])? << 4) | nibble(b[2 * k + 1])?;
+        }
+        Some(MsgHash(Some(out)))
+    }
+
+    /// Its text: 40 lowercase hex chars, or `""` for none.
+    pub fn hex(&self) -> String {
+        self.hex_of(20)
+    }
+
+    /// Its first 16 hex chars (`fingerprint::short_key` of its text).
+    pub fn short_key(&self) -> String {
+        self.hex_of(8)
+    }
+
+    fn hex_of(&self, bytes: usize) -> String {
+        let mut s = String::with_capacity(2 * bytes);
+        for &b in self.0.iter().flat_map(|h| &h[..bytes]) {
+            s.push(char::from(HEX[usize::from(b >> 4)]));
+            s.push(char::from(HEX[usize::from(b & 15)]));
+        }
+        s
+    }
+}
+
+impl PartialEq<str> for MsgHash {
+    /// Whether `hex` is its text (compared without making the text).
+    fn eq(&self, hex: &str) -> bool {
+        let b = hex.as_bytes();
+        match &self.0 {
+            None => b.is_empty(),
+            Some(h) => {
+                b.len() == 40
+                    && h.iter().enumerate().all(|(k, &x)| {
+                        b[2 * k] == HEX[usize::from(x >> 4)]
+                            && b[2 * k + 1] == HEX[usize::from(x & 15)]
+                    })
+            }
+        }
+    }
+}
+
+impl PartialEq<&str> for MsgHash {
+    fn eq(&self, hex: &&str) -> bool {
+        *self == **hex
+    }
+}
+
+impl PartialEq<String> for MsgHash {
+    fn eq(&self, hex: &String) -> bool {
+        *self == **hex
+    }
+}
+
+impl fmt::Debug for MsgHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.hex(), f)
+    }
+}
+
+impl fmt::Display for MsgHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.hex())
+    }
+}
+
+impl Serialize for MsgHash {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.hex())
+    }
+}
+
+impl<'de> Deserialize<'de> for MsgHash {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MsgHash, D::Error> {
+        let hex = String::deserialize(d)?;
+        MsgHash::from_hex(&hex).ok_or_else(|| {
+            serde::de::Error::custom("a message hash is 40 lowercase hex chars or empty")
+        })
+    }
+}
+
+/// A record's [`MsgRecord::ts`]: the host's numeric `timestamp` as a `serde_json::Number`,
+/// which keeps its exact text (`1.50`, a 20-digit integer) and is written back byte for byte
+/// (24 bytes; a `serde_json::Value` with the crate's features is several times that). Only
+/// numbers are recorded (ingest keeps a `timestamp` that is a number). Read through `Value`
+/// (code the module has already; a `Number` reader of its own made it 2 KB larger).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Ts(Number);
+
+impl Ts {
+    /// The timestamp of a number (its text, as the host wrote it).
+    pub fn of(n: &Number) -> Ts {
+        Ts(n.clone())
+    }
+
+    /// The number (its text unchanged).
+    pub fn number(&self) -> Option<Number> {
+        Some(self.0.clone())
+    }
+
+    /// The number as `Value::as_f64` reads it.
+    pub fn as_f64(&self) -> Option<f64> {
+        self.0.as_f64()
+    }
+}
+
+impl fmt::Debug for Ts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.as_str())
+    }
+}
+
+impl Serialize for Ts {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Ts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ts, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Number(n) => Ok(Ts(n)),
+            _ => Err(serde::de::Error::custom("a timestamp is a number")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record written, read and written again is the same bytes: the hash as its hex text
+    /// (or `""`), a timestamp's number text however it was written, a string timestamp.
+    #[test]
+    fn a_record_reads_back_byte_identical() {
+        for ts in [
+            "1763700001000",
+            "1.50",
+            "-0",
+            "1E+5",
+            "12345678901234567890123",
+        ] {
+            for h in ["a9993e364706816aba3e25717850c26c9cd0d89d", ""] {
+                let json = format!(
+                    r#"{{"h":"{h}","w":7,"shape":{{"role":"assistant","callIds":["c1"]}},"ts":{ts},"digest":{{"role":"assistant","files":["a.rs"],"callIds":["c1"]}},"q":"too_deep"}}"#
+                );
+                let r: MsgRecord = serde_json::from_str(&json).unwrap();
+                // The bytes a record with a `Value` timestamp wrote (serde_json writes an
+                // exponent's `E` as `e`).
+                let as_before =
+                    serde_json::to_string(&serde_json::from_str::<Value>(&json).unwrap());
+                assert_eq!(serde_json::to_string(&r).unwrap(), as_before.unwrap());
+                assert_eq!(r.h, h);
+                assert_eq!(r.h.hex(), h);
+                assert_eq!(r.h.short_key(), &h[..h.len().min(16)]);
+            }
+        }
+        let r: MsgRecord =
+            serde_json::from_str(r#"{"h":"","w":1,"shape":{},"ts":1.5,"digest":{}}"#).unwrap();
+        assert_eq!(r.ts.as_ref().and_then(Ts::as_f64), Some(1.5));
+        assert_eq!(
+            r.ts.as_ref().and_then(Ts::number),
+            serde_json::json!(1.5).as_number().cloned()
+        );
+        assert!(MsgHash::from_hex("A9993E364706816ABA3E25717850C26C9CD0D89D").is_none());
+        assert!(
+            serde_json::from_str::<MsgRecord>(r#"{"h":"abc","w":1,"shape":{},"digest":{}}"#)
+                .is_err()
+        );
+    }
+
+    /// What the record list of a long session costs per message, inline.
+    #[test]
+    fn a_record_is_small() {
+        assert!(std::mem::size_of::<MsgRecord>() <= 336);
     }
 }

@@ -29,77 +29,76 @@ use serde_json::Value;
 #[serde(rename_all = "camelCase", default)]
 pub struct Digest {
     /// Raw role string (`user`, `assistant`, `toolResult`, …).
-    pub role: String,
+    pub role: Str,
     /// One-line gist of the visible text (≤ [`GIST_CHARS`]); for a tool result, its first lines.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub text: String,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub text: Str,
     /// File paths named by tool arguments or path-looking tokens (≤ [`MAX_FILES`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<String>,
+    #[serde(skip_serializing_if = "<[Str]>::is_empty")]
+    pub files: Box<[Str]>,
     /// Shell commands: `$ cmd` on the call, `$ cmd → outcome` on the result (≤ [`MAX_COMMANDS`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub commands: Vec<String>,
+    #[serde(skip_serializing_if = "<[Str]>::is_empty")]
+    pub commands: Box<[Str]>,
     /// Error lines (≤ [`MAX_ERRORS`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<String>,
+    #[serde(skip_serializing_if = "<[Str]>::is_empty")]
+    pub errors: Box<[Str]>,
     /// Exact identifiers: URLs, UUIDs, hex hashes, code symbols, numbers (≤ [`MAX_IDENTIFIERS`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub identifiers: Vec<String>,
+    #[serde(skip_serializing_if = "<[Str]>::is_empty")]
+    pub identifiers: Box<[Str]>,
     /// Artifact ids (40-hex) found after the word `artifact` (≤ [`MAX_ARTIFACTS`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub artifacts: Vec<String>,
+    #[serde(skip_serializing_if = "<[Str]>::is_empty")]
+    pub artifacts: Box<[Str]>,
     /// User text verbatim, runtime churn collapsed (≤ [`USER_TEXT_CHARS`], head + tail).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_text: Option<String>,
+    pub user_text: Option<Str>,
     /// Tool name (tool result), or the first call's name (assistant).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_name: Option<String>,
+    pub tool_name: Option<Str>,
     /// Tool-call ids of an assistant message.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub call_ids: Vec<String>,
+    #[serde(skip_serializing_if = "<[Str]>::is_empty")]
+    pub call_ids: Box<[Str]>,
     /// `toolCallId` of a tool result.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result_id: Option<String>,
+    pub result_id: Option<Str>,
     /// A protected read (`Config.protected_reads`): the engine keeps this result verbatim.
     /// Only set on the tool result; the engine must keep (or re-create) its call as well.
     #[serde(skip_serializing_if = "crate::is_false")]
     pub protected: bool,
 }
 
-impl Digest {
-    /// Gives back the spare capacity its strings and lists were built with (a digest never
-    /// grows once made, and a long session keeps one per message).
-    pub fn shrink_to_fit(&mut self) {
-        self.role.shrink_to_fit();
-        self.text.shrink_to_fit();
-        for v in [
-            &mut self.files,
-            &mut self.commands,
-            &mut self.errors,
-            &mut self.identifiers,
-            &mut self.artifacts,
-            &mut self.call_ids,
-        ] {
-            shrink_all(v);
-        }
-        for s in [
-            &mut self.user_text,
-            &mut self.tool_name,
-            &mut self.result_id,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            s.shrink_to_fit();
-        }
-    }
+/// A [`Digest`] while [`digest`] collects it (growable strings and lists), made immutable once.
+#[derive(Default)]
+struct DigestBuf {
+    role: String,
+    text: String,
+    files: Vec<String>,
+    commands: Vec<String>,
+    errors: Vec<String>,
+    identifiers: Vec<String>,
+    artifacts: Vec<String>,
+    user_text: Option<String>,
+    tool_name: Option<String>,
+    call_ids: Vec<String>,
+    result_id: Option<String>,
+    protected: bool,
 }
 
-/// `shrink_to_fit` on a list of strings and on each of them.
-pub fn shrink_all(v: &mut Vec<String>) {
-    v.shrink_to_fit();
-    for s in v {
-        s.shrink_to_fit();
+impl DigestBuf {
+    fn finish(self) -> Digest {
+        Digest {
+            role: self.role.into(),
+            text: self.text.into(),
+            files: boxed_list(self.files),
+            commands: boxed_list(self.commands),
+            errors: boxed_list(self.errors),
+            identifiers: boxed_list(self.identifiers),
+            artifacts: boxed_list(self.artifacts),
+            user_text: self.user_text.map(Str::from),
+            tool_name: self.tool_name.map(Str::from),
+            call_ids: boxed_list(self.call_ids),
+            result_id: self.result_id.map(Str::from),
+            protected: self.protected,
+        }
     }
 }
 
@@ -263,9 +262,9 @@ fn find_exit_code(text: &str) -> Option<i64> {
 /// Digest one message. `call_args`: for a toolResult, the (name, arguments) of its call if known
 /// (to name files read and commands run).
 pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> Digest {
-    let mut d = Digest {
+    let mut d = DigestBuf {
         role: m.role_str().to_string(),
-        ..Digest::default()
+        ..DigestBuf::default()
     };
     let mut files = Bounded::new(MAX_FILES);
     let mut commands = Bounded::new(MAX_COMMANDS);
@@ -408,7 +407,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
     d.commands = commands.items;
     d.errors = errors.items;
     d.identifiers = idents.finish(MAX_IDENTIFIERS);
-    d
+    d.finish()
 }
 
 /// `clip(&one_line(text), GIST_CHARS)`, one-lining only as much of `text` as the clip can keep:
@@ -453,6 +452,7 @@ impl Bounded {
     }
 }
 
+mod boxed;
 mod churn;
 #[cfg(test)]
 mod render_tests;
@@ -461,6 +461,7 @@ mod scan;
 mod tests;
 
 use crate::text::{clip, head_tail, one_line};
+pub use boxed::{boxed_list, Str};
 pub use churn::*;
 pub use scan::*;
 use scan::{scan_paths, IdentCollector};

@@ -253,14 +253,18 @@ fn arb_digest() -> impl Strategy<Value = Digest> {
     )
         .prop_map(
             |(role, text, (files, commands, errors, identifiers, artifacts), user_text)| Digest {
-                role: ["user", "assistant", "toolResult"][role].to_string(),
-                text,
-                files,
-                commands,
-                errors,
-                identifiers,
-                artifacts,
-                user_text: if role == 0 { user_text } else { None },
+                role: ["user", "assistant", "toolResult"][role].into(),
+                text: text.into(),
+                files: boxed_list(files),
+                commands: boxed_list(commands),
+                errors: boxed_list(errors),
+                identifiers: boxed_list(identifiers),
+                artifacts: boxed_list(artifacts),
+                user_text: if role == 0 {
+                    user_text.map(Str::from)
+                } else {
+                    None
+                },
                 ..Digest::default()
             },
         )
@@ -273,13 +277,16 @@ fn arb_digest() -> impl Strategy<Value = Digest> {
 fn fold_record_of_200k_digests_is_linear() {
     let ds: Vec<Digest> = (0..200_000)
         .map(|i| Digest {
-            role: if i % 2 == 0 { "user" } else { "assistant" }.to_string(),
-            text: format!("decision {i}"),
-            files: vec![format!("src/m{i}.rs")],
-            commands: vec![format!("$ run {i}"), format!("$ run {i} → exit {}", i % 3)],
-            errors: vec![format!("error: e{i}")],
-            identifiers: vec![format!("id_{i}")],
-            user_text: (i % 2 == 0).then(|| format!("step {i}: {}", "word ".repeat(i % 50))),
+            role: if i % 2 == 0 { "user" } else { "assistant" }.into(),
+            text: format!("decision {i}").into(),
+            files: boxed_list(vec![format!("src/m{i}.rs")]),
+            commands: boxed_list(vec![
+                format!("$ run {i}"),
+                format!("$ run {i} → exit {}", i % 3),
+            ]),
+            errors: boxed_list(vec![format!("error: e{i}")]),
+            identifiers: boxed_list(vec![format!("id_{i}")]),
+            user_text: (i % 2 == 0).then(|| format!("step {i}: {}", "word ".repeat(i % 50)).into()),
             ..Digest::default()
         })
         .collect();
@@ -327,7 +334,7 @@ proptest! {
         prop_assert!(out.starts_with(&fold_header("fid")));
         if let Some(pos) = out.find("\n## Identifiers\n") {
             let line = out[pos + 16..].lines().next().unwrap_or("");
-            let all: Vec<&String> = ds.iter().flat_map(|d| d.identifiers.iter()).collect();
+            let all: Vec<&Str> = ds.iter().flat_map(|d| d.identifiers.iter()).collect();
             for id in line.split(", ") {
                 prop_assert!(all.iter().any(|x| x.as_str() == id), "cut identifier {id:?}");
             }

@@ -25,14 +25,14 @@ fn user_digest_keeps_text_verbatim_and_collapses_churn() {
     );
     assert!(u.contains("never touch Cargo.lock."));
     assert!(!u.contains("chat_id"));
-    assert_eq!(d.files, vec!["src/engine.rs", "Cargo.lock"]);
+    assert_eq!(d.files[..], vec!["src/engine.rs", "Cargo.lock"][..]);
     assert_eq!(
-        d.identifiers,
+        d.identifiers[..],
         vec![
             "https://github.com/acme/repo/issues/4739",
             "9fceb02",
             "fold_decision"
-        ]
+        ][..]
     );
     assert!(d.text.starts_with("[Conversation info omitted] Please fix"));
 }
@@ -87,20 +87,20 @@ fn assistant_digest_skips_thinking_and_reads_calls() {
         {"type":"toolCall","id":"call_2","name":"edit","arguments":{"path":"src/lib.rs","oldText":"a_b_c","newText":"d_e_f"}}
     ]}));
     let d = digest(&m, &cfg, None);
-    assert_eq!(d.call_ids, vec!["call_1", "call_2"]);
+    assert_eq!(d.call_ids[..], vec!["call_1", "call_2"][..]);
     assert_eq!(d.tool_name.as_deref(), Some("exec"));
     assert_eq!(
-        d.commands,
-        vec!["$ cd /work/main && cargo test --lib pairing"]
+        d.commands[..],
+        vec!["$ cd /work/main && cargo test --lib pairing"][..]
     );
-    assert_eq!(d.files, vec!["/work/main", "src/lib.rs", "lib.rs"]);
+    assert_eq!(d.files[..], vec!["/work/main", "src/lib.rs", "lib.rs"][..]);
     assert_eq!(d.text, "I'll run the tests, then edit lib.rs.");
     let all = serde_json::to_string(&d).unwrap();
     assert!(
         !all.contains("shadow") && !all.contains("SECRET_TOKEN"),
         "thinking leaked: {all}"
     );
-    assert!(d.identifiers.contains(&"a_b_c".to_string()));
+    assert!(d.identifiers.contains(&"a_b_c".into()));
 }
 
 #[test]
@@ -115,42 +115,42 @@ fn exec_result_gets_outcome_and_errors() {
     assert_eq!(d.result_id.as_deref(), Some("call_1"));
     assert_eq!(d.tool_name.as_deref(), Some("exec"));
     assert_eq!(
-        d.commands,
-        vec!["$ cargo test → exit 101: error[E0425]: cannot find value `x` in this scope"]
+        d.commands[..],
+        vec!["$ cargo test → exit 101: error[E0425]: cannot find value `x` in this scope"][..]
     );
     assert_eq!(
-        d.errors,
-        vec!["error[E0425]: cannot find value `x` in this scope"]
+        d.errors[..],
+        vec!["error[E0425]: cannot find value `x` in this scope"][..]
     );
-    assert_eq!(d.files, vec!["src/cost.rs"]);
+    assert_eq!(d.files[..], vec!["src/cost.rs"][..]);
     assert!(!d.protected);
     // Success, details.exitCode wins over text.
     let ok = msg(
         json!({"role":"toolResult","toolCallId":"c","toolName":"bash","content":"test result: ok. 14 passed; 0 failed","details":{"exitCode":0}}),
     );
     let d = digest(&ok, &cfg, Some(("bash", &args)));
-    assert_eq!(d.commands, vec!["$ cargo test → exit 0"]);
+    assert_eq!(d.commands[..], vec!["$ cargo test → exit 0"][..]);
     assert!(d.errors.is_empty(), "{:?}", d.errors);
     let plain =
         msg(json!({"role":"toolResult","toolCallId":"c","toolName":"bash","content":"done"}));
     assert_eq!(
-        digest(&plain, &cfg, Some(("bash", &args))).commands,
-        vec!["$ cargo test → ok"]
+        digest(&plain, &cfg, Some(("bash", &args))).commands[..],
+        vec!["$ cargo test → ok"][..]
     );
     let aborted = msg(
         json!({"role":"toolResult","toolCallId":"c","toolName":"bash","content":"Debugger attached.\n\nCommand aborted","isError":true}),
     );
     assert_eq!(
-        digest(&aborted, &cfg, Some(("bash", &args))).commands,
-        vec!["$ cargo test → aborted"]
+        digest(&aborted, &cfg, Some(("bash", &args))).commands[..],
+        vec!["$ cargo test → aborted"][..]
     );
     // An error result with no keyword line reports its first line.
     let e = msg(
         json!({"role":"toolResult","toolCallId":"c","toolName":"edit","content":"Could not find the exact text in a.ts.","isError":true}),
     );
     assert_eq!(
-        digest(&e, &cfg, None).errors,
-        vec!["Could not find the exact text in a.ts."]
+        digest(&e, &cfg, None).errors[..],
+        vec!["Could not find the exact text in a.ts."][..]
     );
 }
 
@@ -165,8 +165,8 @@ fn content_tools_report_errors_only_when_they_fail() {
         json!({"role":"toolResult","toolCallId":"c","toolName":"read","content":"ENOENT: no such file, error opening src/err.rs","isError":true}),
     );
     assert_eq!(
-        digest(&failed, &cfg, Some(("read", &args))).errors,
-        vec!["ENOENT: no such file, error opening src/err.rs"]
+        digest(&failed, &cfg, Some(("read", &args))).errors[..],
+        vec!["ENOENT: no such file, error opening src/err.rs"][..]
     );
     // A failed shell command's bare exit line is not repeated as an error.
     let sh = json!({"command":"false"});
@@ -175,7 +175,7 @@ fn content_tools_report_errors_only_when_they_fail() {
     );
     let d = digest(&bare, &cfg, Some(("exec", &sh)));
     assert!(d.errors.is_empty(), "{:?}", d.errors);
-    assert_eq!(d.commands, vec!["$ false → exit 1"]);
+    assert_eq!(d.commands[..], vec!["$ false → exit 1"][..]);
 }
 
 #[test]
@@ -262,8 +262,8 @@ fn protected_reads() {
     let d = digest(&m, &cfg, Some(("read", &args)));
     assert!(d.protected);
     assert_eq!(
-        d.files,
-        vec!["AGENTS.md"],
+        d.files[..],
+        vec!["AGENTS.md"][..],
         "paths inside a read's content are not touched files"
     );
     let none = Config {
@@ -292,8 +292,8 @@ fn artifact_ids_after_the_word_artifact() {
         json!({"role":"toolResult","toolCallId":"c","toolName":"read","content":format!("[cachefold] artifact {HEX40}")}),
     );
     assert_eq!(
-        digest(&m, &Config::default(), None).artifacts,
-        vec![HEX40.to_string()]
+        digest(&m, &Config::default(), None).artifacts[..],
+        vec![HEX40.to_string()][..]
     );
 }
 
@@ -459,7 +459,7 @@ fn custom_and_bash_execution_roles() {
     assert_eq!(digest(&rc, &cfg, None).text, RUNTIME_MARKER);
     let b = msg(json!({"role":"bashExecution","command":"ls -la","output":"total 0","exitCode":2}));
     let d = digest(&b, &cfg, None);
-    assert_eq!(d.commands, vec!["$ ls -la → exit 2"]);
+    assert_eq!(d.commands[..], vec!["$ ls -la → exit 2"][..]);
     assert_eq!(d.role, "bashExecution");
 }
 

@@ -28,13 +28,13 @@ pub fn short_key(hash: &str) -> String {
 }
 
 /// Fingerprint of the pinned head: SHA-1 over the per-message hashes joined by `\n`.
-pub fn head_fingerprint<'a>(hashes: impl IntoIterator<Item = &'a str>) -> String {
+pub fn head_fingerprint(hashes: impl IntoIterator<Item = impl AsRef<str>>) -> String {
     let mut joined = String::new();
     for (k, h) in hashes.into_iter().enumerate() {
         if k > 0 {
             joined.push('\n');
         }
-        joined.push_str(h);
+        joined.push_str(h.as_ref());
     }
     fingerprint_hex(joined.as_bytes())
 }
@@ -72,19 +72,19 @@ impl Cause {
 }
 
 /// First index `< min(count, recorded_len)` whose supplied hash differs from the recorded
-/// one (`recorded(i)`, for `i < recorded_len`); when none differs but `count < recorded_len`,
+/// one (`same(i, hash)`: whether recorded message `i < recorded_len` has that hash); when none differs but `count < recorded_len`,
 /// `Some(count)` (the history shrank). Indices not in `incoming` are not compared, and
 /// `recorded` is asked only for the supplied ones: an assemble that supplies the new messages
 /// and a few spot checks costs that many lookups, not a walk of the whole history.
-pub fn first_divergence<'a>(
+pub fn first_divergence(
     recorded_len: usize,
-    recorded: impl Fn(u32) -> &'a str,
+    same: impl Fn(u32, &str) -> bool,
     incoming: &ByIndex<String>,
     count: u32,
 ) -> Option<u32> {
     let upto = (count as usize).min(recorded_len);
     for (&i, h) in incoming.below(upto as u32) {
-        if recorded(i) != h {
+        if !same(i, h) {
             return Some(i);
         }
     }
@@ -155,7 +155,7 @@ mod tests {
     fn divergence_points() {
         let rec = ["a", "b", "c"];
         let first_divergence = |inc: &ByIndex<String>, count| {
-            first_divergence(rec.len(), |i| rec[i as usize], inc, count)
+            first_divergence(rec.len(), |i, h| rec[i as usize] == h, inc, count)
         };
         let mut inc = ByIndex::new();
         inc.insert(0, "a".to_string());

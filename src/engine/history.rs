@@ -7,11 +7,11 @@ use super::state::{CallArg, DivergeAction, Event, FoldReason};
 use super::{
     evict, fingerprint, AssembleInput, AssembleReport, DivergenceReport, FoldWrite, Session,
 };
-use crate::digest::Digest;
+use crate::digest::{Digest, Str};
 use crate::error::Result;
 use crate::message::Message;
 use crate::pairing::Shape;
-use crate::record::MsgRecord;
+use crate::record::{MsgHash, MsgRecord, Ts};
 use crate::{cost, digest, tokens};
 use serde_json::Value;
 
@@ -127,6 +127,8 @@ impl Session {
     /// exactly is quarantined (see [`MsgRecord::q`]) and the rest of the session stays managed.
     /// `h` is the message's [`fingerprint::message_hash`] (the caller has it already).
     pub(super) fn ingest(&mut self, i: u32, json: &str, h: String) -> Result<Option<String>> {
+        // `message_hash` text: 40 lowercase hex chars.
+        let h = MsgHash::from_hex(&h).unwrap_or_default();
         let host = crate::message::parse_host(json);
         let w = tokens::weighted_chars(json);
         let q = host.quarantine().map(str::to_string);
@@ -138,7 +140,7 @@ impl Session {
                 ts: None,
                 protected: false,
                 digest: Digest::default(),
-                q: q.clone(),
+                q: q.as_deref().map(Str::from),
             };
             self.emit(Event::Ingest {
                 i,
@@ -167,18 +169,17 @@ impl Session {
             });
         }
         let ts = crate::message::field(m.raw(), "timestamp")
-            .filter(|v| v.is_number())
-            .cloned();
-        let mut rec = MsgRecord {
+            .and_then(Value::as_number)
+            .map(Ts::of);
+        let rec = MsgRecord {
             h,
             w,
             shape,
             ts,
             protected,
             digest: dg,
-            q: q.clone(),
+            q: q.as_deref().map(Str::from),
         };
-        rec.shrink_to_fit();
         self.emit(Event::Ingest {
             i,
             rec: Box::new(rec),
@@ -193,11 +194,7 @@ impl Session {
             return Ok(());
         };
         let fp = fingerprint::head_fingerprint(
-            self.st
-                .records
-                .iter()
-                .take(h as usize)
-                .map(|r| r.h.as_str()),
+            self.st.records.iter().take(h as usize).map(|r| r.h.hex()),
         );
         // Keep the head's bytes (when small) so it can still be sent after a host eviction.
         let mut json: Vec<String> = Vec::new();
@@ -233,10 +230,8 @@ impl Session {
             return Ok(false);
         }
         let base = self.st.base as usize;
-        let mut rec: Vec<&str> = Vec::with_capacity(self.st.records.len() - base);
-        for r in &self.st.records[base..] {
-            rec.push(&r.h);
-        }
+        let hex: Vec<String> = self.st.records[base..].iter().map(|r| r.h.hex()).collect();
+        let rec: Vec<&str> = hex.iter().map(String::as_str).collect();
         let mut inc: Vec<&str> = Vec::new();
         for i in 0..count {
             if let Some(h) = hashes.get(&i) {

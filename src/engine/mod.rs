@@ -502,13 +502,13 @@ impl Session {
             // up (no walk of the history per assemble).
             let (skip, base) = (self.st.skip, self.st.base as usize);
             let recorded = self.st.records.get(base..).unwrap_or(&[]);
-            let at = |h: u32| -> &str {
+            let at = |h: u32, incoming: &str| -> bool {
                 if h < skip {
-                    return hashes.get(&h).map_or("", String::as_str);
+                    return hashes.get(&h).map_or("", String::as_str) == incoming;
                 }
                 recorded
                     .get((h - skip) as usize)
-                    .map_or("", |r| r.h.as_str())
+                    .map_or(incoming.is_empty(), |r| r.h == *incoming)
             };
             fingerprint::first_divergence(skip as usize + recorded.len(), at, &hashes, count)
         };
@@ -673,10 +673,7 @@ impl Session {
         }
         let history = &self.st.records[self.st.base as usize..];
         let differs_from_history = out.len() < history.len()
-            || out
-                .iter()
-                .zip(history)
-                .any(|(k, r)| fingerprint::short_key(&r.h) != k.0);
+            || out.iter().zip(history).any(|(k, r)| r.h.short_key() != k.0);
         if !differs_from_history {
             return None;
         }

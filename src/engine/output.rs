@@ -7,8 +7,8 @@ use super::{fingerprint, AssembleReport, Built, RepairReport, Session, Src};
 use crate::error::{Error, Result};
 use crate::message::Message;
 use crate::pairing::{Shape, Slot};
+use crate::record::Ts;
 use crate::{pairing, tokens};
-use serde_json::Value;
 
 impl Session {
     pub(super) fn layout(&self, count: u32) -> Vec<Src> {
@@ -75,7 +75,7 @@ impl Session {
                     match layout.get(p) {
                         Some(Src::Host(i)) => {
                             let r = rec(*i)?;
-                            if let Some(t) = r.ts.as_ref().and_then(Value::as_f64) {
+                            if let Some(t) = r.ts.as_ref().and_then(Ts::as_f64) {
                                 last_ts = t;
                             }
                             if *i < self.st.base {
@@ -89,7 +89,7 @@ impl Session {
                                 b.order.push(i64::from(*i - self.st.base + self.st.skip));
                             }
                             b.origin.push(p);
-                            b.keys.push(OutKey(fingerprint::short_key(&r.h), r.w));
+                            b.keys.push(OutKey(r.h.short_key(), r.w));
                             b.w += r.w;
                             continue;
                         }

@@ -238,7 +238,7 @@ impl Session {
             )),
         }
         .unwrap_or_else(|| fold::fold_text(id, &digests, summary, "", cap));
-        let json = fold::record_json(&text, fold::record_ts(recs, from));
+        let json = fold::record_json(&text, fold::record_ts(recs, from).as_ref());
         let w = tokens::weighted_chars(&json);
         let protected_w = picked_w(recs, &protected);
         Prepared {
@@ -681,7 +681,7 @@ impl Session {
             &digests,
             fold::condensed_cap_chars(self.cfg.fold_record_budget),
         );
-        let json = fold::record_json(&text, fold::record_ts(recs, from));
+        let json = fold::record_json(&text, fold::record_ts(recs, from).as_ref());
         let w = tokens::weighted_chars(&json);
         let old_w = state::segs_w(&self.st.segs);
         let over_records = records_tokens > record_budget;

@@ -19,7 +19,7 @@ fn reserve_heap_never_fails() {
 fn tails_match_span_sums() {
     let recs: Vec<MsgRecord> = (0..9u64)
         .map(|w| MsgRecord {
-            h: String::new(),
+            h: crate::record::MsgHash::default(),
             w: w * w + 1,
             shape: Shape::default(),
             ts: None,
@@ -43,7 +43,7 @@ fn tails_match_span_sums() {
 #[test]
 fn expected_calls_stops_counting_at_its_cap() {
     let rec = |role: ShapeRole| MsgRecord {
-        h: String::new(),
+        h: crate::record::MsgHash::default(),
         w: 1,
         shape: Shape {
             role,
@@ -120,12 +120,12 @@ fn snapshot_bytes_are_the_snapshot_text() {
         );
         for _ in 0..n {
             let mut r = MsgRecord {
-                h: "0".repeat(40),
+                h: crate::record::MsgHash::from_hex(&"0".repeat(40)).unwrap(),
                 w: n,
                 ..Default::default()
             };
             // Longer than the per-record estimate: the buffer grows.
-            r.digest.text = "é\"\n".repeat(SNAPSHOT_BYTES_PER_RECORD * 10);
+            r.digest.text = "é\"\n".repeat(SNAPSHOT_BYTES_PER_RECORD * 10).into();
             s.st.records.push(r);
         }
     }

@@ -11,7 +11,7 @@ use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::message::Message;
 use crate::pairing::{Shape, ShapeRole};
-use crate::record::MsgRecord;
+use crate::record::{MsgHash, MsgRecord};
 use crate::{cost, tokens};
 use serde_json::Value;
 
@@ -60,7 +60,7 @@ impl Session {
         let mut count = sim.st.recorded();
         if let Some(&turn_w) = self.st.turn_ws.last() {
             sim.st.records.push(MsgRecord {
-                h: String::new(),
+                h: MsgHash::default(),
                 w: turn_w,
                 shape: Shape {
                     role: ShapeRole::User,

@@ -20,7 +20,7 @@ pub mod record;
 
 pub use cuts::CutCache;
 
-use crate::digest::Digest;
+use crate::digest::{Digest, Str};
 use crate::pairing::{self, Shape, ShapeRole};
 use crate::record::MsgRecord;
 #[cfg(test)]
@@ -129,7 +129,7 @@ pub fn identifier_section(digests: &[&Digest], max_chars: usize) -> String {
     let mut artifacts: Vec<&str> = Vec::new();
     let mut ids: Vec<&str> = Vec::new();
     let mut errors: Vec<&str> = Vec::new();
-    fn add<'a>(v: &mut Vec<&'a str>, items: &'a [String], cap: usize) {
+    fn add<'a>(v: &mut Vec<&'a str>, items: &'a [Str], cap: usize) {
         for s in items {
             if v.len() >= cap {
                 return;
@@ -234,12 +234,14 @@ pub fn record_json(text: &str, ts: Option<&Value>) -> String {
 
 /// Timestamp for a record over `[from, ..)`: the first folded message's, else the nearest
 /// earlier one's.
-pub fn record_ts(records: &[MsgRecord], from: u32) -> Option<&Value> {
+pub fn record_ts(records: &[MsgRecord], from: u32) -> Option<Value> {
     let (a, _) = clamp(records.len(), from, from);
     records[a..]
         .iter()
         .find_map(|r| r.ts.as_ref())
         .or_else(|| records[..a].iter().rev().find_map(|r| r.ts.as_ref()))
+        .and_then(crate::record::Ts::number)
+        .map(Value::Number)
 }
 
 #[cfg(test)]

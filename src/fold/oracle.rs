@@ -35,10 +35,10 @@ fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
             push(&mut s[S_DECISIONS], clip(&d.text, ITEM_CHARS));
         }
         for f in &d.files {
-            push(&mut s[S_FILES], f.clone());
+            push(&mut s[S_FILES], f.to_string());
         }
         for e in &d.errors {
-            push(&mut s[S_ERRORS], e.clone());
+            push(&mut s[S_ERRORS], e.to_string());
         }
         for a in &d.artifacts {
             push(
@@ -47,11 +47,11 @@ fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
             );
         }
         for i in &d.identifiers {
-            push(&mut s[S_IDENTS], i.clone());
+            push(&mut s[S_IDENTS], i.to_string());
         }
     }
     // Commands: a result's `$ cmd → outcome` replaces the call's bare `$ cmd`.
-    let all: Vec<&String> = digests.iter().flat_map(|d| d.commands.iter()).collect();
+    let all: Vec<&crate::digest::Str> = digests.iter().flat_map(|d| d.commands.iter()).collect();
     for c in &all {
         let bare = c.split(" → ").next().unwrap_or(c);
         let has_outcome = c.contains(" → ");
@@ -62,7 +62,7 @@ fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
         {
             continue;
         }
-        push(&mut s[S_COMMANDS], (*c).clone());
+        push(&mut s[S_COMMANDS], c.to_string());
     }
     // Open threads: the last user request, and the last assistant note if it came after it.
     let last_user = digests.iter().rposition(|d| d.user_text.is_some());

@@ -77,7 +77,7 @@ pub(super) fn outline_line(i: usize, d: &Digest) -> Option<String> {
     let body = if let Some(u) = &d.user_text {
         one_line(u)
     } else {
-        d.text.clone()
+        d.text.to_string()
     };
     let extra = d
         .commands

@@ -1,7 +1,7 @@
 //! Fold records: the extractive record of a folded region, rendered from its digests in fixed
 //! sections and fitted to a character budget.
 
-use crate::digest::{Digest, GIST_CHARS, ITEM_CHARS};
+use crate::digest::{Digest, Str, GIST_CHARS, ITEM_CHARS};
 use crate::text::{clip, head_tail, one_line};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
@@ -104,7 +104,7 @@ pub(crate) fn collect_sections(digests: &[&Digest]) -> Vec<Vec<String>> {
         }
     }
     // Commands: a result's `$ cmd → outcome` replaces the call's bare `$ cmd`.
-    let mut all: Vec<&String> = Vec::new();
+    let mut all: Vec<&Str> = Vec::new();
     let mut answered: Vec<&str> = Vec::new();
     for d in digests {
         for o in &d.commands {

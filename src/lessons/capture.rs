@@ -410,8 +410,8 @@ mod tests {
             role: "toolResult".into(),
             text: text.into(),
             tool_name: Some(name.into()),
-            commands: commands.iter().map(|s| s.to_string()).collect(),
-            files: files.iter().map(|s| s.to_string()).collect(),
+            commands: commands.iter().map(|&s| s.into()).collect(),
+            files: files.iter().map(|&s| s.into()).collect(),
             ..Digest::default()
         }
     }

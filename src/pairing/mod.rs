@@ -22,6 +22,7 @@
 //! the same id twice needs two results with that id, and two different assistant messages may
 //! reuse an id (each group is checked locally, which is what the provider does).
 
+use crate::digest::Str;
 use crate::message::{Message, Role};
 use crate::object_of;
 use serde::{Deserialize, Serialize};
@@ -44,40 +45,30 @@ pub enum ShapeRole {
 }
 
 /// Pairing skeleton of one message (written without its empty members, which read back empty).
+/// Its strings and lists are immutable once made ([`Str`], boxed slices): a session keeps one
+/// shape per message.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Shape {
     /// Role class.
     pub role: ShapeRole,
     /// Tool-call ids of an assistant message, in call order (duplicates kept; a missing id is `""`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub call_ids: Vec<String>,
+    #[serde(skip_serializing_if = "<[Str]>::is_empty")]
+    pub call_ids: Box<[Str]>,
     /// `toolCallId` of a tool result (a missing id is `Some("")`: it can only be an orphan).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result_id: Option<String>,
+    pub result_id: Option<Str>,
     /// `toolName` of a tool result; for an assistant, the first call's name.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_name: Option<String>,
+    pub tool_name: Option<Str>,
     /// Tool names parallel to `call_ids` (addition to the contract: synthetic results are named
     /// after their call). Shorter than `call_ids` is tolerated; missing names become `tool_name`
     /// or `"unknown"`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub call_names: Vec<String>,
+    #[serde(skip_serializing_if = "<[Str]>::is_empty")]
+    pub call_names: Box<[Str]>,
 }
 
 impl Shape {
-    /// Gives back the spare capacity of its strings and lists (a shape never grows once made).
-    pub fn shrink_to_fit(&mut self) {
-        crate::digest::shrink_all(&mut self.call_ids);
-        crate::digest::shrink_all(&mut self.call_names);
-        for s in [&mut self.result_id, &mut self.tool_name]
-            .into_iter()
-            .flatten()
-        {
-            s.shrink_to_fit();
-        }
-    }
-
     /// Pairing skeleton of a host message.
     ///
     /// An assistant message that ended with `stopReason` `error` or `aborted` gets no call ids:
@@ -97,26 +88,20 @@ impl Shape {
             },
             Role::Assistant => {
                 let calls = m.tool_calls();
-                let mut call_ids = Vec::with_capacity(calls.len());
-                let mut call_names = Vec::with_capacity(calls.len());
-                for c in &calls {
-                    call_ids.push(c.id.to_string());
-                    call_names.push(c.name.to_string());
-                }
                 Shape {
                     role: ShapeRole::Assistant,
-                    call_ids,
+                    call_ids: calls.iter().map(|c| Str::from(c.id)).collect(),
                     result_id: None,
-                    tool_name: calls.first().map(|c| c.name.to_string()),
-                    call_names,
+                    tool_name: calls.first().map(|c| Str::from(c.name)),
+                    call_names: calls.iter().map(|c| Str::from(c.name)).collect(),
                 }
             }
             Role::ToolResult => Shape {
                 role: ShapeRole::ToolResult,
-                call_ids: Vec::new(),
-                result_id: Some(m.tool_call_id().unwrap_or("").to_string()),
-                tool_name: m.tool_name().map(str::to_string),
-                call_names: Vec::new(),
+                call_ids: Box::default(),
+                result_id: Some(Str::from(m.tool_call_id().unwrap_or(""))),
+                tool_name: m.tool_name().map(Str::from),
+                call_names: Box::default(),
             },
             _ => Shape {
                 role: ShapeRole::Other,
@@ -137,10 +122,10 @@ impl Shape {
     pub fn call(ids: &[&str]) -> Shape {
         Shape {
             role: ShapeRole::Assistant,
-            call_ids: ids.iter().map(|s| s.to_string()).collect(),
+            call_ids: ids.iter().map(|&s| Str::from(s)).collect(),
             result_id: None,
-            tool_name: ids.first().map(|_| "t".to_string()),
-            call_names: ids.iter().map(|_| "t".to_string()).collect(),
+            tool_name: ids.first().map(|_| Str::from("t")),
+            call_names: ids.iter().map(|_| Str::from("t")).collect(),
         }
     }
 
@@ -148,10 +133,10 @@ impl Shape {
     pub fn result(id: &str) -> Shape {
         Shape {
             role: ShapeRole::ToolResult,
-            call_ids: Vec::new(),
-            result_id: Some(id.to_string()),
-            tool_name: Some("t".to_string()),
-            call_names: Vec::new(),
+            call_ids: Box::default(),
+            result_id: Some(Str::from(id)),
+            tool_name: Some(Str::from("t")),
+            call_names: Box::default(),
         }
     }
 
@@ -173,8 +158,7 @@ impl Shape {
         self.call_names
             .get(k)
             .or(self.tool_name.as_ref())
-            .cloned()
-            .unwrap_or_else(|| "unknown".to_string())
+            .map_or_else(|| "unknown".to_string(), Str::to_string)
     }
 
     fn rid(&self) -> &str {
@@ -260,15 +244,15 @@ impl Repaired {
                 Slot::Orig(i) => seq.get(*i).cloned().unwrap_or_default(),
                 Slot::SyntheticResult { call_id, tool_name } => Shape {
                     role: ShapeRole::ToolResult,
-                    result_id: Some(call_id.clone()),
-                    tool_name: Some(tool_name.clone()),
+                    result_id: Some(Str::from(call_id.as_str())),
+                    tool_name: Some(Str::from(tool_name.as_str())),
                     ..Shape::default()
                 },
                 Slot::SyntheticCall { call_id, tool_name } => Shape {
                     role: ShapeRole::Assistant,
-                    call_ids: vec![call_id.clone()],
-                    tool_name: Some(tool_name.clone()),
-                    call_names: vec![tool_name.clone()],
+                    call_ids: Box::new([Str::from(call_id.as_str())]),
+                    tool_name: Some(Str::from(tool_name.as_str())),
+                    call_names: Box::new([Str::from(tool_name.as_str())]),
                     result_id: None,
                 },
             });
@@ -308,8 +292,8 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
     // Every id called anywhere in `seq`, built at the first stray result.
     let mut called: Option<Vec<&str>> = None;
     // Open group: (assistant position, call ids still unanswered, all call ids of the group).
-    let mut open: Option<(usize, Vec<&str>, &[String])> = None;
-    let close = |open: &mut Option<(usize, Vec<&str>, &[String])>, out: &mut Vec<Repair>| {
+    let mut open: Option<(usize, Vec<&str>, &[Str])> = None;
+    let close = |open: &mut Option<(usize, Vec<&str>, &[Str])>, out: &mut Vec<Repair>| {
         if let Some((p, pending, _)) = open.take() {
             for id in pending {
                 out.push(rep(RepairKind::MissingResult, id, p));
@@ -351,7 +335,7 @@ pub fn violations_with(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> 
             _ => {
                 close(&mut open, &mut out);
                 if s.has_calls() {
-                    open = Some((i, crate::text::strs(&s.call_ids), &s.call_ids));
+                    open = Some((i, s.call_ids.iter().map(Str::as_str).collect(), &s.call_ids));
                 }
             }
         }
@@ -493,7 +477,7 @@ fn repair_shapes(seq: &[&Shape], leave_trailing_open: bool) -> Repaired {
         let s = &seq[r];
         slots.push(Slot::SyntheticCall {
             call_id: s.rid().to_string(),
-            tool_name: s.tool_name.clone().unwrap_or_else(|| "unknown".to_string()),
+            tool_name: s.tool_name.as_deref().unwrap_or("unknown").to_string(),
         });
         slots.push(Slot::Orig(r));
     };
@@ -524,7 +508,7 @@ fn repair_shapes(seq: &[&Shape], leave_trailing_open: bool) -> Repaired {
                 if !done {
                     let id = &s.call_ids[k];
                     slots.push(Slot::SyntheticResult {
-                        call_id: id.clone(),
+                        call_id: id.to_string(),
                         tool_name: s.call_name(k),
                     });
                     missing.push(rep(RepairKind::MissingResult, id, a));
@@ -690,7 +674,7 @@ pub fn cut_points_of<'a>(seq: impl IntoIterator<Item = &'a Shape>) -> Vec<usize>
                 }
                 pending.clear();
                 if s.has_calls() {
-                    pending.extend(s.call_ids.iter().map(String::as_str));
+                    pending.extend(s.call_ids.iter().map(Str::as_str));
                 }
             }
             ShapeRole::Other => {
@@ -759,7 +743,7 @@ impl CutScan {
                 }
                 self.pending.clear();
                 if s.has_calls() {
-                    self.pending.extend(s.call_ids.iter().cloned());
+                    self.pending.extend(s.call_ids.iter().map(Str::to_string));
                 }
             }
             ShapeRole::Other => {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use super::{rep, Repair, RepairKind, Repaired, Shape, ShapeRole, Slot};
+use crate::digest::Str;
 
 /// DeepSeek rule: each assistant message with tool calls is followed immediately by exactly one
 /// result per call id (any order among them), and no result stands anywhere else.
@@ -20,8 +21,8 @@ pub fn violations_quadratic(seq: &[Shape]) -> Vec<Repair> {
 pub fn violations_with_quadratic(seq: &[Shape], leave_trailing_open: bool) -> Vec<Repair> {
     let mut out = Vec::new();
     // Open group: (assistant position, call ids still unanswered, all call ids of the group).
-    let mut open: Option<(usize, Vec<&str>, &[String])> = None;
-    let close = |open: &mut Option<(usize, Vec<&str>, &[String])>, out: &mut Vec<Repair>| {
+    let mut open: Option<(usize, Vec<&str>, &[Str])> = None;
+    let close = |open: &mut Option<(usize, Vec<&str>, &[Str])>, out: &mut Vec<Repair>| {
         if let Some((p, pending, _)) = open.take() {
             for id in pending {
                 out.push(rep(RepairKind::MissingResult, id, p));
@@ -62,11 +63,7 @@ pub fn violations_with_quadratic(seq: &[Shape], leave_trailing_open: bool) -> Ve
             _ => {
                 close(&mut open, &mut out);
                 if s.has_calls() {
-                    open = Some((
-                        i,
-                        s.call_ids.iter().map(String::as_str).collect(),
-                        &s.call_ids,
-                    ));
+                    open = Some((i, s.call_ids.iter().map(Str::as_str).collect(), &s.call_ids));
                 }
             }
         }
@@ -183,7 +180,7 @@ pub fn repair_quadratic(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
         let s = &seq[r];
         slots.push(Slot::SyntheticCall {
             call_id: s.rid().to_string(),
-            tool_name: s.tool_name.clone().unwrap_or_else(|| "unknown".to_string()),
+            tool_name: s.tool_name.as_deref().unwrap_or("unknown").to_string(),
         });
         slots.push(Slot::Orig(r));
     };
@@ -208,7 +205,7 @@ pub fn repair_quadratic(seq: &[Shape], leave_trailing_open: bool) -> Repaired {
                 if !done {
                     let id = &s.call_ids[k];
                     slots.push(Slot::SyntheticResult {
-                        call_id: id.clone(),
+                        call_id: id.to_string(),
                         tool_name: s.call_name(k),
                     });
                     missing.push(rep(RepairKind::MissingResult, id, a));

@@ -272,8 +272,8 @@ fn shape_of_real_messages() {
     .unwrap();
     let s = Shape::of(&m);
     assert_eq!(s.role, ShapeRole::Assistant);
-    assert_eq!(s.call_ids, vec!["c1", "c2"]);
-    assert_eq!(s.call_names, vec!["read", "exec"]);
+    assert_eq!(*s.call_ids, ["c1", "c2"]);
+    assert_eq!(*s.call_names, ["read", "exec"]);
     let rep = repair(&[Shape::user(), s.clone()], false);
     assert_eq!(
         rep.slots[3],

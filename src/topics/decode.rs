@@ -18,8 +18,8 @@ mod tests {
         {
             let d = crate::digest::Digest {
                 role: "user".into(),
-                user_text: Some(text.to_string()),
-                text: text.to_string(),
+                user_text: Some((*text).into()),
+                text: (*text).into(),
                 ..Default::default()
             };
             s.push_turn(TurnInput {

@@ -58,8 +58,8 @@ impl Query {
         let mut tools: Vec<String> = Vec::new();
         for d in digests.iter().filter(|d| d.role == "assistant") {
             if let Some(t) = &d.tool_name {
-                if !tools.contains(t) && tools.len() < 8 {
-                    tools.push(t.clone());
+                if !tools.iter().any(|x| x == t) && tools.len() < 8 {
+                    tools.push(t.to_string());
                 }
             }
         }

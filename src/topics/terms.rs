@@ -337,8 +337,8 @@ pub fn turn_terms(digests: &[Digest]) -> TurnTerms {
         if let Some(tool) = &d.tool_name {
             if d.role == "assistant" {
                 add(&format!("tool:{tool}"), W_TOOL, false, &mut w);
-                if let Err(i) = t.tools.binary_search(tool) {
-                    t.tools.insert(i, tool.clone());
+                if let Err(i) = t.tools.binary_search_by(|x| x.as_str().cmp(tool)) {
+                    t.tools.insert(i, tool.to_string());
                 }
             }
         }
@@ -376,7 +376,7 @@ pub fn digest_line(d: &Digest, max: usize) -> String {
                 .unwrap_or_default();
             format!("{}{tools}", d.text)
         }
-        _ => d.text.clone(),
+        _ => d.text.to_string(),
     };
     crate::text::clip(&crate::text::one_line(&body), max)
 }
@@ -416,7 +416,7 @@ mod tests {
         let text: String = (0..500).map(|i| format!("word{i} ")).collect();
         let d = Digest {
             role: "user".into(),
-            user_text: Some(text),
+            user_text: Some(text.into()),
             ..Digest::default()
         };
         let t = turn_terms(&[d]);

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 fn user(text: &str) -> Digest {
     Digest {
         role: "user".into(),
-        text: crate::text::clip(text, 300),
+        text: crate::text::clip(text, 300).into(),
         user_text: Some(text.into()),
         ..Digest::default()
     }
@@ -15,7 +15,7 @@ fn call(tool: &str, file: &str) -> Digest {
     Digest {
         role: "assistant".into(),
         tool_name: Some(tool.into()),
-        files: vec![file.into()],
+        files: Box::new([file.into()]),
         ..Digest::default()
     }
 }
