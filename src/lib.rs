@@ -102,9 +102,14 @@ pub fn object_of<const N: usize>(members: [(&str, serde_json::Value); N]) -> ser
 
 /// Lowercase hex SHA-1 of `bytes` (fingerprints and content-addressed artifact names).
 pub fn fingerprint_hex(bytes: &[u8]) -> String {
-    let digest = Sha1::digest(bytes);
-    let mut s = String::with_capacity(40);
-    for b in digest {
+    hex_lower(&Sha1::digest(bytes))
+}
+
+/// `bytes` as lowercase hex, two chars a byte (a SHA-1's text; [`record::MsgHash`] writes its
+/// bytes back with it).
+pub fn hex_lower(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(2 * bytes.len());
+    for &b in bytes {
         s.push(char::from_digit(u32::from(b >> 4), 16).unwrap_or('0'));
         s.push(char::from_digit(u32::from(b & 15), 16).unwrap_or('0'));
     }

@@ -43,7 +43,18 @@ pub struct MsgRecord {
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct MsgHash(Option<[u8; 20]>);
 
+/// Lowercase hex digits (what [`crate::hex_lower`] writes).
 const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// The value of one lowercase hex char (uppercase is refused: it would not be written back as
+/// it was read).
+fn nibble(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
+}
 
 impl MsgHash {
     /// The hash of 40 lowercase hex chars, `""` for none; anything else is `None` (it would not
@@ -56,11 +67,6 @@ impl MsgHash {
         if b.len() != 40 {
             return None;
         }
-        let nibble = |c: u8| match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
-        };
         let mut out = [0u8; 20];
         for (k, o) in out.iter_mut().enumerate() {
             *o = (nibble(b[2 * k])? << 4) | nibble(b[2 * k + 1])?;
@@ -79,12 +85,9 @@ impl MsgHash {
     }
 
     fn hex_of(&self, bytes: usize) -> String {
-        let mut s = String::with_capacity(2 * bytes);
-        for &b in self.0.iter().flat_map(|h| &h[..bytes]) {
-            s.push(char::from(HEX[usize::from(b >> 4)]));
-            s.push(char::from(HEX[usize::from(b & 15)]));
-        }
-        s
+        self.0
+            .as_ref()
+            .map_or_else(String::new, |h| crate::hex_lower(&h[..bytes]))
     }
 }
 
@@ -159,8 +162,8 @@ impl Ts {
     }
 
     /// The number (its text unchanged).
-    pub fn number(&self) -> Option<Number> {
-        Some(self.0.clone())
+    pub fn number(&self) -> Number {
+        self.0.clone()
     }
 
     /// The number as `Value::as_f64` reads it.
@@ -195,7 +198,7 @@ mod tests {
     use super::*;
 
     /// A record written, read and written again is the same bytes: the hash as its hex text
-    /// (or `""`), a timestamp's number text however it was written, a string timestamp.
+    /// (or `""`), a timestamp's number text however it was written.
     #[test]
     fn a_record_reads_back_byte_identical() {
         for ts in [
@@ -224,7 +227,7 @@ mod tests {
             serde_json::from_str(r#"{"h":"","w":1,"shape":{},"ts":1.5,"digest":{}}"#).unwrap();
         assert_eq!(r.ts.as_ref().and_then(Ts::as_f64), Some(1.5));
         assert_eq!(
-            r.ts.as_ref().and_then(Ts::number),
+            r.ts.as_ref().map(Ts::number),
             serde_json::json!(1.5).as_number().cloned()
         );
         assert!(MsgHash::from_hex("A9993E364706816ABA3E25717850C26C9CD0D89D").is_none());

@@ -240,7 +240,7 @@ pub fn record_ts(records: &[MsgRecord], from: u32) -> Option<Value> {
         .iter()
         .find_map(|r| r.ts.as_ref())
         .or_else(|| records[..a].iter().rev().find_map(|r| r.ts.as_ref()))
-        .and_then(crate::record::Ts::number)
+        .map(crate::record::Ts::number)
         .map(Value::Number)
 }
 

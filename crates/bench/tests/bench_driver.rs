@@ -381,24 +381,18 @@ fn a_packed_session_replays_as_an_unpacked_one() {
         // Summariser requests are rendered too (a packed session does not keep them).
         let mut summariser_calls = 0;
         for id in bench::ALL_STRATEGIES {
-            let a = run::run_job(
-                &tok,
-                &glue,
-                &sp,
-                &plain,
-                bench::strategy(id).unwrap().as_mut(),
-                &opts,
-                &mut |_| {},
-            );
-            let b = run::run_job(
-                &tok,
-                &glue,
-                &sp,
-                &packed,
-                bench::strategy(id).unwrap().as_mut(),
-                &opts,
-                &mut |_| {},
-            );
+            let replay = |prep| {
+                run::run_job(
+                    &tok,
+                    &glue,
+                    &sp,
+                    prep,
+                    bench::strategy(id).unwrap().as_mut(),
+                    &opts,
+                    &mut |_| {},
+                )
+            };
+            let (a, b) = (replay(&plain), replay(&packed));
             assert!(a.metrics.calls > 50, "{id}");
             summariser_calls += a.metrics.extra_calls;
             assert_eq!(
