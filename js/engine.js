@@ -122,6 +122,10 @@ function runPlan(ctx, h, messages, header, { compact = false, force = false, ses
     if (m === messages[i]) sent.set(i, bytes);
     return bytes;
   };
+  // Synthetic texts (fold records) are the same turn after turn: the session keeps the last
+  // plan's by key, and the core sends only the others.
+  const kept = h.synthetic;
+  if (kept) header.known = [...kept.keys()];
   const plan = h.session.plan(JSON.stringify(header), compact, force, jsonOf);
   for (const w of plan.foldWrites ?? []) {
     const lines = [];
@@ -130,7 +134,14 @@ function runPlan(ctx, h, messages, header, { compact = false, force = false, ses
     }
     store.writeFold(h.paths, w.foldId, lines.length ? Buffer.concat(lines) : NEWLINE);
   }
-  const synthetic = (plan.synthetic ?? []).map((s) => JSON.parse(s));
+  const keys = plan.syntheticKeys ?? [];
+  const texts = (plan.synthetic ?? []).map((s, k) => (s === "" && kept?.has(keys[k]) ? kept.get(keys[k]) : s));
+  if (kept) {
+    kept.clear();
+    for (let k = 0; k < texts.length; k++) if (keys[k]) kept.set(keys[k], texts[k]);
+  }
+  // Parsed on every call: the host gets objects of its own to change.
+  const synthetic = texts.map((s) => JSON.parse(s));
   const out = new Array(plan.order.length);
   for (let k = 0; k < plan.order.length; k++) {
     const i = plan.order[k];

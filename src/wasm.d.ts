@@ -88,7 +88,10 @@ export interface LlmPrompt {
 
 export interface AssemblePlan {
   order: number[];
+  /** "" where the key is one the caller said it holds (the header's `known`). */
   synthetic: string[];
+  /** The key of each `synthetic` text; absent when the plan gives none. */
+  syntheticKeys?: string[];
   estimatedTokens: number;
   needFull: boolean;
   passthrough: boolean;

@@ -724,3 +724,52 @@ fn tool_loop_reassembly_over_our_own_output_changes_nothing() {
     assert!(folded, "the scenario folds");
     assert_eq!(s.state().counters.repins, 0);
 }
+
+#[test]
+fn known_synthetic_texts_are_left_out_and_the_plan_is_otherwise_the_same() {
+    let (mut with_known, mut plain) = (session(small()), session(small()));
+    let mut msgs = Vec::new();
+    let mut held: std::collections::HashMap<String, String> = Default::default();
+    let mut left_out = 0;
+    for k in 0..24 {
+        turn(&mut msgs, k, "src/lib.rs", 2_000);
+        let p = shim(&mut plain, &msgs, DS, None);
+        let mut head = input(&msgs, &[], DS, None);
+        head.known = held.keys().cloned().collect();
+        let q = with_known
+            .drive(head, cachefold::engine::Drive::Assemble, |i| {
+                msgs[i as usize].clone()
+            })
+            .expect("assemble")
+            .plan;
+        assert_eq!(p.synthetic_keys.len(), p.synthetic.len(), "turn {k}");
+        assert_eq!(q.synthetic_keys, p.synthetic_keys, "turn {k}");
+        assert_eq!(
+            (&q.order, q.estimated_tokens, &q.report),
+            (&p.order, p.estimated_tokens, &p.report),
+            "turn {k}"
+        );
+        for ((text, key), full) in q.synthetic.iter().zip(&q.synthetic_keys).zip(&p.synthetic) {
+            assert!(!key.is_empty(), "turn {k}: a synthetic text without a key");
+            if text.is_empty() {
+                assert_eq!(
+                    held.get(key),
+                    Some(full),
+                    "turn {k}: left out a text not held"
+                );
+                left_out += 1;
+            } else {
+                assert_eq!(text, full, "turn {k}");
+                assert!(!held.contains_key(key), "turn {k}: sent a held text");
+            }
+        }
+        held = p
+            .synthetic_keys
+            .iter()
+            .cloned()
+            .zip(p.synthetic.iter().cloned())
+            .collect();
+    }
+    assert!(!held.is_empty(), "no fold record in 24 turns");
+    assert!(left_out > 0, "no text was left out");
+}

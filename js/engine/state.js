@@ -49,7 +49,8 @@ async function openSession(ctx, sessionId, paths) {
   live.delete(sessionId);
   const { snapshot, journal, stamp, headerless } = store.readStateBytes(paths);
   const restored = core.Session.restore(ctx.configJson, sessionId, snapshot, journal);
-  const entry = { session: restored, core, stamp, snapshotBytes: snapshot ? snapshot.length : 0 };
+  // synthetic: the texts of the last plan's synthetic messages by key (js/engine.js).
+  const entry = { session: restored, core, stamp, snapshotBytes: snapshot ? snapshot.length : 0, synthetic: new Map() };
   const report = restored.replayReport();
   if (report?.ignoredBytes > 0 || headerless) {
     // A torn or corrupt tail (crash mid-append): lines appended after it would never replay,

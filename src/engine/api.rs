@@ -39,6 +39,9 @@ pub struct AssembleInput {
     /// own and send this session's prefix): the provider's cache lifetime runs from the latest
     /// of this, the session's own last request and its last committed call.
     pub last_request_ms: Option<f64>,
+    /// Keys ([`AssemblePlan::synthetic_keys`]) of synthetic messages whose texts the caller
+    /// holds from an earlier plan of this session: the plan leaves those texts out (`""`).
+    pub known: Vec<String>,
 }
 
 /// Input of [`Session::compact_request`]: the host's `compact()`, which carries no messages.
@@ -93,8 +96,13 @@ pub struct FoldWrite {
 pub struct AssemblePlan {
     /// Output order: `i >= 0` is host index `i`, `i < 0` is `synthetic[-i-1]`.
     pub order: Vec<i64>,
-    /// Synthetic message JSON (fold records, pairing repairs).
+    /// Synthetic message JSON (fold records, pairing repairs); `""` for a text the caller
+    /// said it holds ([`AssembleInput::known`]).
     pub synthetic: Vec<String>,
+    /// The key of each `synthetic` entry (the output key of its text), for the caller to keep
+    /// the text by; empty when the plan gives none (an echo).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub synthetic_keys: Vec<String>,
     /// Messages-only token estimate of the output.
     pub estimated_tokens: u64,
     /// Call again with every index (divergence or missing indices); nothing was changed.

@@ -640,9 +640,22 @@ impl Session {
             ));
         }
         self.record_output(&built)?;
+        let mut synthetic = built.synthetic;
+        let mut synthetic_keys = vec![String::new(); synthetic.len()];
+        for (&o, key) in built.order.iter().zip(&built.keys) {
+            if o < 0 {
+                synthetic_keys[(-o - 1) as usize].clone_from(&key.0);
+            }
+        }
+        for (text, key) in synthetic.iter_mut().zip(&synthetic_keys) {
+            if input.known.contains(key) {
+                text.clear();
+            }
+        }
         Ok(AssemblePlan {
             order: built.order,
-            synthetic: built.synthetic,
+            synthetic,
+            synthetic_keys,
             estimated_tokens: est,
             need_full: false,
             passthrough: !managed,

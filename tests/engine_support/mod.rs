@@ -67,6 +67,7 @@ pub fn input(
         system_prompt_addition: None,
         context_window: None,
         last_request_ms: None,
+        known: Vec::new(),
     }
 }
 

@@ -212,3 +212,45 @@ test("maintain prepares an LLM summary ahead of need and a later fold (here /com
   assert.equal(fold.usedSummary, true, JSON.stringify(fold).slice(0, 400));
   assert.match(r.messages.map((x) => JSON.stringify(x)).join("\n"), /LLM SUMMARY MARKER/, "the fold record carries the prepared summary");
 });
+
+test("a fold record crosses the boundary once; every turn still gets fresh objects with the same bytes", { skip }, async () => {
+  const stateDir = tempDir();
+  const msgs = [];
+  for (let k = 0; k < 160; k++) {
+    msgs.push(user(`step ${k}: fix src/m${k % 7}.rs`), assistantCall(`c${k}`, "read", { path: `src/m${k % 7}.rs` }), toolResult(`c${k}`, "read", `line ${k}\n`.repeat(200)), assistantText(`done ${k}`));
+  }
+  const eng = await engineFor({ stateDir });
+  const plans = [];
+  const parse = JSON.parse;
+  JSON.parse = function (text, reviver) {
+    const v = parse.call(this, text, reviver);
+    if (typeof text === "string" && text.startsWith('{"order"')) plans.push(v);
+    return v;
+  };
+  const outs = [];
+  try {
+    for (let t = 0; t < 4; t++) {
+      msgs.push(user(`turn ${t}`), assistantText(`ok ${t}`));
+      const r = await eng.assemble({ sessionId: "s-synth", messages: msgs, model: "deepseek-v4-flash", tokenBudget: 60000 });
+      outs.push(r.messages);
+    }
+  } finally {
+    JSON.parse = parse;
+  }
+  const record = (out) => out.find((m) => JSON.stringify(m).includes("[cachefold fold f1]"));
+  assert.ok(record(outs[0]), "the first assemble folded");
+  assert.equal(plans.length, 4);
+  assert.ok(plans[0].synthetic.every((s) => s.length > 0), "the first plan sends every text");
+  for (let t = 1; t < 4; t++) {
+    const k = plans[t].syntheticKeys.indexOf(plans[0].syntheticKeys[plans[0].synthetic.findIndex((s) => s.includes("[cachefold fold f1]"))]);
+    assert.ok(k >= 0, `turn ${t} keeps the fold record`);
+    assert.equal(plans[t].synthetic[k], "", `turn ${t} does not send the record's text again`);
+    assert.equal(JSON.stringify(record(outs[t])), JSON.stringify(record(outs[0])), `turn ${t}: the record's bytes`);
+    assert.notEqual(record(outs[t]), record(outs[t - 1]), `turn ${t}: a fresh object`);
+  }
+  // What the host does to a returned message does not reach the next turn.
+  record(outs[3]).content[0].text = "changed by the host";
+  msgs.push(user("turn 4"), assistantText("ok 4"));
+  const r = await eng.assemble({ sessionId: "s-synth", messages: msgs, model: "deepseek-v4-flash", tokenBudget: 60000 });
+  assert.equal(JSON.stringify(record(r.messages)), JSON.stringify(record(outs[0])));
+});

@@ -86,6 +86,7 @@ impl Cachefold {
             system_prompt_addition: None,
             context_window: Some(ctx.window),
             last_request_ms: None,
+            known: Vec::new(),
         }
     }
 

@@ -82,6 +82,7 @@ impl Driver<'_> {
             system_prompt_addition: None,
             context_window: None,
             last_request_ms: None,
+            known: Vec::new(),
         }
     }
 
@@ -307,6 +308,7 @@ impl Driver<'_> {
             system_prompt_addition: None,
             context_window: None,
             last_request_ms: None,
+            known: Vec::new(),
         };
         // On a copy: the echo's indices are not host indices, and the rest of the replay (and
         // its completeness and journal checks) follows the host's history.
