@@ -64,7 +64,7 @@ impl Session {
                 input: head,
             });
         }
-        head.messages = fetch(super::indices(0, count), &mut json_of)?;
+        head.messages = fetch((0..count).collect(), &mut json_of)?;
         let plan = self.drive_once(&head, what)?;
         if plan.need_full {
             return Err(Error::Internal("needFull with every index supplied".into()));

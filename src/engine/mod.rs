@@ -355,32 +355,17 @@ impl Session {
             return Vec::new();
         }
         if rc == 0 || count < rc || !self.st.pinned {
-            return indices(0, count);
+            return (0..count).collect();
         }
         // The head's host indices (none once the host evicted it), after the prelude.
         let skip = self.st.skip.min(rc);
         let head = (skip + self.st.head_len.saturating_sub(self.st.base)).min(rc);
-        // Widened to u64: one shared integer sort (crate::sort) instead of another
-        // instantiation for u32.
-        let mut wide: Vec<u64> = Vec::new();
-        for i in skip..head {
-            wide.push(u64::from(i));
-        }
-        wide.push(u64::from(rc - 1));
-        for i in rc..count {
-            wide.push(u64::from(i));
-        }
-        for i in self.spot_checks(head, count) {
-            if i < rc {
-                wide.push(u64::from(i));
-            }
-        }
-        wide.sort_unstable();
-        wide.dedup();
-        let mut set = Vec::with_capacity(wide.len());
-        for i in wide {
-            set.push(i as u32);
-        }
+        let mut set: Vec<u32> = (skip..head).collect();
+        set.push(rc - 1);
+        set.extend(rc..count);
+        set.extend(self.spot_checks(head, count).into_iter().filter(|&i| i < rc));
+        set.sort_unstable();
+        set.dedup();
         set
     }
 
@@ -768,15 +753,6 @@ fn reserve_room(bytes: usize) {
         // Kept from being optimised away (an unused allocation may be removed).
         drop(std::hint::black_box(room));
     }
-}
-
-/// The indices `[from, to)`.
-fn indices(from: u32, to: u32) -> Vec<u32> {
-    let mut out = Vec::with_capacity(to.saturating_sub(from) as usize);
-    for i in from..to {
-        out.push(i);
-    }
-    out
 }
 
 /// SplitMix64 finaliser: deterministic spread for spot-check positions.

@@ -52,11 +52,7 @@ impl Session {
             repairs = repair_reports(&r.repairs);
             slots = r.slots;
         } else {
-            let mut orig = Vec::with_capacity(layout.len());
-            for p in 0..layout.len() {
-                orig.push(Slot::Orig(p));
-            }
-            slots = orig;
+            slots = (0..layout.len()).map(Slot::Orig).collect();
         }
         let mut b = Built {
             order: Vec::with_capacity(slots.len()),
@@ -258,9 +254,5 @@ pub(super) fn push_hosts(layout: &mut Vec<Src>, from: u32, to: u32) {
 
 /// The plan order that sends host messages `0..count` as they are.
 pub(super) fn identity_order(count: u32) -> Vec<i64> {
-    let mut order = Vec::with_capacity(count as usize);
-    for i in 0..i64::from(count) {
-        order.push(i);
-    }
-    order
+    (0..i64::from(count)).collect()
 }
