@@ -1,7 +1,11 @@
 // Engine benchmark (not a test): warm assemble p50/p99, cold start, bytes written per turn,
 // and the boundary design measured against marshalling the whole history every call.
 //
-//   node tests/js/bench-engine.mjs [--sizes 100,1000,10000] [--turns 200] [--fold-sizes 10000,40000,100000]
+//   node tests/js/bench-engine.mjs [--sizes 100,1000,10000] [--turns 200] [--fold-sizes 10000,40000,100000] [--alloc]
+//
+// --alloc: also sample what the warm turns allocate on the JS heap (V8's sampling heap profiler,
+// objects a GC collected included) and print it per turn; the sampling slows the warm turns, so
+// their times in that run are not comparable with a run without it.
 //
 // "warm" = the Gateway case: the process already holds the session; each turn appends a user
 // message and an assistant reply, then runs the real engine.assemble() (lock, need(), plan,
@@ -28,6 +32,7 @@ const SIZES = opt("sizes", "100,1000,10000").split(",").filter(Boolean).map(Numb
 const FOLD_SIZES = opt("fold-sizes", "10000,40000,100000").split(",").filter(Boolean).map(Number);
 const FOLD_BUDGET = 1_000_000; // the history does not fit: the first assemble folds
 const TURNS = Number(opt("turns", "200"));
+const ALLOC = args.includes("--alloc");
 const MODEL = "deepseek-v4-flash";
 const BUDGET = 50_000_000; // large: this measures assembly, not folding
 
@@ -42,6 +47,28 @@ function history(n) {
     out.push(assistantText(`Done with step ${k}; the fix is in place and tests pass.`));
   }
   return out.slice(0, n - (n % 4 === 0 ? 0 : n % 4));
+}
+
+/** Start V8's sampling heap profiler (collected objects kept); `stop()` gives the bytes sampled. */
+async function startAllocSampling() {
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  await session.post("HeapProfiler.enable");
+  await session.post("HeapProfiler.startSampling", { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return {
+    async stop() {
+      const { profile } = await session.post("HeapProfiler.stopSampling");
+      session.disconnect();
+      let bytes = 0;
+      const walk = (node) => {
+        bytes += node.selfSize;
+        node.children.forEach(walk);
+      };
+      walk(profile.head);
+      return bytes;
+    },
+  };
 }
 
 const pct = (xs, p) => {
@@ -80,6 +107,7 @@ for (const n of SIZES) {
   };
   let written = 0;
   let snapshots = 0;
+  const sampler = ALLOC ? await startAllocSampling() : null;
   for (let t = 0; t < TURNS; t++) {
     msgs.push(user(`turn ${t}: next step`), assistantText(`ok ${t}`));
     const j0 = stat("journal.jsonl");
@@ -96,6 +124,7 @@ for (const n of SIZES) {
       written += Math.max(0, j1.size - j0.size);
     }
   }
+  const allocKbPerTurn = sampler ? (await sampler.stop()) / 1024 / TURNS : null;
   // Core only, two boundary designs on identical sessions: "delta" asks need(count) and
   // stringifies only those indices (the shipping design); "full" stringifies and passes every
   // message on every call (a naive binding).
@@ -160,12 +189,18 @@ for (const n of SIZES) {
     coldRestore: pct(colds.map((c) => c.restore), 50),
     coldRestoreCpu: pct(colds.map((c) => c.restoreCpu), 50),
     bytesPerTurn: written / TURNS,
+    allocKbPerTurn,
     snapshots,
   });
   process.stderr.write(`size ${n} done\n`);
 }
 
 const f = (x) => x.toFixed(2);
+if (ALLOC) {
+  console.log("\nJS heap allocated per warm turn (sampled; the bench's own two messages included)\n");
+  console.log("| history | KB / turn |\n|---:|---:|");
+  for (const r of rows) console.log(`| ${r.n} | ${r.allocKbPerTurn.toFixed(1)} |`);
+}
 console.log(`\nnode ${process.version}, ${TURNS} warm turns per size (each appends 2 messages)\n`);
 console.log("| history | first assemble (ingests all) ms | warm engine.assemble p50 / p99 ms | core, delta boundary p50 / p99 ms | core, full marshal p50 ms | full ÷ delta | cold: instantiate ms | cold: restore state ms (main-thread CPU) | bytes written / turn (snapshots) |");
 console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
