@@ -57,6 +57,12 @@ fn nibble(c: u8) -> Option<u8> {
 }
 
 impl MsgHash {
+    /// The SHA-1 of `bytes` (`fingerprint::message_hash` of a message's JSON text).
+    pub fn sha1(bytes: &[u8]) -> MsgHash {
+        use sha1::{Digest as _, Sha1};
+        MsgHash(Some(Sha1::digest(bytes).into()))
+    }
+
     /// The hash of 40 lowercase hex chars, `""` for none; anything else is `None` (it would not
     /// be written back as it was read).
     pub fn from_hex(hex: &str) -> Option<MsgHash> {
@@ -117,6 +123,12 @@ impl PartialEq<&str> for MsgHash {
 impl PartialEq<String> for MsgHash {
     fn eq(&self, hex: &String) -> bool {
         *self == **hex
+    }
+}
+
+impl PartialEq<MsgHash> for String {
+    fn eq(&self, h: &MsgHash) -> bool {
+        *h == **self
     }
 }
 
