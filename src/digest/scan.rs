@@ -34,8 +34,7 @@ pub fn error_lines(text: &str, max: usize) -> Vec<String> {
         if l.is_empty() || l.len() > 4_000 {
             continue;
         }
-        let lower = l.to_ascii_lowercase();
-        if !KEYS.iter().any(|k| lower.contains(k)) || CLEAR.iter().any(|c| lower.contains(c)) {
+        if !contains_any(l, KEYS, true) || contains_any(l, CLEAR, true) {
             continue;
         }
         let item = clip(&one_line(l), ITEM_CHARS);
