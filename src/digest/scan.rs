@@ -58,7 +58,7 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
     let mut from = 0;
     while let Some(pos) = b[from..]
         .windows(WORD.len())
-        .position(|w| w.eq_ignore_ascii_case(WORD))
+        .position(|w| w[0] | 0x20 == b'a' && w.eq_ignore_ascii_case(WORD))
     {
         let start = from + pos + WORD.len();
         let line_end = b[start..]
@@ -394,7 +394,7 @@ impl IdentCollector {
     }
 
     fn scan_capped(&mut self, text: &str, cap: usize) {
-        for tok in text.split_whitespace() {
+        for tok in words(text) {
             if self.seen.len() >= cap {
                 return;
             }
