@@ -413,7 +413,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
 fn gist(text: &str) -> String {
     let mut line = String::new();
     let mut chars = 0usize;
-    for w in words(text) {
+    for w in text.split_whitespace() {
         if chars > GIST_CHARS {
             break;
         }
@@ -429,44 +429,6 @@ fn gist(text: &str) -> String {
         return line;
     }
     clip(&line, GIST_CHARS)
-}
-
-/// The words of `text`: what `text.split_whitespace()` yields, found reading ASCII bytes as
-/// bytes (a char is decoded only at a non-ASCII byte). The split's char searcher decoded and
-/// classified every char of a long tool result through a generic fold.
-fn words(text: &str) -> impl Iterator<Item = &str> {
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        let start = run_end(text, at, true);
-        if start >= text.len() {
-            return None;
-        }
-        at = run_end(text, start, false);
-        text.get(start..at)
-    })
-}
-
-/// The end of the run of whitespace (`space`) or of other chars (`!space`) starting at byte
-/// `i` of `text` (a char boundary): the first char boundary after it where the run stops.
-fn run_end(text: &str, mut i: usize, space: bool) -> usize {
-    let b = text.as_bytes();
-    while let Some(&c) = b.get(i) {
-        let (white, len) = if c.is_ascii() {
-            // `char::is_whitespace` of ASCII: tab, line feed, vertical tab, form feed, carriage
-            // return, space.
-            (matches!(c, b'\t'..=b'\r' | b' '), 1)
-        } else {
-            match text.get(i..).and_then(|t| t.chars().next()) {
-                Some(ch) => (ch.is_whitespace(), ch.len_utf8()),
-                None => return text.len(),
-            }
-        };
-        if white != space {
-            break;
-        }
-        i += len;
-    }
-    i
 }
 
 /// Whether one of `pats` occurs in `hay`; with `fold`, compared ASCII case-insensitively (the

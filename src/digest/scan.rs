@@ -394,39 +394,59 @@ impl IdentCollector {
     }
 
     fn scan_capped(&mut self, text: &str, cap: usize) {
-        for tok in words(text) {
-            if self.seen.len() >= cap {
-                return;
+        // The words of `text` (`split_whitespace`'s), read in one pass over its bytes that also
+        // notes whether the word holds a digit, an uppercase letter or one of `_ - : / \ .`:
+        // without one there is no URL (needs ':'), no path (needs '/', '\' or '.'), and every
+        // piece is lowercase letters only, which no class takes (a number or hash needs a
+        // digit, a UUID its '-', a symbol a '_' or a lower→upper step). Under 3 bytes nothing
+        // can match either: a URL is over 10 bytes, a path and every piece class 3 or more.
+        // Most words of prose and code end there, and are never handed out one by one.
+        let b = text.as_bytes();
+        let (mut i, mut start, mut marked) = (0, 0, false);
+        while i <= b.len() {
+            let (white, len) = match b.get(i) {
+                None => (true, 1),
+                Some(&c) if c.is_ascii() => {
+                    marked |= c.is_ascii_digit()
+                        || c.is_ascii_uppercase()
+                        || matches!(c, b'_' | b'-' | b':' | b'/' | b'\\' | b'.');
+                    // `char::is_whitespace` of ASCII: tab, line feed, vertical tab, form
+                    // feed, carriage return, space.
+                    (matches!(c, b'\t'..=b'\r' | b' '), 1)
+                }
+                Some(_) => match text.get(i..).and_then(|t| t.chars().next()) {
+                    Some(ch) => (ch.is_whitespace(), ch.len_utf8()),
+                    None => return,
+                },
+            };
+            if white {
+                if marked && i - start >= 3 {
+                    if self.seen.len() >= cap {
+                        return;
+                    }
+                    if let Some(tok) = text.get(start..i) {
+                        self.add_word(tok);
+                    }
+                }
+                start = i + len;
+                marked = false;
             }
-            // Under 3 bytes nothing can match: a URL is over 10 bytes, a path and every piece
-            // class 3 or more (most words of prose and code end here).
-            if tok.len() < 3 {
-                continue;
-            }
-            // Nor without a digit, an uppercase letter or one of `_ - : / \ .`: no URL (needs
-            // ':'), no path (needs '/', '\' or '.'), and every piece is lowercase letters only,
-            // which no class takes (a number or hash needs a digit, a UUID its '-', a symbol a
-            // '_' or a lower→upper step). Most words of prose and code end here.
-            if !tok.bytes().any(|b| {
-                b.is_ascii_digit()
-                    || b.is_ascii_uppercase()
-                    || matches!(b, b'_' | b'-' | b':' | b'/' | b'\\' | b'.')
-            }) {
-                continue;
-            }
-            if let Some(u) = url_in(tok) {
-                self.add(IdClass::Url, u);
-                continue;
-            }
-            // A path holds a '/', '\' or '.', and `clean_token` returns a part of `tok`: without
-            // one of them in `tok` it is no path.
-            if tok.bytes().any(|b| matches!(b, b'/' | b'\\' | b'.'))
-                && is_path_like(clean_token(tok))
-            {
-                continue; // files are listed separately
-            }
-            self.add_pieces(tok);
+            i += len;
         }
+    }
+
+    /// One word of [`IdentCollector::scan_capped`] that passed its tests.
+    fn add_word(&mut self, tok: &str) {
+        if let Some(u) = url_in(tok) {
+            self.add(IdClass::Url, u);
+            return;
+        }
+        // A path holds a '/', '\' or '.', and `clean_token` returns a part of `tok`: without one
+        // of them in `tok` it is no path.
+        if tok.bytes().any(|b| matches!(b, b'/' | b'\\' | b'.')) && is_path_like(clean_token(tok)) {
+            return; // files are listed separately
+        }
+        self.add_pieces(tok);
     }
 
     /// The identifiers in the parts of `tok` (split at characters no identifier holds): UUIDs

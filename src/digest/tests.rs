@@ -932,26 +932,3 @@ proptest::proptest! {
         }
     }
 }
-
-proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4_000))]
-    #[test]
-    fn words_are_the_whitespace_split(
-        parts in proptest::collection::vec(
-            proptest::prop_oneof![
-                "[a-zA-Z0-9_:/.-]{0,6}",
-                proptest::strategy::Strategy::prop_map(proptest::sample::select(vec![
-                    " ", "\n", "\t", "\u{b}", "\u{c}", "\r", "\r\n", "\u{1f}", "\u{7f}", "\u{85}",
-                    "\u{a0}", "\u{1680}", "\u{2000}", "\u{200a}", "\u{200b}", "\u{2028}",
-                    "\u{2029}", "\u{202f}", "\u{205f}", "\u{3000}", "\u{feff}", "é", "ü", "⟦",
-                    "😀", "\0",
-                ]), str::to_string),
-            ],
-            0..24,
-        ),
-    ) {
-        let text = parts.concat();
-        let split: Vec<&str> = text.split_whitespace().collect();
-        proptest::prop_assert_eq!(words(&text).collect::<Vec<_>>(), split, "{:?}", text);
-    }
-}
