@@ -379,6 +379,37 @@ pub(super) struct IdentCollector {
     seen: Vec<(IdClass, String)>,
 }
 
+/// [`BYTE_CLASSES`]: ASCII whitespace (`char::is_whitespace` of ASCII: tab, line feed,
+/// vertical tab, form feed, carriage return, space).
+const WHITE: u8 = 1;
+/// [`BYTE_CLASSES`]: a digit, an uppercase letter or one of `_ - : / \ .`.
+const MARK: u8 = 2;
+/// [`BYTE_CLASSES`]: `[A-Za-z0-9_]`, what an identifier piece is made of.
+const PIECE: u8 = 4;
+
+/// What [`IdentCollector::scan_capped`] notes of each ASCII byte.
+static BYTE_CLASSES: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut k = 0;
+    while k < 128 {
+        let c = k as u8;
+        if matches!(c, b'\t'..=b'\r' | b' ') {
+            t[k] = WHITE;
+        }
+        if c.is_ascii_digit()
+            || c.is_ascii_uppercase()
+            || matches!(c, b'_' | b'-' | b':' | b'/' | b'\\' | b'.')
+        {
+            t[k] |= MARK;
+        }
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            t[k] |= PIECE;
+        }
+        k += 1;
+    }
+    t
+};
+
 /// Candidates collected per digest before ranking (bounds work on huge tool outputs).
 const IDENT_SCAN_CAP: usize = 256;
 
@@ -395,32 +426,37 @@ impl IdentCollector {
 
     fn scan_capped(&mut self, text: &str, cap: usize) {
         // The words of `text` (`split_whitespace`'s), read in one pass over its bytes that also
-        // notes whether the word holds a digit, an uppercase letter or one of `_ - : / \ .`:
-        // without one there is no URL (needs ':'), no path (needs '/', '\' or '.'), and every
-        // piece is lowercase letters only, which no class takes (a number or hash needs a
-        // digit, a UUID its '-', a symbol a '_' or a lower→upper step). Under 3 bytes nothing
-        // can match either: a URL is over 10 bytes, a path and every piece class 3 or more.
-        // Most words of prose and code end there, and are never handed out one by one.
+        // notes what a word holds. A word can give an identifier only when it holds a digit, an
+        // uppercase letter or one of `_ - : / \ .` (`marked`: no URL without ':', no path
+        // without '/', '\' or '.', and a piece of lowercase letters only is of no class), and
+        // when it holds ':' (a URL) or a run of 3 or more `[A-Za-z0-9_]` (`long`: every class
+        // of [`IdentCollector::add_pieces`] is such a run or holds one, and a path is not
+        // added). Most words of prose and code fail (`let`, `42;`, `x()`) and are never cut
+        // out and handed over one by one.
         let b = text.as_bytes();
-        let (mut i, mut start, mut marked) = (0, 0, false);
+        let (mut i, mut start, mut run) = (0, 0, 0);
+        let (mut marked, mut colon, mut long) = (false, false, false);
         while i <= b.len() {
             let (white, len) = match b.get(i) {
                 None => (true, 1),
                 Some(&c) if c.is_ascii() => {
-                    marked |= c.is_ascii_digit()
-                        || c.is_ascii_uppercase()
-                        || matches!(c, b'_' | b'-' | b':' | b'/' | b'\\' | b'.');
-                    // `char::is_whitespace` of ASCII: tab, line feed, vertical tab, form
-                    // feed, carriage return, space.
-                    (matches!(c, b'\t'..=b'\r' | b' '), 1)
+                    let k = BYTE_CLASSES[usize::from(c)];
+                    marked |= k & MARK != 0;
+                    colon |= c == b':';
+                    run = if k & PIECE != 0 { run + 1 } else { 0 };
+                    long |= run >= 3;
+                    (k & WHITE != 0, 1)
                 }
                 Some(_) => match text.get(i..).and_then(|t| t.chars().next()) {
-                    Some(ch) => (ch.is_whitespace(), ch.len_utf8()),
+                    Some(ch) => {
+                        run = 0;
+                        (ch.is_whitespace(), ch.len_utf8())
+                    }
                     None => return,
                 },
             };
             if white {
-                if marked && i - start >= 3 {
+                if marked && (long || colon) && i - start >= 3 {
                     if self.seen.len() >= cap {
                         return;
                     }
@@ -429,7 +465,7 @@ impl IdentCollector {
                     }
                 }
                 start = i + len;
-                marked = false;
+                (marked, colon, long) = (false, false, false);
             }
             i += len;
         }
