@@ -411,7 +411,9 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
 /// (it reads the first `GIST_CHARS - 1` chars and whether there are more), and a tool result can
 /// be megabytes.
 fn gist(text: &str) -> String {
-    let mut line = String::new();
+    // Room for what the loop keeps (a short text's line is at most its length): grown piece by
+    // piece, the line of a tool result was copied into larger buffers seven times.
+    let mut line = String::with_capacity(text.len().min(2 * GIST_CHARS));
     let mut chars = 0usize;
     for w in text.split_whitespace() {
         if chars > GIST_CHARS {
