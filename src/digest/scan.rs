@@ -56,11 +56,17 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
     let b = text.as_bytes();
     let mut out: Vec<String> = Vec::new();
     let mut from = 0;
-    while let Some(pos) = b[from..]
-        .windows(WORD.len())
-        .position(|w| w[0] | 0x20 == b'a' && w.eq_ignore_ascii_case(WORD))
-    {
-        let start = from + pos + WORD.len();
+    // The next 'a' or 'A' (a byte loop with nothing else in it), then the word there.
+    while let Some(pos) = b[from..].iter().position(|&c| c | 0x20 == b'a') {
+        let at = from + pos;
+        if !b[at..]
+            .get(..WORD.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(WORD))
+        {
+            from = at + 1;
+            continue;
+        }
+        let start = at + WORD.len();
         let line_end = b[start..]
             .iter()
             .position(|&c| c == b'\n')
