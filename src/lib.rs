@@ -71,8 +71,6 @@ pub use config::Config;
 pub use error::{Error, Result};
 pub use message::{Message, Part, Role, ToolCall, Usage};
 
-use sha1::{Digest as _, Sha1};
-
 /// `v` as compact JSON text. The core's types serialise infallibly (plain structs, string or
 /// integer map keys), so a failure here is a bug in a `Serialize` impl.
 pub fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
@@ -100,20 +98,10 @@ pub fn object_of<const N: usize>(members: [(&str, serde_json::Value); N]) -> ser
     )
 }
 
-/// Lowercase hex SHA-1 of `bytes` (fingerprints and content-addressed artifact names).
+/// Lowercase hex SHA-1 of `bytes` (fingerprints and content-addressed artifact names): the text
+/// of a [`record::MsgHash`], which writes its 40 chars.
 pub fn fingerprint_hex(bytes: &[u8]) -> String {
-    hex_lower(&Sha1::digest(bytes))
-}
-
-/// `bytes` as lowercase hex, two chars a byte (a SHA-1's text; [`record::MsgHash`] writes its
-/// bytes back with it).
-pub fn hex_lower(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(2 * bytes.len());
-    for &b in bytes {
-        s.push(char::from_digit(u32::from(b >> 4), 16).unwrap_or('0'));
-        s.push(char::from_digit(u32::from(b & 15), 16).unwrap_or('0'));
-    }
-    s
+    record::MsgHash::sha1(bytes).hex()
 }
 
 /// A file-system-safe name for a host-provided identifier (session ids): keeps

@@ -43,7 +43,7 @@ pub struct MsgRecord {
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct MsgHash(Option<[u8; 20]>);
 
-/// Lowercase hex digits (what [`crate::hex_lower`] writes).
+/// Lowercase hex digits.
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// The value of one lowercase hex char (uppercase is refused: it would not be written back as
@@ -57,6 +57,12 @@ fn nibble(c: u8) -> Option<u8> {
 }
 
 impl MsgHash {
+    /// The SHA-1 of `bytes` (`fingerprint::message_hash` of a message's JSON text).
+    pub fn sha1(bytes: &[u8]) -> MsgHash {
+        use sha1::{Digest as _, Sha1};
+        MsgHash(Some(Sha1::digest(bytes).into()))
+    }
+
     /// The hash of 40 lowercase hex chars, `""` for none; anything else is `None` (it would not
     /// be written back as it was read).
     pub fn from_hex(hex: &str) -> Option<MsgHash> {
@@ -85,9 +91,18 @@ impl MsgHash {
     }
 
     fn hex_of(&self, bytes: usize) -> String {
-        self.0
-            .as_ref()
-            .map_or_else(String::new, |h| crate::hex_lower(&h[..bytes]))
+        self.hex_in(bytes, &mut [0; 40]).to_string()
+    }
+
+    /// The text of its first `bytes` bytes (at most 20), written in `buf` (`""` for none): a
+    /// snapshot writes one per record without a `String` each.
+    fn hex_in<'a>(&self, bytes: usize, buf: &'a mut [u8; 40]) -> &'a str {
+        let Some(h) = &self.0 else { return "" };
+        for (k, &x) in h.iter().take(bytes).enumerate() {
+            buf[2 * k] = HEX[usize::from(x >> 4)];
+            buf[2 * k + 1] = HEX[usize::from(x & 15)];
+        }
+        std::str::from_utf8(&buf[..2 * bytes.min(20)]).unwrap_or_default()
     }
 }
 
@@ -120,6 +135,12 @@ impl PartialEq<String> for MsgHash {
     }
 }
 
+impl PartialEq<MsgHash> for String {
+    fn eq(&self, h: &MsgHash) -> bool {
+        *h == **self
+    }
+}
+
 impl fmt::Debug for MsgHash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.hex(), f)
@@ -134,7 +155,7 @@ impl fmt::Display for MsgHash {
 
 impl Serialize for MsgHash {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.hex())
+        s.serialize_str(self.hex_in(20, &mut [0; 40]))
     }
 }
 

@@ -18,6 +18,16 @@ const CHILD_END: &str = "<<<END_UNTRUSTED_CHILD_RESULT>>>";
 /// OpenClaw's inbound-context provenance marker (`src/auto-reply/reply/inbound-context-marker.ts`).
 const INBOUND_MARKER: &str = "⟦openclaw:ctx⟧";
 
+/// What a text holds when [`collapse_churn`] has anything to collapse (each marker's start).
+pub(super) const TRIGGERS: &[&str] = &[
+    "<<<",
+    "untrusted",
+    INBOUND_MARKER,
+    EVENT_MARKER,
+    LEGACY_HEADER,
+    "Delivery:",
+];
+
 /// Collapse OpenClaw runtime churn (untrusted-metadata blocks, direct-chat wrappers, child-completion
 /// injections) — used only when rendering fold records.
 ///
@@ -35,14 +45,14 @@ const INBOUND_MARKER: &str = "⟦openclaw:ctx⟧";
 ///
 /// Consecutive identical markers merge. Text without markers is returned unchanged.
 pub fn collapse_churn(text: &str) -> String {
-    if !(text.contains("<<<")
-        || text.contains("untrusted")
-        || text.contains(INBOUND_MARKER)
-        || text.contains(EVENT_MARKER)
-        || text.contains(LEGACY_HEADER)
-        || text.contains("Delivery:"))
-    {
-        return text.to_string();
+    collapse_owned(text.to_string())
+}
+
+/// [`collapse_churn`] of a text the caller owns: one without markers (most) is handed back,
+/// not copied.
+pub(super) fn collapse_owned(text: String) -> String {
+    if !contains_any(&text, TRIGGERS, false) {
+        return text;
     }
     let mut lines: Vec<&str> = Vec::new();
     for l in text.split('\n') {

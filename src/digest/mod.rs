@@ -176,8 +176,7 @@ fn path_arg(args: &Value) -> Option<&str> {
 /// True for a `read` of a protected workspace file: the tool is `read` (or `read_file`), and
 /// the basename of its path equals an entry of `cfg.protected_reads`, case-insensitively.
 pub fn is_protected_read(tool_name: &str, args: &Value, cfg: &Config) -> bool {
-    let t = tool_name.to_ascii_lowercase();
-    if t != "read" && t != "read_file" {
+    if !is_any_of(tool_name, &["read", "read_file"]) {
         return false;
     }
     let Some(path) = path_arg(args) else {
@@ -194,13 +193,10 @@ pub fn is_protected_read(tool_name: &str, args: &Value, cfg: &Config) -> bool {
 /// Whether a call runs a shell command (and which): tool name looks like a shell and `command`
 /// (or `cmd`) is a string.
 fn shell_command<'a>(tool_name: &str, args: &'a Value) -> Option<&'a str> {
-    let t = tool_name.to_ascii_lowercase();
-    let shellish = matches!(
-        t.as_str(),
-        "exec" | "bash" | "shell" | "sh" | "run" | "terminal" | "run_command" | "process"
-    ) || t.contains("exec")
-        || t.contains("bash")
-        || t.contains("shell");
+    let shellish = is_any_of(
+        tool_name,
+        &["sh", "run", "terminal", "run_command", "process"],
+    ) || contains_any(tool_name, &["exec", "bash", "shell"], true);
     if !shellish {
         return None;
     }
@@ -272,7 +268,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
     let mut idents = IdentCollector::default();
     match m.role() {
         Role::User => {
-            let mut text = collapse_churn(&m.text());
+            let mut text = collapse_owned(m.text());
             let images = m
                 .parts()
                 .iter()
@@ -299,7 +295,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
             }
         }
         Role::Assistant => {
-            let text = collapse_churn(&m.text());
+            let text = collapse_owned(m.text());
             d.text = gist(&text);
             let calls = m.tool_calls();
             d.call_ids = Vec::with_capacity(calls.len());
@@ -352,11 +348,11 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
                     ));
                 }
             }
-            let name = d.tool_name.clone().unwrap_or_default();
             let shell = call_args.is_some_and(|(n, a)| shell_command(n, a).is_some());
             // File and web contents are data, not outcomes: their "error" lines are code or
             // prose. Scan them only when the tool itself failed.
-            let content_tool = CONTENT_TOOLS.iter().any(|t| t.eq_ignore_ascii_case(&name));
+            let name = d.tool_name.as_deref().unwrap_or("");
+            let content_tool = is_any_of(name, CONTENT_TOOLS);
             let errs = if content_tool && !m.is_error() {
                 Vec::new()
             } else {
@@ -384,7 +380,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
             let text = if runtime {
                 RUNTIME_MARKER.to_string()
             } else {
-                collapse_churn(&m.text())
+                collapse_owned(m.text())
             };
             d.text = gist(&text);
             if let Some(cmd) = field(m.raw(), "command").and_then(Value::as_str) {
@@ -415,7 +411,9 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
 /// (it reads the first `GIST_CHARS - 1` chars and whether there are more), and a tool result can
 /// be megabytes.
 fn gist(text: &str) -> String {
-    let mut line = String::new();
+    // Room for what the loop keeps (a short text's line is at most its length): grown piece by
+    // piece, the line of a tool result was copied into larger buffers seven times.
+    let mut line = String::with_capacity(text.len().min(2 * GIST_CHARS));
     let mut chars = 0usize;
     for w in text.split_whitespace() {
         if chars > GIST_CHARS {
@@ -428,7 +426,53 @@ fn gist(text: &str) -> String {
         line.push_str(w);
         chars += w.chars().count();
     }
+    // `chars` is the line's length: a line that fits is its own clip.
+    if chars <= GIST_CHARS {
+        return line;
+    }
     clip(&line, GIST_CHARS)
+}
+
+/// Whether one of `pats` occurs in `hay`; with `fold`, compared ASCII case-insensitively (the
+/// patterns are then lowercase): `hay.to_ascii_lowercase().contains(p)` for some `p`, without
+/// the lowered copy. One pass with a first-byte test per position: `str::contains` with a
+/// `&str` pattern sets up a two-way searcher per call and per pattern, which cost more than the
+/// search itself on the short texts and lines a digest reads (an empty pattern matches
+/// nothing here). Kept out of its callers: one copy in the module, not one per pattern list.
+#[inline(never)]
+fn contains_any(hay: &str, pats: &[&str], fold: bool) -> bool {
+    // The patterns' first bytes, one bit each: most positions end at this test.
+    let mut first = [0u64; 4];
+    for p in pats {
+        if let Some(&c) = p.as_bytes().first() {
+            first[usize::from(c >> 6)] |= 1 << (c & 63);
+        }
+    }
+    let h = hay.as_bytes();
+    (0..h.len()).any(|i| {
+        let c = if fold {
+            h[i].to_ascii_lowercase()
+        } else {
+            h[i]
+        };
+        (first[usize::from(c >> 6)] >> (c & 63)) & 1 != 0
+            && pats.iter().any(|p| {
+                let p = p.as_bytes();
+                p.first() == Some(&c)
+                    && h.len() - i >= p.len()
+                    && if fold {
+                        h[i..i + p.len()].eq_ignore_ascii_case(p)
+                    } else {
+                        h[i..i + p.len()] == *p
+                    }
+            })
+    })
+}
+
+/// Whether `s` is one of `names`, ASCII case-insensitively (no lowered copy of `s`).
+#[inline(never)]
+fn is_any_of(s: &str, names: &[&str]) -> bool {
+    names.iter().any(|n| n.eq_ignore_ascii_case(s))
 }
 
 // ---- bounded, de-duplicated lists -----------------------------------------------------------

@@ -34,8 +34,7 @@ pub fn error_lines(text: &str, max: usize) -> Vec<String> {
         if l.is_empty() || l.len() > 4_000 {
             continue;
         }
-        let lower = l.to_ascii_lowercase();
-        if !KEYS.iter().any(|k| lower.contains(k)) || CLEAR.iter().any(|c| lower.contains(c)) {
+        if !contains_any(l, KEYS, true) || contains_any(l, CLEAR, true) {
             continue;
         }
         let item = clip(&one_line(l), ITEM_CHARS);
@@ -57,11 +56,17 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
     let b = text.as_bytes();
     let mut out: Vec<String> = Vec::new();
     let mut from = 0;
-    while let Some(pos) = b[from..]
-        .windows(WORD.len())
-        .position(|w| w.eq_ignore_ascii_case(WORD))
-    {
-        let start = from + pos + WORD.len();
+    // The next 'a' or 'A' (a byte loop with nothing else in it), then the word there.
+    while let Some(pos) = b[from..].iter().position(|&c| c | 0x20 == b'a') {
+        let at = from + pos;
+        if !b[at..]
+            .get(..WORD.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(WORD))
+        {
+            from = at + 1;
+            continue;
+        }
+        let start = at + WORD.len();
         let line_end = b[start..]
             .iter()
             .position(|&c| c == b'\n')
@@ -380,6 +385,37 @@ pub(super) struct IdentCollector {
     seen: Vec<(IdClass, String)>,
 }
 
+/// [`BYTE_CLASSES`]: ASCII whitespace (`char::is_whitespace` of ASCII: tab, line feed,
+/// vertical tab, form feed, carriage return, space).
+const WHITE: u8 = 1;
+/// [`BYTE_CLASSES`]: a digit, an uppercase letter or one of `_ - : / \ .`.
+const MARK: u8 = 2;
+/// [`BYTE_CLASSES`]: `[A-Za-z0-9_]`, what an identifier piece is made of.
+const PIECE: u8 = 4;
+
+/// What [`IdentCollector::scan_capped`] notes of each ASCII byte.
+static BYTE_CLASSES: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut k = 0;
+    while k < 128 {
+        let c = k as u8;
+        if matches!(c, b'\t'..=b'\r' | b' ') {
+            t[k] = WHITE;
+        }
+        if c.is_ascii_digit()
+            || c.is_ascii_uppercase()
+            || matches!(c, b'_' | b'-' | b':' | b'/' | b'\\' | b'.')
+        {
+            t[k] |= MARK;
+        }
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            t[k] |= PIECE;
+        }
+        k += 1;
+    }
+    t
+};
+
 /// Candidates collected per digest before ranking (bounds work on huge tool outputs).
 const IDENT_SCAN_CAP: usize = 256;
 
@@ -395,39 +431,64 @@ impl IdentCollector {
     }
 
     fn scan_capped(&mut self, text: &str, cap: usize) {
-        for tok in text.split_whitespace() {
-            if self.seen.len() >= cap {
-                return;
+        // The words of `text` (`split_whitespace`'s), read in one pass over its bytes that also
+        // notes what a word holds. A word can give an identifier only when it holds a digit, an
+        // uppercase letter or one of `_ - : / \ .` (`marked`: no URL without ':', no path
+        // without '/', '\' or '.', and a piece of lowercase letters only is of no class), and
+        // when it holds ':' (a URL) or a run of 3 or more `[A-Za-z0-9_]` (`long`: every class
+        // of [`IdentCollector::add_pieces`] is such a run or holds one, and a path is not
+        // added). Most words of prose and code fail (`let`, `42;`, `x()`) and are never cut
+        // out and handed over one by one.
+        let b = text.as_bytes();
+        let (mut i, mut start, mut run) = (0, 0, 0);
+        let (mut marked, mut colon, mut long) = (false, false, false);
+        while i <= b.len() {
+            let (white, len) = match b.get(i) {
+                None => (true, 1),
+                Some(&c) if c.is_ascii() => {
+                    let k = BYTE_CLASSES[usize::from(c)];
+                    marked |= k & MARK != 0;
+                    colon |= c == b':';
+                    run = if k & PIECE != 0 { run + 1 } else { 0 };
+                    long |= run >= 3;
+                    (k & WHITE != 0, 1)
+                }
+                Some(_) => match text.get(i..).and_then(|t| t.chars().next()) {
+                    Some(ch) => {
+                        run = 0;
+                        (ch.is_whitespace(), ch.len_utf8())
+                    }
+                    None => return,
+                },
+            };
+            if white {
+                if marked && (long || colon) && i - start >= 3 {
+                    if self.seen.len() >= cap {
+                        return;
+                    }
+                    if let Some(tok) = text.get(start..i) {
+                        self.add_word(tok);
+                    }
+                }
+                start = i + len;
+                (marked, colon, long) = (false, false, false);
             }
-            // Under 3 bytes nothing can match: a URL is over 10 bytes, a path and every piece
-            // class 3 or more (most words of prose and code end here).
-            if tok.len() < 3 {
-                continue;
-            }
-            // Nor without a digit, an uppercase letter or one of `_ - : / \ .`: no URL (needs
-            // ':'), no path (needs '/', '\' or '.'), and every piece is lowercase letters only,
-            // which no class takes (a number or hash needs a digit, a UUID its '-', a symbol a
-            // '_' or a lower→upper step). Most words of prose and code end here.
-            if !tok.bytes().any(|b| {
-                b.is_ascii_digit()
-                    || b.is_ascii_uppercase()
-                    || matches!(b, b'_' | b'-' | b':' | b'/' | b'\\' | b'.')
-            }) {
-                continue;
-            }
-            if let Some(u) = url_in(tok) {
-                self.add(IdClass::Url, u);
-                continue;
-            }
-            // A path holds a '/', '\' or '.', and `clean_token` returns a part of `tok`: without
-            // one of them in `tok` it is no path.
-            if tok.bytes().any(|b| matches!(b, b'/' | b'\\' | b'.'))
-                && is_path_like(clean_token(tok))
-            {
-                continue; // files are listed separately
-            }
-            self.add_pieces(tok);
+            i += len;
         }
+    }
+
+    /// One word of [`IdentCollector::scan_capped`] that passed its tests.
+    fn add_word(&mut self, tok: &str) {
+        if let Some(u) = url_in(tok) {
+            self.add(IdClass::Url, u);
+            return;
+        }
+        // A path holds a '/', '\' or '.', and `clean_token` returns a part of `tok`: without one
+        // of them in `tok` it is no path.
+        if tok.bytes().any(|b| matches!(b, b'/' | b'\\' | b'.')) && is_path_like(clean_token(tok)) {
+            return; // files are listed separately
+        }
+        self.add_pieces(tok);
     }
 
     /// The identifiers in the parts of `tok` (split at characters no identifier holds): UUIDs

@@ -689,6 +689,11 @@ proptest::proptest! {
                 proptest::strategy::Just("abcdefab-abcd-abcd-abcd-abcdefabcdef".to_string()),
                 proptest::strategy::Just("ab-cdef12".to_string()),
                 proptest::strategy::Just("x\u{b}y".to_string()),
+                proptest::strategy::Just("42;".to_string()),
+                proptest::strategy::Just("a1-b2-c3".to_string()),
+                proptest::strategy::Just("ab:cd".to_string()),
+                "[0-9a-f;:_()-]{0,8}",
+                "[a-z]{0,3}[A-Z_-][a-z0-9é]{0,3}",
             ],
             0..40,
         ),
@@ -749,4 +754,186 @@ fn extensions_are_lowercase_ascii() {
         );
     }
     assert!(super::scan::EXTENSIONS_FOR_TESTS.len() > 40);
+}
+
+/// The searches as they were before the searcher-free rewrite (`str::contains` with `&str`
+/// patterns on a lowered copy of each line, a `to_ascii_lowercase` of the tool name): the
+/// oracle [`contains_any`] and its callers must equal.
+mod before_searches {
+    use crate::digest::ITEM_CHARS;
+    use crate::text::{clip, one_line};
+
+    pub fn error_lines(text: &str, max: usize) -> Vec<String> {
+        const KEYS: &[&str] = &[
+            "error",
+            "failed",
+            "failure",
+            "panic",
+            "traceback",
+            "exception",
+            "fatal",
+        ];
+        const CLEAR: &[&str] = &[
+            " 0 failed",
+            "0 errors",
+            "no errors",
+            "errors: 0",
+            "0 failures",
+            "error: 0",
+        ];
+        let mut out: Vec<String> = Vec::new();
+        for line in text.lines() {
+            if out.len() >= max {
+                break;
+            }
+            let l = line.trim();
+            if l.is_empty() || l.len() > 4_000 {
+                continue;
+            }
+            let lower = l.to_ascii_lowercase();
+            if !KEYS.iter().any(|k| lower.contains(k)) || CLEAR.iter().any(|c| lower.contains(c)) {
+                continue;
+            }
+            let item = clip(&one_line(l), ITEM_CHARS);
+            if !out.contains(&item) {
+                out.push(item);
+            }
+        }
+        out
+    }
+
+    /// `collapse_churn`'s test for markers.
+    pub fn has_churn(text: &str) -> bool {
+        text.contains("<<<")
+            || text.contains("untrusted")
+            || text.contains("⟦openclaw:ctx⟧")
+            || text.contains("[Internal task completion event]")
+            || text.contains("OpenClaw runtime context (internal):")
+            || text.contains("Delivery:")
+    }
+
+    /// `shell_command`'s test of the tool name.
+    pub fn shellish(tool_name: &str) -> bool {
+        let t = tool_name.to_ascii_lowercase();
+        matches!(
+            t.as_str(),
+            "exec" | "bash" | "shell" | "sh" | "run" | "terminal" | "run_command" | "process"
+        ) || t.contains("exec")
+            || t.contains("bash")
+            || t.contains("shell")
+    }
+}
+
+/// Texts made of the searched words, their near misses and case variants.
+fn search_text_strategy() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let piece = prop_oneof![
+        prop::sample::select(vec![
+            "error",
+            "ERROR",
+            "Errors: 0",
+            "eRr",
+            "errorr",
+            "failed",
+            " 0 failed",
+            "0 FAILED",
+            "fail",
+            "Failure",
+            "0 failures",
+            "panic",
+            "PANI",
+            "traceback",
+            "trace",
+            "exception",
+            "fatal",
+            "fata",
+            "no errors",
+            "no error",
+            "error: 0",
+            "0 errors",
+            "<<<",
+            "<<",
+            "<",
+            "untrusted",
+            "untruste",
+            "UNTRUSTED",
+            "⟦openclaw:ctx⟧",
+            "⟦openclaw:ctx",
+            "⟦",
+            "[Internal task completion event]",
+            "[Internal task",
+            "OpenClaw runtime context (internal):",
+            "OpenClaw runtime",
+            "Delivery:",
+            "Delivery",
+            "delivery:",
+            "exec",
+            "EXEC",
+            "exe",
+            "bash",
+            "Bash",
+            "bas",
+            "shell",
+            "SHELL",
+            "shel",
+            "sh",
+            "run",
+            "terminal",
+            "run_command",
+            "process",
+            "é",
+            "İ",
+            "K",
+            "ſ",
+            "\n",
+            "\r\n",
+            " ",
+            "\t",
+        ])
+        .prop_map(str::to_string),
+        "[a-zA-Z0-9 :<]{0,6}",
+    ];
+    proptest::collection::vec(piece, 0..12).prop_map(|v| v.concat())
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4_000))]
+    #[test]
+    fn searches_without_a_searcher_equal_the_str_searches(text in search_text_strategy()) {
+        for max in [1, MAX_ERRORS, usize::MAX] {
+            proptest::prop_assert_eq!(
+                error_lines(&text, max),
+                before_searches::error_lines(&text, max),
+                "{:?}", text
+            );
+        }
+        proptest::prop_assert_eq!(
+            contains_any(&text, super::churn::TRIGGERS, false),
+            before_searches::has_churn(&text),
+            "{:?}", text
+        );
+        let lower = text.to_ascii_lowercase();
+        for pats in [&["error", "fatal"][..], &["shell"], &["0 failed", "no errors"], &[""], &[]] {
+            proptest::prop_assert_eq!(
+                contains_any(&text, pats, true),
+                pats.iter().any(|p| !p.is_empty() && lower.contains(p)),
+                "{:?} {:?}", text, pats
+            );
+            proptest::prop_assert_eq!(
+                contains_any(&text, pats, false),
+                pats.iter().any(|p| !p.is_empty() && text.contains(p)),
+                "{:?} {:?}", text, pats
+            );
+        }
+        let args = json!({"command": "ls"});
+        proptest::prop_assert_eq!(
+            shell_command(&text, &args).is_some(),
+            before_searches::shellish(&text),
+            "{:?}", text
+        );
+        // Text without markers is handed back unchanged (not collapsed).
+        if !before_searches::has_churn(&text) {
+            proptest::prop_assert_eq!(collapse_churn(&text), text.clone());
+        }
+    }
 }

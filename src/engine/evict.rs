@@ -30,7 +30,7 @@ const MAX_CANDIDATES: usize = 8;
 /// there on (at least [`MIN_KEPT`]), possibly followed by new messages. More messages must be gone than
 /// were put in front: `len <= prelude` is a rewrite in place (an edited first message looks
 /// like one message evicted and one put in front), not an eviction.
-pub fn detect(recorded: &[&str], incoming: &[&str]) -> Option<Eviction> {
+pub fn detect<H: PartialEq>(recorded: &[H], incoming: &[H]) -> Option<Eviction> {
     for p in 0..=MAX_PRELUDE.min(incoming.len()) {
         let Some(first) = incoming.get(p) else { break };
         let found = recorded

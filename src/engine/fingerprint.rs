@@ -1,8 +1,8 @@
 //! Content identity of host messages and detection of history divergence.
 //!
 //! The canonical serialisation of a host message is the JSON text the shim produced with
-//! `JSON.stringify` (the host's own key order, numbers as written). Its SHA-1 (lowercase hex)
-//! is the message's identity. The pinned head's fingerprint is the SHA-1 over the newline-joined
+//! `JSON.stringify` (the host's own key order, numbers as written). Its SHA-1 is the message's
+//! identity, kept as its 20 bytes ([`MsgHash`]) and written as 40 lowercase hex chars. The pinned head's fingerprint is the SHA-1 over the newline-joined
 //! per-message SHA-1s, so one hash covers the whole head while the engine stores only
 //! per-message hashes (40 bytes a message instead of the text).
 //!
@@ -15,26 +15,28 @@
 use crate::engine::by_index::ByIndex;
 use crate::fingerprint_hex;
 use crate::pairing::{Shape, ShapeRole};
+use crate::record::MsgHash;
 
-/// SHA-1 (lowercase hex, 40 chars) of one message's JSON text.
-pub fn message_hash(json: &str) -> String {
-    fingerprint_hex(json.as_bytes())
+/// SHA-1 of one message's JSON text (its bytes; [`MsgHash::hex`] is the text reports and
+/// state files hold).
+pub fn message_hash(json: &str) -> MsgHash {
+    MsgHash::sha1(json.as_bytes())
 }
 
 /// Short key (first 16 hex chars) used for output-prefix comparison (64 bits: a collision
 /// inside one session is vanishingly unlikely and only affects a statistic).
-pub fn short_key(hash: &str) -> String {
-    crate::text::head_chars(hash, 16).to_string()
+pub fn short_key(hash: &MsgHash) -> String {
+    hash.short_key()
 }
 
-/// Fingerprint of the pinned head: SHA-1 over the per-message hashes joined by `\n`.
-pub fn head_fingerprint(hashes: impl IntoIterator<Item = impl AsRef<str>>) -> String {
+/// Fingerprint of the pinned head: SHA-1 over the per-message hashes (hex) joined by `\n`.
+pub fn head_fingerprint<'a>(hashes: impl IntoIterator<Item = &'a MsgHash>) -> String {
     let mut joined = String::new();
     for (k, h) in hashes.into_iter().enumerate() {
         if k > 0 {
             joined.push('\n');
         }
-        joined.push_str(h.as_ref());
+        joined.push_str(&h.hex());
     }
     fingerprint_hex(joined.as_bytes())
 }
@@ -78,8 +80,8 @@ impl Cause {
 /// and a few spot checks costs that many lookups, not a walk of the whole history.
 pub fn first_divergence(
     recorded_len: usize,
-    same: impl Fn(u32, &str) -> bool,
-    incoming: &ByIndex<String>,
+    same: impl Fn(u32, &MsgHash) -> bool,
+    incoming: &ByIndex<MsgHash>,
     count: u32,
 ) -> Option<u32> {
     let upto = (count as usize).min(recorded_len);
@@ -143,29 +145,33 @@ mod tests {
             "a9993e364706816aba3e25717850c26c9cd0d89d"
         );
         assert_eq!(
-            short_key("a9993e364706816aba3e25717850c26c9cd0d89d"),
-            "a9993e364706816a"
+            message_hash("abc").hex(),
+            "a9993e364706816aba3e25717850c26c9cd0d89d"
         );
-        let a = head_fingerprint(["x", "y"]);
-        assert_eq!(a, fingerprint_hex(b"x\ny"));
-        assert_ne!(a, head_fingerprint(["y", "x"]));
+        assert_eq!(short_key(&message_hash("abc")), "a9993e364706816a");
+        let (x, y) = (message_hash("x"), message_hash("y"));
+        let a = head_fingerprint([&x, &y]);
+        assert_eq!(a, fingerprint_hex(format!("{x}\n{y}").as_bytes()));
+        assert_ne!(a, head_fingerprint([&y, &x]));
+        assert_eq!(head_fingerprint([]), fingerprint_hex(b""));
     }
 
     #[test]
     fn divergence_points() {
-        let rec = ["a", "b", "c"];
-        let first_divergence = |inc: &ByIndex<String>, count| {
-            first_divergence(rec.len(), |i, h| rec[i as usize] == h, inc, count)
+        let [a, b, c, d] = ["a", "b", "c", "d"].map(message_hash);
+        let rec = [a, b, c];
+        let first_divergence = |inc: &ByIndex<MsgHash>, count| {
+            first_divergence(rec.len(), |i, h| rec[i as usize] == *h, inc, count)
         };
         let mut inc = ByIndex::new();
-        inc.insert(0, "a".to_string());
-        inc.insert(2, "c".to_string());
-        inc.insert(3, "d".to_string());
+        inc.insert(0, a);
+        inc.insert(2, c);
+        inc.insert(3, d);
         assert_eq!(first_divergence(&inc, 4), None);
-        inc.insert(1, "B".to_string());
+        inc.insert(1, message_hash("B"));
         assert_eq!(first_divergence(&inc, 4), Some(1));
         let mut short = ByIndex::new();
-        short.insert(0, "a".to_string());
+        short.insert(0, a);
         assert_eq!(first_divergence(&short, 1), Some(1));
         assert_eq!(first_divergence(&ByIndex::new(), 0), Some(0));
     }

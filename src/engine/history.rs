@@ -32,7 +32,7 @@ impl Session {
         spa: Option<&str>,
         report: &mut AssembleReport,
     ) -> Result<()> {
-        let spa_hash = spa.map(fingerprint::message_hash);
+        let spa_hash = spa.map(|s| crate::fingerprint_hex(s.as_bytes()));
         if *model == self.st.model && spa_hash == self.st.spa {
             return Ok(());
         }
@@ -126,9 +126,7 @@ impl Session {
     /// Record host message `i`. Never fails on the message itself: one the core cannot read
     /// exactly is quarantined (see [`MsgRecord::q`]) and the rest of the session stays managed.
     /// `h` is the message's [`fingerprint::message_hash`] (the caller has it already).
-    pub(super) fn ingest(&mut self, i: u32, json: &str, h: String) -> Result<Option<String>> {
-        // `message_hash` text: 40 lowercase hex chars.
-        let h = MsgHash::from_hex(&h).unwrap_or_default();
+    pub(super) fn ingest(&mut self, i: u32, json: &str, h: MsgHash) -> Result<Option<String>> {
         let host = crate::message::parse_host(json);
         let w = tokens::weighted_chars(json);
         let q = host.quarantine().map(str::to_string);
@@ -193,9 +191,8 @@ impl Session {
         let Some(h) = self.st.cuts.first_at_least(&self.st.records, p) else {
             return Ok(());
         };
-        let fp = fingerprint::head_fingerprint(
-            self.st.records.iter().take(h as usize).map(|r| r.h.hex()),
-        );
+        let fp =
+            fingerprint::head_fingerprint(self.st.records.iter().take(h as usize).map(|r| &r.h));
         // Keep the head's bytes (when small) so it can still be sent after a host eviction.
         let mut json: Vec<String> = Vec::new();
         for i in 0..h {
@@ -219,7 +216,7 @@ impl Session {
     /// this is not an eviction the session can absorb; the caller then re-pins as before.
     pub(super) fn try_evict(
         &mut self,
-        hashes: &ByIndex<String>,
+        hashes: &ByIndex<MsgHash>,
         count: u32,
         input: &AssembleInput,
         model: Option<&str>,
@@ -230,12 +227,11 @@ impl Session {
             return Ok(false);
         }
         let base = self.st.base as usize;
-        let hex: Vec<String> = self.st.records[base..].iter().map(|r| r.h.hex()).collect();
-        let rec: Vec<&str> = hex.iter().map(String::as_str).collect();
-        let mut inc: Vec<&str> = Vec::new();
+        let rec: Vec<MsgHash> = self.st.records[base..].iter().map(|r| r.h).collect();
+        let mut inc: Vec<MsgHash> = Vec::new();
         for i in 0..count {
             if let Some(h) = hashes.get(&i) {
-                inc.push(h);
+                inc.push(*h);
             }
         }
         if inc.len() != count as usize {

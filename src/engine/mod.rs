@@ -54,6 +54,7 @@ use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::fold;
 use crate::pairing::ShapeRole;
+use crate::record::MsgHash;
 use crate::tokens;
 use by_index::ByIndex;
 use journal::{Event, ReplayReport};
@@ -464,7 +465,7 @@ impl Session {
         if !missing.is_empty() {
             return Ok(self.need_full_plan(count, missing, managed));
         }
-        let mut hashes: ByIndex<String> = ByIndex::new();
+        let mut hashes: ByIndex<MsgHash> = ByIndex::new();
         for (&i, j) in given.iter() {
             hashes.insert(i, fingerprint::message_hash(j));
         }
@@ -487,13 +488,14 @@ impl Session {
             // up (no walk of the history per assemble).
             let (skip, base) = (self.st.skip, self.st.base as usize);
             let recorded = self.st.records.get(base..).unwrap_or(&[]);
-            let at = |h: u32, incoming: &str| -> bool {
+            let at = |h: u32, incoming: &MsgHash| -> bool {
                 if h < skip {
-                    return hashes.get(&h).map_or("", String::as_str) == incoming;
+                    return hashes.get(&h).copied().unwrap_or_default() == *incoming;
                 }
                 recorded
                     .get((h - skip) as usize)
-                    .map_or(incoming.is_empty(), |r| r.h == *incoming)
+                    .map_or(MsgHash::default(), |r| r.h)
+                    == *incoming
             };
             fingerprint::first_divergence(skip as usize + recorded.len(), at, &hashes, count)
         };
@@ -559,13 +561,13 @@ impl Session {
             // Every supplied index was hashed above (the divergence check).
             let h = hashes
                 .get(&i)
-                .cloned()
+                .copied()
                 .unwrap_or_else(|| fingerprint::message_hash(json));
-            if let Some(reason) = self.ingest(r, json, h.clone())? {
+            if let Some(reason) = self.ingest(r, json, h)? {
                 report.quarantined.push(QuarantineReport {
                     index: i,
                     reason,
-                    hash: h,
+                    hash: h.hex(),
                 });
             }
             report.ingested += 1;
@@ -662,7 +664,7 @@ impl Session {
     fn echo_plan(
         &self,
         count: u32,
-        hashes: &ByIndex<String>,
+        hashes: &ByIndex<MsgHash>,
         given: &ByIndex<&str>,
     ) -> Option<AssemblePlan> {
         let out = &self.st.out;

@@ -204,7 +204,7 @@ impl Session {
             id.to_string(),
             from,
             to,
-            summary.map(fingerprint::message_hash),
+            summary.map(|s| crate::fingerprint_hex(s.as_bytes())),
         );
         if let Some((_, p)) = self.prepared.borrow().iter().find(|(k, _)| *k == key) {
             return p.clone();
