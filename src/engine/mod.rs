@@ -364,7 +364,11 @@ impl Session {
         let mut set: Vec<u32> = (skip..head).collect();
         set.push(rc - 1);
         set.extend(rc..count);
-        set.extend(self.spot_checks(head, count).into_iter().filter(|&i| i < rc));
+        set.extend(
+            self.spot_checks(head, count)
+                .into_iter()
+                .filter(|&i| i < rc),
+        );
         set.sort_unstable();
         set.dedup();
         set
