@@ -1,30 +1,46 @@
 //! Scanners over message text: error lines, artifact ids, paths, exact identifiers.
-//! Small hand-written tokenizers (no regex crate in the core).
+//! Small tokenizers of the digest's own rules, over bytes (every message is scanned once at
+//! ingest; the `regex` crate serves the cold paths).
 
 #[allow(unused_imports)]
 use super::*;
+
+/// What makes a line an error line for [`error_lines`] (case-insensitive).
+pub(super) const ERROR_KEYS: &[&str] = &[
+    "error",
+    "failed",
+    "failure",
+    "panic",
+    "traceback",
+    "exception",
+    "fatal",
+];
+
+/// All-clear lines [`error_lines`] skips although they hold an [`ERROR_KEYS`] word.
+pub(super) const ERROR_CLEAR: &[&str] = &[
+    " 0 failed",
+    "0 errors",
+    "no errors",
+    "errors: 0",
+    "0 failures",
+    "error: 0",
+];
 
 /// Lines that report an error (contain error / failed / failure / panic / traceback /
 /// exception / fatal, case-insensitive), skipping all-clear lines such as `0 failed`.
 /// At most `max`, each one-lined and ≤ [`ITEM_CHARS`].
 pub fn error_lines(text: &str, max: usize) -> Vec<String> {
-    const KEYS: &[&str] = &[
-        "error",
-        "failed",
-        "failure",
-        "panic",
-        "traceback",
-        "exception",
-        "fatal",
-    ];
-    const CLEAR: &[&str] = &[
-        " 0 failed",
-        "0 errors",
-        "no errors",
-        "errors: 0",
-        "0 failures",
-        "error: 0",
-    ];
+    error_lines_by(text, max, |l| {
+        contains_any(l, ERROR_KEYS, true) && !contains_any(l, ERROR_CLEAR, true)
+    })
+}
+
+/// [`error_lines`] with the test of a trimmed line given.
+pub(super) fn error_lines_by(
+    text: &str,
+    max: usize,
+    is_error: impl Fn(&str) -> bool,
+) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in text.lines() {
         if out.len() >= max {
@@ -34,7 +50,7 @@ pub fn error_lines(text: &str, max: usize) -> Vec<String> {
         if l.is_empty() || l.len() > 4_000 {
             continue;
         }
-        if !contains_any(l, KEYS, true) || contains_any(l, CLEAR, true) {
+        if !is_error(l) {
             continue;
         }
         let item = clip(&one_line(l), ITEM_CHARS);

@@ -760,46 +760,13 @@ fn extensions_are_lowercase_ascii() {
 /// patterns on a lowered copy of each line, a `to_ascii_lowercase` of the tool name): the
 /// oracle [`contains_any`] and its callers must equal.
 mod before_searches {
-    use crate::digest::ITEM_CHARS;
-    use crate::text::{clip, one_line};
-
     pub fn error_lines(text: &str, max: usize) -> Vec<String> {
-        const KEYS: &[&str] = &[
-            "error",
-            "failed",
-            "failure",
-            "panic",
-            "traceback",
-            "exception",
-            "fatal",
-        ];
-        const CLEAR: &[&str] = &[
-            " 0 failed",
-            "0 errors",
-            "no errors",
-            "errors: 0",
-            "0 failures",
-            "error: 0",
-        ];
-        let mut out: Vec<String> = Vec::new();
-        for line in text.lines() {
-            if out.len() >= max {
-                break;
-            }
-            let l = line.trim();
-            if l.is_empty() || l.len() > 4_000 {
-                continue;
-            }
+        use crate::digest::scan::{error_lines_by, ERROR_CLEAR, ERROR_KEYS};
+        error_lines_by(text, max, |l| {
             let lower = l.to_ascii_lowercase();
-            if !KEYS.iter().any(|k| lower.contains(k)) || CLEAR.iter().any(|c| lower.contains(c)) {
-                continue;
-            }
-            let item = clip(&one_line(l), ITEM_CHARS);
-            if !out.contains(&item) {
-                out.push(item);
-            }
-        }
-        out
+            ERROR_KEYS.iter().any(|k| lower.contains(k))
+                && !ERROR_CLEAR.iter().any(|c| lower.contains(c))
+        })
     }
 
     /// `collapse_churn`'s test for markers.
