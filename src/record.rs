@@ -85,7 +85,9 @@ impl MsgHash {
         self.hex_of(20)
     }
 
-    /// Its first 16 hex chars (`fingerprint::short_key` of its text).
+    /// Its first 16 hex chars: the key of an output message for output-prefix comparison (64
+    /// bits: a collision inside one session is vanishingly unlikely and only affects a
+    /// statistic).
     pub fn short_key(&self) -> String {
         self.hex_of(8)
     }

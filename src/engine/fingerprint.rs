@@ -23,12 +23,6 @@ pub fn message_hash(json: &str) -> MsgHash {
     MsgHash::sha1(json.as_bytes())
 }
 
-/// Short key (first 16 hex chars) used for output-prefix comparison (64 bits: a collision
-/// inside one session is vanishingly unlikely and only affects a statistic).
-pub fn short_key(hash: &MsgHash) -> String {
-    hash.short_key()
-}
-
 /// Fingerprint of the pinned head: SHA-1 over the per-message hashes (hex) joined by `\n`.
 pub fn head_fingerprint<'a>(hashes: impl IntoIterator<Item = &'a MsgHash>) -> String {
     let mut joined = String::new();
@@ -148,7 +142,7 @@ mod tests {
             message_hash("abc").hex(),
             "a9993e364706816aba3e25717850c26c9cd0d89d"
         );
-        assert_eq!(short_key(&message_hash("abc")), "a9993e364706816a");
+        assert_eq!(message_hash("abc").short_key(), "a9993e364706816a");
         let (x, y) = (message_hash("x"), message_hash("y"));
         let a = head_fingerprint([&x, &y]);
         assert_eq!(a, fingerprint_hex(format!("{x}\n{y}").as_bytes()));

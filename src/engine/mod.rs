@@ -683,7 +683,7 @@ impl Session {
         }
         for (i, k) in out.iter().enumerate() {
             let h = hashes.get(&(i as u32))?;
-            if fingerprint::short_key(h) != k.0 {
+            if h.short_key() != k.0 {
                 return None;
             }
         }

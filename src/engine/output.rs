@@ -118,10 +118,8 @@ impl Session {
                     (j, w)
                 }
             };
-            b.keys.push(OutKey(
-                fingerprint::short_key(&fingerprint::message_hash(&json_key)),
-                w,
-            ));
+            b.keys
+                .push(OutKey(fingerprint::message_hash(&json_key).short_key(), w));
             b.w += w;
             b.synthetic.push(json_key);
             b.order.push(-(b.synthetic.len() as i64));

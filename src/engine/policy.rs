@@ -247,7 +247,7 @@ impl Session {
                 from,
                 to,
                 protected,
-                key: fingerprint::short_key(&fingerprint::message_hash(&json)),
+                key: fingerprint::message_hash(&json).short_key(),
                 json,
                 w,
                 protected_w,
@@ -697,7 +697,7 @@ impl Session {
             return Step::Skip(None);
         }
         let merged = self.st.segs.len() as u32;
-        let key = fingerprint::short_key(&fingerprint::message_hash(&json));
+        let key = fingerprint::message_hash(&json).short_key();
         let seg = Segment {
             id,
             from,

@@ -185,7 +185,7 @@ impl Session {
             Some(&k) if self.st.turn.shared.len() <= 1 => {
                 req_add.reserve(k);
                 for (j, w) in input.messages[..k].iter().zip(&ws) {
-                    let key = fingerprint::short_key(&fingerprint::message_hash(j));
+                    let key = fingerprint::message_hash(j).short_key();
                     req_add.push(OutKey(key, *w));
                 }
             }

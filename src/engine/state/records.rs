@@ -79,7 +79,7 @@ pub struct Segment {
     pub protected: Vec<u32>,
     /// The record message JSON (`{"role":"user","content":[{"type":"text","text":…}],"timestamp":…}`).
     pub json: String,
-    /// Output key of `json` ([`crate::engine::fingerprint::short_key`] of its SHA-1).
+    /// Output key of `json` ([`crate::record::MsgHash::short_key`] of its SHA-1).
     pub key: String,
     /// Weighted characters of `json`.
     pub w: u64,
