@@ -499,6 +499,8 @@ impl Bounded {
 mod boxed;
 mod churn;
 #[cfg(test)]
+mod oracle_tests;
+#[cfg(test)]
 mod render_tests;
 mod scan;
 #[cfg(test)]
