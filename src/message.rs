@@ -14,7 +14,10 @@
 //! | anything else | nothing: passed through as it came |
 
 use crate::error::{Error, Result};
-use serde_json::Value;
+use serde::de::{
+    self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
+use serde_json::{Number, Value};
 
 /// Message role, with the custom roles OpenClaw defines and a catch-all.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +38,13 @@ pub enum Role {
     CompactionSummary,
     /// Any other role string (or a missing role, as the empty string).
     Other(String),
+}
+
+impl Default for Role {
+    /// A message without a `role` string.
+    fn default() -> Role {
+        Role::Other(String::new())
+    }
 }
 
 impl Role {
@@ -83,50 +93,71 @@ pub struct ToolCall<'a> {
     pub arguments: &'a Value,
 }
 
-/// A host message kept byte-exact, with typed accessors.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Message {
-    raw: Value,
-    /// `role`, read once: the engine asks for it many times per message (shape, digest, tool
-    /// calls and ids), and each look-up compares the object's keys in order.
+/// The members of a host message the core reads, decoded straight from its JSON text by
+/// [`Fields::from_json`] (or from a [`Value`] tree, for a [`Message`]).
+///
+/// Only these members are decoded; every other member is skipped by the parser (its syntax
+/// still checked) without building a value for it: image data, reasoning, a tool's `details`
+/// beyond `exitCode`, the host's bookkeeping. Each member reads as a [`Value`] tree would answer
+/// it: a member of another JSON type than the one read is absent (`as_str` on a number), and a
+/// repeated member takes its last value.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Fields {
     role: Role,
+    content: Content,
+    tool_call_id: Option<String>,
+    tool_name: Option<String>,
+    is_error: bool,
+    summary: Option<String>,
+    output: Option<String>,
+    usage: Option<Usage>,
+    timestamp: Option<Number>,
+    stop_reason: Option<String>,
+    model: Option<String>,
+    custom_type: Option<String>,
+    command: Option<String>,
+    exit_code: Option<i64>,
+    details_exit_code: Option<i64>,
 }
 
-impl Message {
-    /// Parse one message from JSON text (as produced by `JSON.stringify`).
-    pub fn from_json(s: &str) -> Result<Message> {
-        let raw: Value = serde_json::from_str::<serde_json::Value>(s)
-            .map_err(|e| Error::Input(format!("message is not valid JSON: {e}")))?;
-        Message::from_value(raw)
-    }
+/// `content`: a string, a list of parts, or anything else (no parts).
+#[derive(Debug, Clone, PartialEq, Default)]
+enum Content {
+    #[default]
+    None,
+    Text(String),
+    Parts(Vec<PartBuf>),
+}
 
-    /// Wrap a JSON value; it must be an object.
-    pub fn from_value(raw: Value) -> Result<Message> {
-        if !raw.is_object() {
+/// One part as decoded (what [`Part`] borrows from).
+#[derive(Debug, Clone, PartialEq)]
+enum PartBuf {
+    Text(String),
+    Thinking(String),
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: Value,
+    },
+    Image {
+        mime_type: String,
+        data_len: usize,
+    },
+    Other(String),
+}
+
+impl Fields {
+    /// Decode the members the core reads from one message's JSON text (as produced by
+    /// `JSON.stringify`). The text must be one JSON object; every member is syntax-checked.
+    pub fn from_json(s: &str) -> Result<Fields> {
+        let bad = |e: serde_json::Error| Error::Input(format!("message is not valid JSON: {e}"));
+        if !is_object_text(s) {
             return Err(Error::Input("message must be a JSON object".into()));
         }
-        Ok(Message::of(raw))
-    }
-
-    /// `raw` (an object) with its role read.
-    fn of(raw: Value) -> Message {
-        let role = Role::parse(field(&raw, "role").and_then(Value::as_str).unwrap_or(""));
-        Message { raw, role }
-    }
-
-    /// An empty object (role `Other("")`): stands in for a message the core cannot read.
-    pub fn empty() -> Message {
-        Message::of(Value::Object(serde_json::Map::new()))
-    }
-
-    /// The exact JSON value.
-    pub fn raw(&self) -> &Value {
-        &self.raw
-    }
-
-    /// Serialise back; byte-identical to the input for `JSON.stringify` output.
-    pub fn to_json(&self) -> String {
-        crate::to_json(&self.raw)
+        let mut de = serde_json::Deserializer::from_str(s);
+        let f = Fields::deserialize(&mut de).map_err(bad)?;
+        de.end().map_err(bad)?;
+        Ok(f)
     }
 
     /// The role (missing role → `Other("")`).
@@ -150,21 +181,20 @@ impl Message {
 
     /// `timestamp` as milliseconds, when present and numeric.
     pub fn timestamp(&self) -> Option<f64> {
-        field(&self.raw, "timestamp").and_then(Value::as_f64)
+        self.timestamp.as_ref().and_then(Number::as_f64)
+    }
+
+    /// `timestamp` as the host wrote it, when numeric.
+    pub fn timestamp_number(&self) -> Option<&Number> {
+        self.timestamp.as_ref()
     }
 
     /// Content parts. A string `content` is one text part; missing content is no parts.
     pub fn parts(&self) -> Vec<Part<'_>> {
-        match field(&self.raw, "content") {
-            Some(Value::String(s)) => vec![Part::Text(s)],
-            Some(Value::Array(items)) => {
-                let mut parts = Vec::with_capacity(items.len());
-                for v in items {
-                    parts.push(part_of(v));
-                }
-                parts
-            }
-            _ => Vec::new(),
+        match &self.content {
+            Content::Text(s) => vec![Part::Text(s)],
+            Content::Parts(items) => items.iter().map(PartBuf::part).collect(),
+            Content::None => Vec::new(),
         }
     }
 
@@ -187,57 +217,156 @@ impl Message {
         if self.role != Role::ToolResult {
             return None;
         }
-        field(&self.raw, "toolCallId").and_then(Value::as_str)
+        self.tool_call_id.as_deref()
     }
 
     /// `toolName` of a tool result.
     pub fn tool_name(&self) -> Option<&str> {
-        field(&self.raw, "toolName").and_then(Value::as_str)
+        self.tool_name.as_deref()
     }
 
     /// `isError` of a tool result.
     pub fn is_error(&self) -> bool {
-        field(&self.raw, "isError")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        self.is_error
+    }
+
+    /// `stopReason` of an assistant message.
+    pub fn stop_reason(&self) -> Option<&str> {
+        self.stop_reason.as_deref()
+    }
+
+    /// `model` of an assistant message.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    /// `customType` of a custom message.
+    pub fn custom_type(&self) -> Option<&str> {
+        self.custom_type.as_deref()
+    }
+
+    /// `command` of a `bashExecution` message.
+    pub fn command(&self) -> Option<&str> {
+        self.command.as_deref()
+    }
+
+    /// `exitCode` of a `bashExecution` message (an integer).
+    pub fn exit_code(&self) -> Option<i64> {
+        self.exit_code
+    }
+
+    /// `details.exitCode` of a tool result (an integer).
+    pub fn details_exit_code(&self) -> Option<i64> {
+        self.details_exit_code
     }
 
     /// All visible text (text parts, and `summary`/string `content` of custom roles), joined by newlines.
     pub fn text(&self) -> String {
         let mut out = String::new();
+        let mut add = |t: &str| {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(t);
+        };
         for p in self.parts() {
             if let Part::Text(t) = p {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(t);
+                add(t);
             }
         }
-        if let Some(Value::String(s)) = field(&self.raw, "summary") {
-            if !out.is_empty() {
-                out.push('\n');
-            }
-            out.push_str(s);
-        }
-        if let Some(Value::String(s)) = field(&self.raw, "output") {
-            if !out.is_empty() {
-                out.push('\n');
-            }
-            out.push_str(s);
+        for t in [&self.summary, &self.output].into_iter().flatten() {
+            add(t);
         }
         out
     }
 
     /// Usage of an assistant message: (input, cacheRead, cacheWrite, output), missing fields as 0.
     pub fn usage(&self) -> Option<Usage> {
-        let u = field(&self.raw, "usage")?;
-        let g = |k: &str| field(u, k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
-        Some(Usage {
-            input: g("input"),
-            cache_read: g("cacheRead"),
-            cache_write: g("cacheWrite"),
-            output: g("output"),
-        })
+        self.usage
+    }
+}
+
+impl PartBuf {
+    fn part(&self) -> Part<'_> {
+        match self {
+            PartBuf::Text(s) => Part::Text(s),
+            PartBuf::Thinking(s) => Part::Thinking(s),
+            PartBuf::ToolCall {
+                id,
+                name,
+                arguments,
+            } => Part::ToolCall(ToolCall {
+                id,
+                name,
+                arguments,
+            }),
+            PartBuf::Image {
+                mime_type,
+                data_len,
+            } => Part::Image {
+                mime_type,
+                data_len: *data_len,
+            },
+            PartBuf::Other(ty) => Part::Other(ty),
+        }
+    }
+}
+
+/// A host message kept byte-exact (the [`Value`] tree, key order and number text preserved),
+/// with the [`Fields`] the core reads. The replay bench and the tests hold messages this way;
+/// the engine reads [`Fields`] straight from the text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    raw: Value,
+    fields: Fields,
+}
+
+impl std::ops::Deref for Message {
+    type Target = Fields;
+    fn deref(&self) -> &Fields {
+        &self.fields
+    }
+}
+
+impl Message {
+    /// Parse one message from JSON text (as produced by `JSON.stringify`).
+    pub fn from_json(s: &str) -> Result<Message> {
+        let raw: Value = serde_json::from_str(s)
+            .map_err(|e| Error::Input(format!("message is not valid JSON: {e}")))?;
+        Message::from_value(raw)
+    }
+
+    /// Wrap a JSON value; it must be an object.
+    pub fn from_value(raw: Value) -> Result<Message> {
+        if !raw.is_object() {
+            return Err(Error::Input("message must be a JSON object".into()));
+        }
+        let fields = Fields::deserialize(&raw)
+            .map_err(|e| Error::Input(format!("message is not readable: {e}")))?;
+        Ok(Message { raw, fields })
+    }
+
+    /// An empty object (role `Other("")`): stands in for a message that cannot be read.
+    pub fn empty() -> Message {
+        Message {
+            raw: Value::Object(serde_json::Map::new()),
+            fields: Fields::default(),
+        }
+    }
+
+    /// The exact JSON value.
+    pub fn raw(&self) -> &Value {
+        &self.raw
+    }
+
+    /// The members the core reads.
+    pub fn fields(&self) -> &Fields {
+        &self.fields
+    }
+
+    /// Serialise back; byte-identical to the input for `JSON.stringify` output.
+    pub fn to_json(&self) -> String {
+        crate::to_json(&self.raw)
     }
 }
 
@@ -272,26 +401,26 @@ pub const TOO_DEEP: &str = "[cachefold: nested too deep]";
 /// A host message as the core can read it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostMessage {
-    /// Parsed exactly.
-    Exact(Message),
-    /// Parsed after [`sanitize_json`] (lone UTF-16 surrogates → U+FFFD, values nested deeper
+    /// Read exactly.
+    Exact(Fields),
+    /// Read after [`sanitize_json`] (lone UTF-16 surrogates → U+FFFD, values nested deeper
     /// than [`MAX_DEPTH`] → [`TOO_DEEP`]); the reason is `lone_surrogate`, `too_deep` or both
     /// joined by `+`. Role, ids and pairing fields are the host's; texts are safe to render.
-    Sanitised(Message, String),
+    Sanitised(Fields, String),
     /// Nothing the core can read as a message (`not_object`, `invalid_json`): opaque.
     Opaque(String),
 }
 
 impl HostMessage {
     /// The readable message, if any.
-    pub fn message(&self) -> Option<&Message> {
+    pub fn message(&self) -> Option<&Fields> {
         match self {
             HostMessage::Exact(m) | HostMessage::Sanitised(m, _) => Some(m),
             HostMessage::Opaque(_) => None,
         }
     }
 
-    /// Why the message was quarantined (`None` when it parsed exactly).
+    /// Why the message was quarantined (`None` when it was read exactly).
     pub fn quarantine(&self) -> Option<&str> {
         match self {
             HostMessage::Exact(_) => None,
@@ -303,9 +432,16 @@ impl HostMessage {
 /// Read one host message (JSON text from `JSON.stringify`) without ever failing: exactly when
 /// possible, else sanitised, else opaque. The caller keeps the host's bytes; this only decides
 /// what the core may read from them.
+///
+/// Only the members the core reads ([`Fields`]) must decode: a lone surrogate or a deep value in
+/// a member it skips (an image's data, a tool's `details`) leaves the message exact.
 pub fn parse_host(s: &str) -> HostMessage {
-    if let Ok(m) = Message::from_json(s) {
-        return HostMessage::Exact(m);
+    if !is_object_text(s) {
+        let valid = serde_json::from_str::<IgnoredAny>(s).is_ok();
+        return HostMessage::Opaque(if valid { "not_object" } else { "invalid_json" }.into());
+    }
+    if let Ok(f) = Fields::from_json(s) {
+        return HostMessage::Exact(f);
     }
     let (clean, surrogates, deep) = sanitize_json(s, MAX_DEPTH);
     let reason = match (surrogates, deep) {
@@ -314,13 +450,17 @@ pub fn parse_host(s: &str) -> HostMessage {
         (false, true) => "too_deep",
         (false, false) => "",
     };
-    match serde_json::from_str::<serde_json::Value>(&clean) {
-        Ok(v) if v.is_object() && !reason.is_empty() => {
-            HostMessage::Sanitised(Message::of(v), reason.to_string())
-        }
-        Ok(v) if !v.is_object() => HostMessage::Opaque("not_object".into()),
+    match Fields::from_json(&clean) {
+        Ok(f) if !reason.is_empty() => HostMessage::Sanitised(f, reason.to_string()),
         _ => HostMessage::Opaque("invalid_json".into()),
     }
+}
+
+/// Whether JSON text `s` is an object (its first non-blank byte opens one). Tested before
+/// decoding: under `arbitrary_precision` a number reaches a visitor as a map.
+fn is_object_text(s: &str) -> bool {
+    s.trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
 }
 
 /// `s` with every lone UTF-16 surrogate escape (`\ud83d` not followed by a low surrogate, or
@@ -427,8 +567,8 @@ pub fn sanitize_json(s: &str, max_depth: usize) -> (String, bool, bool) {
 }
 
 /// Member `key` of `v` when it is an object (`None` otherwise): what `Value::get` answers, found
-/// by comparing the keys in order. A message or part has a handful of members and the engine
-/// reads a few fixed ones many times per message; `Value::get` hashes the key with SipHash
+/// by comparing the keys in order. Tool arguments and usage objects have a handful of members
+/// and the core reads a few fixed ones; `Value::get` hashes the key with SipHash
 /// (`preserve_order` maps are `IndexMap`s) on every call. A parsed object holds each key once
 /// (a repeated key keeps its first place and its last value), so both find the same member.
 #[inline(never)]
@@ -437,24 +577,424 @@ pub fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
 }
 
-fn part_of(v: &Value) -> Part<'_> {
-    let ty = field(v, "type").and_then(Value::as_str).unwrap_or("");
-    let s = |k: &str| field(v, k).and_then(Value::as_str).unwrap_or("");
-    match ty {
-        "text" => Part::Text(s("text")),
-        "thinking" => Part::Thinking(s("thinking")),
-        "toolCall" => Part::ToolCall(ToolCall {
-            id: s("id"),
-            name: s("name"),
-            arguments: field(v, "arguments").unwrap_or(&Value::Null),
-        }),
-        "image" => Part::Image {
-            mime_type: s("mimeType"),
-            data_len: s("data").len(),
-        },
-        other => Part::Other(other),
+// ---- decoding ----------------------------------------------------------------------------------
+//
+// serde visitors for the members the core reads. A member is matched by name without copying the
+// name; a member of another JSON type than the one read is consumed and reads as absent, as
+// `Value::as_str`, `as_bool` or `as_i64` answer on a tree.
+
+type Res<T, E> = std::result::Result<T, E>;
+
+/// The member a name stands for in a list (`None`: a member the core does not read).
+struct KeyIn<T: 'static>(&'static [(&'static str, T)]);
+
+impl<'de, T: Copy> DeserializeSeed<'de> for KeyIn<T> {
+    type Value = Option<T>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Res<Option<T>, D::Error> {
+        d.deserialize_str(self)
     }
 }
+
+impl<T: Copy> Visitor<'_> for KeyIn<T> {
+    type Value = Option<T>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a member name")
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Res<Option<T>, E> {
+        Ok(self.0.iter().find(|(n, _)| *n == s).map(|&(_, k)| k))
+    }
+}
+
+/// Consume the rest of a map.
+fn drain_map<'de, A: MapAccess<'de>>(mut map: A) -> Res<(), A::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// Consume the rest of a list.
+fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Res<(), A::Error> {
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// A member of a message the core reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Key {
+    Role,
+    Content,
+    ToolCallId,
+    ToolName,
+    IsError,
+    Summary,
+    Output,
+    Usage,
+    Timestamp,
+    StopReason,
+    Model,
+    CustomType,
+    Command,
+    ExitCode,
+    Details,
+}
+
+/// The members of a message the core reads, by name.
+const MESSAGE_KEYS: &[(&str, Key)] = &[
+    ("role", Key::Role),
+    ("content", Key::Content),
+    ("toolCallId", Key::ToolCallId),
+    ("toolName", Key::ToolName),
+    ("isError", Key::IsError),
+    ("summary", Key::Summary),
+    ("output", Key::Output),
+    ("usage", Key::Usage),
+    ("timestamp", Key::Timestamp),
+    ("stopReason", Key::StopReason),
+    ("model", Key::Model),
+    ("customType", Key::CustomType),
+    ("command", Key::Command),
+    ("exitCode", Key::ExitCode),
+    ("details", Key::Details),
+];
+
+/// A member of a content part the core reads.
+#[derive(Clone, Copy, PartialEq)]
+enum PartKey {
+    Type,
+    Text,
+    Thinking,
+    Id,
+    Name,
+    Arguments,
+    MimeType,
+    Data,
+}
+
+/// The members of a content part the core reads, by name.
+const PART_KEYS: &[(&str, PartKey)] = &[
+    ("type", PartKey::Type),
+    ("text", PartKey::Text),
+    ("thinking", PartKey::Thinking),
+    ("id", PartKey::Id),
+    ("name", PartKey::Name),
+    ("arguments", PartKey::Arguments),
+    ("mimeType", PartKey::MimeType),
+    ("data", PartKey::Data),
+];
+
+/// The four counts of `usage`, by name.
+const USAGE_KEYS: &[(&str, usize)] = &[
+    ("input", 0),
+    ("cacheRead", 1),
+    ("cacheWrite", 2),
+    ("output", 3),
+];
+
+/// What a member is read as.
+#[derive(Clone, Copy)]
+enum Read {
+    /// Any value, as a [`Value`] tree (a string member: its `Value::String`, no copy).
+    Tree,
+    /// The length of a string, without copying it (an image's base64 data).
+    Len,
+    /// `content`: a string or a list of parts.
+    Content,
+    /// One content part.
+    Part,
+    /// `details`: its `exitCode` only.
+    Exit,
+    /// `usage`: its four counts only.
+    Usage,
+}
+
+/// A member as read; `Absent` when its JSON type is not one it is read as (the value is then
+/// consumed unread).
+enum Got {
+    Tree(Value),
+    Len(usize),
+    Content(Content),
+    Part(PartBuf),
+    Exit(Option<i64>),
+    Usage(Usage),
+    Absent,
+}
+
+impl Got {
+    /// A member read as a string (what `Value::as_str` answers), without a copy.
+    fn string(self) -> Option<String> {
+        match self {
+            Got::Tree(Value::String(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn tree(self) -> Value {
+        match self {
+            Got::Tree(v) => v,
+            _ => Value::Null,
+        }
+    }
+}
+
+impl Fields {
+    /// Member `k` as read.
+    fn set(&mut self, k: Key, got: Got) {
+        match k {
+            Key::Role => self.role = Role::parse(got.string().as_deref().unwrap_or("")),
+            Key::Content => {
+                self.content = match got {
+                    Got::Content(c) => c,
+                    _ => Content::None,
+                }
+            }
+            Key::ToolCallId => self.tool_call_id = got.string(),
+            Key::ToolName => self.tool_name = got.string(),
+            Key::IsError => self.is_error = got.tree() == Value::Bool(true),
+            Key::Summary => self.summary = got.string(),
+            Key::Output => self.output = got.string(),
+            // Present with any value: a usage that is not an object counts nothing.
+            Key::Usage => {
+                self.usage = Some(match got {
+                    Got::Usage(u) => u,
+                    _ => Usage::default(),
+                })
+            }
+            Key::Timestamp => {
+                self.timestamp = match got.tree() {
+                    Value::Number(n) => Some(n),
+                    _ => None,
+                }
+            }
+            Key::StopReason => self.stop_reason = got.string(),
+            Key::Model => self.model = got.string(),
+            Key::CustomType => self.custom_type = got.string(),
+            Key::Command => self.command = got.string(),
+            Key::ExitCode => self.exit_code = got.tree().as_i64(),
+            Key::Details => {
+                self.details_exit_code = match got {
+                    Got::Exit(e) => e,
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+/// The members of a content part, as read so far (its `type` may come last).
+#[derive(Default)]
+struct PartMembers {
+    ty: Option<String>,
+    text: Option<String>,
+    thinking: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+    arguments: Option<Value>,
+    mime_type: Option<String>,
+    data_len: Option<usize>,
+}
+
+impl PartMembers {
+    /// Member `k` as read.
+    fn set(&mut self, k: PartKey, got: Got) {
+        match k {
+            PartKey::Type => self.ty = got.string(),
+            PartKey::Text => self.text = got.string(),
+            PartKey::Thinking => self.thinking = got.string(),
+            PartKey::Id => self.id = got.string(),
+            PartKey::Name => self.name = got.string(),
+            PartKey::Arguments => self.arguments = Some(got.tree()),
+            PartKey::MimeType => self.mime_type = got.string(),
+            PartKey::Data => {
+                self.data_len = match got {
+                    Got::Len(n) => Some(n),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    fn finish(self) -> PartBuf {
+        match self.ty.as_deref().unwrap_or("") {
+            "text" => PartBuf::Text(self.text.unwrap_or_default()),
+            "thinking" => PartBuf::Thinking(self.thinking.unwrap_or_default()),
+            "toolCall" => PartBuf::ToolCall {
+                id: self.id.unwrap_or_default(),
+                name: self.name.unwrap_or_default(),
+                arguments: self.arguments.unwrap_or(Value::Null),
+            },
+            "image" => PartBuf::Image {
+                mime_type: self.mime_type.unwrap_or_default(),
+                data_len: self.data_len.unwrap_or(0),
+            },
+            _ => PartBuf::Other(self.ty.unwrap_or_default()),
+        }
+    }
+}
+
+/// The one visitor of a message's members: a single visitor (one instance of the parser's
+/// generic code for all of them) told by [`Read`] what to keep.
+#[derive(Clone, Copy)]
+struct Member(Read);
+
+impl<'de> DeserializeSeed<'de> for Member {
+    type Value = Got;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Res<Got, D::Error> {
+        match self.0 {
+            Read::Tree => Value::deserialize(d).map(Got::Tree),
+            _ => d.deserialize_any(self),
+        }
+    }
+}
+
+/// The message object. Its own visitor, read with `deserialize_map`: under
+/// `arbitrary_precision` `deserialize_any` hands a number to `visit_map`, which would compile
+/// the members' loop a second time for the number's map.
+struct MessageV;
+
+impl<'de> Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Res<Fields, D::Error> {
+        d.deserialize_map(MessageV)
+    }
+}
+
+impl<'de> Visitor<'de> for MessageV {
+    type Value = Fields;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a message object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Res<Fields, A::Error> {
+        Member::message(map)
+    }
+}
+
+impl<'de> Visitor<'de> for Member {
+    type Value = Got;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Res<Got, E> {
+        Ok(Got::Absent)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Res<Got, E> {
+        Ok(Got::Absent)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Res<Got, E> {
+        Ok(Got::Absent)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Res<Got, E> {
+        Ok(Got::Absent)
+    }
+    fn visit_unit<E: de::Error>(self) -> Res<Got, E> {
+        Ok(Got::Absent)
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Res<Got, E> {
+        Ok(match self.0 {
+            Read::Len => Got::Len(s.len()),
+            Read::Content => Got::Content(Content::Text(s.to_owned())),
+            _ => Got::Absent,
+        })
+    }
+    fn visit_string<E: de::Error>(self, s: String) -> Res<Got, E> {
+        Ok(match self.0 {
+            Read::Content => Got::Content(Content::Text(s)),
+            _ => return self.visit_str(&s),
+        })
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Res<Got, A::Error> {
+        if !matches!(self.0, Read::Content) {
+            return drain_seq(seq).map(|()| Got::Absent);
+        }
+        let mut parts = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(p) = seq.next_element_seed(Member(Read::Part))? {
+            parts.push(match p {
+                Got::Part(p) => p,
+                // A part that is not an object has no type.
+                _ => PartBuf::Other(String::new()),
+            });
+        }
+        Ok(Got::Content(Content::Parts(parts)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Res<Got, A::Error> {
+        match self.0 {
+            Read::Part => Member::part(map).map(Got::Part),
+            Read::Exit => Member::exit(map).map(Got::Exit),
+            Read::Usage => Member::usage(map).map(Got::Usage),
+            _ => drain_map(map).map(|()| Got::Absent),
+        }
+    }
+}
+
+impl Member {
+    fn message<'de, A: MapAccess<'de>>(mut map: A) -> Res<Fields, A::Error> {
+        let mut f = Fields::default();
+        while let Some(k) = map.next_key_seed(KeyIn(MESSAGE_KEYS))? {
+            let Some(k) = k else {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            let read = match k {
+                Key::Content => Read::Content,
+                Key::Usage => Read::Usage,
+                Key::Details => Read::Exit,
+                _ => Read::Tree,
+            };
+            f.set(k, map.next_value_seed(Member(read))?);
+        }
+        Ok(f)
+    }
+
+    fn part<'de, A: MapAccess<'de>>(mut map: A) -> Res<PartBuf, A::Error> {
+        let mut p = PartMembers::default();
+        while let Some(k) = map.next_key_seed(KeyIn(PART_KEYS))? {
+            let Some(k) = k else {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            let read = if k == PartKey::Data {
+                Read::Len
+            } else {
+                Read::Tree
+            };
+            p.set(k, map.next_value_seed(Member(read))?);
+        }
+        Ok(p.finish())
+    }
+
+    /// `usage` as the host reports it: each count a non-negative number (anything else is 0);
+    /// the rest (`totalTokens`, `cost`) skipped.
+    fn usage<'de, A: MapAccess<'de>>(mut map: A) -> Res<Usage, A::Error> {
+        let mut u = Usage::default();
+        while let Some(k) = map.next_key_seed(KeyIn(USAGE_KEYS))? {
+            let Some(k) = k else {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            let n = map.next_value::<Value>()?.as_f64().unwrap_or(0.0).max(0.0) as u64;
+            *[
+                &mut u.input,
+                &mut u.cache_read,
+                &mut u.cache_write,
+                &mut u.output,
+            ][k] = n;
+        }
+        Ok(u)
+    }
+
+    /// `details.exitCode` (an integer), the rest of `details` skipped.
+    fn exit<'de, A: MapAccess<'de>>(mut map: A) -> Res<Option<i64>, A::Error> {
+        let mut exit = None;
+        while let Some(k) = map.next_key_seed(KeyIn(&[("exitCode", ())]))? {
+            if k.is_some() {
+                exit = map.next_value::<Value>()?.as_i64();
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(exit)
+    }
+}
+
+#[cfg(test)]
+mod oracle_tests;
 
 #[cfg(test)]
 mod tests {
@@ -541,16 +1081,30 @@ mod tests {
             r#"{"role":"user","content":"\ud83d\ude00 \n \\ud83d \ufffdx"}"#
         );
         assert!(sur && !deep);
-        // Nesting past serde_json's limit.
-        let deep_details = format!(
-            r#"{{"role":"toolResult","toolCallId":"c2","details":{}"x]"{}}}"#,
+        // Nesting past serde_json's limit in a member the core reads (tool call arguments).
+        let deep_args = format!(
+            r#"{{"role":"assistant","content":[{{"type":"toolCall","id":"c2","name":"t","arguments":{}"x]"{}}}]}}"#,
             "[".repeat(130),
             "]".repeat(130)
         );
-        assert!(Message::from_json(&deep_details).is_err());
-        let h = parse_host(&deep_details);
+        assert!(Message::from_json(&deep_args).is_err());
+        let h = parse_host(&deep_args);
         assert_eq!(h.quarantine(), Some("too_deep"));
-        assert_eq!(h.message().unwrap().tool_call_id(), Some("c2"));
+        let calls = h.message().unwrap().tool_calls();
+        assert_eq!((calls[0].id, calls[0].name), ("c2", "t"));
+        // In members it skips (a tool's details, an unknown member), neither deep nesting nor a
+        // lone surrogate keeps a message from being read exactly.
+        let skipped = format!(
+            r#"{{"role":"toolResult","toolCallId":"c3","details":{{"exitCode":1,"x":{}"x]"{}}},"y":"\ud83d","content":"ok"}}"#,
+            "[".repeat(130),
+            "]".repeat(130)
+        );
+        assert!(Message::from_json(&skipped).is_err());
+        let h = parse_host(&skipped);
+        assert_eq!(h.quarantine(), None);
+        let m = h.message().unwrap();
+        assert_eq!((m.tool_call_id(), m.text().as_str()), (Some("c3"), "ok"));
+        assert_eq!(m.details_exit_code(), Some(1));
         // Not a message at all.
         for (j, why) in [
             ("null", "not_object"),

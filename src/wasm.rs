@@ -127,15 +127,6 @@ pub fn session_dir_name(
     Ok(crate::safe_name(session_id))
 }
 
-/// Parse one message and serialise it back (round-trip check).
-#[wasm_bindgen(js_name = roundTripMessage)]
-pub fn round_trip_message(
-    #[wasm_bindgen(unchecked_param_type = "string")] message_json: JsValue,
-) -> JsResult<String> {
-    let message_json = &js_text(&message_json, "message_json")?;
-    Ok(core(crate::Message::from_json(message_json))?.to_json())
-}
-
 // ---- tool-output safety: shrink, defaults, recover, search ------------------------------------
 
 /// Shrink an oversized tool result (a toolResult message or a bare `{content, details}`
@@ -299,15 +290,6 @@ pub fn lesson_staleness(
     let l = core(crate::lessons::Lesson::parse(text))?;
     let inputs: Vec<crate::lessons::FpInput> = json_arg(inputs_json)?;
     to_js(&l.staleness(&inputs))
-}
-
-/// What kind of first request this is (and whether lessons may help).
-#[wasm_bindgen(js_name = lessonsClassify, unchecked_return_type = "LessonClassification")]
-pub fn lessons_classify(
-    #[wasm_bindgen(unchecked_param_type = "string")] request: JsValue,
-) -> JsResult<JsValue> {
-    let request = &js_text(&request, "request")?;
-    to_js(&crate::lessons::classify::classify(request))
 }
 
 /// Which lessons to inject (`DecideInput` JSON).

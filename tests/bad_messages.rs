@@ -18,10 +18,15 @@ fn lone_surrogate(id: &str, ts: u64) -> String {
 }
 
 /// A tool result with `details` nested 130 deep (serde_json stops at 128).
+/// A tool result whose `details.exitCode` (a member the core reads) is nested past serde_json's
+/// limit. Deep values in members the core skips do not quarantine a message (src/message.rs).
 fn deep_details(id: &str, ts: u64) -> String {
     let good = result(id, "read", "deep", ts);
     let nested = format!("{}\"x\"{}", "[".repeat(130), "]".repeat(130));
-    format!("{},\"details\":{nested}}}", &good[..good.len() - 1])
+    format!(
+        "{},\"details\":{{\"exitCode\":{nested}}}}}",
+        &good[..good.len() - 1]
+    )
 }
 
 /// Run a 40-turn session whose turn 2 has its tool result replaced by `bad` (or, with

@@ -34,7 +34,7 @@ fn corpus_pairing_and_digests() {
         let text = std::fs::read_to_string(root.join(rel)).unwrap();
         let msgs = pi_messages(&text);
         assert!(msgs.len() > 300, "{rel}: {} messages", msgs.len());
-        let shapes: Vec<Shape> = msgs.iter().map(Shape::of).collect();
+        let shapes: Vec<Shape> = msgs.iter().map(|m| Shape::of(m)).collect();
         let before = violations(&shapes);
         for open in [false, true] {
             let rep = repair(&shapes, open);

@@ -17,7 +17,7 @@
 //! The scanners are small hand-written tokenizers (no regex crate in the core).
 
 use crate::config::Config;
-use crate::message::{field, Message, Part, Role};
+use crate::message::{field, Fields, Part, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -257,7 +257,7 @@ fn find_exit_code(text: &str) -> Option<i64> {
 
 /// Digest one message. `call_args`: for a toolResult, the (name, arguments) of its call if known
 /// (to name files read and commands run).
-pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> Digest {
+pub fn digest(m: &Fields, cfg: &Config, call_args: Option<(&str, &Value)>) -> Digest {
     let mut d = DigestBuf {
         role: m.role_str().to_string(),
         ..DigestBuf::default()
@@ -338,9 +338,7 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
                 }
                 d.protected = is_protected_read(name, args, cfg);
                 if let Some(cmd) = shell_command(name, args) {
-                    let exit = field(m.raw(), "details")
-                        .and_then(|v| field(v, "exitCode"))
-                        .and_then(Value::as_i64);
+                    let exit = m.details_exit_code();
                     commands.push(format!(
                         "{} → {}",
                         command_label(cmd),
@@ -375,16 +373,15 @@ pub fn digest(m: &Message, cfg: &Config, call_args: Option<(&str, &Value)>) -> D
             d.artifacts = artifact_ids(&text);
         }
         _ => {
-            let runtime = field(m.raw(), "customType").and_then(Value::as_str)
-                == Some("openclaw.runtime-context");
+            let runtime = m.custom_type() == Some("openclaw.runtime-context");
             let text = if runtime {
                 RUNTIME_MARKER.to_string()
             } else {
                 collapse_owned(m.text())
             };
             d.text = gist(&text);
-            if let Some(cmd) = field(m.raw(), "command").and_then(Value::as_str) {
-                let exit = field(m.raw(), "exitCode").and_then(Value::as_i64);
+            if let Some(cmd) = m.command() {
+                let exit = m.exit_code();
                 commands.push(format!(
                     "{} → {}",
                     command_label(cmd),

@@ -1,5 +1,6 @@
 use super::*;
 use crate::fold::record::*;
+use crate::Message;
 use serde_json::json;
 
 pub(super) fn msg(v: Value) -> Message {

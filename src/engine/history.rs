@@ -9,7 +9,7 @@ use super::{
 };
 use crate::digest::{Digest, Str};
 use crate::error::Result;
-use crate::message::Message;
+use crate::message::Fields;
 use crate::pairing::Shape;
 use crate::record::{MsgHash, MsgRecord, Ts};
 use crate::{cost, digest, tokens};
@@ -71,7 +71,7 @@ impl Session {
         for (&i, json) in given.from(d) {
             let host = crate::message::parse_host(json);
             let m = host.message();
-            roles.push(m.map_or("", Message::role_str).to_string());
+            roles.push(m.map_or("", Fields::role_str).to_string());
             if i == d {
                 incoming_shape = Some(m.map_or_else(Shape::other, Shape::of));
             }
@@ -166,9 +166,7 @@ impl Session {
                 args: bound_args(c.arguments),
             });
         }
-        let ts = crate::message::field(m.raw(), "timestamp")
-            .and_then(Value::as_number)
-            .map(Ts::of);
+        let ts = m.timestamp_number().map(Ts::of);
         let rec = MsgRecord {
             h,
             w,

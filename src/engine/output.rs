@@ -5,7 +5,7 @@ use super::by_index::ByIndex;
 use super::state::{Event, OutKey};
 use super::{fingerprint, AssembleReport, Built, RepairReport, Session, Src};
 use crate::error::{Error, Result};
-use crate::message::Message;
+use crate::message::Fields;
 use crate::pairing::{Shape, Slot};
 use crate::record::Ts;
 use crate::{pairing, tokens};
@@ -198,7 +198,7 @@ pub(super) fn echo_repair(
         let host = given.get(&i).map(|j| crate::message::parse_host(j));
         let m = host.as_ref().and_then(|h| h.message());
         shapes.push(m.map_or_else(Shape::other, Shape::of));
-        ts.push(m.and_then(Message::timestamp).unwrap_or(f64::NAN));
+        ts.push(m.and_then(Fields::timestamp).unwrap_or(f64::NAN));
     }
     let r = pairing::repair(&shapes, false);
     if r.is_identity() {

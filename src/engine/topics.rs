@@ -24,7 +24,7 @@ use super::state::{Event, HOUR_MS};
 use super::{fingerprint, history, CommitInput, Session};
 use crate::digest::Digest;
 use crate::error::Result;
-use crate::message::Message;
+use crate::message::Fields;
 use crate::record::MsgRecord;
 use crate::topics::terms::{self, TurnTerms};
 use crate::topics::{llm, Segmenter, Topic, TurnId};
@@ -254,7 +254,7 @@ impl Session {
         }
         let at = crate::message::parse_host(&input.messages[0])
             .message()
-            .and_then(Message::timestamp)
+            .and_then(Fields::timestamp)
             .filter(|t| t.is_finite());
         self.emit(Event::Turn {
             from,

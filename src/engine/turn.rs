@@ -9,11 +9,10 @@ use super::{
 };
 use crate::digest::Digest;
 use crate::error::{Error, Result};
-use crate::message::Message;
+use crate::message::Fields;
 use crate::pairing::{Shape, ShapeRole};
 use crate::record::{MsgHash, MsgRecord};
 use crate::{cost, tokens};
-use serde_json::Value;
 
 impl Session {
     /// Host `compact()` without a message list: fold at the next assemble.
@@ -131,11 +130,11 @@ impl Session {
             });
         }
         // A message the core cannot read (quarantined at assemble) is not an assistant call.
-        let mut msgs: Vec<Message> = Vec::with_capacity(input.messages.len());
+        let mut msgs: Vec<Fields> = Vec::with_capacity(input.messages.len());
         let mut ws: Vec<u64> = Vec::with_capacity(input.messages.len());
         for j in &input.messages {
             let host = crate::message::parse_host(j);
-            msgs.push(host.message().cloned().unwrap_or_else(Message::empty));
+            msgs.push(host.message().cloned().unwrap_or_default());
             ws.push(tokens::weighted_chars(j));
         }
         let stat = self.static_tokens();
@@ -159,9 +158,7 @@ impl Session {
             };
             let predicted = cost::floor_block(stat + self.tokens(shared_w), cost::DS_BLOCK);
             let model = msgs[k]
-                .raw()
-                .get("model")
-                .and_then(Value::as_str)
+                .model()
                 .map(str::to_string)
                 .or_else(|| self.st.model.clone());
             let p = cost::price_for(&self.cfg, model.as_deref(), input.now_ms);
@@ -224,7 +221,7 @@ impl Session {
     /// point, as before.
     fn calibration_points(
         &self,
-        msgs: &[Message],
+        msgs: &[Fields],
         ws: &[u64],
         asst: &[usize],
     ) -> (Option<[u64; 2]>, Vec<[u64; 2]>) {

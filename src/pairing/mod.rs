@@ -23,7 +23,7 @@
 //! reuse an id (each group is checked locally, which is what the provider does).
 
 use crate::digest::Str;
-use crate::message::{Message, Role};
+use crate::message::{Fields, Role};
 use crate::object_of;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -76,7 +76,7 @@ impl Shape {
     /// (`@openclaw/ai` `transformMessages` → `resolveFailedAssistantReplay`), so its calls never
     /// reach the provider. Results recorded for them are orphans and get a synthetic call, and
     /// no synthetic result is made for them (it would be an orphan once the host drops the call).
-    pub fn of(m: &Message) -> Shape {
+    pub fn of(m: &Fields) -> Shape {
         match m.role() {
             Role::User => Shape {
                 role: ShapeRole::User,
@@ -167,12 +167,8 @@ impl Shape {
 }
 
 /// True for an assistant turn the host will not replay (`stopReason` `error` or `aborted`).
-pub fn failed_turn(m: &Message) -> bool {
-    m.role() == Role::Assistant
-        && matches!(
-            crate::message::field(m.raw(), "stopReason").and_then(Value::as_str),
-            Some("error") | Some("aborted")
-        )
+pub fn failed_turn(m: &Fields) -> bool {
+    m.role() == Role::Assistant && matches!(m.stop_reason(), Some("error") | Some("aborted"))
 }
 
 /// One element of a repaired sequence.

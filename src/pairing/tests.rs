@@ -1,4 +1,5 @@
 use super::*;
+use crate::Message;
 use proptest::prelude::*;
 
 fn kinds(r: &[Repair]) -> Vec<(&str, &str, usize)> {

@@ -166,7 +166,7 @@ fn claude_code_grouping_and_chain() {
         cachefold_bench::replay::transcript::parse_iso_ms("2026-02-12T17:00:02.000Z").unwrap()
     );
     // Pairing-valid as read.
-    let shapes: Vec<Shape> = t.messages.iter().map(Shape::of).collect();
+    let shapes: Vec<Shape> = t.messages.iter().map(|m| Shape::of(m)).collect();
     assert!(pairing::violations(&shapes).is_empty());
 }
 
@@ -198,7 +198,7 @@ fn reasonix_calls_and_tools() {
     assert_eq!(calls[1].arguments, &Value::String("not json at all".into()));
     assert_eq!(t.messages[2].tool_call_id(), Some(calls[0].id));
     assert!(t.messages[3].is_error());
-    let shapes: Vec<Shape> = t.messages.iter().map(Shape::of).collect();
+    let shapes: Vec<Shape> = t.messages.iter().map(|m| Shape::of(m)).collect();
     assert!(pairing::violations(&shapes).is_empty());
 }
 

@@ -271,7 +271,7 @@ pub fn replay(
 ) -> ReplayOutcome {
     let jsons: Vec<String> = messages.iter().map(Message::to_json).collect();
     let ws = jsons.iter().map(|j| tokens::weighted_chars(j)).collect();
-    let shapes = messages.iter().map(Shape::of).collect();
+    let shapes = messages.iter().map(|m| Shape::of(m)).collect();
     let mut d = Driver {
         messages,
         jsons,
