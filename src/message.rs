@@ -585,26 +585,6 @@ pub fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
 
 type Res<T, E> = std::result::Result<T, E>;
 
-/// The member a name stands for in a list (`None`: a member the core does not read).
-struct KeyIn<T: 'static>(&'static [(&'static str, T)]);
-
-impl<'de, T: Copy> DeserializeSeed<'de> for KeyIn<T> {
-    type Value = Option<T>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Res<Option<T>, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<T: Copy> Visitor<'_> for KeyIn<T> {
-    type Value = Option<T>;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a member name")
-    }
-    fn visit_str<E: de::Error>(self, s: &str) -> Res<Option<T>, E> {
-        Ok(self.0.iter().find(|(n, _)| *n == s).map(|&(_, k)| k))
-    }
-}
-
 /// Consume the rest of a map.
 fn drain_map<'de, A: MapAccess<'de>>(mut map: A) -> Res<(), A::Error> {
     while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
@@ -617,8 +597,9 @@ fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Res<(), A::Error> {
     Ok(())
 }
 
-/// A member of a message the core reads.
-#[derive(Clone, Copy, PartialEq)]
+/// A member name of a message (serde's field identifier: matched without copying the name).
+#[derive(serde::Deserialize, Clone, Copy)]
+#[serde(field_identifier, rename_all = "camelCase")]
 enum Key {
     Role,
     Content,
@@ -635,29 +616,14 @@ enum Key {
     Command,
     ExitCode,
     Details,
+    /// A member the core does not read.
+    #[serde(other)]
+    Other,
 }
 
-/// The members of a message the core reads, by name.
-const MESSAGE_KEYS: &[(&str, Key)] = &[
-    ("role", Key::Role),
-    ("content", Key::Content),
-    ("toolCallId", Key::ToolCallId),
-    ("toolName", Key::ToolName),
-    ("isError", Key::IsError),
-    ("summary", Key::Summary),
-    ("output", Key::Output),
-    ("usage", Key::Usage),
-    ("timestamp", Key::Timestamp),
-    ("stopReason", Key::StopReason),
-    ("model", Key::Model),
-    ("customType", Key::CustomType),
-    ("command", Key::Command),
-    ("exitCode", Key::ExitCode),
-    ("details", Key::Details),
-];
-
-/// A member of a content part the core reads.
-#[derive(Clone, Copy, PartialEq)]
+/// A member name of a content part.
+#[derive(serde::Deserialize, Clone, Copy)]
+#[serde(field_identifier, rename_all = "camelCase")]
 enum PartKey {
     Type,
     Text,
@@ -667,27 +633,30 @@ enum PartKey {
     Arguments,
     MimeType,
     Data,
+    #[serde(other)]
+    Other,
 }
 
-/// The members of a content part the core reads, by name.
-const PART_KEYS: &[(&str, PartKey)] = &[
-    ("type", PartKey::Type),
-    ("text", PartKey::Text),
-    ("thinking", PartKey::Thinking),
-    ("id", PartKey::Id),
-    ("name", PartKey::Name),
-    ("arguments", PartKey::Arguments),
-    ("mimeType", PartKey::MimeType),
-    ("data", PartKey::Data),
-];
+/// A member name of `usage`.
+#[derive(serde::Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum UsageKey {
+    Input,
+    CacheRead,
+    CacheWrite,
+    Output,
+    #[serde(other)]
+    Other,
+}
 
-/// The four counts of `usage`, by name.
-const USAGE_KEYS: &[(&str, usize)] = &[
-    ("input", 0),
-    ("cacheRead", 1),
-    ("cacheWrite", 2),
-    ("output", 3),
-];
+/// A member name of `details`.
+#[derive(serde::Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum DetailsKey {
+    ExitCode,
+    #[serde(other)]
+    Other,
+}
 
 /// What a member is read as.
 #[derive(Clone, Copy)]
@@ -775,6 +744,7 @@ impl Fields {
                     _ => None,
                 }
             }
+            Key::Other => {}
         }
     }
 }
@@ -809,6 +779,7 @@ impl PartMembers {
                     _ => None,
                 }
             }
+            PartKey::Other => {}
         }
     }
 
@@ -926,12 +897,12 @@ impl<'de> Visitor<'de> for Member {
 impl Member {
     fn message<'de, A: MapAccess<'de>>(mut map: A) -> Res<Fields, A::Error> {
         let mut f = Fields::default();
-        while let Some(k) = map.next_key_seed(KeyIn(MESSAGE_KEYS))? {
-            let Some(k) = k else {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            };
+        while let Some(k) = map.next_key::<Key>()? {
             let read = match k {
+                Key::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
                 Key::Content => Read::Content,
                 Key::Usage => Read::Usage,
                 Key::Details => Read::Exit,
@@ -944,15 +915,14 @@ impl Member {
 
     fn part<'de, A: MapAccess<'de>>(mut map: A) -> Res<PartBuf, A::Error> {
         let mut p = PartMembers::default();
-        while let Some(k) = map.next_key_seed(KeyIn(PART_KEYS))? {
-            let Some(k) = k else {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            };
-            let read = if k == PartKey::Data {
-                Read::Len
-            } else {
-                Read::Tree
+        while let Some(k) = map.next_key::<PartKey>()? {
+            let read = match k {
+                PartKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+                PartKey::Data => Read::Len,
+                _ => Read::Tree,
             };
             p.set(k, map.next_value_seed(Member(read))?);
         }
@@ -963,18 +933,18 @@ impl Member {
     /// the rest (`totalTokens`, `cost`) skipped.
     fn usage<'de, A: MapAccess<'de>>(mut map: A) -> Res<Usage, A::Error> {
         let mut u = Usage::default();
-        while let Some(k) = map.next_key_seed(KeyIn(USAGE_KEYS))? {
-            let Some(k) = k else {
-                map.next_value::<IgnoredAny>()?;
-                continue;
+        while let Some(k) = map.next_key::<UsageKey>()? {
+            let count = match k {
+                UsageKey::Input => &mut u.input,
+                UsageKey::CacheRead => &mut u.cache_read,
+                UsageKey::CacheWrite => &mut u.cache_write,
+                UsageKey::Output => &mut u.output,
+                UsageKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
             };
-            let n = map.next_value::<Value>()?.as_f64().unwrap_or(0.0).max(0.0) as u64;
-            *[
-                &mut u.input,
-                &mut u.cache_read,
-                &mut u.cache_write,
-                &mut u.output,
-            ][k] = n;
+            *count = map.next_value::<Value>()?.as_f64().unwrap_or(0.0).max(0.0) as u64;
         }
         Ok(u)
     }
@@ -982,11 +952,12 @@ impl Member {
     /// `details.exitCode` (an integer), the rest of `details` skipped.
     fn exit<'de, A: MapAccess<'de>>(mut map: A) -> Res<Option<i64>, A::Error> {
         let mut exit = None;
-        while let Some(k) = map.next_key_seed(KeyIn(&[("exitCode", ())]))? {
-            if k.is_some() {
-                exit = map.next_value::<Value>()?.as_i64();
-            } else {
-                map.next_value::<IgnoredAny>()?;
+        while let Some(k) = map.next_key::<DetailsKey>()? {
+            match k {
+                DetailsKey::ExitCode => exit = map.next_value::<Value>()?.as_i64(),
+                DetailsKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
         Ok(exit)
