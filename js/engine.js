@@ -132,7 +132,7 @@ function runPlan(ctx, h, messages, header, { compact = false, force = false, ses
     for (let i = w.from, end = Math.min(w.to, messages.length); i < end; i++) {
       lines.push(sent.get(i) ?? Buffer.from(messageJson(messages[i]), "utf8"), NEWLINE);
     }
-    store.writeFold(h.paths, w.foldId, lines.length ? Buffer.concat(lines) : NEWLINE);
+    store.writeFold(h.paths, w.foldId, lines.length ? lines : NEWLINE);
   }
   const keys = plan.syntheticKeys ?? [];
   const texts = (plan.synthetic ?? []).map((s, k) => (s === "" && kept?.has(keys[k]) ? kept.get(keys[k]) : s));

@@ -2,7 +2,7 @@
 // of regular files only (whole, head or tail), and a timeout for promises. Nothing else in js/
 // calls writeSync or renames a temporary file itself.
 import { randomUUID } from "node:crypto";
-import { closeSync, constants as C, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants as C, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync, writevSync } from "node:fs";
 import { dirname, sep } from "node:path";
 
 export const DIR_MODE = 0o700;
@@ -37,17 +37,26 @@ export function assertInside(root, path) {
 }
 
 /**
- * Write all of `data` at the descriptor's position. `writeSync` may write fewer bytes than asked
- * (a disk filling up); the rest is written by further calls, and a call that writes nothing is
- * ENOSPC. Throws unless every byte was handed to the kernel.
+ * Write all of `data` (a string, bytes, or a list of byte chunks written in order with
+ * `writev`, never joined into one copy) at the descriptor's position. A write may take fewer
+ * bytes than asked (a disk filling up); the rest is written by further calls, and a call that
+ * writes nothing is ENOSPC. Throws unless every byte was handed to the kernel.
  */
 export function writeAll(fd, data) {
-  const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  let chunks = Array.isArray(data) ? data : [typeof data === "string" ? Buffer.from(data, "utf8") : data];
+  let total = 0;
+  for (const c of chunks) total += c.length;
   let off = 0;
-  while (off < buf.length) {
-    const n = writeSync(fd, buf, off, buf.length - off);
-    if (!(n > 0)) throw Object.assign(new Error(`no space left on device: ${off} of ${buf.length} bytes written`), { code: "ENOSPC" });
+  while (off < total) {
+    const n = chunks.length === 1 ? writeSync(fd, chunks[0]) : writevSync(fd, chunks);
+    if (!(n > 0)) throw Object.assign(new Error(`no space left on device: ${off} of ${total} bytes written`), { code: "ENOSPC" });
     off += n;
+    // Drop what was written: whole chunks, then the front of a partly written one.
+    let left = n;
+    let k = 0;
+    while (left > 0 && chunks[k].length <= left) left -= chunks[k++].length;
+    chunks = chunks.slice(k);
+    if (left > 0) chunks[0] = chunks[0].subarray(left);
   }
   return off;
 }

@@ -15,6 +15,18 @@ import { tempDir, engineFor, sessionDir, user, assistantText, commitInNewProcess
 
 const skip = pkgSkip();
 const realWrite = fs.writeSync;
+const realWritev = fs.writevSync;
+
+/** The first `n` bytes of a list of chunks, as a list. */
+function firstBytes(chunks, n) {
+  const out = [];
+  for (const c of chunks) {
+    if (n <= 0) break;
+    out.push(c.subarray(0, Math.min(c.length, n)));
+    n -= c.length;
+  }
+  return out;
+}
 
 /** Make writes to files under `root` fail after `budget` more bytes; returns the undo. */
 function fillDiskAfter(root, budget) {
@@ -34,12 +46,60 @@ function fillDiskAfter(root, budget) {
     const pos = typeof data === "string" ? null : (rest[2] ?? null);
     return realWrite.call(fs, fd, buf, off, n, pos);
   };
+  // Chunk lists (fold files) are written with writev: short writes and ENOSPC the same way.
+  fs.writevSync = function (fd, chunks, pos) {
+    let target = "";
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {}
+    if (!target.startsWith(root)) return realWritev.call(fs, fd, chunks, pos);
+    if (left <= 0) throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC", errno: -28, syscall: "write" });
+    const n = realWritev.call(fs, fd, firstBytes(chunks, left), pos);
+    left -= n;
+    return n;
+  };
   syncBuiltinESMExports();
   return () => {
     fs.writeSync = realWrite;
+    fs.writevSync = realWritev;
     syncBuiltinESMExports();
   };
 }
+
+test("a list of chunks is written whole through short writes; a disk with no room is ENOSPC", async () => {
+  const { writeFileAtomic } = await import("../../js/io/files.js");
+  const root = tempDir();
+  // More chunks than one writev takes (IOV_MAX 1024), of uneven sizes, some empty.
+  const chunks = Array.from({ length: 2500 }, (_, i) => Buffer.from(i % 7 === 0 ? "" : `${i}:${"x".repeat(i % 13)}\n`));
+  const whole = Buffer.concat(chunks);
+  for (const [budget, writes] of [[Infinity, "whole"], [whole.length, "exact"]]) {
+    const undo = fillDiskAfter(root, budget);
+    try {
+      writeFileAtomic(join(root, `${writes}.jsonl`), chunks);
+    } finally {
+      undo();
+    }
+    assert.ok(readFileSync(join(root, `${writes}.jsonl`)).equals(whole), writes);
+  }
+  // Each call writes at most 100 bytes (a short write every time) until the budget is spent.
+  const short = (fd, cs, pos) => realWritev.call(fs, fd, firstBytes(cs, 100), pos);
+  fs.writevSync = short;
+  syncBuiltinESMExports();
+  try {
+    writeFileAtomic(join(root, "short.jsonl"), chunks);
+  } finally {
+    fs.writevSync = realWritev;
+    syncBuiltinESMExports();
+  }
+  assert.ok(readFileSync(join(root, "short.jsonl")).equals(whole));
+  const undo = fillDiskAfter(root, 1000);
+  try {
+    assert.throws(() => writeFileAtomic(join(root, "full.jsonl"), chunks), (e) => e.code === "ENOSPC");
+  } finally {
+    undo();
+  }
+  assert.equal(existsSync(join(root, "full.jsonl")), false, "no torn file");
+});
 
 const turn = (k) => [user(`question ${k} ${"lorem ipsum dolor ".repeat(300)}`), assistantText(`answer ${k} ${"sit amet consectetur ".repeat(300)}`)];
 
