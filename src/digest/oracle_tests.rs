@@ -118,43 +118,8 @@ mod before_bytes {
         {
             return false;
         }
-        if let Some(i) = t.find(':') {
-            if i != 1 || t.matches(':').count() > 1 {
-                return false;
-            }
-        }
-        if !t.chars().any(|c| c.is_ascii_alphabetic()) {
-            return false;
-        }
-        let segs: Vec<&str> = t.split(['/', '\\']).collect();
-        let last = segs.last().copied().unwrap_or("");
-        if segs.len() == 1 {
-            return has_known_ext(t) && !t.starts_with('.');
-        }
-        let inner_empty = segs
-            .iter()
-            .skip(1)
-            .take(segs.len().saturating_sub(2))
-            .any(|s| s.is_empty());
-        if inner_empty {
-            return false;
-        }
-        let rooted = t.starts_with('/')
-            || t.starts_with("./")
-            || t.starts_with("../")
-            || t.starts_with("~/")
-            || t.get(1..3) == Some(":\\");
-        let nonempty = segs.iter().filter(|s| !s.is_empty()).count();
-        if has_known_ext(last) {
-            return true;
-        }
-        if rooted {
-            return nonempty >= 2;
-        }
-        nonempty >= 3
-            && segs
-                .iter()
-                .all(|s| !s.is_empty() && !s.bytes().all(|b| b.is_ascii_digit()))
+        // The segment rules after these tests are the scan's own (`path_shape`).
+        super::super::scan::path_shape(t)
     }
 }
 
@@ -187,6 +152,8 @@ proptest::proptest! {
     #[test]
     fn byte_scanners_equal_the_char_scanners(tok in token_strategy()) {
         proptest::prop_assert_eq!(super::scan::clean_token(&tok), before_bytes::clean_token(&tok));
+        // The segment rules are shared (`path_shape`); the extension test they use is compared here.
+        proptest::prop_assert_eq!(super::scan::has_known_ext(&tok), before_bytes::has_known_ext(&tok), "{:?}", tok);
         proptest::prop_assert_eq!(is_path_like(&tok), before_bytes::is_path_like(&tok), "{:?}", tok);
         let cleaned = super::scan::clean_token(&tok);
         proptest::prop_assert_eq!(is_path_like(cleaned), before_bytes::is_path_like(cleaned), "{:?}", cleaned);

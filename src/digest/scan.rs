@@ -211,7 +211,7 @@ const EXTENSIONS: &[&str] = &[
     "sqlite",
 ];
 
-fn has_known_ext(name: &str) -> bool {
+pub(super) fn has_known_ext(name: &str) -> bool {
     // The last '.' (an ASCII byte: never inside a multi-byte char), with a non-empty stem; the
     // extension compared case-insensitively with the lowercase list, without a lowered copy.
     match name.bytes().rposition(|b| b == b'.') {
@@ -292,6 +292,12 @@ pub fn is_path_like(t: &str) -> bool {
     if !b.iter().any(|c| matches!(c, b'/' | b'\\' | b'.')) || t.contains("://") {
         return false;
     }
+    path_shape(t)
+}
+
+/// The rules of [`is_path_like`] past its character, length and separator tests: `:` only as a
+/// Windows drive, a letter somewhere, and the segment rules.
+pub(super) fn path_shape(t: &str) -> bool {
     // ':' only as a Windows drive (`C:\…`).
     if let Some(i) = t.find(':') {
         if i != 1 || t.matches(':').count() > 1 {
