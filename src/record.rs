@@ -13,7 +13,7 @@ use std::fmt;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MsgRecord {
-    /// SHA-1 of the message JSON text (the engine's `fingerprint::message_hash`).
+    /// Hash of the message JSON text (its session's `fingerprint::HashAlgo`).
     pub h: MsgHash,
     /// Weighted characters of the JSON text ([`crate::tokens::weighted_chars`]).
     pub w: u64,
@@ -36,12 +36,23 @@ pub struct MsgRecord {
     pub q: Option<Str>,
 }
 
-/// A record's [`MsgRecord::h`]: the 20 bytes of a SHA-1, written and read as its 40 lowercase
-/// hex chars (the text `fingerprint::message_hash` gives), or none (written `""`: a record
-/// standing for no host message). 21 bytes inline instead of a 40-byte string and its 24-byte
-/// `String`: a long session keeps one per message.
+/// A record's [`MsgRecord::h`]: the content hash of one host message's JSON text
+/// ([`crate::engine::fingerprint::HashAlgo`]), written and read as lowercase hex: XXH3-128 (16
+/// bytes, 32 hex chars) in sessions this release starts, SHA-1 (20 bytes, 40 hex chars) in
+/// sessions an earlier release started, which keep it (see `HashAlgo`); or none (written
+/// `""`: a record standing for no host message). 21 bytes inline instead of a hex string and its
+/// 24-byte `String`: a long session keeps one per message. The two algorithms never compare
+/// equal.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct MsgHash(Option<[u8; 20]>);
+pub enum MsgHash {
+    /// No host message.
+    #[default]
+    None,
+    /// XXH3-128 (big-endian bytes, as `xxhash_rust` writes the hash's hex).
+    Xxh3([u8; 16]),
+    /// SHA-1 (sessions an earlier release started).
+    Sha1([u8; 20]),
+}
 
 /// Lowercase hex digits.
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -56,31 +67,49 @@ fn nibble(c: u8) -> Option<u8> {
     }
 }
 
+/// The bytes of `N` hex pairs.
+fn unhex<const N: usize>(b: &[u8]) -> Option<[u8; N]> {
+    let mut out = [0u8; N];
+    for (k, o) in out.iter_mut().enumerate() {
+        *o = (nibble(*b.get(2 * k)?)? << 4) | nibble(*b.get(2 * k + 1)?)?;
+    }
+    Some(out)
+}
+
 impl MsgHash {
-    /// The SHA-1 of `bytes` (`fingerprint::message_hash` of a message's JSON text).
+    /// The XXH3-128 of `bytes`.
+    pub fn xxh3(bytes: &[u8]) -> MsgHash {
+        MsgHash::Xxh3(xxhash_rust::xxh3::xxh3_128(bytes).to_be_bytes())
+    }
+
+    /// The SHA-1 of `bytes`.
     pub fn sha1(bytes: &[u8]) -> MsgHash {
         use sha1::{Digest as _, Sha1};
-        MsgHash(Some(Sha1::digest(bytes).into()))
+        MsgHash::Sha1(Sha1::digest(bytes).into())
     }
 
-    /// The hash of 40 lowercase hex chars, `""` for none; anything else is `None` (it would not
-    /// be written back as it was read).
+    /// Its bytes (none for [`MsgHash::None`]).
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            MsgHash::None => &[],
+            MsgHash::Xxh3(b) => b,
+            MsgHash::Sha1(b) => b,
+        }
+    }
+
+    /// The hash of 32 (XXH3-128) or 40 (SHA-1) lowercase hex chars, `""` for none; anything
+    /// else is `None` (it would not be written back as it was read).
     pub fn from_hex(hex: &str) -> Option<MsgHash> {
-        if hex.is_empty() {
-            return Some(MsgHash(None));
-        }
         let b = hex.as_bytes();
-        if b.len() != 40 {
-            return None;
+        match b.len() {
+            0 => Some(MsgHash::None),
+            32 => unhex(b).map(MsgHash::Xxh3),
+            40 => unhex(b).map(MsgHash::Sha1),
+            _ => None,
         }
-        let mut out = [0u8; 20];
-        for (k, o) in out.iter_mut().enumerate() {
-            *o = (nibble(b[2 * k])? << 4) | nibble(b[2 * k + 1])?;
-        }
-        Some(MsgHash(Some(out)))
     }
 
-    /// Its text: 40 lowercase hex chars, or `""` for none.
+    /// Its text: lowercase hex, or `""` for none.
     pub fn hex(&self) -> String {
         self.hex_of(20)
     }
@@ -96,32 +125,23 @@ impl MsgHash {
         self.hex_in(bytes, &mut [0; 40]).to_string()
     }
 
-    /// The text of its first `bytes` bytes (at most 20), written in `buf` (`""` for none): a
-    /// snapshot writes one per record without a `String` each.
+    /// The text of its first `bytes` bytes (all of them when it has fewer), written in `buf`
+    /// (`""` for none): a snapshot writes one per record without a `String` each.
     fn hex_in<'a>(&self, bytes: usize, buf: &'a mut [u8; 40]) -> &'a str {
-        let Some(h) = &self.0 else { return "" };
-        for (k, &x) in h.iter().take(bytes).enumerate() {
+        let h = self.bytes();
+        let n = bytes.min(h.len());
+        for (k, &x) in h[..n].iter().enumerate() {
             buf[2 * k] = HEX[usize::from(x >> 4)];
             buf[2 * k + 1] = HEX[usize::from(x & 15)];
         }
-        std::str::from_utf8(&buf[..2 * bytes.min(20)]).unwrap_or_default()
+        std::str::from_utf8(&buf[..2 * n]).unwrap_or_default()
     }
 }
 
 impl PartialEq<str> for MsgHash {
-    /// Whether `hex` is its text (compared without making the text).
+    /// Whether `hex` is its text.
     fn eq(&self, hex: &str) -> bool {
-        let b = hex.as_bytes();
-        match &self.0 {
-            None => b.is_empty(),
-            Some(h) => {
-                b.len() == 40
-                    && h.iter().enumerate().all(|(k, &x)| {
-                        b[2 * k] == HEX[usize::from(x >> 4)]
-                            && b[2 * k + 1] == HEX[usize::from(x & 15)]
-                    })
-            }
-        }
+        self.hex_in(20, &mut [0; 40]) == hex
     }
 }
 
@@ -165,7 +185,7 @@ impl<'de> Deserialize<'de> for MsgHash {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MsgHash, D::Error> {
         let hex = String::deserialize(d)?;
         MsgHash::from_hex(&hex).ok_or_else(|| {
-            serde::de::Error::custom("a message hash is 40 lowercase hex chars or empty")
+            serde::de::Error::custom("a message hash is 32 or 40 lowercase hex chars or empty")
         })
     }
 }
@@ -231,7 +251,11 @@ mod tests {
             "1E+5",
             "12345678901234567890123",
         ] {
-            for h in ["a9993e364706816aba3e25717850c26c9cd0d89d", ""] {
+            for h in [
+                "06b05ab6733a618578af5f94892f3950",
+                "a9993e364706816aba3e25717850c26c9cd0d89d",
+                "",
+            ] {
                 let json = format!(
                     r#"{{"h":"{h}","w":7,"shape":{{"role":"assistant","callIds":["c1"]}},"ts":{ts},"digest":{{"role":"assistant","files":["a.rs"],"callIds":["c1"]}},"q":"too_deep"}}"#
                 );

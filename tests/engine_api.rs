@@ -773,3 +773,85 @@ fn known_synthetic_texts_are_left_out_and_the_plan_is_otherwise_the_same() {
     assert!(!held.is_empty(), "no fold record in 24 turns");
     assert!(left_out > 0, "no text was left out");
 }
+
+/// A session an earlier release started hashes its messages with SHA-1, and keeps doing so: the
+/// host's next messages compare with its records (no divergence, no re-pin), the tool loop's
+/// echo of its output is still recognised, and it assembles exactly what the same session
+/// started by this release (XXH3) assembles.
+#[test]
+fn a_session_started_with_sha1_hashes_continues_with_them() {
+    use cachefold::engine::fingerprint::{head_fingerprint, message_hash, HashAlgo};
+    let mut s = session(small());
+    let mut msgs = Vec::new();
+    let mut out = Vec::new();
+    for k in 0..8 {
+        turn(&mut msgs, k, "a.txt", 1_500);
+        out = resolve(&shim(&mut s, &msgs, DS, Some(200_000)), &msgs);
+    }
+    s.take_journal();
+    let st = s.state();
+    assert!(
+        !st.segs.is_empty() && st.pinned,
+        "the scenario folds and pins"
+    );
+    assert_eq!(s.hash_algo(), HashAlgo::Xxh3);
+    // The same state as the previous release wrote it: every record's hash and every output
+    // key of SHA-1, the head fingerprint over them, snapshot version 1.
+    let mut text = s.try_snapshot().unwrap();
+    assert!(text.starts_with(r#"{"v":2,"#), "{}", &text[..40]);
+    text = text.replacen(r#"{"v":2,"#, r#"{"v":1,"#, 1);
+    for j in msgs.iter().chain(&out) {
+        let (new, old) = (message_hash(j).hex(), HashAlgo::Sha1.hash(j).hex());
+        text = text.replace(&new, &old).replace(&new[..16], &old[..16]);
+    }
+    let head = st.head_len as usize;
+    let old_head = msgs[..head]
+        .iter()
+        .map(|j| HashAlgo::Sha1.hash(j))
+        .collect::<Vec<_>>();
+    text = text.replace(&st.head_fp, &head_fingerprint(&old_head));
+    for j in &msgs {
+        assert!(
+            !text.contains(&message_hash(j).short_key()),
+            "an XXH3 key left"
+        );
+    }
+    let (mut old, report) = Session::restore(small(), "s1", Some(&text), "").unwrap();
+    assert_eq!(report.applied, 0);
+    assert_eq!(old.hash_algo(), HashAlgo::Sha1);
+    for k in 8..14 {
+        turn(&mut msgs, k, "a.txt", 1_500);
+        let p = shim(&mut s, &msgs, DS, Some(200_000));
+        let q = shim(&mut old, &msgs, DS, Some(200_000));
+        assert!(
+            q.report.divergence.is_none(),
+            "turn {k}: {:?}",
+            q.report.divergence
+        );
+        let out = resolve(&q, &msgs);
+        assert_eq!(out, resolve(&p, &msgs), "turn {k}: the same context");
+        assert_eq!(q.report.folds.len(), p.report.folds.len());
+        old.take_journal();
+        let echo = shim(&mut old, &out, DS, Some(200_000));
+        assert_eq!(
+            resolve(&echo, &out),
+            out,
+            "turn {k}: the echo comes back unchanged"
+        );
+        assert!(
+            echo.report.divergence.is_none(),
+            "turn {k}: the echo is not history"
+        );
+        assert!(
+            old.take_journal().is_empty(),
+            "turn {k}: the echo journaled"
+        );
+    }
+    let st = old.state();
+    assert_eq!(st.counters.repins, 0);
+    assert_eq!(st.records.len(), msgs.len());
+    for (r, j) in st.records.iter().zip(&msgs) {
+        assert_eq!(r.h, HashAlgo::Sha1.hash(j));
+    }
+    assert!(old.try_snapshot().unwrap().starts_with(r#"{"v":1,"#));
+}

@@ -101,7 +101,7 @@ impl Session {
         };
         let mut found = Vec::new();
         for i in d..count.min(d + 3) {
-            let h = given.get(&i).map(|j| fingerprint::message_hash(j));
+            let h = given.get(&i).map(|j| self.msg_hash(j));
             found.push(h.and_then(|h| {
                 self.st
                     .records
@@ -125,7 +125,7 @@ impl Session {
 
     /// Record host message `i`. Never fails on the message itself: one the core cannot read
     /// exactly is quarantined (see [`MsgRecord::q`]) and the rest of the session stays managed.
-    /// `h` is the message's [`fingerprint::message_hash`] (the caller has it already).
+    /// `h` is the message's [`Session::msg_hash`] (the caller has it already).
     pub(super) fn ingest(&mut self, i: u32, json: &str, h: MsgHash) -> Result<Option<String>> {
         let host = crate::message::parse_host(json);
         let w = tokens::weighted_chars(json);

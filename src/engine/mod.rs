@@ -173,6 +173,17 @@ impl Session {
         }
     }
 
+    /// The hash algorithm of this session's records ([`fingerprint::HashAlgo::of`]).
+    pub fn hash_algo(&self) -> fingerprint::HashAlgo {
+        fingerprint::HashAlgo::of(&self.st.records)
+    }
+
+    /// The hash of a message's JSON text in this session's algorithm: what its record holds
+    /// and its output key is made of.
+    pub(crate) fn msg_hash(&self, json: &str) -> MsgHash {
+        self.hash_algo().hash(json)
+    }
+
     /// Rebuild from an optional snapshot (JSON text) plus the journal text written after it.
     /// A torn or corrupt tail is ignored (reported), never an error unless the snapshot itself
     /// is bad or belongs to another session.
@@ -470,8 +481,9 @@ impl Session {
             return Ok(self.need_full_plan(count, missing, managed));
         }
         let mut hashes: ByIndex<MsgHash> = ByIndex::new();
+        let algo = self.hash_algo();
         for (&i, j) in given.iter() {
-            hashes.insert(i, fingerprint::message_hash(j));
+            hashes.insert(i, algo.hash(j));
         }
         let full = given.len() == count as usize;
 
@@ -566,7 +578,7 @@ impl Session {
             let h = hashes
                 .get(&i)
                 .copied()
-                .unwrap_or_else(|| fingerprint::message_hash(json));
+                .unwrap_or_else(|| self.msg_hash(json));
             if let Some(reason) = self.ingest(r, json, h)? {
                 report.quarantined.push(QuarantineReport {
                     index: i,

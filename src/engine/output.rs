@@ -3,7 +3,7 @@
 
 use super::by_index::ByIndex;
 use super::state::{Event, OutKey};
-use super::{fingerprint, AssembleReport, Built, RepairReport, Session, Src};
+use super::{AssembleReport, Built, RepairReport, Session, Src};
 use crate::error::{Error, Result};
 use crate::message::Fields;
 use crate::pairing::{Shape, Slot};
@@ -118,8 +118,7 @@ impl Session {
                     (j, w)
                 }
             };
-            b.keys
-                .push(OutKey(fingerprint::message_hash(&json_key).short_key(), w));
+            b.keys.push(OutKey(self.msg_hash(&json_key).short_key(), w));
             b.w += w;
             b.synthetic.push(json_key);
             b.order.push(-(b.synthetic.len() as i64));

@@ -247,7 +247,7 @@ impl Session {
                 from,
                 to,
                 protected,
-                key: fingerprint::message_hash(&json).short_key(),
+                key: self.msg_hash(&json).short_key(),
                 json,
                 w,
                 protected_w,
@@ -697,7 +697,7 @@ impl Session {
             return Step::Skip(None);
         }
         let merged = self.st.segs.len() as u32;
-        let key = fingerprint::message_hash(&json).short_key();
+        let key = self.msg_hash(&json).short_key();
         let seg = Segment {
             id,
             from,

@@ -21,7 +21,7 @@
 //! after the pin: the output already sent never changes.
 
 use super::state::{Event, HOUR_MS};
-use super::{fingerprint, history, CommitInput, Session};
+use super::{history, CommitInput, Session};
 use crate::digest::Digest;
 use crate::error::Result;
 use crate::message::Fields;
@@ -203,7 +203,7 @@ impl Session {
         let recs = &self.st.records;
         let lo = recs.len().saturating_sub(4_096);
         for (k, j) in messages.iter().enumerate() {
-            let h = fingerprint::message_hash(j);
+            let h = self.msg_hash(j);
             let found = recs[lo..].iter().rposition(|r| r.h == h).map(|p| p + lo);
             if k == 0 {
                 first = found.map(|p| p as u32);

@@ -4,8 +4,8 @@
 use super::gate::{host_turn_threshold, model_managed};
 use super::state::{CallRow, CommitStatus, Event, OutKey};
 use super::{
-    fingerprint, state, AssembleInput, AssembleReport, CommitInput, CommitOutcome, CompactAnswer,
-    CompactInput, Op, Session, LOW_SAVING_DIVISOR,
+    state, AssembleInput, AssembleReport, CommitInput, CommitOutcome, CompactAnswer, CompactInput,
+    Op, Session, LOW_SAVING_DIVISOR,
 };
 use crate::digest::Digest;
 use crate::error::{Error, Result};
@@ -182,7 +182,7 @@ impl Session {
             Some(&k) if self.st.turn.shared.len() <= 1 => {
                 req_add.reserve(k);
                 for (j, w) in input.messages[..k].iter().zip(&ws) {
-                    let key = fingerprint::message_hash(j).short_key();
+                    let key = self.msg_hash(j).short_key();
                     req_add.push(OutKey(key, *w));
                 }
             }

@@ -37,8 +37,11 @@ impl PartialEq for ReqSame {
     }
 }
 
-/// Version of the snapshot format.
-pub const STATE_VERSION: u32 = 1;
+/// Version of the snapshot format a new session writes: 2 since its records' hashes are
+/// XXH3-128 (32 hex chars; [`crate::engine::fingerprint::HashAlgo`]). A snapshot keeps the
+/// version it was started with: a session of version 1 (SHA-1 hashes) reads and continues as
+/// it was.
+pub const STATE_VERSION: u32 = 2;
 /// Per-call usage rows kept (older calls only count in the running totals).
 pub const MAX_CALL_ROWS: usize = 500;
 /// Tool calls remembered until their result arrives (to name the file a result belongs to).
