@@ -7,7 +7,7 @@
 //! * every series is visible: lines are drawn in order with the headline one last (solid and
 //!   wider), the others dashed, each with a pattern of its own; a line that lies within one
 //!   pixel of a line drawn over it gets open markers on top and a legend note naming that line;
-//! * colours are CSS classes ([`CSS`]) with a light and a dark palette, so an SVG file follows
+//! * colours are CSS classes ([`css`]) with a light and a dark palette, so an SVG file follows
 //!   the viewer's colour scheme and the page its theme.
 //!
 //! The x axis is the call index (1-based); bars stack per call, lines join one value per call.
@@ -30,7 +30,7 @@ pub struct Series {
     pub values: Vec<f64>,
     /// The series the chart is about: drawn last, solid and wider.
     pub headline: bool,
-    /// Palette entry (0..8, [`CSS`]); by default the series' position.
+    /// Palette entry (0..8, [`css`]); by default the series' position.
     pub color: Option<usize>,
     /// Lines: a step per call instead of a polyline through the call centres.
     pub step: bool,
@@ -83,7 +83,7 @@ pub struct Chart {
     pub width: Option<f64>,
     /// Height in px (default 260, without the legend).
     pub height: Option<f64>,
-    /// A whole SVG document for a file: a heading, a background and [`CSS`] embedded.
+    /// A whole SVG document for a file: a heading, a background and [`css`] embedded.
     pub standalone: bool,
     /// Leave out the legend (a second panel of a [`figure`] repeats the first one's series).
     pub no_legend: bool,
