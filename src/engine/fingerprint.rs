@@ -24,8 +24,8 @@ use crate::record::MsgHash;
 /// The hash of a message's JSON text a session keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HashAlgo {
-    /// XXH3-128: every session this release starts. About 13× faster than SHA-1 in the module
-    /// (the first ingest of 100,000 messages hashed 63 MB in ~30 ms of CPU against ~400 ms).
+    /// XXH3-128: every session this release starts. 6-13× faster than SHA-1 in the module (the
+    /// first ingest of 100,000 messages hashed 63 MB in 30-65 ms of CPU against ~400 ms).
     Xxh3,
     /// SHA-1: a session an earlier release started keeps it, so that its recorded hashes still
     /// compare with the host's messages.
