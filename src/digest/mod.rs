@@ -10,8 +10,8 @@
 //! * Bounded: `text` ≤ [`GIST_CHARS`], `user_text` ≤ [`USER_TEXT_CHARS`] (together ≤ 1,500
 //!   chars), each list capped (see the `MAX_*` constants), each list item ≤ [`ITEM_CHARS`].
 //! * Thinking blocks never enter a digest: a fold may drop old reasoning.
-//! * Deterministic: the same message gives the same digest; [`render_extractive`] and
-//!   [`summary_prompt`] give the same bytes for the same digests.
+//! * Deterministic: the same message gives the same digest; [`render_extractive`](crate::fold::record::render_extractive) and
+//!   [`summary_prompt`](crate::fold::prompt::summary_prompt) give the same bytes for the same digests.
 //! * Truncation cuts at whitespace where there is any, so an identifier is never cut in half.
 //!
 //! The scanners are small hand-written tokenizers (no regex crate in the core).

@@ -16,13 +16,13 @@ pub struct IndexedJson {
     pub json: String,
 }
 
-/// Input of [`Session::assemble`] and [`Session::compact`].
+/// Input of [`Session::assemble`](crate::engine::Session::assemble) and [`Session::compact`](crate::engine::Session::compact).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AssembleInput {
     /// Host history length.
     pub count: u32,
-    /// The indices [`Session::need`] asked for (or all of them).
+    /// The indices [`Session::need`](crate::engine::Session::need) asked for (or all of them).
     pub messages: Vec<IndexedJson>,
     /// Model id (`provider/model` or bare).
     pub model: Option<String>,
@@ -44,7 +44,7 @@ pub struct AssembleInput {
     pub known: Vec<String>,
 }
 
-/// Input of [`Session::compact_request`]: the host's `compact()`, which carries no messages.
+/// Input of [`Session::compact_request`](crate::engine::Session::compact_request): the host's `compact()`, which carries no messages.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CompactInput {
@@ -60,7 +60,7 @@ pub struct CompactInput {
     pub now_ms: f64,
 }
 
-/// Answer of [`Session::compact_request`].
+/// Answer of [`Session::compact_request`](crate::engine::Session::compact_request).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactAnswer {
@@ -90,7 +90,7 @@ pub struct FoldWrite {
     pub to: u32,
 }
 
-/// Output of [`Session::assemble`].
+/// Output of [`Session::assemble`](crate::engine::Session::assemble).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssemblePlan {
@@ -256,7 +256,7 @@ pub struct AssembleReport {
     pub quarantined: Vec<QuarantineReport>,
 }
 
-/// A host message the core could not read exactly (see [`MsgRecord::q`]). It stays in the
+/// A host message the core could not read exactly (see [`MsgRecord::q`](crate::record::MsgRecord::q)). It stays in the
 /// output as the host's own object; the core manages the rest of the session around it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -269,7 +269,7 @@ pub struct QuarantineReport {
     pub hash: String,
 }
 
-/// Input of [`Session::commit_turn`].
+/// Input of [`Session::commit_turn`](crate::engine::Session::commit_turn).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CommitInput {
@@ -283,7 +283,7 @@ pub struct CommitInput {
     pub context_window: Option<u64>,
 }
 
-/// Output of [`Session::commit_turn`].
+/// Output of [`Session::commit_turn`](crate::engine::Session::commit_turn).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitOutcome {
@@ -295,7 +295,7 @@ pub struct CommitOutcome {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryRequest {
-    /// Pass back to [`Session::accept_summary`].
+    /// Pass back to [`Session::accept_summary`](crate::engine::Session::accept_summary).
     pub id: String,
     /// First host index summarised.
     pub from: u32,

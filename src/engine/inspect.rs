@@ -40,7 +40,7 @@ impl Session {
         }
     }
 
-    /// `cachefold_topics`: every topic (the last [`MAX_TOPICS_LISTED`]) with its turn range,
+    /// `cachefold_topics`: every topic (the last `MAX_TOPICS_LISTED`) with its turn range,
     /// estimated tokens and whether it is folded or live.
     pub fn topics_view(&self) -> Value {
         let ts = &self.st.topics;

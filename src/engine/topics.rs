@@ -4,17 +4,17 @@
 //!
 //! * **Cuts follow topics**: a priced (or host-requested) fold whose cut lands near a topic
 //!   boundary moves to it, among the pairing-safe cuts whose live tail stays between half and
-//!   one and a half `tailTokens` ([`Session::topic_cut`]); an emergency fold moves forward to
+//!   one and a half `tailTokens` (`Session::topic_cut`); an emergency fold moves forward to
 //!   the first boundary at most `tailTokens / 2` past its cut
-//!   ([`Session::topic_emergency_cut`]). A boundary that leaves less than `minFoldTokens` to
+//!   (`Session::topic_emergency_cut`). A boundary that leaves less than `minFoldTokens` to
 //!   fold is no cut. Only the live tail is cut, so no byte already sent moves.
 //! * **One section per topic**: the record of a region spanning several topics renders each
 //!   closed topic as a line or two (label, turn range, exact identifiers, recover ids) and the
-//!   last one with today's detailed record ([`Session::topic_record`]); an LLM-summary record
-//!   keeps the closed topics' lines after the summary ([`Session::summary_topics`]). A
+//!   last one with today's detailed record (`Session::topic_record`); an LLM-summary record
+//!   keeps the closed topics' lines after the summary (`Session::summary_topics`). A
 //!   condensed record (`c<k>`) has none: in the real-OpenClaw A/B they cost 10 % more input.
 //! * **Frozen boundaries**: a fold freezes the topics of every turn it covers
-//!   ([`TopicState::freeze_before`], applied with the fold event), so a boundary a fold used
+//!   (`TopicState::freeze_before`, applied with the fold event), so a boundary a fold used
 //!   never moves.
 //!
 //! A pinned turn (`cachefold_pin`) is kept verbatim, like a protected read, by the folds made
@@ -432,7 +432,7 @@ impl Session {
     }
 
     /// The topic section of an LLM-summary record over `[from, to)`: a line per closed topic
-    /// (as in [`Session::topic_record`]) and a short line for the last, within `limit` chars;
+    /// (as in `Session::topic_record`) and a short line for the last, within `limit` chars;
     /// empty when topics are off or the region lies within one topic.
     pub(super) fn summary_topics(&self, from: u32, to: u32, kept: &[u32], limit: usize) -> String {
         let Some(groups) = self.topic_groups(from, to) else {

@@ -632,9 +632,9 @@ pub fn synthetic_call_json(call_id: &str, tool_name: &str, timestamp: f64) -> St
     crate::to_json(&v)
 }
 
-/// Positions where a fold may cut: index i such that seq[i] is a User message, or an Assistant
-/// message after complete tool groups, and no tool-call group is open before it (so [..i] and
-/// [i..] are both pairing-valid on their own: an assistant call and its results are never
+/// Positions where a fold may cut: index `i` such that `seq[i]` is a User message, or an Assistant
+/// message after complete tool groups, and no tool-call group is open before it (so `[..i]` and
+/// `[i..]` are both pairing-valid on their own: an assistant call and its results are never
 /// separated).
 ///
 /// Meant for repaired sequences. On an invalid sequence it still never returns an index inside

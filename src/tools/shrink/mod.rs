@@ -15,7 +15,7 @@
 //! [cachefold] … 1,088 lines omitted (lines 62-1,149, 44,180 chars) … Mentions: <names in the omitted part, ≤ 95 %>
 //! <tail: about 5 %, starts at a line boundary>
 //! ```
-//! The split is the same for every tool ([`SHARES`]); until the default threshold fell to
+//! The split is the same for every tool (`SHARES`); until the default threshold fell to
 //! 4,000 only `read` had it, and other tools kept 50 %, 15 % and 55 %.
 //!
 //! Decisions:

@@ -1,7 +1,7 @@
 //! The "Mentions:" list of a shrunk result's omitted part: the exact names it holds, written
 //! as the text writes them (`socket.assigns`, `Spotter.Services.Renderer`, `src/a.rs`,
 //! `E0308`), the ones that recur first, none that the head or tail already shows, separated by
-//! one space ([`SEPARATOR`]). Bare numbers (line numbers of a listing, sizes, counts) are not
+//! one space (`SEPARATOR`). Bare numbers (line numbers of a listing, sizes, counts) are not
 //! listed: on the replay bench they took room that names used better (recall 0.9193 instead
 //! of 0.9159 with the space separator alone, at 0.2 % less input).
 //!
@@ -10,8 +10,8 @@
 //! like something a later answer quotes verbatim: a path, a URL, a `snake_case`, `camelCase`,
 //! dotted or `::` name, a code with digits, an `E…` code in capitals (`ENOENT`), a hex hash, a
 //! number of ≥ 3 digits ([`is_anchor`]: the replay bench's anchor definition, one copy for
-//! both). Plain words never qualify. Work is linear: at most [`SCAN_BYTES`] of the part are read and at most
-//! [`MAX_NAMES`] distinct names counted.
+//! both). Plain words never qualify. Work is linear: at most `SCAN_BYTES` of the part are read and at most
+//! `MAX_NAMES` distinct names counted.
 
 use std::collections::BTreeMap;
 
@@ -138,7 +138,7 @@ pub fn is_anchor(w: &str) -> bool {
 
 /// The names of `omitted` not already in `shown`, bare numbers left out, most frequent first
 /// (then first seen), within `max_chars` (each name counts its chars plus one for the
-/// [`SEPARATOR`]; a name is never cut, a shorter one may still fit after a longer one did
+/// `SEPARATOR`; a name is never cut, a shorter one may still fit after a longer one did
 /// not).
 pub(super) fn mentions(omitted: &str, shown: &[&str], max_chars: usize) -> Vec<String> {
     let mut end = omitted.len().min(SCAN_BYTES);
