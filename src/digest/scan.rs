@@ -72,8 +72,8 @@ pub fn artifact_ids(text: &str) -> Vec<String> {
     let b = text.as_bytes();
     let mut out: Vec<String> = Vec::new();
     let mut from = 0;
-    // The next 'a' or 'A' (a byte loop with nothing else in it), then the word there.
-    while let Some(pos) = b[from..].iter().position(|&c| c | 0x20 == b'a') {
+    // The next 'a' or 'A' (memchr's word-at-a-time search), then the word there.
+    while let Some(pos) = memchr::memchr2(b'a', b'A', &b[from..]) {
         let at = from + pos;
         if !b[at..]
             .get(..WORD.len())
@@ -414,12 +414,31 @@ const WHITE: u8 = 1;
 const MARK: u8 = 2;
 /// [`BYTE_CLASSES`]: `[A-Za-z0-9_]`, what an identifier piece is made of.
 const PIECE: u8 = 4;
+/// [`BYTE_CLASSES`]: `:`.
+const COLON: u8 = 8;
+/// [`BYTE_CLASSES`]: a byte of a non-ASCII char (its char is read to know whether it is
+/// whitespace; it is never part of a run).
+const HIGH: u8 = 16;
 
-/// What [`IdentCollector::scan_capped`] notes of each ASCII byte.
-static BYTE_CLASSES: [u8; 128] = {
-    let mut t = [0u8; 128];
+/// Whether `word` holds 3 or more `[A-Za-z0-9_]` in a row.
+fn has_piece_run(word: &[u8]) -> bool {
+    let mut run = 0;
+    word.iter().any(|&c| {
+        run = if BYTE_CLASSES[usize::from(c)] & PIECE != 0 {
+            run + 1
+        } else {
+            0
+        };
+        run >= 3
+    })
+}
+
+/// What [`IdentCollector::scan_capped`] notes of each byte (indexed by any `u8`: no bounds
+/// check in its loops).
+static BYTE_CLASSES: [u8; 256] = {
+    let mut t = [0u8; 256];
     let mut k = 0;
-    while k < 128 {
+    while k < 256 {
         let c = k as u8;
         if matches!(c, b'\t'..=b'\r' | b' ') {
             t[k] = WHITE;
@@ -432,6 +451,12 @@ static BYTE_CLASSES: [u8; 128] = {
         }
         if c.is_ascii_alphanumeric() || c == b'_' {
             t[k] |= PIECE;
+        }
+        if c == b':' {
+            t[k] |= COLON;
+        }
+        if !c.is_ascii() {
+            t[k] = HIGH;
         }
         k += 1;
     }
@@ -453,49 +478,69 @@ impl IdentCollector {
     }
 
     fn scan_capped(&mut self, text: &str, cap: usize) {
-        // The words of `text` (`split_whitespace`'s), read in one pass over its bytes that also
-        // notes what a word holds. A word can give an identifier only when it holds a digit, an
-        // uppercase letter or one of `_ - : / \ .` (`marked`: no URL without ':', no path
-        // without '/', '\' or '.', and a piece of lowercase letters only is of no class), and
-        // when it holds ':' (a URL) or a run of 3 or more `[A-Za-z0-9_]` (`long`: every class
-        // of [`IdentCollector::add_pieces`] is such a run or holds one, and a path is not
-        // added). Most words of prose and code fail (`let`, `42;`, `x()`) and are never cut
-        // out and handed over one by one.
-        let b = text.as_bytes();
-        let (mut i, mut start, mut run) = (0, 0, 0);
-        let (mut marked, mut colon, mut long) = (false, false, false);
-        while i <= b.len() {
-            let (white, len) = match b.get(i) {
-                None => (true, 1),
-                Some(&c) if c.is_ascii() => {
-                    let k = BYTE_CLASSES[usize::from(c)];
-                    marked |= k & MARK != 0;
-                    colon |= c == b':';
-                    run = if k & PIECE != 0 { run + 1 } else { 0 };
-                    long |= run >= 3;
-                    (k & WHITE != 0, 1)
+        // The words of `text` (`split_whitespace`'s), each read once to note what it holds. A
+        // word can give an identifier only when it holds a digit, an uppercase letter or one of
+        // `_ - : / \ .` (`MARK`: no URL without ':', no path without '/', '\' or '.', and a piece
+        // of lowercase letters only is of no class), and when it holds ':' (a URL) or a run of 3
+        // or more `[A-Za-z0-9_]` (every class of [`IdentCollector::add_pieces`] is such a run or
+        // holds one, and a path is not added). Most words of prose and code fail (`let`, `42;`,
+        // `x()`) and are never cut out and handed over one by one. The loop over a word's ASCII
+        // bytes only ORs their classes; the run is looked for afterwards, in a marked word
+        // without ':' (as one test per byte it cost more than the rest of the scan).
+        let (b, n) = (text.as_bytes(), text.len());
+        let mut i = 0;
+        loop {
+            // Whitespace up to the next word.
+            loop {
+                while i < n && BYTE_CLASSES[usize::from(b[i])] & WHITE != 0 {
+                    i += 1;
                 }
-                Some(_) => match text.get(i..).and_then(|t| t.chars().next()) {
-                    Some(ch) => {
-                        run = 0;
-                        (ch.is_whitespace(), ch.len_utf8())
-                    }
+                if i >= n {
+                    return;
+                }
+                if b[i].is_ascii() {
+                    break;
+                }
+                match text.get(i..).and_then(|t| t.chars().next()) {
+                    Some(ch) if ch.is_whitespace() => i += ch.len_utf8(),
+                    Some(_) => break,
                     None => return,
-                },
-            };
-            if white {
-                if marked && (long || colon) && i - start >= 3 {
-                    if self.seen.len() >= cap {
-                        return;
-                    }
-                    if let Some(tok) = text.get(start..i) {
-                        self.add_word(tok);
-                    }
                 }
-                start = i + len;
-                (marked, colon, long) = (false, false, false);
             }
-            i += len;
+            // The word: up to the next whitespace. Its ASCII bytes' classes are ORed; a
+            // non-ASCII byte stops the byte loop to read its char.
+            let start = i;
+            let mut classes = 0u8;
+            loop {
+                while i < n {
+                    let k = BYTE_CLASSES[usize::from(b[i])];
+                    if k & (WHITE | HIGH) != 0 {
+                        break;
+                    }
+                    classes |= k;
+                    i += 1;
+                }
+                if i >= n || b[i].is_ascii() {
+                    break; // the end, or ASCII whitespace
+                }
+                match text.get(i..).and_then(|t| t.chars().next()) {
+                    Some(ch) if ch.is_whitespace() => break,
+                    Some(ch) => i += ch.len_utf8(),
+                    None => return,
+                }
+            }
+            let word = &b[start..i];
+            if classes & MARK != 0
+                && word.len() >= 3
+                && (classes & COLON != 0 || has_piece_run(word))
+            {
+                if self.seen.len() >= cap {
+                    return;
+                }
+                if let Some(tok) = text.get(start..i) {
+                    self.add_word(tok);
+                }
+            }
         }
     }
 
