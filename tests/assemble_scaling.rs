@@ -7,45 +7,13 @@
 //! allocator), which is deterministic: the divergence check used to copy every recorded hash
 //! into a fresh list on each assemble (16 bytes per message).
 
+mod counting_alloc;
 mod engine_support;
 
 use cachefold::config::Config;
 use cachefold::engine::Session;
+use counting_alloc::allocated;
 use engine_support::*;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATED: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged; the counter is a
-// const-initialised thread-local `Cell` (no allocation, no lock).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATED.try_with(|c| c.set(c.get() + layout.size() as u64));
-        // SAFETY: same layout as asked.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATED.try_with(|c| c.set(c.get() + new_size as u64));
-        // SAFETY: forwarded as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocated() -> u64 {
-    ALLOCATED.with(Cell::get)
-}
 
 const BUDGET: u64 = 60_000;
 

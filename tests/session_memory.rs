@@ -5,46 +5,13 @@
 //! thread), which is deterministic: the session is built at two history lengths and the slope
 //! between them is the heap one more message keeps.
 
+mod counting_alloc;
 mod engine_support;
 
 use cachefold::config::Config;
 use cachefold::engine::Session;
+use counting_alloc::live;
 use engine_support::*;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<i64> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged; the counter is a
-// const-initialised thread-local `Cell` (no allocation, no lock).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = LIVE.try_with(|c| c.set(c.get() + layout.size() as i64));
-        // SAFETY: same layout as asked.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let _ = LIVE.try_with(|c| c.set(c.get() - layout.size() as i64));
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = LIVE.try_with(|c| c.set(c.get() + new_size as i64 - layout.size() as i64));
-        // SAFETY: forwarded as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn live() -> i64 {
-    LIVE.with(Cell::get)
-}
 
 /// Heap bytes a session keeps after one assemble over `turns` turns (4 messages each), with a
 /// budget the history fits (`Some(huge)`) or one it does not (folds).
