@@ -488,6 +488,8 @@ impl IdentCollector {
         // bytes only ORs their classes; the run is looked for afterwards, in a marked word
         // without ':' (as one test per byte it cost more than the rest of the scan).
         let (b, n) = (text.as_bytes(), text.len());
+        // The char at byte `i` (a char boundary: `i` moves by whole chars).
+        let char_at = |i: usize| text.get(i..).and_then(|t| t.chars().next());
         let mut i = 0;
         loop {
             // Whitespace up to the next word.
@@ -501,7 +503,7 @@ impl IdentCollector {
                 if b[i].is_ascii() {
                     break;
                 }
-                match text.get(i..).and_then(|t| t.chars().next()) {
+                match char_at(i) {
                     Some(ch) if ch.is_whitespace() => i += ch.len_utf8(),
                     Some(_) => break,
                     None => return,
@@ -523,7 +525,7 @@ impl IdentCollector {
                 if i >= n || b[i].is_ascii() {
                     break; // the end, or ASCII whitespace
                 }
-                match text.get(i..).and_then(|t| t.chars().next()) {
+                match char_at(i) {
                     Some(ch) if ch.is_whitespace() => break,
                     Some(ch) => i += ch.len_utf8(),
                     None => return,
