@@ -14,7 +14,7 @@ pub fn knobs(name: &str) -> Option<Value> {
     //  thresholds of bash/exec/web_fetch, threshold of read)
     let (tail, min_fold, record, preview, default, shell, read) = match name {
         "savings" => (4_000, 12_000, 8_000, 2_000, 2_000, 2_000, 6_000),
-        "balanced" => (8_000, 24_000, 16_000, 4_000, 4_000, 4_000, 12_000),
+        "balanced" => (4_000, 48_000, 16_000, 4_000, 4_000, 4_000, 12_000),
         "recall" => (16_000, 48_000, 32_000, 8_000, 8_000, 8_000, 24_000),
         _ => return None,
     };

@@ -46,20 +46,11 @@ fn scale_persist(c: &mut Config, f: f64) {
     c.persist.preview_chars = s(c.persist.preview_chars);
 }
 
-/// The shim's profile (`js/index.js` `PROFILES`) applied to the defaults.
+/// Profile `name` as the core resolves it for a user who sets only `profile`
+/// (`config::profile`).
 fn profile(name: &str) -> Config {
-    let mut c = Config::default();
-    let (tail, min_fold, record, persist) = match name {
-        "savings" => (4_000, 12_000, 8_000, 0.5),
-        "recall" => (16_000, 48_000, 32_000, 2.0),
-        _ => (8_000, 24_000, 16_000, 1.0),
-    };
-    c.tail_tokens = tail;
-    c.min_fold_tokens = min_fold;
-    c.fold_record_budget = record;
-    scale_persist(&mut c, persist);
-    c.profile = name.to_string();
-    c
+    let raw = serde_json::json!({ "profile": name });
+    Config::from_value(&::cachefold::config::profile::apply(&raw)).expect("every profile validates")
 }
 
 /// The sweep: (name, S3 config), the product defaults first.
