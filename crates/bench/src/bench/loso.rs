@@ -65,11 +65,11 @@ pub fn grid() -> Vec<(String, Config)> {
         f(&mut c);
         g.push((name.to_string(), c));
     };
-    one("tail=4k", &|c| c.tail_tokens = 4_000);
+    one("tail=8k", &|c| c.tail_tokens = 8_000);
     one("tail=16k", &|c| c.tail_tokens = 16_000);
     one("tail=32k", &|c| c.tail_tokens = 32_000);
     one("minFold=12k", &|c| c.min_fold_tokens = 12_000);
-    one("minFold=48k", &|c| c.min_fold_tokens = 48_000);
+    one("minFold=24k", &|c| c.min_fold_tokens = 24_000);
     one("minFold=96k", &|c| c.min_fold_tokens = 96_000);
     one("record=8k", &|c| c.fold_record_budget = 8_000);
     one("record=32k", &|c| c.fold_record_budget = 32_000);
@@ -85,10 +85,9 @@ pub fn grid() -> Vec<(String, Config)> {
         c.tail_tokens = 16_000;
         c.fold_record_budget = 32_000;
     });
-    one("tail=32k,record=32k,minFold=48k", &|c| {
+    one("tail=32k,record=32k", &|c| {
         c.tail_tokens = 32_000;
         c.fold_record_budget = 32_000;
-        c.min_fold_tokens = 48_000;
     });
     one("tail=16k,persist=2x", &|c| {
         c.tail_tokens = 16_000;
@@ -102,21 +101,15 @@ pub fn grid() -> Vec<(String, Config)> {
         c.tail_tokens = 32_000;
         c.fold_record_budget = 64_000;
     });
-    // Fewer, later folds with a short tail: the two knobs that each moved the front
-    // (minFold=48k up in recall, tail=4k down in cost), together.
-    one("tail=4k,minFold=48k", &|c| {
-        c.tail_tokens = 4_000;
-        c.min_fold_tokens = 48_000;
+    // The defaults before the leave-one-session-out runs chose a short tail with fewer, later
+    // folds (8K tail, 24K minimum fold), and the steps between the defaults and the rows that
+    // moved the front last time.
+    one("tail=8k,minFold=24k", &|c| {
+        c.tail_tokens = 8_000;
+        c.min_fold_tokens = 24_000;
     });
-    one("tail=6k,minFold=48k", &|c| {
-        c.tail_tokens = 6_000;
-        c.min_fold_tokens = 48_000;
-    });
-    one("tail=4k,minFold=48k,record=32k", &|c| {
-        c.tail_tokens = 4_000;
-        c.min_fold_tokens = 48_000;
-        c.fold_record_budget = 32_000;
-    });
+    one("tail=6k", &|c| c.tail_tokens = 6_000);
+    one("record=12k", &|c| c.fold_record_budget = 12_000);
     g
 }
 
@@ -813,19 +806,20 @@ mod tests {
         }
         // The combined rows move exactly the knobs their names say.
         let row = |name: &str| g.iter().find(|x| x.0 == name).map(|x| x.1.clone());
-        let both = row("tail=4k,minFold=48k").expect("tail=4k,minFold=48k in the grid");
-        let mut want = Config {
-            tail_tokens: 4_000,
-            min_fold_tokens: 48_000,
+        let earlier = row("tail=8k,minFold=24k").expect("the earlier defaults in the grid");
+        let want = Config {
+            tail_tokens: 8_000,
+            min_fold_tokens: 24_000,
             ..Config::default()
         };
-        assert_eq!(both, want);
-        let rec = row("tail=4k,minFold=48k,record=32k").expect("record row");
-        want.fold_record_budget = 32_000;
-        assert_eq!(rec, want);
+        assert_eq!(earlier, want);
         assert_eq!(
-            row("tail=6k,minFold=48k").map(|c| (c.tail_tokens, c.min_fold_tokens)),
-            Some((6_000, 48_000))
+            row("tail=32k,record=32k").map(|c| (c.tail_tokens, c.fold_record_budget)),
+            Some((32_000, 32_000))
         );
+        // No row repeats the defaults under another name.
+        for (n, c) in &g[1..] {
+            assert_ne!(c, &Config::default(), "{n} is the defaults");
+        }
     }
 }
