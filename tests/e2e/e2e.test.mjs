@@ -33,7 +33,7 @@ const log = (s) => process.stderr.write(`${s}\n`);
 
 const ARTIFACT_RE = /artifact[ :=]+([0-9a-f]{40})/;
 const SHRUNK_PREFIX = "[cachefold]";
-/** A distinctive config value (default 24000) proving plugin config reaches the plugin. */
+/** A distinctive tailTokens (the default is 4000) proving plugin config reaches the plugin. */
 const PROBE_TAIL_TOKENS = 20_000;
 
 /** Expected bytes of rows a..b (1-based, inclusive) of bigOutputCommand(n, tag). */
