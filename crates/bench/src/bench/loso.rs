@@ -18,7 +18,7 @@
 //!
 //! ## The grid
 //!
-//! A full factorial over the knobs is a few hundred runs; the sweep takes the three shim
+//! A full factorial over the knobs is a few hundred runs; the sweep takes the three
 //! profiles (savings / balanced / recall), every knob moved alone around the defaults, and a
 //! few recall-leaning combinations: [`grid`] lists them. Everything here is pure: the bench
 //! binary runs the jobs and hands the metrics in.
@@ -101,9 +101,9 @@ pub fn grid() -> Vec<(String, Config)> {
         c.tail_tokens = 32_000;
         c.fold_record_budget = 64_000;
     });
-    // The defaults before the leave-one-session-out runs chose a short tail with fewer, later
-    // folds (8K tail, 24K minimum fold), and the steps between the defaults and the rows that
-    // moved the front last time.
+    // The earlier defaults (8K tail, 24K minimum fold), which a leave-one-session-out run
+    // replaced with a short tail and fewer, later folds; and two steps from the defaults
+    // towards rows on the front (a 6K tail, a 12K record budget).
     one("tail=8k,minFold=24k", &|c| {
         c.tail_tokens = 8_000;
         c.min_fold_tokens = 24_000;
