@@ -202,8 +202,9 @@ impl Session {
         let mut first: Option<u32> = None;
         let recs = &self.st.records;
         let lo = recs.len().saturating_sub(4_096);
+        let algo = self.hash_algo();
         for (k, j) in messages.iter().enumerate() {
-            let h = self.msg_hash(j);
+            let h = algo.hash(j);
             let found = recs[lo..].iter().rposition(|r| r.h == h).map(|p| p + lo);
             if k == 0 {
                 first = found.map(|p| p as u32);

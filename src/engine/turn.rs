@@ -181,8 +181,9 @@ impl Session {
         match asst.last() {
             Some(&k) if self.st.turn.shared.len() <= 1 => {
                 req_add.reserve(k);
+                let algo = self.hash_algo();
                 for (j, w) in input.messages[..k].iter().zip(&ws) {
-                    let key = self.msg_hash(j).short_key();
+                    let key = algo.hash(j).short_key();
                     req_add.push(OutKey(key, *w));
                 }
             }
