@@ -314,16 +314,24 @@ test("Progress: a step with no progress fails naming itself; a moving signal kee
 test("HostLogTail: maintenance owners per session key, read incrementally, partial lines kept", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cf-hostlog-"));
   const file = path.join(dir, "log.jsonl");
-  const rec = (phase, id, key = "agent:main:s") => JSON.stringify({ 0: '{"subsystem":"agents/session-maintenance"}', 1: { event: "session_maintenance", phase, sessionKey: key, maintenanceId: id }, 2: "session maintenance lifecycle" });
+  const rec = (phase, id, key = "agent:main:s", gen = "g1") => JSON.stringify({ 0: '{"subsystem":"agents/session-maintenance"}', 1: { event: "session_maintenance", phase, sessionKey: key, maintenanceId: id, lifecycleGeneration: gen }, 2: "session maintenance lifecycle" });
   fs.writeFileSync(file, `${rec("pending", 0)}\n${rec("started", 0)}\n{"0":"other line"}\n`);
   const tail = new HostLogTail(file);
   const mark = tail.seen("agent:main:s");
-  assert.deepEqual([...mark], [0]);
+  assert.deepEqual([...mark], ["g1#0"]);
   fs.appendFileSync(file, `${rec("settled", 0)}\n${rec("pending", 1)}\n${rec("pending", 5, "agent:main:other")}\n${rec("settled", 1).slice(0, 40)}`);
-  assert.deepEqual(tail.since("agent:main:s", mark), [{ id: 1, phases: ["pending"], settled: false }]);
+  assert.deepEqual(tail.since("agent:main:s", mark), [{ id: "g1#1", phases: ["pending"], settled: false }]);
   fs.appendFileSync(file, `${rec("settled", 1).slice(40)}\n`);
-  assert.deepEqual(tail.since("agent:main:s", mark), [{ id: 1, phases: ["pending", "settled"], settled: true }]);
-  assert.deepEqual(tail.since("agent:main:s", new Set()).map((o) => o.id), [0, 1]);
+  assert.deepEqual(tail.since("agent:main:s", mark), [{ id: "g1#1", phases: ["pending", "settled"], settled: true }]);
+  assert.deepEqual(tail.since("agent:main:s", new Set()).map((o) => o.id), ["g1#0", "g1#1"]);
+  // A restarted Gateway counts its owners from 0 again under a new generation: its first owner
+  // after a mark is new (keyed by id alone it was taken for the old owner 0, and the wait for the
+  // turn's post-turn work never ended).
+  const beforeRestart = tail.seen("agent:main:s");
+  fs.appendFileSync(file, `${rec("pending", 0, "agent:main:s", "g2")}\n`);
+  assert.deepEqual(tail.since("agent:main:s", beforeRestart), [{ id: "g2#0", phases: ["pending"], settled: false }]);
+  fs.appendFileSync(file, `${rec("settled", 0, "agent:main:s", "g2")}\n`);
+  assert.deepEqual(tail.since("agent:main:s", beforeRestart), [{ id: "g2#0", phases: ["pending", "settled"], settled: true }]);
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

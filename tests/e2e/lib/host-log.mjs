@@ -3,8 +3,11 @@
 // OpenClaw 2026.9.6 runs optional maintenance after every Gateway reply (the pre-compaction
 // memory flush, then compaction), under a "maintenance owner" per session key, and at debug level
 // logs each owner's lifecycle (agents/session-maintenance, `session maintenance lifecycle`):
-//   {"event":"session_maintenance","phase":"pending"|"started"|"settled"|…,"sessionKey","maintenanceId"}
-// A turn's post-turn work has landed when the owner created after that turn is `settled`.
+//   {"event":"session_maintenance","phase":"pending"|"started"|"settled"|…,"sessionKey","maintenanceId",
+//    "lifecycleGeneration"}
+// A turn's post-turn work has landed when the owner created after that turn is `settled`. An
+// owner is a (lifecycleGeneration, maintenanceId) pair: a restarted Gateway has a new generation
+// and counts its ids from 0 again.
 // (A new message cancels that work, so a script must wait for it, as a user reading the reply
 // gives it its time.)
 
@@ -56,8 +59,10 @@ export class HostLogTail {
     this.records++;
     if (!this.maintenance.has(m.sessionKey)) this.maintenance.set(m.sessionKey, new Map());
     const byId = this.maintenance.get(m.sessionKey);
-    if (!byId.has(m.maintenanceId)) byId.set(m.maintenanceId, []);
-    byId.get(m.maintenanceId).push(m.phase);
+    // Ids count from 0 again in each Gateway process: the owner is the pair.
+    const id = `${m.lifecycleGeneration ?? ""}#${m.maintenanceId}`;
+    if (!byId.has(id)) byId.set(id, []);
+    byId.get(id).push(m.phase);
   }
 
   /** Maintenance ids of a session key seen so far (a mark taken before a turn). */
