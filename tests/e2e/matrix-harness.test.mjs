@@ -10,7 +10,7 @@ import { startFakeProvider } from "./lib/fake-provider.mjs";
 import { scriptMarker, INTERNAL_CONTEXT_MARK } from "./lib/script.mjs";
 import { turnError } from "./lib/turn-result.mjs";
 import { buildMatrixScenario, makeMarkdownFile } from "./lib/matrix-scenarios.mjs";
-import { CELLS, VARIANTS, resolveAt, cellScenario, judgeRun, matrixRow, matrixTable, logFindings, reasoningReplay, reachedPaths, markMeasure, idleGapMeasure, ANTHROPIC_SONNET } from "./lib/matrix.mjs";
+import { CELLS, VARIANTS, resolveAt, cellScenario, judgeRun, matrixRow, matrixTable, logFindings, reasoningReplay, reachedPaths, restartsRestored, sameHost, markMeasure, idleGapMeasure, ANTHROPIC_SONNET } from "./lib/matrix.mjs";
 import { AnthropicCacheSim, toChatBody } from "./lib/anthropic.mjs";
 import { inputCost } from "./lib/analyze.mjs";
 
@@ -178,6 +178,25 @@ test("reachedPaths reads folds, host evictions and the manual /compact from the 
   };
   assert.deepEqual(reachedPaths(run), { fold: 3, evicted: 1, compacted: 1, manualCompact: 1 });
   assert.deepEqual(reachedPaths({ events: [], turns: [] }), { fold: 0, evicted: 0, compacted: 0, manualCompact: 0 });
+});
+
+test("restartsRestored: the first assemble of the turn after a restart must carry the persisted state (managed, no divergence, not everything ingested)", () => {
+  const at = (ms) => new Date(ms).toISOString();
+  const asm = (ms, count, report, sessionId = "s1") => ({ event: "assemble", at: at(ms), sessionId, count, report: { managed: true, divergence: null, ...report } });
+  const turns = [{ startedAt: 1_000, sessionId: "s1" }, { startedAt: 2_000, sessionId: "s1" }, { startedAt: 3_000, sessionId: "s1" }];
+  const runtimeEvents = [{ beforeTurn: 1, event: "restart" }, { beforeTurn: 2, event: "restart" }];
+  const run = (events) => ({ events, turns, runtimeEvents });
+  // Both restarts carried: only the new messages ingested (an empty call and another session's
+  // assemble in between do not count as the turn's first).
+  const carried = [asm(1_100, 10, { ingested: 10 }), asm(2_050, 0, { ingested: 0 }), asm(2_060, 40, { ingested: 40 }, "other"), asm(2_100, 20, { ingested: 10 }), asm(3_100, 30, { ingested: 10 })];
+  assert.equal(restartsRestored(run(carried)), 2);
+  assert.equal(reachedPaths(run(carried)).restored, 2);
+  // A state lost at the second restart ingests everything again; a divergence or an unmanaged
+  // (passed-through) call does not count either.
+  assert.equal(restartsRestored(run([asm(2_100, 20, { ingested: 10 }), asm(3_100, 30, { ingested: 30 })])), 1);
+  assert.equal(restartsRestored(run([asm(2_100, 20, { ingested: 10, divergence: { cause: "rewritten" } }), asm(3_100, 30, { ingested: 10, managed: false })])), 0);
+  // No restart in the run: no `restored` key.
+  assert.equal("restored" in reachedPaths({ events: carried, turns, runtimeEvents: [] }), false);
 });
 
 test("reasoningReplay counts tool-call messages sent back with (non-empty) reasoning_content", () => {
@@ -358,4 +377,14 @@ test("idle gap: the decision log tells the free rewrite from an emergency; a cac
   assert.match(judgeRun(run(emergency, "cachefold")).failures.join("\n"), /emergency fold, not the free one/);
   assert.match(judgeRun(run(alive, "cachefold")).failures.join("\n"), /kept the cache alive through the pause[\s\S]*rewrote as after an expiry on a live cache/);
   assert.match(judgeRun(run(alive, "legacy")).failures.join("\n"), /kept the cache alive through the pause/);
+});
+
+test("sameHost: cells share a Gateway on the same host configuration; a restart cell may join, a slot switch, install or idle pause may not", () => {
+  assert.ok(sameHost(CELLS.compact, CELLS["repro-48k"]));
+  assert.ok(sameHost(CELLS.restart, CELLS["repro-48k"]));
+  assert.ok(!sameHost(CELLS["slot-switch"], CELLS["repro-48k"]));
+  assert.ok(!sameHost(CELLS["late-install"], CELLS["repro-48k"]));
+  assert.ok(!sameHost(CELLS["window-128k"], CELLS["repro-48k"]));
+  assert.ok(!sameHost(CELLS.thinking, CELLS["repro-48k"]));
+  assert.ok(!sameHost(CELLS["openai-gpt5"], CELLS["repro-48k"]));
 });

@@ -7,6 +7,8 @@
 //                the input cost below legacy's (the first fold comes in turn 1);
 //   compact,     4 turns, cachefold: the user's /compact typed into the chat reaches cachefold's
 //                compact() (trigger "manual");
+//   restart,     6 turns, cachefold: the Gateway restarted before turn 3; that turn's first
+//                assemble carries the state the earlier process persisted (reach "restored");
 //   window-128k, 11 turns, cachefold: OpenClaw drops its oldest messages (first in turn 9) and
 //                cachefold recognises the eviction (divergence "host_evicted"); the planted head
 //                fact survives;
@@ -15,8 +17,9 @@
 //   openai-gpt5, 4 turns, cachefold: a gpt-5 model on the OpenAI cache mode; a fold.
 // (The two provider cells run without their legacy baseline here, ~1.1 min each; the cost against
 // legacy and the idle-gap cell, ~3.5 min a run for its 75 s pause, are in the full matrix.)
-// Cells with the same host configuration share one Gateway as separate sessions (repro-48k and
-// compact on cachefold), so the subset starts five Gateways. The ownsCompaction=false variant and
+// Cells with the same host configuration share one Gateway as separate sessions (repro-48k,
+// compact and restart on cachefold; restart runs last, as it restarts that Gateway), so the
+// subset starts five Gateways. The ownsCompaction=false variant and
 // the other cells run in the full matrix. CACHEFOLD_E2E_MATRIX_CELLS=a,b runs other cells instead
 // (all variants, each on its own Gateway); CACHEFOLD_E2E_MATRIX_TURNS=N sets every cell's turns.
 
@@ -35,7 +38,7 @@ const log = (s) => process.stderr.write(`${s}\n`);
 /** Gateways of the default subset, each with the [cell, variant, turns] runs it hosts in order. */
 const DEFAULT_SUBSET = [
   { label: "48K legacy", runs: [["repro-48k", VARIANTS[0], 4]] },
-  { label: "48K cachefold", runs: [["repro-48k", VARIANTS[1], 4], ["compact", VARIANTS[1], 4]] },
+  { label: "48K cachefold", runs: [["repro-48k", VARIANTS[1], 4], ["compact", VARIANTS[1], 4], ["restart", VARIANTS[1], 6]] },
   { label: "128K cachefold", runs: [["window-128k", VARIANTS[1], 11]] },
   { label: "Anthropic cachefold", runs: [["anthropic-sonnet", VARIANTS[1], 4]] },
   { label: "OpenAI cachefold", runs: [["openai-gpt5", VARIANTS[1], 4]] },

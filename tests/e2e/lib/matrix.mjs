@@ -55,7 +55,7 @@ export const CELLS = {
   // DeepSeek thinking model: reasoning_content streamed and required back on tool-call messages.
   thinking: { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, reasoning: true, estimate: 1.7 },
   // The Gateway is restarted halfway (module state lost; durable state must carry on).
-  restart: { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.5: "restart" }, estimate: 2.7 },
+  restart: { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.5: "restart" }, reach: ["restored"], estimate: 2.7 },
   // Two thirds of the session on legacy, then cachefold installed (npm pack) into it.
   "late-install": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.67: "install" }, installLater: true, estimate: 4 },
   // Slot switched to legacy at 1/3 and back at 2/3 (each with a Gateway restart).
@@ -156,17 +156,23 @@ export function modelConfig(model, window, api) {
   };
 }
 
-/** Can `cell` run as another session on a harness made for `other` (same host configuration)? */
+/**
+ * Can `cell` run as another session on a harness made for `other` (same host configuration)?
+ * Runtime events that change the host (slot, install, idle pauses) need a harness of their own;
+ * a Gateway restart brings the same host back, so a restart cell may share one (the runs after it
+ * use the restarted Gateway).
+ */
 export function sameHost(cell, other) {
-  const key = (c) => JSON.stringify([c.window, c.tokenScale, !!c.reasoning, !!c.local, !!c.installLater, Object.keys(c.at ?? {}).length, c.provider ?? null, c.pluginConfig ?? null]);
-  return key(cell) === key(other) && !cell.at;
+  const key = (c) => JSON.stringify([c.window, c.tokenScale, !!c.reasoning, !!c.local, !!c.installLater, c.provider ?? null, c.pluginConfig ?? null]);
+  const restartsOnly = (c) => Object.values(c.at ?? {}).every((ev) => ev === "restart");
+  return key(cell) === key(other) && restartsOnly(cell) && restartsOnly(other);
 }
 
 /**
  * Run one cell on one engine variant. Never throws for a failed turn (that is a result); throws
  * only when the runtime cannot be set up. `opts.harness` runs the cell as another session on a
- * running harness (a cell without runtime events and with the same host configuration, see
- * sameHost); the run then counts only its own turns, requests and decisions, and the harness
+ * running harness (a cell with the same host configuration and no runtime event but Gateway
+ * restarts, see sameHost); the run then counts only its own turns, requests and decisions, and the harness
  * stays open.
  */
 export async function runCell(name, cell, variant, opts = {}) {
@@ -255,7 +261,8 @@ export async function runCell(name, cell, variant, opts = {}) {
  * folded: an assemble or compact report with a fold), `evicted` (the host dropped its oldest
  * messages and cachefold recognised it: an assemble report with divergence cause
  * `host_evicted`), `compacted` (a /compact turn the host answered with a compaction, not a skip),
- * `manualCompact` (the host handed the user's /compact to cachefold's compact(), trigger "manual").
+ * `manualCompact` (the host handed the user's /compact to cachefold's compact(), trigger "manual"),
+ * and in a run with Gateway restarts `restored` (restartsRestored).
  */
 export function reachedPaths(run) {
   const events = run.events ?? [];
@@ -266,7 +273,27 @@ export function reachedPaths(run) {
     compacted: run.turns.filter((t) => t.kind === "compact" && t.ok && !/skipped|nothing/i.test(t.text)).length,
     manualCompact: events.filter((e) => e.event === "compact" && e.trigger === "manual").length,
     ...(run.idleGap ? { idleRewrite: run.idleGap.gapRewrite?.free ?? 0 } : {}),
+    ...((run.runtimeEvents ?? []).some((r) => r.event === "restart") ? { restored: restartsRestored(run) } : {}),
   };
+}
+
+/**
+ * How many of the run's Gateway restarts the engine carried its state across: the first
+ * assemble of the turn after the restart (its session, from the turn's start on) is managed,
+ * reports no divergence and ingested fewer messages than the host passed (the rest came from
+ * what the earlier process persisted; a lost or unreadable state ingests them all again).
+ */
+export function restartsRestored(run) {
+  const events = run.events ?? [];
+  let n = 0;
+  for (const r of run.runtimeEvents ?? []) {
+    const t = r.event === "restart" ? run.turns?.[r.beforeTurn] : null;
+    if (!t) continue;
+    const first = events.find((e) => e.event === "assemble" && e.count > 0 && Date.parse(e.at) >= t.startedAt && (!t.sessionId || e.sessionId === t.sessionId));
+    const rep = first?.report;
+    if (rep?.managed && !rep.divergence && rep.ingested < first.count) n++;
+  }
+  return n;
 }
 
 const tokensOf = (text) => Math.ceil(Buffer.byteLength(text, "utf8") / BYTES_PER_TOKEN);
