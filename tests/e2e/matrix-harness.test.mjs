@@ -10,7 +10,7 @@ import { startFakeProvider } from "./lib/fake-provider.mjs";
 import { scriptMarker, INTERNAL_CONTEXT_MARK } from "./lib/script.mjs";
 import { turnError } from "./lib/turn-result.mjs";
 import { buildMatrixScenario, makeMarkdownFile } from "./lib/matrix-scenarios.mjs";
-import { CELLS, VARIANTS, resolveAt, cellScenario, judgeRun, matrixRow, matrixTable, logFindings, reasoningReplay, reachedPaths, restartsRestored, sameHost, markMeasure, idleGapMeasure, ANTHROPIC_SONNET } from "./lib/matrix.mjs";
+import { CELLS, VARIANTS, resolveAt, cellScenario, judgeRun, matrixRow, matrixTable, logFindings, reasoningReplay, reachedPaths, restartsRestored, sameHost, recallOf, markMeasure, idleGapMeasure, ANTHROPIC_SONNET } from "./lib/matrix.mjs";
 import { AnthropicCacheSim, toChatBody } from "./lib/anthropic.mjs";
 import { inputCost } from "./lib/analyze.mjs";
 
@@ -387,4 +387,24 @@ test("sameHost: cells share a Gateway on the same host configuration; a restart 
   assert.ok(!sameHost(CELLS["window-128k"], CELLS["repro-48k"]));
   assert.ok(!sameHost(CELLS.thinking, CELLS["repro-48k"]));
   assert.ok(!sameHost(CELLS["openai-gpt5"], CELLS["repro-48k"]));
+});
+
+test("recallOf judges each fact on its own session's last turn (two interleaved sessions: the last turn overall is the other session's)", () => {
+  const req = (text) => ({ status: 200, note: "step0:check", body: { messages: [{ role: "system", content: "sys" }, { role: "user", content: text }, { role: "user", content: "What is the code? [[cf {} cf]]" }] } });
+  const turn = (session, text, reply) => ({ scriptSession: session, ok: true, text: reply, requests: [req(text)] });
+  const facts = [
+    { session: "a", needle: "ZEBRA-4417" },
+    { session: "b", needle: "LYNX-8820" },
+  ];
+  const turns = [turn("a", "The launch code is ZEBRA-4417", "ok"), turn("b", "The vault combination is LYNX-8820", "ok"), turn("a", "earlier: ZEBRA-4417", "CHECK ZEBRA-4417: present"), turn("b", "earlier: LYNX-8820", "CHECK LYNX-8820: present")];
+  assert.deepEqual(
+    recallOf(facts, turns, () => false).map((r) => [r.session, r.reachable, r.reply]),
+    [
+      ["a", "verbatim", "CHECK ZEBRA-4417: present"],
+      ["b", "verbatim", "CHECK LYNX-8820: present"],
+    ],
+  );
+  // A session whose check request lacks its fact is not recalled, whatever the other holds.
+  const lost = [...turns.slice(0, 2), turn("a", "nothing here", "CHECK ZEBRA-4417: absent"), turns[3]];
+  assert.deepEqual(recallOf(facts, lost, () => false).map((r) => r.reachable), ["no", "verbatim"]);
 });

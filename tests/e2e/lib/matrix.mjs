@@ -244,16 +244,25 @@ export async function runCell(name, cell, variant, opts = {}) {
     result.marks = cell.provider?.cache === "anthropic" ? markMeasure(requests, cell.provider.ttlMs ?? 5 * 60_000) : undefined;
     result.reached = reachedPaths(result);
     result.summary = summarizeRun({ requests, turns, scenario, price: cell.price, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), scenario.needle) });
-    result.recall = scenario.facts.map((f) => {
-      const sessionTurns = turns.filter((t) => t.scriptSession === f.session);
-      const s = summarizeRun({ requests: [], turns, scenario: { needle: f.needle }, storeContainsNeedle: dirContains(path.join(h.state, "cachefold"), f.needle) });
-      const last = sessionTurns.at(-1);
-      return { session: f.session, needle: f.needle, reachable: s.factReachable, reply: last ? (last.ok ? last.text.slice(0, 120) : `(turn failed: ${String(last.error).slice(0, 100)})`) : null };
-    });
+    result.recall = recallOf(scenario.facts, turns, (needle) => dirContains(path.join(h.state, "cachefold"), needle));
     return result;
   } finally {
     if (!shared) await h.close({ keep: opts.keep });
   }
+}
+
+/**
+ * Each planted fact's recall, judged on its own session's last turn (the check turn): the fact in
+ * that turn's first request, recovered through a fold record, or pointed at by one with the
+ * plugin's store holding it (summarizeRun). `storeContains(needle)`: the plugin's files hold it.
+ */
+export function recallOf(facts, turns, storeContains) {
+  return facts.map((f) => {
+    const sessionTurns = turns.filter((t) => t.scriptSession === f.session);
+    const s = summarizeRun({ requests: [], turns: sessionTurns, scenario: { needle: f.needle }, storeContainsNeedle: storeContains(f.needle) });
+    const last = sessionTurns.at(-1);
+    return { session: f.session, needle: f.needle, reachable: s.factReachable, reply: last ? (last.ok ? last.text.slice(0, 120) : `(turn failed: ${String(last.error).slice(0, 100)})`) : null };
+  });
 }
 
 /**
