@@ -60,6 +60,9 @@ export const CELLS = {
   "late-install": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.67: "install" }, installLater: true, estimate: 4 },
   // Slot switched to legacy at 1/3 and back at 2/3 (each with a Gateway restart).
   "slot-switch": { tokenScale: SCALE, window: 48_000, script: DEFAULT_SCRIPT, at: { 0.34: "slot:legacy", 0.67: "slot:engine" }, estimate: 4.5 },
+  // The same, with the user's /compact as the first turn on legacy (what a user moving a long
+  // session to legacy can do before legacy's first request).
+  "slot-switch-compact": { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, compactAt: [0.34] }, at: { 0.34: "slot:legacy", 0.67: "slot:engine" }, estimate: 4.5 },
   // Two session keys, turns interleaved; each plants and checks its own fact.
   "two-sessions": { tokenScale: SCALE, window: 48_000, script: { ...DEFAULT_SCRIPT, turns: 20, sessions: ["a", "b"] }, estimate: 4 },
   // The user's /compact, twice, typed into the chat (`chat.send "/compact"`, the host's command
