@@ -264,13 +264,17 @@ export class CachefoldEngine {
   // nothing to fold, the host's own compaction takes over (what `legacy` does); and only
   // when that is unavailable too, an `ok` "nothing to compact" that lets the turn go on.
   async compact(params) {
+    const sessionId = String(params?.sessionId ?? "");
+    const trigger = params?.runtimeContext?.forceReason ?? params?.runtimeContext?.trigger ?? null;
     if (!this.info.ownsCompaction) {
       // Not owning compaction: a no-op compact() would leave the host unable to recover from an
       // overflow, so hand it to the host's built-in compaction (what `legacy` does).
       const delegated = await delegateToRuntime(params);
-      if (delegated) return delegated;
+      if (delegated) {
+        this.ctx.log({ event: "compact", sessionId, trigger, path: "delegated", delegated: true, compacted: !!delegated.compacted });
+        return delegated;
+      }
     }
-    const sessionId = String(params?.sessionId ?? "");
     if (Array.isArray(params?.messages)) return this.#compactWithMessages(params, sessionId);
     // In-run recovery retries the call at once, and the tool-loop assemble that follows hands
     // our own output back (an echo, which cannot be re-folded): the host's compaction rebuilds
@@ -300,7 +304,6 @@ export class CachefoldEngine {
       failure = err;
       this.ctx.log({ event: "error", where: "compact", message: String(err?.message ?? err) });
     }
-    const trigger = params?.runtimeContext?.forceReason ?? params?.runtimeContext?.trigger ?? null;
     this.ctx.log({ event: "compact", sessionId, trigger, currentTokenCount: params?.currentTokenCount ?? null, answer });
     if (answer?.pending) {
       return {

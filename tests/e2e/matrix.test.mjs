@@ -8,7 +8,8 @@
 //   compact,     4 turns, cachefold: the user's /compact typed into the chat reaches cachefold's
 //                compact() (trigger "manual");
 //   restart,     6 turns, cachefold: the Gateway restarted before turn 3; that turn's first
-//                assemble carries the state the earlier process persisted (reach "restored");
+//                assemble carries the state the earlier process persisted (reach "restored": it
+//                ingests only the messages that state lacks);
 //   window-128k, 11 turns, cachefold: OpenClaw drops its oldest messages (first in turn 9) and
 //                cachefold recognises the eviction (divergence "host_evicted"); the planted head
 //                fact survives;

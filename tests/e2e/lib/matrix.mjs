@@ -291,9 +291,11 @@ export function reachedPaths(run) {
 
 /**
  * How many of the run's Gateway restarts the engine carried its state across: the first
- * assemble of the turn after the restart (its session, from the turn's start on) is managed,
- * reports no divergence and ingested fewer messages than the host passed (the rest came from
- * what the earlier process persisted; a lost or unreadable state ingests them all again).
+ * assemble of the turn after the restart (its session, from the turn's start on) is managed and
+ * ingested fewer messages than the host passed: the rest came from what the earlier process
+ * persisted (a session without state, lost or unreadable, ingests them all). A divergence the
+ * engine reports there is the host's doing (with ownsCompaction false OpenClaw evicts its oldest
+ * messages every turn at 48K) and does not count against it.
  */
 export function restartsRestored(run) {
   const events = run.events ?? [];
@@ -303,7 +305,7 @@ export function restartsRestored(run) {
     if (!t) continue;
     const first = events.find((e) => e.event === "assemble" && e.count > 0 && Date.parse(e.at) >= t.startedAt && (!t.sessionId || e.sessionId === t.sessionId));
     const rep = first?.report;
-    if (rep?.managed && !rep.divergence && rep.ingested < first.count) n++;
+    if (rep?.managed && rep.ingested < first.count) n++;
   }
   return n;
 }
