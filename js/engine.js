@@ -209,6 +209,12 @@ export class CachefoldEngine {
     }
   }
 
+  /** The host's compaction answered for us: logged as our decision, returned as the answer. */
+  #delegated(sessionId, trigger, path, answer) {
+    this.ctx.log({ event: "compact", sessionId, trigger, path, delegated: true, compacted: !!answer.compacted });
+    return answer;
+  }
+
   #passthrough(where, err, messages) {
     this.ctx.logger?.warn?.(`cachefold: ${where} failed (${err?.code ?? "error"}: ${err?.message}); history passed through unchanged`);
     this.ctx.log({ event: "error", where, code: err?.code ?? null, message: String(err?.message ?? err) });
@@ -270,10 +276,7 @@ export class CachefoldEngine {
       // Not owning compaction: a no-op compact() would leave the host unable to recover from an
       // overflow, so hand it to the host's built-in compaction (what `legacy` does).
       const delegated = await delegateToRuntime(params);
-      if (delegated) {
-        this.ctx.log({ event: "compact", sessionId, trigger, path: "delegated", delegated: true, compacted: !!delegated.compacted });
-        return delegated;
-      }
+      if (delegated) return this.#delegated(sessionId, trigger, "delegated", delegated);
     }
     if (Array.isArray(params?.messages)) return this.#compactWithMessages(params, sessionId);
     // In-run recovery retries the call at once, and the tool-loop assemble that follows hands
@@ -282,10 +285,7 @@ export class CachefoldEngine {
     const inRun = params?.runtimeContext?.attempt !== undefined || ["overflow", "timeout"].includes(params?.runtimeContext?.trigger);
     if (inRun) {
       const delegated = await delegateToRuntime(params);
-      if (delegated?.ok && delegated.compacted) {
-        this.ctx.log({ event: "compact", sessionId, path: "in-run", delegated: true });
-        return delegated;
-      }
+      if (delegated?.ok && delegated.compacted) return this.#delegated(sessionId, trigger, "in-run", delegated);
     }
     let answer = null;
     let failure = null;
