@@ -9,9 +9,8 @@
 //        then ages its ref file past the 30-day window so the next GC may evict again.
 //        Prints "R <round> <referenced> <missing> <missing ids, comma separated>" per round.
 import { spawn } from "node:child_process";
-import { utimesSync, existsSync, writeFileSync } from "node:fs";
+import { utimesSync, existsSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { mkdtempSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { writeArtifact, readArtifact, sessionArtifactIds, sha1Hex, storeRoot } from "../../js/artifacts.js";
 import { collectGarbage } from "../../js/artifacts/gc.js";
@@ -53,13 +52,17 @@ export async function raceGc({ n, rounds }) {
   utimesSync(join(storeRoot(stateDir), "sessions", `${sha1Hex("seed")}.jsonl`), old, old);
   const stop = join(stateDir, "stop");
   const gcs = [child({ role: "gc", stateDir, stop }), child({ role: "gc", stateDir, stop })];
-  let ref;
+  let ref, g;
   try {
-    ref = await child({ role: "ref", stateDir, n, rounds });
+    try {
+      ref = await child({ role: "ref", stateDir, n, rounds });
+    } finally {
+      writeFileSync(stop, "");
+    }
+    g = (await Promise.all(gcs)).map((out) => out.trim().split(" "));
   } finally {
-    writeFileSync(stop, "");
+    rmSync(stateDir, { recursive: true, force: true });
   }
-  const g = (await Promise.all(gcs)).map((out) => out.trim().split(" "));
   const lines = ref.trim().split("\n").map((l) => l.split(" "));
   return {
     referenced: lines.reduce((sum, l) => sum + Number(l[2]), 0),

@@ -84,14 +84,16 @@ export function tempDir(prefix = "cachefold-test-") {
   return dir;
 }
 
-// The directories this process made are removed when a test file's process exits (some hold
-// hundreds of MB: oversize results, artifacts). A helper script a test runs as a child keeps its
-// directories: its parent may read them after it exits.
+// The directories this process made are removed when a test file's or a bench's process exits,
+// also on Ctrl-C (some hold hundreds of MB: oversize results, artifacts, a 100K-message session's
+// state). A helper script a test runs as a child keeps its directories: its parent may read them
+// after it exits.
 const madeDirs = [];
-if (/\.test\.mjs$/.test(process.argv[1] ?? "")) {
+if (/(\.test|[\\/]bench-[\w-]+)\.mjs$/.test(process.argv[1] ?? "")) {
   process.on("exit", () => {
     for (const dir of madeDirs) rmSync(dir, { recursive: true, force: true });
   });
+  if (!/\.test\.mjs$/.test(process.argv[1])) process.once("SIGINT", () => process.exit(130));
 }
 
 /** A fake `api` recording everything the plugin registers. */
