@@ -11,8 +11,8 @@
 // installed manifest) installs on its own (`install: "pack-fresh"`).
 //
 // Templates live under <tmpdir>/cachefold-e2e-installs/<hash>; one is published by an atomic
-// rename, so files running side by side never see a half-built one, and templates not used for a
-// day are removed.
+// rename, so files running side by side never see a half-built one; templates not used for a day,
+// and all but the four used last, are removed.
 
 import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
@@ -24,6 +24,7 @@ import { packageFiles } from "./stage-plugin.mjs";
 
 const ROOT = path.join(os.tmpdir(), "cachefold-e2e-installs");
 const INDEX_KEY = "plugins.installedIndex";
+const MAX_TEMPLATES = 4;
 
 /** `npm pack` of the plugin checkout into `dest`; returns the tarball path. */
 export function npmPack(pluginDir, dest) {
@@ -114,11 +115,18 @@ function touch(dir) {
 /** Remove other templates not used for a day (and abandoned half-built ones). */
 function prune(keep) {
   const dayAgo = Date.now() - 24 * 3600_000;
+  const kept = [];
   for (const name of fs.readdirSync(ROOT)) {
     if (name === keep) continue;
     const p = path.join(ROOT, name);
     try {
-      if (fs.statSync(p).mtimeMs < dayAgo) fs.rmSync(p, { recursive: true, force: true });
+      const { mtimeMs } = fs.statSync(p);
+      if (mtimeMs < dayAgo) fs.rmSync(p, { recursive: true, force: true });
+      else if (/^[0-9a-f]{20}$/.test(name)) kept.push({ p, mtimeMs });
     } catch {}
   }
+  // Each template is ~64 MB and every edit of a packed file makes a new one: beside the one being
+  // built, only the MAX_TEMPLATES - 1 used last stay (a file running side by side uses its own).
+  kept.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const { p } of kept.slice(MAX_TEMPLATES - 1)) fs.rmSync(p, { recursive: true, force: true });
 }
