@@ -9,11 +9,11 @@
 //        then ages its ref file past the 30-day window so the next GC may evict again.
 //        Prints "R <round> <referenced> <missing> <missing ids, comma separated>" per round.
 import { spawn } from "node:child_process";
-import { utimesSync, existsSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { utimesSync, existsSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { writeArtifact, readArtifact, sessionArtifactIds, sha1Hex, storeRoot } from "../../js/artifacts.js";
 import { collectGarbage } from "../../js/artifacts/gc.js";
+import { tempDir } from "../js/helpers.mjs";
 import { join } from "node:path";
 
 /** n artifact texts by id. */
@@ -45,24 +45,20 @@ function child(arg) {
  * referenced artifacts missing afterwards (per round), the GC runs and evictions.
  */
 export async function raceGc({ n, rounds }) {
-  const stateDir = mkdtempSync(join(tmpdir(), "cachefold-gc-race-"));
+  const stateDir = tempDir("cachefold-gc-race-");
   const all = bodies(n);
   for (const [id, t] of all) writeArtifact(stateDir, id, t, { tool: "read", callId: "seed", session: "seed", nowMs: Date.now() - 40 * DAY });
   const old = (Date.now() - 40 * DAY) / 1000;
   utimesSync(join(storeRoot(stateDir), "sessions", `${sha1Hex("seed")}.jsonl`), old, old);
   const stop = join(stateDir, "stop");
   const gcs = [child({ role: "gc", stateDir, stop }), child({ role: "gc", stateDir, stop })];
-  let ref, g;
+  let ref;
   try {
-    try {
-      ref = await child({ role: "ref", stateDir, n, rounds });
-    } finally {
-      writeFileSync(stop, "");
-    }
-    g = (await Promise.all(gcs)).map((out) => out.trim().split(" "));
+    ref = await child({ role: "ref", stateDir, n, rounds });
   } finally {
-    rmSync(stateDir, { recursive: true, force: true });
+    writeFileSync(stop, "");
   }
+  const g = (await Promise.all(gcs)).map((out) => out.trim().split(" "));
   const lines = ref.trim().split("\n").map((l) => l.split(" "));
   return {
     referenced: lines.reduce((sum, l) => sum + Number(l[2]), 0),

@@ -112,7 +112,7 @@ function touch(dir) {
   } catch {}
 }
 
-/** Remove other templates not used for a day (and abandoned half-built ones). */
+/** Remove other templates not used for a day (and abandoned half-built ones), and all but the latest few. */
 function prune(keep) {
   const dayAgo = Date.now() - 24 * 3600_000;
   const kept = [];
