@@ -318,7 +318,17 @@ export class CachefoldEngine {
         },
       };
     }
-    // Nothing cachefold can fold (or the core failed): the host's compaction, as legacy.
+    // Declined with room to spare (`fits`: the core's estimate of the next call and the host's
+    // projection are both under the host's trigger): a benign skip, in the host's words. The
+    // host's compaction would replace the history with its summary (the exact text of the
+    // pinned head and the fold records gone, the cached prefix missed from the first message)
+    // for a context that needs no room.
+    if (answer?.fits && !inRun) {
+      const reason = String(answer.reason ?? "");
+      return { ok: true, compacted: false, reason: /already compacted/i.test(reason) ? reason : `nothing to compact (${reason || "no fold saves anything"})` };
+    }
+    // Nothing cachefold can fold and the context needs room (or the core failed): the host's
+    // compaction, as legacy.
     const delegated = inRun ? null : await delegateToRuntime(params);
     if (delegated?.ok && delegated.compacted) return delegated;
     const why = failure ? `cachefold error: ${failure.message ?? failure}` : answer?.reason ?? "no history recorded";

@@ -196,6 +196,7 @@ export interface CompactAnswer {
   tokensBefore: number;
   tokensAfter: number;
   hostThreshold: number | null;
+  fits: boolean;
   reason: string | null;
   summary: string | null;
 }

@@ -107,6 +107,9 @@ fn run_case(path: &Path) -> Result<(), String> {
                 history[i] = expand(v, i).to_string();
             }
         }
+        if let Some(i) = turn["remove"].as_u64() {
+            history.remove(i as usize);
+        }
         if let Some(n) = turn["evict"].as_u64() {
             history.drain(..n as usize);
         }

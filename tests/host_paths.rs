@@ -35,10 +35,19 @@ fn commit(s: &mut Session, msgs: &[String], k: usize, window: Option<u64>) {
 }
 
 fn request(s: &mut Session, window: Option<u64>) -> cachefold::engine::CompactAnswer {
+    request_at(s, window, None)
+}
+
+/// `compact()` with the host's projection of the next prompt (`currentTokenCount`).
+fn request_at(
+    s: &mut Session,
+    window: Option<u64>,
+    projected: Option<u64>,
+) -> cachefold::engine::CompactAnswer {
     s.compact_request(&CompactInput {
         model: DS.map(str::to_string),
         token_budget: window,
-        current_token_count: None,
+        current_token_count: projected,
         context_window: window,
         now_ms: T0 as f64,
     })
@@ -107,6 +116,69 @@ fn compact_without_messages_records_a_fold_the_next_assemble_emits() {
     if !again.pending {
         assert!(again.reason.is_some());
     }
+    // A pending fold never reads as "fits": the host is told it compacted.
+    assert!(!a.fits);
+}
+
+/// The e2e `compact` cell at 26 turns: the user's /compact found the history already folded
+/// down ("already compacted"), the shim handed the call to the host's compaction, and its summary
+/// replaced the history, the fact of turn 0 (kept verbatim in the pinned head) with it. An answer
+/// that folds nothing says whether the context needs room at all (`fits`: the core's estimate
+/// and the host's projection are under the host's trigger), and the shim declines then. Not set
+/// without a recorded history, for a model cachefold does not manage, or when either figure
+/// reaches the trigger.
+#[test]
+fn an_answer_that_folds_nothing_says_whether_the_context_fits_under_the_host_trigger() {
+    let mut s = Session::new(cfg(), "s");
+    let none = request(&mut s, Some(48_000));
+    assert!(!none.pending && !none.fits, "no history: {none:?}");
+    let mut msgs = Vec::new();
+    shim(&mut s, &msgs, DS, Some(40_000));
+    turn(&mut msgs, 0, "doc.md", 200);
+    commit(&mut s, &msgs, 0, Some(48_000));
+    shim(&mut s, &msgs, DS, Some(40_000));
+    let small = request(&mut s, Some(48_000));
+    assert!(!small.pending, "{small:?}");
+    assert_eq!(small.host_threshold, Some(32_000));
+    assert!(small.tokens_before < 32_000, "{small:?}");
+    assert!(small.fits, "{small:?}");
+    // The host projects the next prompt at or over its trigger: it needs room.
+    let over = request_at(&mut s, Some(48_000), Some(32_000));
+    assert!(!over.pending && !over.fits, "{over:?}");
+    let under = request_at(&mut s, Some(48_000), Some(31_999));
+    assert!(under.fits, "{under:?}");
+    // A model cachefold does not manage: the host's compaction decides, as legacy.
+    let other = s
+        .compact_request(&CompactInput {
+            model: Some("local/llama-3.1-8b".to_string()),
+            token_budget: Some(48_000),
+            current_token_count: None,
+            context_window: Some(48_000),
+            now_ms: T0 as f64,
+        })
+        .expect("compact_request");
+    assert!(!other.pending && !other.fits, "{other:?}");
+    // Over the trigger by the core's own estimate: a pinned head (the first user message) that
+    // alone outgrows a 24K window's trigger, with nothing after it to fold.
+    let mut big = Session::new(cfg(), "big");
+    let head = vec![
+        user(&"the spec, in full: ".repeat(4_000), T0),
+        assistant("read it", T0 + 1),
+    ];
+    shim(&mut big, &head, DS, Some(200_000));
+    big.commit_turn(&CommitInput {
+        advancement_key: "t0".to_string(),
+        messages: head.clone(),
+        now_ms: T0 as f64,
+        context_window: Some(24_000),
+    })
+    .expect("commit");
+    shim(&mut big, &head, DS, Some(200_000));
+    let a = request(&mut big, Some(24_000));
+    assert_eq!(a.host_threshold, Some(14_000));
+    assert!(!a.pending, "{a:?}");
+    assert!(a.tokens_before >= 14_000, "{a:?}");
+    assert!(!a.fits, "{a:?}");
 }
 
 #[test]

@@ -72,6 +72,13 @@ pub struct CompactAnswer {
     pub tokens_after: u64,
     /// The host's pre-turn compaction threshold, when the window is known.
     pub host_threshold: Option<u64>,
+    /// Nothing folds and no compaction is needed: the core's estimate of the next call and the
+    /// host's projection (`currentTokenCount`, when given) are both under `host_threshold`. The
+    /// shim then declines in the host's words instead of handing the call to the host's
+    /// compaction, whose summary would replace the history (exact text lost, the cached prefix
+    /// broken) for a context that needs no room. False when the core has no estimate (a model it
+    /// does not manage, no history recorded) or a fold is pending.
+    pub fits: bool,
     /// Why nothing folds (when `pending` is false).
     pub reason: Option<String>,
     /// The record the fold will append (the host's `CompactResult.summary`).

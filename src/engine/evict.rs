@@ -15,6 +15,11 @@ pub struct Eviction {
     pub len: u32,
     /// Unrecorded host messages in front of the kept ones.
     pub prelude: u32,
+    /// Recorded messages the host still sends unchanged after the prelude: every one from `len`
+    /// on, or fewer when the host also rewrote a later one in the same call (seen: OpenClaw
+    /// merging a `/compact` and the user message after it into one message while it evicted).
+    /// The history then diverges at host index `prelude + kept`, in what the host kept.
+    pub kept: u32,
 }
 
 /// Most unrecorded host messages accepted in front of the kept history.
@@ -26,30 +31,38 @@ const MAX_CANDIDATES: usize = 8;
 
 /// The eviction that explains `incoming` (the host's whole list) against `recorded` (the
 /// records the host was sending, in order), if any: after at most [`MAX_PRELUDE`] unrecorded
-/// messages, incoming continues with recorded `len..` and matches every recorded message from
-/// there on (at least [`MIN_KEPT`]), possibly followed by new messages. More messages must be gone than
-/// were put in front: `len <= prelude` is a rewrite in place (an edited first message looks
-/// like one message evicted and one put in front), not an eviction.
+/// messages, incoming continues with recorded `len..` in order, over at least [`MIN_KEPT`]
+/// messages, and either matches every recorded message from there on (possibly followed by new
+/// messages) or departs from them at some later point (`kept` says where: the host rewrote a
+/// message it kept, which the caller handles as a divergence of its own). More messages must be
+/// gone than were put in front: `len <= prelude` is a rewrite in place (an edited first message
+/// looks like one message evicted and one put in front), not an eviction. Of several
+/// candidates, the one with the longest run wins.
 pub fn detect<H: PartialEq>(recorded: &[H], incoming: &[H]) -> Option<Eviction> {
     for p in 0..=MAX_PRELUDE.min(incoming.len()) {
         let Some(first) = incoming.get(p) else { break };
-        let found = recorded
+        let best = recorded
             .iter()
             .enumerate()
             .filter(|(_, h)| *h == first)
             .take(MAX_CANDIDATES)
             .map(|(len, _)| len)
-            .find(|&len| {
-                let kept = &recorded[len..];
-                len > p
-                    && kept.len() >= MIN_KEPT
-                    && incoming.len() >= p + kept.len()
-                    && kept.iter().zip(&incoming[p..]).all(|(r, i)| r == i)
-            });
-        if let Some(len) = found {
+            .filter(|&len| len > p)
+            .map(|len| {
+                let run = recorded[len..]
+                    .iter()
+                    .zip(&incoming[p..])
+                    .take_while(|(r, i)| r == i)
+                    .count();
+                (len, run)
+            })
+            .filter(|&(_, run)| run >= MIN_KEPT)
+            .max_by_key(|&(len, run)| (run, std::cmp::Reverse(len)));
+        if let Some((len, run)) = best {
             return Some(Eviction {
                 len: len as u32,
                 prelude: p as u32,
+                kept: run as u32,
             });
         }
     }
@@ -64,20 +77,25 @@ mod tests {
         s.split(' ').filter(|x| !x.is_empty()).collect()
     }
 
-    fn ev(len: u32, prelude: u32) -> Option<Eviction> {
-        Some(Eviction { len, prelude })
+    /// An eviction that keeps every recorded message from `len` on (`rec` has `n`).
+    fn ev(len: u32, prelude: u32, n: u32) -> Option<Eviction> {
+        Some(Eviction {
+            len,
+            prelude,
+            kept: n - len,
+        })
     }
 
     #[test]
     fn front_evictions_with_and_without_a_prelude() {
         let rec = ids("a b c d e f g h");
-        assert_eq!(detect(&rec, &ids("c d e f g h i")), ev(2, 0));
+        assert_eq!(detect(&rec, &ids("c d e f g h i")), ev(2, 0, 8));
         assert_eq!(
             detect(&rec, &ids("x c d e f g h")),
-            ev(2, 1),
+            ev(2, 1, 8),
             "a transformed message in front"
         );
-        assert_eq!(detect(&rec, &ids("x y e f g h i j")), ev(4, 2));
+        assert_eq!(detect(&rec, &ids("x y e f g h i j")), ev(4, 2, 8));
     }
 
     #[test]
@@ -107,7 +125,7 @@ mod tests {
         assert_eq!(
             detect(&rec, &ids("c d x f g h")),
             None,
-            "eviction plus an edit"
+            "eviction plus an edit before four kept messages"
         );
         assert_eq!(
             detect(&rec, &ids("x y z g h")),
@@ -125,10 +143,50 @@ mod tests {
         assert_eq!(detect(&[], &ids("a")), None);
     }
 
+    /// The e2e `compact` cell: OpenClaw evicted its oldest messages and, in the same call,
+    /// merged a `/compact` and the user message after it into one message. Taken for a rewrite,
+    /// that re-pinned the session and dropped the pinned head (the fact of turn 0) for good.
+    #[test]
+    fn an_eviction_with_a_later_rewrite_keeps_the_run_before_it() {
+        let rec = ids("a b c d e f g h i j");
+        assert_eq!(
+            detect(&rec, &ids("x c d e f g M j k")),
+            Some(Eviction {
+                len: 2,
+                prelude: 1,
+                kept: 5
+            }),
+            "kept c..g, then the host's merged message"
+        );
+        assert_eq!(
+            detect(&rec, &ids("c d e f M")),
+            Some(Eviction {
+                len: 2,
+                prelude: 0,
+                kept: 4
+            })
+        );
+        assert_eq!(
+            detect(&rec, &ids("c d e M")),
+            None,
+            "three kept messages are too few to tell"
+        );
+        // Of two candidate runs the longer one wins.
+        let rec = ids("a c d e f b c d e f g h");
+        assert_eq!(
+            detect(&rec, &ids("c d e f g h n")),
+            Some(Eviction {
+                len: 6,
+                prelude: 0,
+                kept: 6
+            })
+        );
+    }
+
     #[test]
     fn repeated_hashes_try_every_candidate() {
         // "b" occurs twice; only the second explains the incoming list.
         let rec = ids("a b x b y z w v");
-        assert_eq!(detect(&rec, &ids("b y z w v n")), ev(3, 0));
+        assert_eq!(detect(&rec, &ids("b y z w v n")), ev(3, 0, 8));
     }
 }

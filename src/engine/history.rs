@@ -210,8 +210,10 @@ impl Session {
     /// Handle a divergence at host index 0 that is a front eviction (see [`super::evict`]): fold
     /// the evicted part of the live tail (its records render from digests), then move `base`.
     /// The output keeps its bytes: the head goes out from its kept copy, fold records are ours,
-    /// protected groups the host no longer has are left out. Returns false (nothing done) when
-    /// this is not an eviction the session can absorb; the caller then re-pins as before.
+    /// protected groups the host no longer has are left out. Answers [`Evicted::No`] (nothing
+    /// done) when this is not an eviction the session can absorb; the caller then re-pins as
+    /// before. When the host also rewrote a message it kept ([`Evicted::ThenDiverges`]), the
+    /// caller handles that divergence next, in what the eviction left.
     pub(super) fn try_evict(
         &mut self,
         hashes: &ByIndex<MsgHash>,
@@ -220,9 +222,9 @@ impl Session {
         model: Option<&str>,
         report: &mut AssembleReport,
         writes: &mut Vec<FoldWrite>,
-    ) -> Result<bool> {
+    ) -> Result<Evicted> {
         if !self.st.pinned {
-            return Ok(false);
+            return Ok(Evicted::No);
         }
         let base = self.st.base as usize;
         let rec: Vec<MsgHash> = self.st.records[base..].iter().map(|r| r.h).collect();
@@ -233,24 +235,25 @@ impl Session {
             }
         }
         if inc.len() != count as usize {
-            return Ok(false);
+            return Ok(Evicted::No);
         }
         let Some(ev) = evict::detect(&rec, &inc) else {
-            return Ok(false);
+            return Ok(Evicted::No);
         };
         let new_base = self.st.base + ev.len;
         if ev.len == 0 && ev.prelude == self.st.skip {
-            return Ok(false);
+            return Ok(Evicted::No);
         }
         if ev.len > 0 && self.st.head_len > self.st.base && self.st.head_json.is_empty() {
-            return Ok(false);
+            return Ok(Evicted::No);
         }
+        let whole = ev.kept as usize == rec.len() - ev.len as usize;
         if self.st.live_from < new_base {
             // The host dropped messages that are still live: fold them (and up to the next cut).
             let rcount = self.st.recorded();
             let cuts = self.live_cuts(rcount);
             let Some(&cut) = cuts.iter().find(|c| **c >= new_base) else {
-                return Ok(false);
+                return Ok(Evicted::No);
             };
             let round = super::policy::Round {
                 count: rcount,
@@ -291,10 +294,26 @@ impl Session {
             len: ev.len,
             skip: ev.prelude,
         })?;
-        Ok(true)
+        Ok(if whole {
+            Evicted::Whole
+        } else {
+            Evicted::ThenDiverges(ev.prelude + ev.kept)
+        })
     }
 
     // ---- folds ---------------------------------------------------------------------------------
+}
+
+/// What [`Session::try_evict`] made of a divergence at the front of the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Evicted {
+    /// Not an eviction the session can absorb.
+    No,
+    /// An eviction; the host still sends every recorded message after it, unchanged.
+    Whole,
+    /// An eviction; the host changed what it kept from this host index on (a divergence of its
+    /// own, in the history the eviction left).
+    ThenDiverges(u32),
 }
 
 /// Largest pinned head (bytes of message JSON) whose copy the session keeps.

@@ -57,6 +57,7 @@ use crate::pairing::ShapeRole;
 use crate::record::MsgHash;
 use crate::tokens;
 use by_index::ByIndex;
+use history::Evicted;
 use journal::{Event, ReplayReport};
 #[cfg(test)]
 use serde_json::json;
@@ -540,17 +541,22 @@ impl Session {
 
         let mut writes = Vec::new();
         if let Some(d) = divergence {
-            let evicted = managed
-                && self.try_evict(
+            let evicted = if managed {
+                self.try_evict(
                     &hashes,
                     count,
                     input,
                     model.as_deref(),
                     &mut report,
                     &mut writes,
-                )?;
-            if !evicted {
-                self.diverge(d, count, &given, &mut report)?;
+                )?
+            } else {
+                Evicted::No
+            };
+            match evicted {
+                Evicted::No => self.diverge(d, count, &given, &mut report)?,
+                Evicted::Whole => {}
+                Evicted::ThenDiverges(at) => self.diverge(at, count, &given, &mut report)?,
             }
         }
 

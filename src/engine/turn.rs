@@ -41,19 +41,25 @@ impl Session {
             .or_else(|| self.st.model.clone());
         self.note_limits(input.context_window, None)?;
         let host_threshold = self.st.window.and_then(host_turn_threshold);
-        let nothing = |reason: &str, before: u64| CompactAnswer {
+        // `fits` only where the core has an estimate of the next call (a managed model, a
+        // recorded history): both it and the host's own projection are under the host's trigger.
+        let fits = |before: u64| {
+            host_threshold.is_some_and(|t| before.max(input.current_token_count.unwrap_or(0)) < t)
+        };
+        let nothing = |reason: &str, before: u64, fits: bool| CompactAnswer {
             pending: false,
             tokens_before: before,
             tokens_after: before,
             host_threshold,
+            fits,
             reason: Some(reason.to_string()),
             summary: None,
         };
         if !model_managed(&self.cfg, model.as_deref()) {
-            return Ok(nothing("model not managed by cachefold", 0));
+            return Ok(nothing("model not managed by cachefold", 0, false));
         }
         if !self.st.pinned {
-            return Ok(nothing("no history recorded yet", 0));
+            return Ok(nothing("no history recorded yet", 0, false));
         }
         let mut sim = self.fork()?;
         let mut count = sim.st.recorded();
@@ -98,6 +104,7 @@ impl Session {
                     .as_deref()
                     .unwrap_or("no cut point after the head"),
                 before,
+                fits(before),
             ));
         }
         // A fold that saves next to nothing (the history is already folded down to the live
@@ -106,6 +113,7 @@ impl Session {
             return Ok(nothing(
                 "already compacted: a fold now would save under 5 %",
                 before,
+                fits(before),
             ));
         }
         if !self.st.force_fold {
@@ -116,6 +124,7 @@ impl Session {
             tokens_before: before,
             tokens_after: after,
             host_threshold,
+            fits: false,
             reason: None,
             summary: report.fold.map(|f| f.summary),
         })

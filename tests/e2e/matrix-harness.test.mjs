@@ -150,6 +150,14 @@ test("matrix verdict and table: failed turns, 400s, recall, cost vs legacy", () 
   // A cachefold run that never reached its cell's host path (repro-48k: a fold) fails.
   const noFold = judgeRun(mk("cf", "cachefold", { cost: 0.01, reached: { fold: 0, evicted: 0, compacted: 0, manualCompact: 0 } }), legacy);
   assert.deepEqual(noFold.failures.map((f) => f.split(" (")[0]), ["the cell's host path was not reached: no fold"]);
+  // A /compact cachefold declined as fitting under the host's trigger must not be compacted by
+  // the host (its summary would replace the history); one the host compacted after a decline
+  // without `fits` (the context needed room) is the hand-over working.
+  const compactEv = (fits) => ({ event: "compact", trigger: "manual", answer: { pending: false, fits, reason: "already compacted: a fold now would save under 5 %" } });
+  const withCompacts = (fits, compacted) => ({ ...mk("cf", "cachefold", { cost: 0.01, reached: { fold: 2, evicted: 0, compacted, manualCompact: 2 } }), events: [compactEv(fits), compactEv(fits)] });
+  assert.match(judgeRun(withCompacts(true, 1), legacy).failures.join("\n"), /2 \/compact declined as fitting under the host's trigger, yet the host compacted 1 of 2/);
+  assert.deepEqual(judgeRun(withCompacts(true, 0), legacy).failures, []);
+  assert.deepEqual(judgeRun(withCompacts(false, 2), legacy).failures, []);
   const rows = [matrixRow(legacy, legacy), matrixRow(mk("cachefold ownsCompaction=true", "cachefold", { cost: 0.005, fail: [2] }), legacy), matrixRow({ cell: "x", label: "y", error: "boom|1" }, null)];
   assert.equal(rows[1].costXLegacy, 0.25);
   const t = matrixTable(rows).split("\n");

@@ -67,7 +67,7 @@ test("the case files are there", () => assert.ok(files.length >= 5, `cases: ${fi
 
 // Every key a case may use: a misspelt expectation would otherwise check nothing.
 const KEYS = {
-  turn: ["replace", "evict", "front", "append", "expect"],
+  turn: ["replace", "remove", "evict", "front", "append", "expect"],
   expect: ["folds", "passthrough", "pairingValid", "extendsPrevious", "headUnchanged", "contains", "divergence", "repairsAtLeast", "maxTokensAfter"],
   expectOverall: ["foldsAtLeast"],
 };
@@ -98,6 +98,7 @@ for (const file of files) {
       c.turns.forEach((turn, t) => {
         const at = (msg) => `${file} turn ${t}: ${msg}`;
         for (const [k, v] of Object.entries(turn.replace ?? {})) history[Number(k)] = JSON.stringify(expand(v, Number(k)));
+        if (turn.remove !== undefined) history.splice(turn.remove, 1);
         if (turn.evict !== undefined) history.splice(0, turn.evict);
         (turn.front ?? []).forEach((m, k) => history.splice(k, 0, JSON.stringify(expand(m, k))));
         const before = history.length;

@@ -114,6 +114,37 @@ for (const ownsCompaction of [true, false]) {
   });
 }
 
+// The user's /compact on a context that needs no room (the e2e `compact` cell at 26 turns): the
+// shim handed cachefold's "nothing to fold" to the host's compaction, whose summary replaced the
+// history and lost the fact the pinned head kept. Now a context under the host's trigger is
+// declined in the host's words; one the host projects over its trigger still goes on to the
+// host's compaction (here unavailable: "nothing to compact").
+test("a /compact on a context under the host's trigger is declined, not handed to the host", { skip }, async () => {
+  const stateDir = tempDir();
+  const logFile = join(stateDir, "log.jsonl");
+  const cfg = { stateDir, logFile, tailTokens: 2_000, minFoldTokens: 1_000_000 };
+  await drive(cfg, "s-fit", 2, 2_000);
+  const manual = await (await engineFor(cfg)).compact({ sessionId: "s-fit", sessionKey: "agent:main:t", force: true, runtimeContext: { trigger: "manual" } });
+  const over = await (await engineFor(cfg)).compact(preflight("s-fit", 40_000));
+  const verdicts = hostVerdicts([manual, over]) ?? [manual, over].map(continues);
+  assert.deepEqual(verdicts, [true, true], JSON.stringify({ manual, over }));
+  assert.equal(manual.ok, true);
+  assert.equal(manual.compacted, false);
+  const events = readFileSync(logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.event === "compact");
+  assert.equal(events.length, 2, JSON.stringify(events));
+  const [m, o] = events.map((e) => e.answer);
+  assert.equal(m.pending, false);
+  assert.equal(m.fits, true, JSON.stringify(m));
+  assert.ok(m.tokensBefore < m.hostThreshold, JSON.stringify(m));
+  // The decline is cachefold's own reason, not the fallback's "nothing to compact (…; host
+  // compaction: …)" wording that follows a hand-over.
+  assert.ok(manual.reason === m.reason || manual.reason === `nothing to compact (${m.reason})`, manual.reason);
+  assert.doesNotMatch(manual.reason, /host compaction/);
+  // The host's projection at 40,000 (over its 32,000 trigger): not declined as fitting.
+  assert.equal(o.fits, false, JSON.stringify(o));
+  assert.match(over.reason, /nothing to compact/);
+});
+
 test("an empty snapshot is never written over the journal", async () => {
   const store = await import("../../js/store.js");
   const paths = store.sessionPaths(tempDir(), "s-snap");

@@ -489,6 +489,11 @@ export function judgeRun(run, legacy) {
   for (const r of run.recall) if (r.reachable === "no") failures.push(`fact ${r.needle} (session ${r.session}) not recalled; last reply: ${r.reply}`);
   if (run.variant.engine !== "legacy") {
     for (const path of CELLS[run.cell]?.reach ?? []) if (!(run.reached?.[path] > 0)) failures.push(`the cell's host path was not reached: no ${path} (${JSON.stringify(run.reached)})`);
+    // A /compact cachefold declined with room to spare (`fits`) reaches the user as a skip: the
+    // host's compaction would replace the history with its summary.
+    const declined = (run.events ?? []).filter((e) => e.event === "compact" && e.trigger === "manual" && e.answer?.fits === true).length;
+    const r = run.reached ?? {};
+    if (declined && r.compacted > (r.manualCompact ?? 0) - declined) failures.push(`${declined} /compact declined as fitting under the host's trigger, yet the host compacted ${r.compacted} of ${r.manualCompact}`);
   }
   const g = run.idleGap;
   if (g?.error) failures.push(`idle gap: ${g.error}`);
