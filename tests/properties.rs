@@ -365,6 +365,14 @@ enum Mutation {
     Compact(f64),
     /// Switch the model id.
     Model,
+    /// The host drops the oldest `frac` of the history, puts `front` messages of its own in
+    /// front of the rest (0-2), and, with `edit`, rewrites a kept message at that fraction of
+    /// what is left (OpenClaw evicting and merging two messages in one call).
+    Evict {
+        frac: f64,
+        front: u8,
+        edit: Option<f64>,
+    },
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -374,6 +382,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         1 => (0.0f64..1.0).prop_map(Mutation::Truncate),
         1 => (0.0f64..1.0).prop_map(Mutation::Compact),
         1 => Just(Mutation::Model),
+        2 => (0.0f64..0.6, 0u8..3, prop::option::of(0.0f64..1.0))
+            .prop_map(|(frac, front, edit)| Mutation::Evict { frac, front, edit }),
     ]
 }
 
@@ -425,6 +435,24 @@ fn check_divergence(c: &Case, muts: &[Mutation]) -> Result<(), String> {
                     "deepseek/deepseek-v4-flash"
                 }
             }
+            Mutation::Evict { frac, front, edit } => {
+                let n = ((hist.len() as f64) * frac) as usize;
+                hist.drain(..n.min(hist.len()));
+                for k in 0..*front {
+                    hist.insert(
+                        k as usize,
+                        json!({"role": "user", "content": [{"type": "text", "text": format!("(host front {k})")}], "timestamp": T0})
+                            .to_string(),
+                    );
+                }
+                if let Some(f) = edit {
+                    let kept = hist.len() - *front as usize;
+                    if kept > 0 {
+                        let i = *front as usize + ((kept as f64) * f) as usize % kept;
+                        hist[i] = rewrite(&hist[i]);
+                    }
+                }
+            }
         }
         let need = s.need(hist.len() as u32);
         let mut p = s
@@ -449,14 +477,14 @@ fn check_divergence(c: &Case, muts: &[Mutation]) -> Result<(), String> {
         if !pairing::violations_with(&shapes, true).is_empty() {
             return Err(format!("turn {t}: invalid pairing"));
         }
-        for i in 0..hist.len() as i64 {
-            let folded = s
-                .state()
-                .segs
-                .iter()
-                .any(|g| (g.from as i64) <= i && i < g.to as i64);
-            if !folded && !p.order.contains(&i) {
-                return Err(format!("turn {t}: host {i} dropped"));
+        // Every host message is sent or folded (segments are in record indices); the host's own
+        // front messages of an eviction (before `skip`) are neither recorded nor sent.
+        let st = s.state();
+        for i in 0..hist.len() as u32 {
+            let Some(r) = st.rec_of(i) else { continue };
+            let folded = st.segs.iter().any(|g| g.from <= r && r < g.to);
+            if !folded && !p.order.contains(&(i as i64)) {
+                return Err(format!("turn {t}: host {i} (record {r}) dropped"));
             }
         }
         s.commit_turn(&cachefold::engine::CommitInput {

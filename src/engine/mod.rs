@@ -370,9 +370,15 @@ impl Session {
         if rc == 0 || count < rc || !self.st.pinned {
             return (0..count).collect();
         }
-        // The head's host indices (none once the host evicted it), after the prelude.
+        // The head's host indices after the prelude, and at least the first recorded message
+        // (the whole head once the host evicted it, or with `prefixLockCount` 0): a front
+        // eviction or rewrite changes it. Without it, one that put as many messages in front as
+        // it dropped went unseen when the last recorded message still matched, and the tool
+        // calls it dropped were taken as still open.
         let skip = self.st.skip.min(rc);
-        let head = (skip + self.st.head_len.saturating_sub(self.st.base)).min(rc);
+        let head = (skip + self.st.head_len.saturating_sub(self.st.base))
+            .max(skip + 1)
+            .min(rc);
         let mut set: Vec<u32> = (skip..head).collect();
         set.push(rc - 1);
         set.extend(rc..count);
