@@ -35,23 +35,35 @@ fn commit(s: &mut Session, msgs: &[String], k: usize, window: Option<u64>) {
 }
 
 fn request(s: &mut Session, window: Option<u64>) -> cachefold::engine::CompactAnswer {
-    request_at(s, window, None)
+    request_for(s, DS, window, None)
 }
 
-/// `compact()` with the host's projection of the next prompt (`currentTokenCount`).
-fn request_at(
+/// `compact()` on `model` with the host's projection of the next prompt (`currentTokenCount`).
+fn request_for(
     s: &mut Session,
+    model: Option<&str>,
     window: Option<u64>,
     projected: Option<u64>,
 ) -> cachefold::engine::CompactAnswer {
     s.compact_request(&CompactInput {
-        model: DS.map(str::to_string),
+        model: model.map(str::to_string),
         token_budget: window,
         current_token_count: projected,
         context_window: window,
         now_ms: T0 as f64,
     })
     .expect("compact_request")
+}
+
+/// A session after one small turn (the host's assemble, the turn, its commit, the next assemble).
+fn one_small_turn() -> Session {
+    let mut s = Session::new(cfg(), "s");
+    let mut msgs = Vec::new();
+    shim(&mut s, &msgs, DS, Some(40_000));
+    turn(&mut msgs, 0, "doc.md", 200);
+    commit(&mut s, &msgs, 0, Some(48_000));
+    shim(&mut s, &msgs, DS, Some(40_000));
+    s
 }
 
 #[test]
@@ -129,34 +141,21 @@ fn compact_without_messages_records_a_fold_the_next_assemble_emits() {
 /// reaches the trigger.
 #[test]
 fn an_answer_that_folds_nothing_says_whether_the_context_fits_under_the_host_trigger() {
-    let mut s = Session::new(cfg(), "s");
-    let none = request(&mut s, Some(48_000));
+    let none = request(&mut Session::new(cfg(), "s"), Some(48_000));
     assert!(!none.pending && !none.fits, "no history: {none:?}");
-    let mut msgs = Vec::new();
-    shim(&mut s, &msgs, DS, Some(40_000));
-    turn(&mut msgs, 0, "doc.md", 200);
-    commit(&mut s, &msgs, 0, Some(48_000));
-    shim(&mut s, &msgs, DS, Some(40_000));
+    let mut s = one_small_turn();
     let small = request(&mut s, Some(48_000));
     assert!(!small.pending, "{small:?}");
     assert_eq!(small.host_threshold, Some(32_000));
     assert!(small.tokens_before < 32_000, "{small:?}");
     assert!(small.fits, "{small:?}");
     // The host projects the next prompt at or over its trigger: it needs room.
-    let over = request_at(&mut s, Some(48_000), Some(32_000));
+    let over = request_for(&mut s, DS, Some(48_000), Some(32_000));
     assert!(!over.pending && !over.fits, "{over:?}");
-    let under = request_at(&mut s, Some(48_000), Some(31_999));
+    let under = request_for(&mut s, DS, Some(48_000), Some(31_999));
     assert!(under.fits, "{under:?}");
     // A model cachefold does not manage: the host's compaction decides, as legacy.
-    let other = s
-        .compact_request(&CompactInput {
-            model: Some("local/llama-3.1-8b".to_string()),
-            token_budget: Some(48_000),
-            current_token_count: None,
-            context_window: Some(48_000),
-            now_ms: T0 as f64,
-        })
-        .expect("compact_request");
+    let other = request_for(&mut s, Some("local/llama-3.1-8b"), Some(48_000), None);
     assert!(!other.pending && !other.fits, "{other:?}");
     // Over the trigger by the core's own estimate: a pinned head (the first user message) that
     // alone outgrows a 24K window's trigger, with nothing after it to fold.
@@ -183,12 +182,7 @@ fn an_answer_that_folds_nothing_says_whether_the_context_fits_under_the_host_tri
 
 #[test]
 fn a_single_turn_history_has_nothing_to_fold_and_says_why() {
-    let mut s = Session::new(cfg(), "s");
-    let mut msgs = Vec::new();
-    shim(&mut s, &msgs, DS, Some(40_000));
-    turn(&mut msgs, 0, "doc.md", 200);
-    commit(&mut s, &msgs, 0, Some(48_000));
-    shim(&mut s, &msgs, DS, Some(40_000));
+    let mut s = one_small_turn();
     let a = request(&mut s, Some(48_000));
     assert!(!a.pending, "{a:?}");
     assert!(a.reason.as_deref().is_some_and(|r| !r.is_empty()));

@@ -77,13 +77,13 @@ mod tests {
         s.split(' ').filter(|x| !x.is_empty()).collect()
     }
 
+    fn kept(len: u32, prelude: u32, kept: u32) -> Option<Eviction> {
+        Some(Eviction { len, prelude, kept })
+    }
+
     /// An eviction that keeps every recorded message from `len` on (`rec` has `n`).
     fn ev(len: u32, prelude: u32, n: u32) -> Option<Eviction> {
-        Some(Eviction {
-            len,
-            prelude,
-            kept: n - len,
-        })
+        kept(len, prelude, n - len)
     }
 
     #[test]
@@ -151,21 +151,10 @@ mod tests {
         let rec = ids("a b c d e f g h i j");
         assert_eq!(
             detect(&rec, &ids("x c d e f g M j k")),
-            Some(Eviction {
-                len: 2,
-                prelude: 1,
-                kept: 5
-            }),
+            kept(2, 1, 5),
             "kept c..g, then the host's merged message"
         );
-        assert_eq!(
-            detect(&rec, &ids("c d e f M")),
-            Some(Eviction {
-                len: 2,
-                prelude: 0,
-                kept: 4
-            })
-        );
+        assert_eq!(detect(&rec, &ids("c d e f M")), kept(2, 0, 4));
         assert_eq!(
             detect(&rec, &ids("c d e M")),
             None,
@@ -173,14 +162,7 @@ mod tests {
         );
         // Of two candidate runs the longer one wins.
         let rec = ids("a c d e f b c d e f g h");
-        assert_eq!(
-            detect(&rec, &ids("c d e f g h n")),
-            Some(Eviction {
-                len: 6,
-                prelude: 0,
-                kept: 6
-            })
-        );
+        assert_eq!(detect(&rec, &ids("c d e f g h n")), kept(6, 0, 6));
     }
 
     #[test]
