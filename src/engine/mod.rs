@@ -370,8 +370,8 @@ impl Session {
         if rc == 0 || count < rc || !self.st.pinned {
             return (0..count).collect();
         }
-        // The head's host indices after the prelude, and at least the first recorded message
-        // (the whole head once the host evicted it, or with `prefixLockCount` 0): a front
+        // The head's host indices after the prelude, and the first recorded message even when
+        // there is no head to check (the host evicted it, or `prefixLockCount` is 0): a front
         // eviction or rewrite changes it. Without it, one that put as many messages in front as
         // it dropped went unseen when the last recorded message still matched, and the tool
         // calls it dropped were taken as still open.
