@@ -9,13 +9,12 @@
 // Engine instances live one turn (docs/host-integration.md); the sessions they serve are kept
 // by js/engine/state.js (cache, lock, journal, snapshots). Nothing here throws into the host: on any error the turn passes history through unchanged
 // (OpenClaw quarantines engines that throw) and the state on disk is kept.
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
 import { loadCore } from "./core.js";
 import * as store from "./store.js";
 import { captureAfterTurn, lessonsAddition, withAddition } from "./lessons.js";
 import { withTimeout } from "./io/files.js";
 import { cutHistoryMessage } from "./oversize.js";
+import { delegateToRuntime } from "./host/openclaw.js";
 import { nowMs, withSession } from "./engine/state.js";
 
 const VERSION = "0.1.0";
@@ -318,17 +317,13 @@ export class CachefoldEngine {
         },
       };
     }
-    // Declined with room to spare (`fits`: the core's estimate of the next call and the host's
-    // projection are both under the host's trigger): a benign skip, in the host's words. The
-    // host's compaction would replace the history with its summary (the exact text of the
-    // pinned head and the fold records gone, the cached prefix missed from the first message)
-    // for a context that needs no room.
+    // Declined with room to spare (`fits`: under the host's trigger): a benign skip in the host's
+    // words, not the host's compaction, whose summary would replace the history for nothing.
     if (answer?.fits && !inRun) {
       const reason = String(answer.reason ?? "");
       return { ok: true, compacted: false, reason: /already compacted/i.test(reason) ? reason : `nothing to compact (${reason || "no fold saves anything"})` };
     }
-    // Nothing cachefold can fold and the context needs room (or the core failed): the host's
-    // compaction, as legacy.
+    // Nothing to fold and the context needs room (or the core failed): the host's compaction.
     const delegated = inRun ? null : await delegateToRuntime(params);
     if (delegated?.ok && delegated.compacted) return delegated;
     const why = failure ? `cachefold error: ${failure.message ?? failure}` : answer?.reason ?? "no history recorded";
@@ -429,26 +424,6 @@ export class CachefoldEngine {
   async afterTurn() {}
 
   async dispose() {}
-}
-
-// delegateCompactionToRuntime lives in the host package; resolve it from the host's own entry
-// point (plugins are imported from a copy outside the host's node_modules).
-async function delegateToRuntime(params) {
-  const specs = ["openclaw/plugin-sdk/core"];
-  try {
-    specs.push(pathToFileURL(createRequire(process.argv[1] ?? import.meta.url).resolve("openclaw/plugin-sdk/core")).href);
-  } catch {
-    /* host entry not resolvable */
-  }
-  for (const spec of specs) {
-    try {
-      const mod = await import(spec);
-      if (typeof mod.delegateCompactionToRuntime === "function") return await mod.delegateCompactionToRuntime(params);
-    } catch {
-      /* try the next way */
-    }
-  }
-  return null;
 }
 
 function finiteOrNull(v) {

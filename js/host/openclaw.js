@@ -1,10 +1,13 @@
 // What cachefold reads of OpenClaw itself: its state dir, its config file (JSON5), its per-agent
-// SQLite transcript stores, its logs and its view of the plugin (`plugins inspect`). The one
+// SQLite transcript stores, its logs, its view of the plugin (`plugins inspect`), and its own
+// compaction (delegateToRuntime, for a compact() cachefold hands over). The one
 // reader of those stores: capture, doctor, restore and replay all go through openTranscriptStore
 // (read-only, streamed row by row).
 import { existsSync, readdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { homedir, hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import JSON5 from "json5";
 import { mtimeMs, readRegular, readTail } from "../io/files.js";
 
@@ -266,4 +269,24 @@ export async function hostTranscript(db, sessionId) {
     st.close();
   }
   return rows ? { messages: parts.filter((p) => p.length).pop() ?? [], cwd } : null;
+}
+
+// delegateCompactionToRuntime lives in the host package; resolve it from the host's own entry
+// point (plugins are imported from a copy outside the host's node_modules).
+export async function delegateToRuntime(params) {
+  const specs = ["openclaw/plugin-sdk/core"];
+  try {
+    specs.push(pathToFileURL(createRequire(process.argv[1] ?? import.meta.url).resolve("openclaw/plugin-sdk/core")).href);
+  } catch {
+    /* host entry not resolvable */
+  }
+  for (const spec of specs) {
+    try {
+      const mod = await import(spec);
+      if (typeof mod.delegateCompactionToRuntime === "function") return await mod.delegateCompactionToRuntime(params);
+    } catch {
+      /* try the next way */
+    }
+  }
+  return null;
 }

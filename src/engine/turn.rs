@@ -41,25 +41,25 @@ impl Session {
             .or_else(|| self.st.model.clone());
         self.note_limits(input.context_window, None)?;
         let host_threshold = self.st.window.and_then(host_turn_threshold);
-        // `fits` only where the core has an estimate of the next call (a managed model, a
-        // recorded history): both it and the host's own projection are under the host's trigger.
-        let fits = |before: u64| {
-            host_threshold.is_some_and(|t| before.max(input.current_token_count.unwrap_or(0)) < t)
-        };
-        let nothing = |reason: &str, before: u64, fits: bool| CompactAnswer {
+        // `estimate`: the core's estimate of the next call, where it has one (a managed model, a
+        // recorded history). It `fits` when it and the host's own projection are under the
+        // host's trigger.
+        let nothing = |reason: &str, estimate: Option<u64>| CompactAnswer {
             pending: false,
-            tokens_before: before,
-            tokens_after: before,
+            tokens_before: estimate.unwrap_or(0),
+            tokens_after: estimate.unwrap_or(0),
             host_threshold,
-            fits,
+            fits: estimate
+                .zip(host_threshold)
+                .is_some_and(|(before, t)| before.max(input.current_token_count.unwrap_or(0)) < t),
             reason: Some(reason.to_string()),
             summary: None,
         };
         if !model_managed(&self.cfg, model.as_deref()) {
-            return Ok(nothing("model not managed by cachefold", 0, false));
+            return Ok(nothing("model not managed by cachefold", None));
         }
         if !self.st.pinned {
-            return Ok(nothing("no history recorded yet", 0, false));
+            return Ok(nothing("no history recorded yet", None));
         }
         let mut sim = self.fork()?;
         let mut count = sim.st.recorded();
@@ -103,8 +103,7 @@ impl Session {
                     .skipped
                     .as_deref()
                     .unwrap_or("no cut point after the head"),
-                before,
-                fits(before),
+                Some(before),
             ));
         }
         // A fold that saves next to nothing (the history is already folded down to the live
@@ -112,8 +111,7 @@ impl Session {
         if after.saturating_add(before / LOW_SAVING_DIVISOR) > before {
             return Ok(nothing(
                 "already compacted: a fold now would save under 5 %",
-                before,
-                fits(before),
+                Some(before),
             ));
         }
         if !self.st.force_fold {
