@@ -184,7 +184,7 @@ export class CachefoldEngine {
       const now = nowMs();
       const lastRequestMs = (model && sentOn.get(model)) ?? null;
       const result = await withSession(this.ctx, sessionId, async (h) =>
-        runPlan(this.ctx, h, messages, { count: messages.length, model, tokenBudget: params.tokenBudget ?? null, nowMs: now, contextWindow: windowOf(params), lastRequestMs }, { sessionId, sessionKey: params.sessionKey }),
+        runPlan(this.ctx, h, messages, { count: messages.length, model, tokenBudget: params.tokenBudget ?? null, nowMs: now, contextWindow: windowOf(params), lastRequestMs, promptPending: typeof params.prompt === "string" }, { sessionId, sessionKey: params.sessionKey }),
       );
       const { plan, out } = result;
       noteSent(model, now);

@@ -8,7 +8,9 @@
 mod engine_support;
 
 use cachefold::config::Config;
-use cachefold::engine::{host_turn_threshold, CommitInput, CompactInput, Session};
+use cachefold::engine::{
+    host_turn_threshold, AssembleInput, AssemblePlan, CommitInput, CompactInput, Drive, Session,
+};
 use engine_support::*;
 
 const DS: Option<&str> = Some("deepseek/deepseek-v4-flash");
@@ -178,6 +180,130 @@ fn an_answer_that_folds_nothing_says_whether_the_context_fits_under_the_host_tri
     assert!(!a.pending, "{a:?}");
     assert!(a.tokens_before >= 14_000, "{a:?}");
     assert!(!a.fits, "{a:?}");
+}
+
+/// The host's assemble with the current turn held apart (`assemble.prompt`), as OpenClaw sends it.
+fn assemble_before_prompt(s: &mut Session, msgs: &[String]) -> AssemblePlan {
+    let head = AssembleInput {
+        prompt_pending: true,
+        ..input(msgs, &[], DS, Some(40_000))
+    };
+    s.drive(head, Drive::Assemble, |i| msgs[i as usize].clone())
+        .expect("assemble")
+        .plan
+}
+
+/// A fact in the pinned head, then one turn that alone outgrows a 24K window's trigger: a read
+/// of `read` chars and a final reply of `reply` chars. The session and its messages after that
+/// turn's commit.
+fn head_then_one_large_turn(read: usize, reply: usize) -> (Session, Vec<String>) {
+    head_of_then_one_large_turn("", read, reply)
+}
+
+/// [`head_then_one_large_turn`] with `spec` before the fact in the first user message.
+fn head_of_then_one_large_turn(spec: &str, read: usize, reply: usize) -> (Session, Vec<String>) {
+    let mut s = Session::new(cfg(), "s");
+    let mut msgs = Vec::new();
+    shim(&mut s, &msgs, DS, Some(40_000));
+    msgs.push(user(
+        &format!("{spec}The deploy code is ZEBRA-4417. Please remember it."),
+        T0,
+    ));
+    msgs.push(assistant("Noted the deploy code.", T0 + 1));
+    s.commit_turn(&CommitInput {
+        advancement_key: "t0".to_string(),
+        messages: msgs.clone(),
+        now_ms: T0 as f64,
+        context_window: Some(24_000),
+    })
+    .expect("commit");
+    shim(&mut s, &msgs, DS, Some(40_000));
+    turn(&mut msgs, 1, "docs/guide.md", read);
+    let last = msgs.len() - 1;
+    msgs[last] = assistant(
+        &"all of it checked, section by section. ".repeat(reply / 40 + 1),
+        T0 + 9,
+    );
+    commit(&mut s, &msgs, 1, Some(24_000));
+    (s, msgs)
+}
+
+/// The e2e `repro-48k` cell run in a 24K window with 60-200 KB reads: each turn alone outgrew
+/// the host's trigger, and its messages were the only ones after the pinned head. The
+/// projection of `compact()` stands one message in for that turn, so it found no cut point
+/// after the head: cachefold answered "no cut point after the head", the host's compaction ran
+/// every turn, and its summary replaced the history, the fact kept verbatim in the pinned head
+/// with it. The host holds the next turn apart, so the turn's end is a cut point: the
+/// projection folds, and the next assemble folds behind the unchanged head.
+#[test]
+fn a_last_turn_over_the_trigger_on_its_own_folds_behind_the_head() {
+    let (mut s, msgs) = head_then_one_large_turn(400_000, 40);
+    let a = request(&mut s, Some(24_000));
+    assert_eq!(a.host_threshold, Some(14_000));
+    assert!(a.tokens_before > 14_000, "{a:?}");
+    assert!(a.pending, "{a:?}");
+    assert!(a.tokens_after < 14_000, "{a:?}");
+    let p = assemble_before_prompt(&mut s, &msgs);
+    let fold = p.report.fold.as_ref().expect("the turn folds");
+    assert_eq!(fold.from, 2, "{:?}", p.report);
+    let out = resolve(&p, &msgs);
+    assert_eq!(out[..2], msgs[..2], "the pinned head is sent unchanged");
+    assert!(p.report.tokens_after < 14_000, "{:?}", p.report);
+    assert!(
+        p.fold_writes.iter().any(|w| w.from == 2),
+        "{:?}",
+        p.fold_writes
+    );
+    // The next turn appends after what was sent: the prefix holds.
+    let mut next = msgs.clone();
+    turn(&mut next, 2, "docs/small.md", 400);
+    commit(&mut s, &next, 2, Some(24_000));
+    let q = assemble_before_prompt(&mut s, &next);
+    assert_eq!(
+        resolve(&q, &next)[..out.len()],
+        out[..],
+        "append-only after the fold"
+    );
+}
+
+/// A final reply that alone is over the threshold: with the next turn held apart, the list's end
+/// is a cut point and the emergency fold takes the reply too. Without it the list may end inside
+/// the current turn, so its end is no cut point and the reply stays.
+#[test]
+fn the_end_of_the_list_is_a_cut_point_only_when_the_prompt_is_held_apart() {
+    let (mut s, msgs) = head_then_one_large_turn(400, 400_000);
+    let p = shim(&mut s, &msgs, DS, Some(40_000));
+    assert!(
+        p.report.fold.as_ref().is_none_or(|f| f.to < 6),
+        "{:?}",
+        p.report
+    );
+    assert!(p.report.over_budget, "{:?}", p.report);
+    let (mut s, msgs) = head_then_one_large_turn(400, 400_000);
+    let p = assemble_before_prompt(&mut s, &msgs);
+    let fold = p.report.fold.as_ref().expect("the turn folds");
+    assert_eq!((fold.from, fold.to), (2, 6), "{:?}", p.report);
+    assert_eq!(resolve(&p, &msgs)[..2], msgs[..2]);
+    assert!(!p.report.over_budget, "{:?}", p.report);
+    // A pinned head over the threshold by itself keeps every round of the fold rules an
+    // emergency: the end, reached by the first round's fold, is no cut point for the next (the
+    // e2e run's projection failed with "fold 3..3 with live tail at 3").
+    let spec: String = (0..60_000).map(|i| format!("w{i} ")).collect();
+    let (mut s, msgs) = head_of_then_one_large_turn(&spec, 400_000, 40);
+    let a = request(&mut s, Some(24_000));
+    assert!(a.pending, "{a:?}");
+    let p = assemble_before_prompt(&mut s, &msgs);
+    assert_eq!(p.report.folds.len(), 1, "{:?}", p.report);
+    assert_eq!(resolve(&p, &msgs)[..2], msgs[..2]);
+    // Nor when the list ends with a call still open (an in-flight turn), prompt or not.
+    let (mut s, mut msgs) = head_then_one_large_turn(400_000, 40);
+    msgs.truncate(4);
+    let p = assemble_before_prompt(&mut s, &msgs);
+    assert!(
+        p.report.fold.as_ref().is_none_or(|f| f.to < 4),
+        "{:?}",
+        p.report
+    );
 }
 
 #[test]

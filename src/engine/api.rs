@@ -42,6 +42,11 @@ pub struct AssembleInput {
     /// Keys ([`AssemblePlan::synthetic_keys`]) of synthetic messages whose texts the caller
     /// holds from an earlier plan of this session: the plan leaves those texts out (`""`).
     pub known: Vec<String>,
+    /// The host passes the current turn apart from `messages` (OpenClaw's `assemble.prompt`;
+    /// it appends the prompt and the turn's tool calls after the returned messages). A list that
+    /// then ends with an assistant reply and no open call ends where the last turn ended, so an
+    /// emergency fold may take that whole turn when it alone is over the threshold.
+    pub prompt_pending: bool,
 }
 
 /// Input of [`Session::compact_request`](crate::engine::Session::compact_request): the host's `compact()`, which carries no messages.

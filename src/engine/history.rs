@@ -255,13 +255,7 @@ impl Session {
             let Some(&cut) = cuts.iter().find(|c| **c >= new_base) else {
                 return Ok(Evicted::No);
             };
-            let round = super::policy::Round {
-                count: rcount,
-                price: cost::price_for(&self.cfg, model, input.now_ms),
-                expected: self.expected_calls(),
-                thr: self.threshold(input),
-                terms: self.cache_terms(model, input.now_ms, input.last_request_ms),
-            };
+            let round = self.round(rcount, input, model);
             let before = self.estimate(rcount);
             let id = self.next_fold_id();
             let p = self.prepare(&id, self.st.live_from, cut, None);

@@ -23,6 +23,9 @@ pub(super) struct Round {
     pub thr: u64,
     /// The provider's cache terms now: write premium, minimum length, expired after an idle gap.
     pub terms: cost::CacheTerms,
+    /// The end of the history (`count`) is a turn boundary an emergency fold may cut at
+    /// ([`Session::end_is_cut`]).
+    pub end_cut: bool,
 }
 
 /// What a rule of the fold policy decided, from the state alone; [`Session::apply_step`]
@@ -149,6 +152,38 @@ impl Session {
         calls
             .max(assistants)
             .clamp(EXPECTED_CALLS_MIN, EXPECTED_CALLS_MAX) as f64
+    }
+
+    /// The inputs of the fold rules for one assemble over `count` records.
+    pub(super) fn round(&self, count: u32, input: &AssembleInput, model: Option<&str>) -> Round {
+        Round {
+            count,
+            price: cost::price_for(&self.cfg, model, input.now_ms),
+            expected: self.expected_calls(),
+            thr: self.threshold(input),
+            terms: self.cache_terms(model, input.now_ms, input.last_request_ms),
+            end_cut: self.end_is_cut(count, input.prompt_pending),
+        }
+    }
+
+    /// Whether `count`, the end of the recorded history, is a cut point for an emergency fold:
+    /// the host holds the current turn apart (`prompt_pending`), the history is all recorded,
+    /// and it ends with an assistant reply that leaves no call open (or
+    /// with [`Session::compact_request`]'s stand-in for a whole committed turn: a user record
+    /// with the default hash, which no host message has). A
+    /// fold to there keeps the pinned head and the earlier records as they are; without it, a
+    /// last turn over the threshold on its own could only go by the host's compaction, which
+    /// replaces the whole history, head included.
+    pub(super) fn end_is_cut(&self, count: u32, prompt_pending: bool) -> bool {
+        let recs = &self.st.records;
+        prompt_pending
+            && count as usize == recs.len()
+            && recs.last().is_some_and(|r| match r.shape.role {
+                ShapeRole::Assistant => r.shape.call_ids.is_empty(),
+                ShapeRole::User => r.h == MsgHash::default(),
+                _ => false,
+            })
+            && self.st.cuts.first_at_least(recs, count) == Some(count)
     }
 
     /// Boundaries strictly inside the live tail: `live_from < c < count`.
@@ -308,13 +343,7 @@ impl Session {
         report: &mut AssembleReport,
         writes: &mut Vec<FoldWrite>,
     ) -> Result<()> {
-        let round = Round {
-            count,
-            price: cost::price_for(&self.cfg, model, input.now_ms),
-            expected: self.expected_calls(),
-            thr: self.threshold(input),
-            terms: self.cache_terms(model, input.now_ms, input.last_request_ms),
-        };
+        let round = self.round(count, input, model);
         report.budget_tokens = self.budget(input);
         report.threshold_tokens = round.thr;
         report.tokens_before = self.estimate(count);
@@ -458,7 +487,12 @@ impl Session {
         if !(emergency || forced) {
             return (emergency, Step::Skip(None));
         }
-        let cuts = self.live_cuts(count);
+        let mut cuts = self.live_cuts(count);
+        // `end_cut` holds for the whole assemble; a fold of an earlier round may have reached
+        // the end already (a pinned head over the threshold keeps every round an emergency).
+        if emergency && r.end_cut && count > self.st.live_from {
+            cuts.push(count);
+        }
         let Some(&last) = cuts.last() else {
             // Nothing to fold: clear the request so it does not linger.
             let step = if forced && self.st.force_fold {

@@ -29,9 +29,11 @@ impl Session {
     ///
     /// The projection runs the fold rules, forced as for `compact(force)`, on a copy of the
     /// session over the recorded history plus one stand-in message the size of the last
-    /// committed turn (its messages are recorded only at the next assemble; its user message
-    /// is a cut point). The next assemble folds over the real messages with the same rules and
-    /// can also cut inside that turn, so `tokens_after` is an upper bound of what it sends.
+    /// committed turn (its messages are recorded only at the next assemble): its start is a cut
+    /// point, and so is its end, since the host holds the next turn apart
+    /// ([`AssembleInput::prompt_pending`]). The next assemble folds over the real messages with
+    /// the same rules and can also cut inside that turn, so `tokens_after` is an upper bound of
+    /// what it sends.
     pub fn compact_request(&mut self, input: &CompactInput) -> Result<CompactAnswer> {
         self.prepared.borrow_mut().clear();
         let model = input
@@ -83,6 +85,7 @@ impl Session {
             model: model.clone(),
             token_budget: self.st.budget.or(input.token_budget),
             now_ms: input.now_ms,
+            prompt_pending: true,
             ..AssembleInput::default()
         };
         let mut report = AssembleReport::default();

@@ -68,6 +68,7 @@ pub fn input(
         context_window: None,
         last_request_ms: None,
         known: Vec::new(),
+        prompt_pending: false,
     }
 }
 

@@ -154,3 +154,30 @@ test("an empty snapshot is never written over the journal", async () => {
   }
   assert.equal(store.readStateBytes(paths).journal.toString("utf8"), '{"line":1}\n', "the journal is untouched");
 });
+
+test("the shim tells the core that OpenClaw holds the prompt apart: a last turn over the threshold on its own folds behind the head", { skip }, async () => {
+  const stateDir = tempDir();
+  const cfg = { stateDir, tailTokens: 2_000, minFoldTokens: 1_000_000 };
+  const head = [user("The deploy code is ZEBRA-4417. Please remember it."), assistantText("Noted the deploy code.")];
+  const turn = [user("Check every section of the guide."), assistantText("all of it checked, section by section. ".repeat(10_000))];
+  const outputs = {};
+  for (const prompt of [undefined, "What is the deploy code?"]) {
+    const sessionId = `s-${prompt ? "prompt" : "none"}`;
+    const window = { runtimeContext: { modelContextWindow: 24_000 } };
+    const eng = await engineFor(cfg);
+    await eng.assemble({ sessionId, messages: [], model: MODEL, tokenBudget: 24_000 });
+    await eng.commitTurn({ sessionId, advancementKey: "t0", messages: head, ...window });
+    await eng.assemble({ sessionId, messages: head, model: MODEL, tokenBudget: 24_000 });
+    await eng.commitTurn({ sessionId, advancementKey: "t1", messages: turn, ...window });
+    const out = await eng.assemble({ sessionId, messages: [...head, ...turn], model: MODEL, tokenBudget: 24_000, ...(prompt ? { prompt } : {}) });
+    outputs[sessionId] = out.messages;
+  }
+  // Held apart: the list ends where the last turn ended, and the turn folds whole.
+  const held = outputs["s-prompt"];
+  assert.deepEqual(held.slice(0, 2), head, "the pinned head is sent unchanged");
+  assert.equal(held.length, 3, JSON.stringify(held.map((m) => m.role)));
+  assert.match(held[2].content[0].text, /^\[cachefold fold f1\]/);
+  // Not held apart: the list may end inside the current turn, so its last reply stays.
+  const plain = outputs["s-none"];
+  assert.deepEqual(plain.at(-1), turn[1]);
+});

@@ -87,6 +87,7 @@ impl Cachefold {
             context_window: Some(ctx.window),
             last_request_ms: None,
             known: Vec::new(),
+            prompt_pending: false,
         }
     }
 

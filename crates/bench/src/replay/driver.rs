@@ -83,6 +83,7 @@ impl Driver<'_> {
             context_window: None,
             last_request_ms: None,
             known: Vec::new(),
+            prompt_pending: false,
         }
     }
 
@@ -309,6 +310,7 @@ impl Driver<'_> {
             context_window: None,
             last_request_ms: None,
             known: Vec::new(),
+            prompt_pending: false,
         };
         // On a copy: the echo's indices are not host indices, and the rest of the replay (and
         // its completeness and journal checks) follows the host's history.
