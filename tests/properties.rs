@@ -21,7 +21,7 @@
 mod engine_support;
 
 use cachefold::config::Config;
-use cachefold::engine::Session;
+use cachefold::engine::{AssembleInput, Session};
 use cachefold::message::Message;
 use cachefold::pairing::{self, Shape};
 use cachefold_bench::replay::transcript::Call;
@@ -62,6 +62,10 @@ struct Knobs {
     budget: u64,
     reassemble: bool,
     summaries: u8,
+    /// `divergence_invariants`: the host holds the prompt apart (`AssembleInput::prompt_pending`),
+    /// as OpenClaw does: each assemble's list ends where the last turn ended.
+    #[serde(default)]
+    held: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -104,6 +108,7 @@ fn knobs() -> impl Strategy<Value = Knobs> {
         2_000u64..10_000,
         any::<bool>(),
         0u8..3,
+        any::<bool>(),
     )
         .prop_map(
             |(
@@ -115,6 +120,7 @@ fn knobs() -> impl Strategy<Value = Knobs> {
                 budget,
                 reassemble,
                 summaries,
+                held,
             )| Knobs {
                 prefix_lock,
                 tail,
@@ -124,6 +130,7 @@ fn knobs() -> impl Strategy<Value = Knobs> {
                 budget,
                 reassemble,
                 summaries,
+                held,
             },
         )
 }
@@ -373,6 +380,8 @@ enum Mutation {
         front: u8,
         edit: Option<f64>,
     },
+    /// The host's pre-turn `compact()` (no message list) before the assemble.
+    Preflight,
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -384,6 +393,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         1 => Just(Mutation::Model),
         2 => (0.0f64..0.6, 0u8..3, prop::option::of(0.0f64..1.0))
             .prop_map(|(frac, front, edit)| Mutation::Evict { frac, front, edit }),
+        1 => Just(Mutation::Preflight),
     ]
 }
 
@@ -435,6 +445,7 @@ fn check_divergence(c: &Case, muts: &[Mutation]) -> Result<(), String> {
                     "deepseek/deepseek-v4-flash"
                 }
             }
+            Mutation::Preflight => {}
             Mutation::Evict { frac, front, edit } => {
                 let n = ((hist.len() as f64) * frac) as usize;
                 hist.drain(..n.min(hist.len()));
@@ -454,18 +465,37 @@ fn check_divergence(c: &Case, muts: &[Mutation]) -> Result<(), String> {
                 }
             }
         }
+        if let Some(Mutation::Preflight) = muts.get(t) {
+            s.compact_request(&cachefold::engine::CompactInput {
+                model: Some(model.to_string()),
+                token_budget: Some(c.knobs.budget),
+                current_token_count: None,
+                context_window: None,
+                now_ms: T0 as f64,
+            })
+            .map_err(|e| format!("turn {t}: compact: {e}"))?;
+        }
+        let held = |i: AssembleInput| AssembleInput {
+            prompt_pending: c.knobs.held,
+            ..i
+        };
         let need = s.need(hist.len() as u32);
         let mut p = s
-            .assemble(&input(&hist, &need, Some(model), Some(c.knobs.budget)))
+            .assemble(&held(input(
+                &hist,
+                &need,
+                Some(model),
+                Some(c.knobs.budget),
+            )))
             .map_err(|e| format!("turn {t}: {e}"))?;
         if p.need_full {
             p = s
-                .assemble(&input(
+                .assemble(&held(input(
                     &hist,
                     &(0..hist.len() as u32).collect::<Vec<_>>(),
                     Some(model),
                     Some(c.knobs.budget),
-                ))
+                )))
                 .map_err(|e| format!("turn {t}: {e}"))?;
         }
         journal.push_str(&s.take_journal());

@@ -370,14 +370,16 @@ impl Session {
         if rc == 0 || count < rc || !self.st.pinned {
             return (0..count).collect();
         }
-        // The head's host indices after the prelude, and the first recorded message even when
-        // there is no head to check (the host evicted it, or `prefixLockCount` is 0): a front
-        // eviction or rewrite changes it. Without it, one that put as many messages in front as
-        // it dropped went unseen when the last recorded message still matched, and the tool
-        // calls it dropped were taken as still open.
+        // The head's host indices after the prelude, and the first two recorded messages even
+        // when there is no head to check (the host evicted it, or `prefixLockCount` is 0): a
+        // front eviction or rewrite changes them. Without them, one that put as many messages in
+        // front as it dropped went unseen when the last recorded message still matched, and the
+        // tool calls it dropped were taken as still open (or their results sent as orphans).
+        // Two, not one: the host's front message can be the very text it put there before (the
+        // divergence property's eviction with a repeated front message and a dropped call).
         let skip = self.st.skip.min(rc);
         let head = (skip + self.st.head_len.saturating_sub(self.st.base))
-            .max(skip + 1)
+            .max(skip + 2)
             .min(rc);
         let mut set: Vec<u32> = (skip..head).collect();
         set.push(rc - 1);
