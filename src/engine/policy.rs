@@ -23,9 +23,10 @@ pub(super) struct Round {
     pub thr: u64,
     /// The provider's cache terms now: write premium, minimum length, expired after an idle gap.
     pub terms: cost::CacheTerms,
-    /// The end of the history (`count`) is a turn boundary an emergency fold may cut at
-    /// ([`Session::end_is_cut`]).
-    pub end_cut: bool,
+    /// When the end of the history (`count`) is a turn boundary an emergency fold may cut at
+    /// ([`Session::end_is_cut`]): the prompt size it is the last resort against, the host's
+    /// budget or its pre-turn trigger, whichever is lower ([`Session::hard_limit`]).
+    pub end_cut: Option<u64>,
 }
 
 /// What a rule of the fold policy decided, from the state alone; [`Session::apply_step`]
@@ -162,8 +163,20 @@ impl Session {
             expected: self.expected_calls(),
             thr: self.threshold(input),
             terms: self.cache_terms(model, input.now_ms, input.last_request_ms),
-            end_cut: self.end_is_cut(count, input.prompt_pending),
+            end_cut: self
+                .end_is_cut(count, input.prompt_pending)
+                .then(|| self.hard_limit(input)),
         }
+    }
+
+    /// The prompt size past which the host cannot go on with what it has: its budget, or its
+    /// pre-turn trigger when the window is known (the host compacts the whole history there).
+    pub(super) fn hard_limit(&self, input: &AssembleInput) -> u64 {
+        let budget = self.budget(input);
+        self.st
+            .window
+            .and_then(host_turn_threshold)
+            .map_or(budget, |t| t.min(budget))
     }
 
     /// Whether `count`, the end of the recorded history, is a cut point for an emergency fold:
@@ -487,13 +500,15 @@ impl Session {
         if !(emergency || forced) {
             return (emergency, Step::Skip(None));
         }
-        let mut cuts = self.live_cuts(count);
-        // `end_cut` holds for the whole assemble; a fold of an earlier round may have reached
-        // the end already (a pinned head over the threshold keeps every round an emergency).
-        if emergency && r.end_cut && count > self.st.live_from {
-            cuts.push(count);
-        }
-        let Some(&last) = cuts.last() else {
+        let cuts = self.live_cuts(count);
+        // The end of the list (`r.end_cut`): the last resort of an emergency, taken only when no
+        // cut inside the live tail brings the prompt under the host's hard limit, so the last
+        // turn stays verbatim whenever the host can go on without folding it (a prompt over the
+        // fold threshold but under that limit keeps it, as before). `end_cut` holds for the whole
+        // assemble; a fold of an earlier round may have reached the end already (a pinned head
+        // over the threshold keeps every round an emergency).
+        let end = r.end_cut.filter(|_| emergency && count > self.st.live_from);
+        let Some(last) = cuts.last().copied().or(end.map(|_| count)) else {
             // Nothing to fold: clear the request so it does not linger.
             let step = if forced && self.st.force_fold {
                 Step::ClearForce
@@ -538,11 +553,19 @@ impl Session {
                         .filter(|(to, _)| *to == c)
                         .map(|(_, t)| t);
                     let p = self.prepare(&id, self.st.live_from, c, summary.as_deref());
-                    if self.estimate_with(count, &p) <= target || (c == last && target == thr) {
+                    let sent = self.estimate_with(count, &p);
+                    // The last cut is taken over the threshold as before, unless the end is a
+                    // cut too and this one still leaves the prompt over the host's hard limit.
+                    let forced_last =
+                        c == last && target == thr && end.map_or(true, |hard| sent <= hard);
+                    if sent <= target || forced_last {
                         chosen = Some(self.emergency_at_topic(count, &cuts, &id, target, p));
                         break 'targets;
                     }
                 }
+            }
+            if chosen.is_none() && end.is_some_and(|hard| est > hard) {
+                chosen = Some(self.prepare(&id, self.st.live_from, count, None));
             }
         }
         let Some(p) = chosen else {
