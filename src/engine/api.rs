@@ -45,7 +45,8 @@ pub struct AssembleInput {
     /// The host passes the current turn apart from `messages` (OpenClaw's `assemble.prompt`;
     /// it appends the prompt and the turn's tool calls after the returned messages). A list that
     /// then ends with an assistant reply and no open call ends where the last turn ended, so an
-    /// emergency fold may take that whole turn when it alone is over the threshold.
+    /// emergency fold may take that whole turn, as its last resort: when no earlier cut brings
+    /// the prompt under the host's budget or pre-turn trigger.
     pub prompt_pending: bool,
 }
 

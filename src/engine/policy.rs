@@ -181,12 +181,12 @@ impl Session {
 
     /// Whether `count`, the end of the recorded history, is a cut point for an emergency fold:
     /// the host holds the current turn apart (`prompt_pending`), the history is all recorded,
-    /// and it ends with an assistant reply that leaves no call open (or
-    /// with [`Session::compact_request`]'s stand-in for a whole committed turn: a user record
-    /// with the default hash, which no host message has). A
-    /// fold to there keeps the pinned head and the earlier records as they are; without it, a
-    /// last turn over the threshold on its own could only go by the host's compaction, which
-    /// replaces the whole history, head included.
+    /// and it ends with an assistant reply that leaves no call open, or with
+    /// [`Session::compact_request`]'s stand-in for a whole committed turn (a user record with
+    /// the default hash, which no host message has). A fold to there keeps the pinned head and
+    /// the earlier records as they are; without it, a last turn over the host's trigger on its
+    /// own could only go by the host's compaction, which replaces the whole history, head
+    /// included.
     pub(super) fn end_is_cut(&self, count: u32, prompt_pending: bool) -> bool {
         let recs = &self.st.records;
         prompt_pending
