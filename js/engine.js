@@ -321,7 +321,7 @@ export class CachefoldEngine {
     // words, not the host's compaction, whose summary would replace the history for nothing.
     if (answer?.fits && !inRun) {
       const reason = String(answer.reason ?? "");
-      return { ok: true, compacted: false, reason: /already compacted/i.test(reason) ? reason : `nothing to compact (${reason || "no fold saves anything"})` };
+      return { ok: true, compacted: false, reason: answer.alreadyCompacted ? reason : `nothing to compact (${reason || "no fold saves anything"})` };
     }
     // Nothing to fold and the context needs room (or the core failed): the host's compaction.
     const delegated = inRun ? null : await delegateToRuntime(params);

@@ -197,6 +197,7 @@ export interface CompactAnswer {
   tokensAfter: number;
   hostThreshold: number | null;
   fits: boolean;
+  alreadyCompacted: boolean;
   reason: string | null;
   summary: string | null;
 }

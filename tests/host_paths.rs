@@ -125,11 +125,14 @@ fn compact_without_messages_records_a_fold_the_next_assemble_emits() {
         "sent {sent} vs projected {}",
         a.tokens_after
     );
-    // Asked again with nothing new, the fold is still pending only if something can fold.
+    // Asked again with nothing new: a fold now would save next to nothing, and the answer
+    // says so as a field (the shim answers the host's "already compacted" from it, not from the
+    // reason's text), under the trigger.
     let again = request(&mut s, Some(48_000));
-    if !again.pending {
-        assert!(again.reason.is_some());
-    }
+    assert!(!again.pending, "{again:?}");
+    assert!(again.already_compacted, "{again:?}");
+    assert!(again.fits, "{again:?}");
+    assert!(again.reason.is_some());
     // A pending fold never reads as "fits": the host is told it compacted.
     assert!(!a.fits);
 }

@@ -85,6 +85,11 @@ pub struct CompactAnswer {
     /// broken) for a context that needs no room. False when the core has no estimate (a model it
     /// does not manage, no history recorded) or a fold is pending.
     pub fits: bool,
+    /// Nothing folds because a fold now would save under 5 % (the history is folded down to its
+    /// live tail, or little of it lies before the tail). With `fits`, the shim answers in the host's own words for this case
+    /// ("already compacted: …", which OpenClaw reports as "Compaction skipped") rather than
+    /// telling it apart by `reason`'s text.
+    pub already_compacted: bool,
     /// Why nothing folds (when `pending` is false).
     pub reason: Option<String>,
     /// The record the fold will append (the host's `CompactResult.summary`).

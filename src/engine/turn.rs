@@ -54,6 +54,7 @@ impl Session {
             fits: estimate
                 .zip(host_threshold)
                 .is_some_and(|(before, t)| before.max(input.current_token_count.unwrap_or(0)) < t),
+            already_compacted: false,
             reason: Some(reason.to_string()),
             summary: None,
         };
@@ -112,10 +113,13 @@ impl Session {
         // A fold that saves next to nothing (the history is already folded down to the live
         // tail) would only add a record and a cache break: say so instead.
         if after.saturating_add(before / LOW_SAVING_DIVISOR) > before {
-            return Ok(nothing(
-                "already compacted: a fold now would save under 5 %",
-                Some(before),
-            ));
+            return Ok(CompactAnswer {
+                already_compacted: true,
+                ..nothing(
+                    "already compacted: a fold now would save under 5 %",
+                    Some(before),
+                )
+            });
         }
         if !self.st.force_fold {
             self.emit(Event::ForceFold { on: true })?;
@@ -126,6 +130,7 @@ impl Session {
             tokens_after: after,
             host_threshold,
             fits: false,
+            already_compacted: false,
             reason: None,
             summary: report.fold.map(|f| f.summary),
         })
