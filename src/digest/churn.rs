@@ -51,7 +51,7 @@ pub fn collapse_churn(text: &str) -> String {
 /// [`collapse_churn`] of a text the caller owns: one without markers (most) is handed back,
 /// not copied.
 pub(super) fn collapse_owned(text: String) -> String {
-    if !contains_any(&text, TRIGGERS, false) {
+    if !TRIGGERS.iter().any(|t| text.contains(t)) {
         return text;
     }
     let mut lines: Vec<&str> = Vec::new();

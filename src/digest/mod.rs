@@ -196,7 +196,10 @@ fn shell_command<'a>(tool_name: &str, args: &'a Value) -> Option<&'a str> {
     let shellish = is_any_of(
         tool_name,
         &["sh", "run", "terminal", "run_command", "process"],
-    ) || contains_any(tool_name, &["exec", "bash", "shell"], true);
+    ) || {
+        let t = tool_name.to_ascii_lowercase();
+        ["exec", "bash", "shell"].iter().any(|p| t.contains(p))
+    };
     if !shellish {
         return None;
     }
@@ -428,42 +431,6 @@ fn gist(text: &str) -> String {
         return line;
     }
     clip(&line, GIST_CHARS)
-}
-
-/// Whether one of `pats` occurs in `hay`; with `fold`, compared ASCII case-insensitively (the
-/// patterns are then lowercase): `hay.to_ascii_lowercase().contains(p)` for some `p`, without
-/// the lowered copy. One pass with a first-byte test per position: `str::contains` with a
-/// `&str` pattern sets up a two-way searcher per call and per pattern, which cost more than the
-/// search itself on the short texts and lines a digest reads (an empty pattern matches
-/// nothing here). Kept out of its callers: one copy in the module, not one per pattern list.
-#[inline(never)]
-fn contains_any(hay: &str, pats: &[&str], fold: bool) -> bool {
-    // The patterns' first bytes, one bit each: most positions end at this test.
-    let mut first = [0u64; 4];
-    for p in pats {
-        if let Some(&c) = p.as_bytes().first() {
-            first[usize::from(c >> 6)] |= 1 << (c & 63);
-        }
-    }
-    let h = hay.as_bytes();
-    (0..h.len()).any(|i| {
-        let c = if fold {
-            h[i].to_ascii_lowercase()
-        } else {
-            h[i]
-        };
-        (first[usize::from(c >> 6)] >> (c & 63)) & 1 != 0
-            && pats.iter().any(|p| {
-                let p = p.as_bytes();
-                p.first() == Some(&c)
-                    && h.len() - i >= p.len()
-                    && if fold {
-                        h[i..i + p.len()].eq_ignore_ascii_case(p)
-                    } else {
-                        h[i..i + p.len()] == *p
-                    }
-            })
-    })
 }
 
 /// Whether `s` is one of `names`, ASCII case-insensitively (no lowered copy of `s`).

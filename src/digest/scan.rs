@@ -30,27 +30,21 @@ pub(super) const ERROR_CLEAR: &[&str] = &[
 /// exception / fatal, case-insensitive), skipping all-clear lines such as `0 failed`.
 /// At most `max`, each one-lined and ≤ [`ITEM_CHARS`].
 pub fn error_lines(text: &str, max: usize) -> Vec<String> {
-    error_lines_by(text, max, |l| {
-        contains_any(l, ERROR_KEYS, true) && !contains_any(l, ERROR_CLEAR, true)
-    })
-}
-
-/// [`error_lines`] with the test of a trimmed line given.
-pub(super) fn error_lines_by(
-    text: &str,
-    max: usize,
-    is_error: impl Fn(&str) -> bool,
-) -> Vec<String> {
+    // One lowered copy of the whole text: ASCII lowercasing keeps every byte offset, so the
+    // copy's lines and their trims are the text's. Most outputs hold no key at all; their lines
+    // are never read one by one.
+    let lower = text.to_ascii_lowercase();
+    let has = |hay: &str, keys: &[&str]| keys.iter().any(|k| hay.contains(k));
     let mut out: Vec<String> = Vec::new();
-    for line in text.lines() {
+    if !has(&lower, ERROR_KEYS) {
+        return out;
+    }
+    for (line, low) in text.lines().zip(lower.lines()) {
         if out.len() >= max {
             break;
         }
-        let l = line.trim();
-        if l.is_empty() || l.len() > 4_000 {
-            continue;
-        }
-        if !is_error(l) {
+        let (l, low) = (line.trim(), low.trim());
+        if l.is_empty() || l.len() > 4_000 || !has(low, ERROR_KEYS) || has(low, ERROR_CLEAR) {
             continue;
         }
         let item = clip(&one_line(l), ITEM_CHARS);
