@@ -51,12 +51,12 @@ if (unknown.length) {
 }
 const pick = { legacy: VARIANTS[0], true: VARIANTS[1], false: VARIANTS[2] };
 const variants = a.variants.split(",").map((s) => pick[s.trim()] ?? (console.error(`unknown variant ${s}`), process.exit(2)));
-const turns = a.turns ? Number(a.turns) : undefined;
 const count = (flag, v) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) (console.error(`--${flag} wants a whole number >= 1, got ${v}`), process.exit(2));
   return n;
 };
+const turns = a.turns ? count("turns", a.turns) : undefined;
 const range = (flag, v) => {
   const m = /^(\d+)(?:-(\d+))?$/.exec(v);
   if (!m || Number(m[2] ?? m[1]) < Number(m[1])) (console.error(`--${flag} wants KB or A-B (A <= B), got ${v}`), process.exit(2));
