@@ -445,3 +445,41 @@ fn an_idle_gap_over_the_threshold_folds_once_past_a_small_candidate() {
     let last_turn = msgs.len() as u32 - 4;
     assert!(f.to >= last_turn, "{f:?}");
 }
+
+/// Regression (e2e idle-gap cell at `--window 40000 --exec-kb 150-600 --read-kb 20-120 --tools
+/// 4`): after the gap, with the prompt held apart, the free fold folded everything before the
+/// last reply, the prompt stayed over the host's budget, and an emergency fold of the end of
+/// the list (the last reply, 52 tokens) followed in the same request: two records, and an
+/// emergency after a free rewrite. The free fold now goes to the end at once.
+#[test]
+fn an_idle_gap_with_the_last_turn_over_the_budget_folds_once_to_the_end() {
+    let c = Config {
+        tail_tokens: 11_000,
+        ..big_regions()
+    };
+    // A budget the last turn alone (~1,500 tokens) outgrows.
+    let budget = 1_200;
+    let held = |s: &mut Session, msgs: &[String], now: u64| {
+        let mut inp = input(msgs, &[], SONNET, Some(budget));
+        inp.now_ms = now as f64;
+        inp.prompt_pending = true;
+        s.drive(inp, Drive::Assemble, |i| msgs[i as usize].clone())
+            .expect("assemble")
+            .plan
+    };
+    let (mut idle, msgs, last) = session_sized(c.clone(), SONNET, 8, 30_000);
+    let p = held(&mut idle, &msgs, last + 6 * MIN);
+    // One fold, the free one; no emergency fold follows it (the prompt is still over the
+    // threshold: the static part and the head fill it here, and nothing is left to fold).
+    assert_eq!(p.report.folds.len(), 1, "{:?}", p.report.folds);
+    let f = &p.report.folds[0];
+    assert_free_fold(f);
+    assert_eq!(f.to, msgs.len() as u32, "{f:?}");
+    // Without the prompt held apart the end is no cut: the free fold stops before the last
+    // turn, as before.
+    let (mut idle, msgs, last) = session_sized(c, SONNET, 8, 30_000);
+    let p = assemble_in(&mut idle, &msgs, SONNET, last + 6 * MIN, budget);
+    let f = p.report.folds.first().expect("a free fold");
+    assert_free_fold(f);
+    assert!(f.to < msgs.len() as u32, "{f:?}");
+}

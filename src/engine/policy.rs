@@ -420,6 +420,20 @@ impl Session {
             (Err(why), _) => return Step::Skip(Some(why.into())),
             (Ok(c), _) => vec![self.topic_cut(count, &cuts, c)],
         };
+        // The deepest cut inside the live tail can still leave the prompt over the host's hard
+        // limit (the last turn alone outgrows it): the emergency rule would then fold the end of
+        // the list in the same request, a second record and an emergency after a free rewrite.
+        // When the end is a cut, the free fold goes there at once.
+        if let (Some(last), Some(hard)) = (deepest, r.end_cut) {
+            if tries.first() == Some(&last)
+                && self.estimate_with(
+                    count,
+                    &self.prepare(&self.next_fold_id(), self.st.live_from, last, None),
+                ) > hard
+            {
+                tries.insert(0, count);
+            }
+        }
         tries.dedup();
         let mut skipped = String::new();
         for c in tries {
