@@ -86,9 +86,9 @@ pub struct CompactAnswer {
     /// does not manage, no history recorded) or a fold is pending.
     pub fits: bool,
     /// Nothing folds because a fold now would save under 5 % (the history is folded down to its
-    /// live tail, or little of it lies before the tail). With `fits`, the shim answers in the host's own words for this case
-    /// ("already compacted: …", which OpenClaw reports as "Compaction skipped") rather than
-    /// telling it apart by `reason`'s text.
+    /// live tail, or little of it lies before the tail). With `fits`, the shim answers in the
+    /// host's own words for this case ("already compacted: …", which OpenClaw reports as
+    /// "Compaction skipped") rather than telling it apart by `reason`'s text.
     pub already_compacted: bool,
     /// Why nothing folds (when `pending` is false).
     pub reason: Option<String>,
