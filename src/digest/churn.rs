@@ -1,8 +1,7 @@
 //! Runtime churn: blocks the host injects into messages and changes from call to call
 //! (runtime context, task-completion events, metadata), collapsed so digests stay stable.
 
-#[allow(unused_imports)]
-use super::*;
+use crate::text::{clip, one_line};
 
 // ---- churn -----------------------------------------------------------------------------------
 

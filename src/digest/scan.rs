@@ -2,8 +2,8 @@
 //! Small tokenizers of the digest's own rules, over bytes (every message is scanned once at
 //! ingest; the `regex` crate serves the cold paths).
 
-#[allow(unused_imports)]
-use super::*;
+use super::{Bounded, ITEM_CHARS, MAX_ARTIFACTS};
+use crate::text::{clip, one_line};
 
 /// What makes a line an error line for [`error_lines`] (case-insensitive).
 pub(super) const ERROR_KEYS: &[&str] = &[

@@ -49,11 +49,8 @@
 //! not acted on (the cache is gone either way; folding again would only cost more).
 
 use crate::config::Config;
-use crate::cost;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
-use crate::fold;
-use crate::pairing::ShapeRole;
 use crate::record::MsgHash;
 use crate::tokens;
 use by_index::ByIndex;
@@ -61,7 +58,7 @@ use history::Evicted;
 use journal::{Event, ReplayReport};
 #[cfg(test)]
 use serde_json::json;
-use state::{MsgRecord, OutKey, Segment, SessionState};
+use state::{OutKey, Segment, SessionState};
 use std::cell::RefCell;
 
 /// Share of the room between the fixed prefix (static + head + records) and the emergency

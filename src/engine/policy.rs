@@ -1,8 +1,17 @@
 //! Fold policy: when a fold pays, where it cuts, what its record holds, emergency and forced
 //! folds, condensation. See the module docs of [`super`] for the rules.
 
-#[allow(unused_imports)]
-use super::*;
+use super::gate::host_turn_threshold;
+use super::state::{self, Event, FoldReason, MsgRecord, Segment};
+use super::{
+    AssembleInput, AssembleReport, CondenseReport, FoldReport, FoldWrite, Op, Prepared, Session,
+    DEFAULT_BUDGET, EMERGENCY_HEADROOM, LOW_SAVING_DIVISOR,
+};
+use crate::digest::Digest;
+use crate::error::Result;
+use crate::pairing::ShapeRole;
+use crate::record::MsgHash;
+use crate::{cost, fold, tokens};
 
 /// [`Session::candidate`]'s answer when no cut leaves a tail within `tailTokens`.
 const LAST_TURN_OVER_TAIL: &str = "the last turn alone exceeds tailTokens";

@@ -1,8 +1,11 @@
 use super::history::bound_args;
 use super::policy::tails_w;
+use super::state::MsgRecord;
 use super::*;
 use crate::config::Mode;
+use crate::fold;
 use crate::pairing::Shape;
+use crate::pairing::ShapeRole;
 use serde_json::Value;
 
 /// A reservation that cannot be had (more than the address space) is skipped, never a

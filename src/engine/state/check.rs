@@ -1,6 +1,7 @@
 //! The preconditions [`SessionState::apply`] checks before it applies an event.
 
-use super::*;
+use super::{DivergeAction, Event, SessionState};
+use crate::error::{Error, Result};
 
 impl SessionState {
     /// Preconditions of each event; a violation means the journal does not belong to this

@@ -15,7 +15,7 @@
 //!   open calls (64), artifact notes (256), summary timestamps (one hour).
 
 pub use crate::engine::topics::{TopicPending, TopicState};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::pairing::ShapeRole;
 use crate::tokens::Calibration;
 use serde::{Deserialize, Serialize};
