@@ -563,19 +563,19 @@ impl Session {
     /// The session's counters, prices and state (`cachefold_stats`, `/cachefold`).
     #[wasm_bindgen(unchecked_return_type = "SessionStats")]
     pub fn stats(&self) -> JsResult<JsValue> {
-        to_js(&self.inner.stats())
+        to_js(&self.inner.view().stats())
     }
 
     /// `cachefold_topics`: `{text, details}`.
     #[wasm_bindgen(js_name = topicsView, unchecked_return_type = "ToolAnswer")]
     pub fn topics_view(&self) -> JsResult<JsValue> {
-        to_js(&self.inner.topics_view())
+        to_js(&self.inner.view().topics_view())
     }
 
     /// `cachefold_preview`: `{text, details}`.
     #[wasm_bindgen(unchecked_return_type = "ToolAnswer")]
     pub fn preview(&self) -> JsResult<JsValue> {
-        to_js(&self.inner.preview())
+        to_js(&self.inner.view().preview())
     }
 
     /// Where the messages of turn `t<k>` / topic `T<n>` are stored.
@@ -585,7 +585,7 @@ impl Session {
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
     ) -> JsResult<JsValue> {
         let id = &js_text(&id, "id")?;
-        to_js(&core(self.inner.recover_plan(id))?)
+        to_js(&core(self.inner.view().recover_plan(id))?)
     }
 
     /// `cachefold_pin`: `{text, details}`; journals the pin.
@@ -601,7 +601,7 @@ impl Session {
     /// Recent per-call rows with prices.
     #[wasm_bindgen(js_name = callRows, unchecked_return_type = "CallRow[]")]
     pub fn call_rows(&self) -> JsResult<JsValue> {
-        to_js(&self.inner.call_rows())
+        to_js(&self.inner.view().call_rows())
     }
 
     /// Deterministic lesson candidates from this session's digests (`CaptureInput` JSON).

@@ -118,7 +118,7 @@ fn survives(label: &str, bad: impl Fn(&str, u64) -> String, extra: bool) {
     }
     assert_eq!(quarantined, 1, "{label}: quarantined once");
     assert!(folds >= 3, "{label}: only {folds} folds");
-    assert_eq!(s.stats()["quarantined"], 1, "{label}");
+    assert_eq!(s.view().stats()["quarantined"], 1, "{label}");
     // Restoring from the journal gives the same state.
     let (r, _) = Session::restore(small(), "bad", Some(&s.snapshot()), "").unwrap();
     assert_eq!(r.snapshot(), s.snapshot());

@@ -92,7 +92,7 @@ fn long_first_turn(s: &mut Session, per_call: bool) -> Vec<String> {
 fn check(per_call: bool) {
     let mut s = Session::new(cfg(), "s1");
     let msgs = long_first_turn(&mut s, per_call);
-    let st = s.stats();
+    let st = s.view().stats();
     let cal = &st["calibration"];
     assert_eq!(cal["samples"], CALLS as u64 + 1, "one point per call");
     assert_eq!(cal["trusted"], true, "calibrated after the first turn");

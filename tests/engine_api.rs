@@ -431,7 +431,7 @@ fn commit_is_idempotent_and_records_usage() {
     assert!(!s.take_journal().is_empty());
     assert_eq!(s.commit_turn(&c).unwrap().status, "duplicate");
     assert!(s.take_journal().is_empty());
-    let st = s.stats();
+    let st = s.view().stats();
     assert_eq!(st["calls"], 2, "two assistant messages with usage");
     assert_eq!(st["promptTokens"], 200);
     assert_eq!(
@@ -499,7 +499,7 @@ fn summaries_are_requested_accepted_and_used() {
         }
     }
     assert!(requested > 0 && used, "requested {requested}, used {used}");
-    assert!(s.stats()["summaries"]["used"].as_u64().unwrap() >= 1);
+    assert!(s.view().stats()["summaries"]["used"].as_u64().unwrap() >= 1);
 }
 
 #[test]
@@ -626,7 +626,7 @@ fn restore_from_journal_snapshot_and_torn_tail() {
             .code(),
         "CACHEFOLD_STATE"
     );
-    assert_eq!(s.stats()["artifacts"], 14);
+    assert_eq!(s.view().stats()["artifacts"], 14);
 }
 
 #[test]

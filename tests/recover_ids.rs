@@ -196,7 +196,7 @@ fn every_rendered_id_is_accepted_by_recover() {
             rendered.push(format!("{} line {} ({}): x", h.id, h.line, h.kind));
         }
     }
-    rendered.push(s.stats().to_string());
+    rendered.push(s.view().stats().to_string());
 
     let mut ids = Vec::new();
     for t in &rendered {
@@ -216,7 +216,7 @@ fn every_rendered_id_is_accepted_by_recover() {
                     RecoverTarget::Fold(_) | RecoverTarget::Condensed(_) => "fold",
                     // Turn and topic ids are resolved by the session's own state.
                     RecoverTarget::Turn(_) | RecoverTarget::Topic(_) => {
-                        if let Err(e) = s.recover_plan(id) {
+                        if let Err(e) = s.view().recover_plan(id) {
                             bad.push(format!("{id}: {e}"));
                         }
                         continue;

@@ -164,7 +164,7 @@ fn topics_off_segments_nothing_and_keeps_snapshots_as_before() {
         &snap[snap.find("\"topics\":{").unwrap_or(0)..][..200]
     );
     assert!(!r.journal.contains("{\"turn\":"));
-    let v = r.s.topics_view();
+    let v = r.s.view().topics_view();
     assert!(
         v["text"].as_str().unwrap().contains("topics are off"),
         "{v}"
@@ -240,7 +240,7 @@ fn recover_plans_name_fold_lines_for_turns_and_topics() {
     let s = &r.s;
     let st = s.state();
     let f1 = &st.segs[0];
-    let p = s.recover_plan("t2").unwrap();
+    let p = s.view().recover_plan("t2").unwrap();
     let (a, b) = st.topics.turn_range(2, st.recorded()).unwrap();
     assert_eq!(
         (p["from"].as_u64().unwrap(), p["to"].as_u64().unwrap()),
@@ -257,16 +257,16 @@ fn recover_plans_name_fold_lines_for_turns_and_topics() {
             (b - f1.from) as u64
         );
     }
-    let t1 = s.recover_plan("T1").unwrap();
+    let t1 = s.view().recover_plan("T1").unwrap();
     assert_eq!(t1["from"], 0);
     assert!(t1["note"].as_str().unwrap().contains("T1 t1–"));
     // The last turn is live: nothing to read from a fold.
     let last = format!("t{}", st.topics.seg.turn_count());
-    let l = s.recover_plan(&last).unwrap();
+    let l = s.view().recover_plan(&last).unwrap();
     assert_eq!(l["parts"].as_array().unwrap().len(), 0);
     assert!(l["inContext"].as_u64().unwrap() >= 1, "{l}");
     for bad in ["t0", "t999", "T999", "x1", "t-1", ""] {
-        let e = s.recover_plan(bad).unwrap_err();
+        let e = s.view().recover_plan(bad).unwrap_err();
         assert_eq!(e.code(), "CACHEFOLD_INVALID_ID", "{bad}");
     }
 }
@@ -275,7 +275,7 @@ fn recover_plans_name_fold_lines_for_turns_and_topics() {
 fn topics_and_preview_views_account_for_the_prompt() {
     let subjects = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3];
     let r = run(small_topics(), &subjects, 5_000);
-    let v = r.s.topics_view();
+    let v = r.s.view().topics_view();
     let topics = v["details"]["topics"].as_array().unwrap();
     assert_eq!(topics.len(), r.s.state().topics.seg.topics().len());
     assert_eq!(topics[0]["first"], "t1");
@@ -286,7 +286,7 @@ fn topics_and_preview_views_account_for_the_prompt() {
         "{v}"
     );
     assert_eq!(topics.last().unwrap()["state"], "live");
-    let p = r.s.preview();
+    let p = r.s.view().preview();
     let segs = p["details"]["segments"].as_array().unwrap();
     assert_eq!(segs.len(), r.s.state().segs.len());
     assert_eq!(p["details"]["live"]["from"], r.s.state().live_from);

@@ -1,11 +1,11 @@
 //! The topic tools' answers, rendered here so the shim stays thin: `cachefold_topics` (topics
 //! with turn ranges, tokens, folded/live), `cachefold_preview` (what the model sees now, part
-//! by part), `cachefold_recover` by turn or topic id (which stored lines hold the turns), and
-//! `cachefold_pin` (keep a turn verbatim through later folds). Every answer is
-//! `{text, details}`; the text is bounded.
+//! by part), `cachefold_recover` by turn or topic id (which stored lines hold the turns); `cachefold_pin`
+//! changes the state and is in `topics.rs`. Every answer is `{text, details}`; the text is
+//! bounded.
 
-use super::state::{Event, SessionState};
-use super::Session;
+use super::state::SessionState;
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::topics::{Topic, TopicId, TurnId};
 use crate::{fold, object_of};
@@ -25,11 +25,20 @@ fn place(st: &SessionState, r: u32) -> &'static str {
     }
 }
 
-impl Session {
+/// A read-only view of a session, its state and config, for the answers that only read them
+/// (the topic tools here, the stats in `stats.rs`). [`super::Session::view`] makes one; it can neither
+/// change the state nor journal anything.
+#[derive(Debug, Clone, Copy)]
+pub struct View<'a> {
+    pub(super) st: &'a SessionState,
+    pub(super) cfg: &'a Config,
+}
+
+impl View<'_> {
     fn topic_state_word(&self, a: u32, b: u32) -> &'static str {
         let (pa, pb) = (
-            place(&self.st, a),
-            place(&self.st, b.saturating_sub(1).max(a)),
+            place(self.st, a),
+            place(self.st, b.saturating_sub(1).max(a)),
         );
         if pa == pb {
             pa
@@ -79,7 +88,7 @@ impl Session {
         let mut details = Vec::new();
         for t in &all[skip..] {
             let (a, b) = ts.topic_range(t, end).unwrap_or((end, end));
-            let tokens = self.tokens(fold::span_w(&self.st.records, a, b));
+            let tokens = self.st.tokens(fold::span_w(&self.st.records, a, b));
             let state = self.topic_state_word(a, b);
             let mut pins: Vec<String> = Vec::new();
             for k in &ts.pins {
@@ -142,9 +151,9 @@ impl Session {
         let st = &self.st;
         let recs = &st.records;
         let end = st.recorded();
-        let stat = self.static_tokens();
-        let head = self.tokens(fold::span_w(recs, 0, st.head_len));
-        let live = self.tokens(fold::span_w(recs, st.live_from, end));
+        let stat = self.st.static_tokens();
+        let head = self.st.tokens(fold::span_w(recs, 0, st.head_len));
+        let live = self.st.tokens(fold::span_w(recs, st.live_from, end));
         let turn_label = |r: u32| {
             st.topics
                 .turn_at(r)
@@ -152,7 +161,7 @@ impl Session {
         };
         let mut total = stat + head + live;
         for s in &st.segs {
-            total += self.tokens(s.w + s.protected_w);
+            total += self.st.tokens(s.w + s.protected_w);
         }
         let mut lines = vec![format!(
             "[cachefold_preview] ~{total} tokens: static (system prompt, tools) ~{stat}, head ~{head}, {} fold segment(s), live tail ~{live}.",
@@ -164,7 +173,7 @@ impl Session {
         ));
         let mut segs = Vec::new();
         for s in &st.segs {
-            let (rt, kt) = (self.tokens(s.w), self.tokens(s.protected_w));
+            let (rt, kt) = (self.st.tokens(s.w), self.st.tokens(s.protected_w));
             lines.push(format!(
                 "{}: record for messages {}..{}{} (~{rt} tokens{}; exact text: cachefold_recover {{\"id\":\"{}\"}})",
                 s.id,
@@ -291,45 +300,6 @@ impl Session {
             ("parts", Value::Array(parts)),
             ("inContext", Value::from(in_context)),
             ("note", Value::from(note)),
-        ]))
-    }
-
-    /// `cachefold_pin`: keep turn `t<k>` verbatim through the folds made from now on (a turn
-    /// already folded stays as it is: its record was sent and cached).
-    pub fn pin_turn(&mut self, id: &str) -> Result<Value> {
-        let Some(t) = TurnId::parse(id) else {
-            return Err(Error::InvalidId(format!(
-                "{} is not a turn id (t<k>, see cachefold_topics)",
-                crate::quoted(id)
-            )));
-        };
-        let end = self.st.recorded();
-        let Some((a, b)) = self.st.topics.turn_range(t.0, end) else {
-            return Err(Error::InvalidId(format!(
-                "{id} is not a turn of this session (turns t1..t{})",
-                self.st.topics.seg.turn_count()
-            )));
-        };
-        let text = if a < self.st.live_from {
-            format!("[cachefold_pin] {id} is already folded (messages {a}..{b}); its record stays as sent. Recover it with cachefold_recover {{\"id\":\"{id}\"}}.")
-        } else if self.st.topics.pins.binary_search(&t.0).is_ok() {
-            format!("[cachefold_pin] {id} is already pinned.")
-        } else {
-            self.emit(Event::PinTurn { turn: t.0 })?;
-            format!("[cachefold_pin] {id} pinned: later folds keep its {} messages verbatim (from the next fold on; nothing already sent changes).", b - a)
-        };
-        let pinned = self.st.topics.pins.binary_search(&t.0).is_ok();
-        Ok(object_of([
-            ("text", Value::from(text)),
-            (
-                "details",
-                object_of([
-                    ("turn", Value::from(id)),
-                    ("from", Value::from(a)),
-                    ("to", Value::from(b)),
-                    ("pinned", Value::from(pinned)),
-                ]),
-            ),
         ]))
     }
 }

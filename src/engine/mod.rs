@@ -21,7 +21,7 @@
 //! * **Priced**: candidate cut `c` = earliest boundary after `liveFrom` whose live tail
 //!   `[c, count)` fits `tailTokens` (none when the live tail already fits or the last group
 //!   alone does not); the region `[liveFrom, c)` must reach `minFoldTokens`;
-//!   [`cost::fold_decision`] must say it pays within the expected remaining calls (config, else
+//!   [`crate::cost::fold_decision`] must say it pays within the expected remaining calls (config, else
 //!   calls so far clamped to 4..200). When it pays and a ready LLM summary covers exactly
 //!   `[liveFrom, to)` with `to <= c` and at least half the region's tokens, the cut moves to
 //!   `to` and the record uses the summary. Three consecutive folds saving less than 5 % of the
@@ -98,6 +98,7 @@ pub mod state;
 pub use api::*;
 pub use drive::{Drive, Driven};
 pub use gate::{glob_match, host_turn_threshold, model_managed};
+pub use inspect::View;
 use output::{echo_repair, identity_order, push_hosts};
 pub use topic_llm::TopicRequest;
 
@@ -159,6 +160,14 @@ pub struct Session {
 type PreparedKey = (String, u32, u32, Option<String>);
 
 impl Session {
+    /// A read-only view of the state and config: the topic tools' answers and the stats.
+    pub fn view(&self) -> View<'_> {
+        View {
+            st: &self.st,
+            cfg: &self.cfg,
+        }
+    }
+
     /// A new, empty session.
     pub fn new(config: Config, session_id: &str) -> Session {
         Session {
@@ -316,36 +325,6 @@ impl Session {
             return Err(err);
         }
         Ok(())
-    }
-
-    /// Calibration is trusted once it has seen prompts of clearly different sizes: a two-point
-    /// fit needs spread, and `Calibration` fits one point (or equal sizes) through the origin,
-    /// which makes the first turn (≈ 12K static tokens over a few hundred chars of history) read
-    /// as 2 tokens per char, 6.7× too high. Until then: default slope, static = residual of the
-    /// last observation.
-    fn calibrated(&self) -> bool {
-        let g = &self.st.calib_guard;
-        self.st.calibration.samples() >= 2 && g.hi.saturating_sub(g.lo) >= (g.lo / 10).max(2_000)
-    }
-
-    /// Estimated tokens of `w` weighted chars of messages.
-    fn tokens(&self, w: u64) -> u64 {
-        if self.calibrated() {
-            self.st.calibration.tokens(w)
-        } else {
-            (w as f64 * tokens::DEFAULT_SLOPE).round() as u64
-        }
-    }
-
-    /// Estimated static prompt (system prompt + tools).
-    fn static_tokens(&self) -> u64 {
-        if self.calibrated() {
-            return self.st.calibration.static_tokens();
-        }
-        match self.st.calib_guard.last {
-            Some([x, y]) => y.saturating_sub((x as f64 * tokens::DEFAULT_SLOPE).round() as u64),
-            None => 0,
-        }
     }
 
     // ---- need ----------------------------------------------------------------------------------
@@ -637,13 +616,13 @@ impl Session {
         report.head_len = self.st.head_len;
         report.live_from = self.st.live_from;
         report.breaker_tripped = self.st.breaker_tripped();
-        let est = self.tokens(built.w);
+        let est = self.st.tokens(built.w);
         if report.budget_tokens == 0 {
             report.budget_tokens = self.budget(input);
             report.threshold_tokens = self.threshold(input);
-            report.tokens_before = self.static_tokens() + est;
+            report.tokens_before = self.st.static_tokens() + est;
         }
-        report.tokens_after = self.static_tokens() + est;
+        report.tokens_after = self.st.static_tokens() + est;
         report.over_budget = managed && report.tokens_after > report.threshold_tokens;
         if managed && report.tokens_after > report.budget_tokens {
             report.warning = Some(format!(
@@ -733,7 +712,7 @@ impl Session {
         Some(AssemblePlan {
             order,
             synthetic,
-            estimated_tokens: self.tokens(out_w + appended_w + syn_w),
+            estimated_tokens: self.st.tokens(out_w + appended_w + syn_w),
             report,
             ..Default::default()
         })

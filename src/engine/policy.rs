@@ -90,7 +90,9 @@ impl Session {
             .max(0.0) as u64;
         match self.st.window.and_then(host_turn_threshold) {
             Some(host) => {
-                let growth = self.tokens(self.st.turn_ws.iter().copied().max().unwrap_or(0));
+                let growth = self
+                    .st
+                    .tokens(self.st.turn_ws.iter().copied().max().unwrap_or(0));
                 base.min(host.saturating_sub(growth).max(base / 2))
             }
             None => base,
@@ -111,7 +113,7 @@ impl Session {
     }
 
     pub(super) fn estimate(&self, count: u32) -> u64 {
-        self.static_tokens() + self.tokens(self.layout_w(count))
+        self.st.static_tokens() + self.st.tokens(self.layout_w(count))
     }
 
     /// The provider's cache terms for `model` at `now_ms` ([`crate::providers::terms`]); the
@@ -221,7 +223,7 @@ impl Session {
         count: u32,
         cuts: &[u32],
     ) -> std::result::Result<u32, &'static str> {
-        let fits = |w: u64| self.tokens(w) <= self.cfg.tail_tokens;
+        let fits = |w: u64| self.st.tokens(w) <= self.cfg.tail_tokens;
         if fits(fold::span_w(&self.st.records, self.st.live_from, count)) {
             return Err("live tail within tailTokens");
         }
@@ -246,9 +248,11 @@ impl Session {
         let protected_w = picked_w(&self.st.records, &self.kept_verbatim(from, to));
         let cand = cost::FoldCandidate {
             context_tokens: before,
-            unchanged_prefix_tokens: self.static_tokens() + self.tokens(self.prefix_w()),
+            unchanged_prefix_tokens: self.st.static_tokens() + self.st.tokens(self.prefix_w()),
             new_record_tokens: 0,
-            after_tokens: self.tokens(protected_w + fold::span_w(&self.st.records, to, count)),
+            after_tokens: self
+                .st
+                .tokens(protected_w + fold::span_w(&self.st.records, to, count)),
             summary_input_tokens: 0,
             summary_output_tokens: 0,
         };
@@ -321,7 +325,7 @@ impl Session {
             + p.seg.w
             + p.seg.protected_w
             + fold::span_w(&self.st.records, p.seg.to, count);
-        self.static_tokens() + self.tokens(w)
+        self.st.static_tokens() + self.st.tokens(w)
     }
 
     pub(super) fn candidate_price(
@@ -330,12 +334,13 @@ impl Session {
         p: &Prepared,
         before: u64,
     ) -> cost::FoldCandidate {
-        let stat = self.static_tokens();
+        let stat = self.st.static_tokens();
         cost::FoldCandidate {
             context_tokens: before,
-            unchanged_prefix_tokens: stat + self.tokens(self.prefix_w()),
-            new_record_tokens: self.tokens(p.seg.w),
+            unchanged_prefix_tokens: stat + self.st.tokens(self.prefix_w()),
+            new_record_tokens: self.st.tokens(p.seg.w),
             after_tokens: self
+                .st
                 .tokens(p.seg.protected_w + fold::span_w(&self.st.records, p.seg.to, count)),
             summary_input_tokens: 0,
             summary_output_tokens: 0,
@@ -466,7 +471,7 @@ impl Session {
         let (count, free) = (r.count, r.terms.expired);
         let id = self.next_fold_id();
         let live = self.st.live_from;
-        let region = self.tokens(fold::span_w(&self.st.records, live, c));
+        let region = self.st.tokens(fold::span_w(&self.st.records, live, c));
         if region < self.cfg.min_fold_tokens && !free {
             return Err(format!(
                 "region {region} tokens < minFoldTokens {}",
@@ -490,9 +495,9 @@ impl Session {
         // The fold is decided at the candidate cut; a ready summary for [liveFrom, to) with
         // to <= c moves the cut back to `to` (the rest stays live for the next fold), provided
         // it covers at least half of the candidate region.
-        let with_summary = self
-            .ready_summary_for(c, cuts)
-            .filter(|(to, _)| 2 * self.tokens(fold::span_w(&self.st.records, live, *to)) >= region);
+        let with_summary = self.ready_summary_for(c, cuts).filter(|(to, _)| {
+            2 * self.st.tokens(fold::span_w(&self.st.records, live, *to)) >= region
+        });
         let (p, decision) = match with_summary {
             Some((to, text)) => {
                 let ps = self.prepare(&id, live, to, Some(&text));
@@ -553,21 +558,21 @@ impl Session {
                 None => self.prepare(&id, self.st.live_from, c, None),
             });
         } else {
-            let stat = self.static_tokens();
+            let stat = self.st.static_tokens();
             let fixed = self.prefix_w();
             // Hysteresis: an emergency fold goes down to a low-water mark, not just under the
             // threshold. Cutting the minimum made the next turn's growth cross the threshold
             // again, so every turn folded (and missed the cache after the new record) in the
             // 48K-window e2e run. The low-water mark leaves EMERGENCY_HEADROOM of the room
             // above the fixed prefix free for later turns.
-            let floor = stat + self.tokens(fixed);
+            let floor = stat + self.st.tokens(fixed);
             let low =
                 floor + ((thr.saturating_sub(floor)) as f64 * (1.0 - EMERGENCY_HEADROOM)) as u64;
             let tails = tails_w(&self.st.records, &cuts, count);
             'targets: for target in [low, thr] {
                 for (&c, &tail) in cuts.iter().zip(&tails) {
                     // Lower bound without the record: skip cuts that cannot fit anyway.
-                    let lb = stat + self.tokens(fixed + tail);
+                    let lb = stat + self.st.tokens(fixed + tail);
                     if lb > target && c != last {
                         continue;
                     }
@@ -679,7 +684,7 @@ impl Session {
                 let after = self.estimate_with(count, &p);
                 let region_w = fold::span_w(&self.st.records, p.seg.from, p.seg.to);
                 let folded_w = region_w.saturating_sub(p.seg.protected_w);
-                let folded_tokens = self.tokens(folded_w);
+                let folded_tokens = self.st.tokens(folded_w);
                 let saved = before.saturating_sub(after);
                 let low = saved.saturating_mul(LOW_SAVING_DIVISOR) < before;
                 let fr = FoldReport {
@@ -688,7 +693,7 @@ impl Session {
                     to: p.seg.to,
                     reason,
                     protected: p.seg.protected.len() as u32,
-                    record_tokens: self.tokens(p.seg.w),
+                    record_tokens: self.st.tokens(p.seg.w),
                     folded_tokens,
                     tokens_before: before,
                     tokens_after: after,
@@ -725,7 +730,7 @@ impl Session {
             return Step::Skip(None);
         }
         let (count, thr) = (r.count, r.thr);
-        let records_tokens = self.tokens(state::segs_w(&self.st.segs));
+        let records_tokens = self.st.tokens(state::segs_w(&self.st.segs));
         let before = self.estimate(count);
         let record_budget = self.record_budget(thr);
         // After an idle gap past the provider's cache lifetime the next request misses from its
@@ -766,8 +771,8 @@ impl Session {
         let old_w = state::segs_w(&self.st.segs);
         let over_records = records_tokens > record_budget;
         // After an idle gap the condensation breaks nothing: it is done whenever it shrinks.
-        let still_over =
-            !r.terms.expired && before.saturating_sub(self.tokens(old_w)) + self.tokens(w) > thr;
+        let still_over = !r.terms.expired
+            && before.saturating_sub(self.st.tokens(old_w)) + self.st.tokens(w) > thr;
         if !over_records && (w >= old_w || still_over) {
             // Under pressure only (prompt over the threshold): a condensation that does not
             // shrink the records, or does not bring the prompt under the threshold, would break
@@ -790,15 +795,15 @@ impl Session {
             covers,
             summary: false,
         };
-        let stat = self.static_tokens();
+        let stat = self.st.static_tokens();
         let head_w = fold::span_w(recs, 0, self.st.head_len);
         let tail_w = fold::span_w(recs, to, count);
-        let after = stat + self.tokens(head_w + w + protected_w + tail_w);
+        let after = stat + self.st.tokens(head_w + w + protected_w + tail_w);
         let cand = cost::FoldCandidate {
             context_tokens: before,
-            unchanged_prefix_tokens: stat + self.tokens(head_w),
-            new_record_tokens: self.tokens(w),
-            after_tokens: self.tokens(protected_w + tail_w),
+            unchanged_prefix_tokens: stat + self.st.tokens(head_w),
+            new_record_tokens: self.st.tokens(w),
+            after_tokens: self.st.tokens(protected_w + tail_w),
             summary_input_tokens: 0,
             summary_output_tokens: 0,
         };
@@ -808,7 +813,7 @@ impl Session {
                 id: seg.id.clone(),
                 merged,
                 records_tokens_before: records_tokens,
-                record_tokens: self.tokens(w),
+                record_tokens: self.st.tokens(w),
                 tokens_before: before,
                 tokens_after: after,
                 decision,

@@ -1,31 +1,11 @@
 //! Session statistics and per-call rows for `/cachefold`, `openclaw cachefold status|report`.
 
 use super::gate::model_managed;
-use super::state::{ArtifactNote, Event};
-use super::{state, Session};
-use crate::error::Result;
+use super::{state, View};
 use crate::{cost, object_of};
 use serde_json::Value;
 
-impl Session {
-    /// A tool result was shrunk to a preview plus an artifact (`tool_result_persist` or the
-    /// tool-result middleware): counted in stats, listed for fold records.
-    pub fn note_artifact(
-        &mut self,
-        artifact_id: &str,
-        tool_name: &str,
-        original_chars: u64,
-        now_ms: f64,
-    ) -> Result<()> {
-        let note = ArtifactNote {
-            id: artifact_id.to_string(),
-            tool: tool_name.to_string(),
-            chars: original_chars,
-            at: if now_ms.is_finite() { now_ms } else { 0.0 },
-        };
-        self.emit(Event::Artifact { note })
-    }
-
+impl View<'_> {
     // ---- stats ---------------------------------------------------------------------------------
 
     /// Session statistics (JSON object, camelCase).
@@ -47,7 +27,7 @@ impl Session {
             ("model", v(self.st.model.clone())),
             (
                 "managed",
-                v(model_managed(&self.cfg, self.st.model.as_deref())),
+                v(model_managed(self.cfg, self.st.model.as_deref())),
             ),
             ("calls", v(t.calls)),
             ("promptTokens", v(prompt)),
@@ -69,7 +49,7 @@ impl Session {
                     ("tokensFolded", v(c.folded_tokens)),
                     ("condensed", v(c.condenses)),
                     ("segments", v(self.st.segs.len())),
-                    ("recordTokens", v(self.tokens(records_w))),
+                    ("recordTokens", v(self.st.tokens(records_w))),
                 ]),
             ),
             ("repairs", v(c.repairs)),
@@ -90,8 +70,8 @@ impl Session {
                         "meanAbsErrorPct",
                         v(round2(self.st.calibration.mean_abs_error_pct())),
                     ),
-                    ("staticTokens", v(self.static_tokens())),
-                    ("trusted", v(self.calibrated())),
+                    ("staticTokens", v(self.st.static_tokens())),
+                    ("trusted", v(self.st.calibrated())),
                     ("tokensPerWeightedChar", v(self.st.calibration.slope_b())),
                 ]),
             ),
@@ -133,7 +113,7 @@ impl Session {
     pub fn call_rows(&self) -> Value {
         let mut rows: Vec<Value> = Vec::with_capacity(self.st.rows.len());
         for r in &self.st.rows {
-            let p = cost::price_for(&self.cfg, r.model.as_deref(), r.at);
+            let p = cost::price_for(self.cfg, r.model.as_deref(), r.at);
             let prompt = r.input + r.cache_read + r.cache_write;
             rows.push(object_of([
                 ("at", v(r.at)),

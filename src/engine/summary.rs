@@ -57,13 +57,14 @@ impl Session {
         // measured on the corpus: 21 summariser calls at miss price and +19 % input cost, with no
         // fold made cheaper.
         let foreseeable = self.cfg.min_fold_tokens;
-        if self.tokens(fold::span_w(&self.st.records, from, c)) < foreseeable {
+        if self.st.tokens(fold::span_w(&self.st.records, from, c)) < foreseeable {
             return Ok(None);
         }
         if let Some(r) = &self.st.ready_summary {
             // Already have one; refresh only when the region grew by another minFoldTokens (a
             // fold uses a summary covering at least half of its region).
-            if r.from == from && self.tokens(fold::span_w(&self.st.records, r.to, c)) < foreseeable
+            if r.from == from
+                && self.st.tokens(fold::span_w(&self.st.records, r.to, c)) < foreseeable
             {
                 return Ok(None);
             }

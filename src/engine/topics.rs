@@ -23,12 +23,12 @@
 use super::state::{Event, HOUR_MS};
 use super::{history, CommitInput, Session};
 use crate::digest::Digest;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::message::Fields;
 use crate::record::MsgRecord;
 use crate::topics::terms::{self, TurnTerms};
 use crate::topics::{llm, Segmenter, Topic, TurnId};
-use crate::{digest, fold};
+use crate::{digest, fold, object_of};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -193,6 +193,45 @@ impl TopicState {
 const CLOSED_TOPIC_CHARS: usize = 420;
 
 impl Session {
+    /// `cachefold_pin`: keep turn `t<k>` verbatim through the folds made from now on (a turn
+    /// already folded stays as it is: its record was sent and cached).
+    pub fn pin_turn(&mut self, id: &str) -> Result<Value> {
+        let Some(t) = TurnId::parse(id) else {
+            return Err(Error::InvalidId(format!(
+                "{} is not a turn id (t<k>, see cachefold_topics)",
+                crate::quoted(id)
+            )));
+        };
+        let end = self.st.recorded();
+        let Some((a, b)) = self.st.topics.turn_range(t.0, end) else {
+            return Err(Error::InvalidId(format!(
+                "{id} is not a turn of this session (turns t1..t{})",
+                self.st.topics.seg.turn_count()
+            )));
+        };
+        let text = if a < self.st.live_from {
+            format!("[cachefold_pin] {id} is already folded (messages {a}..{b}); its record stays as sent. Recover it with cachefold_recover {{\"id\":\"{id}\"}}.")
+        } else if self.st.topics.pins.binary_search(&t.0).is_ok() {
+            format!("[cachefold_pin] {id} is already pinned.")
+        } else {
+            self.emit(Event::PinTurn { turn: t.0 })?;
+            format!("[cachefold_pin] {id} pinned: later folds keep its {} messages verbatim (from the next fold on; nothing already sent changes).", b - a)
+        };
+        let pinned = self.st.topics.pins.binary_search(&t.0).is_ok();
+        Ok(object_of([
+            ("text", Value::from(text)),
+            (
+                "details",
+                object_of([
+                    ("turn", Value::from(id)),
+                    ("from", Value::from(a)),
+                    ("to", Value::from(b)),
+                    ("pinned", Value::from(pinned)),
+                ]),
+            ),
+        ]))
+    }
+
     /// The turn's digests as the engine keeps them: the recorded digest when the message is
     /// recorded (matched by hash), else digested now (tool results get their call's name and
     /// arguments from the turn's own assistant messages).
@@ -278,19 +317,19 @@ impl Session {
         let tail = self.cfg.tail_tokens;
         let (lo, hi) = (tail / 2, tail.saturating_add(tail / 2));
         let recs = &self.st.records;
-        let at_c = self.tokens(fold::span_w(recs, c, count));
+        let at_c = self.st.tokens(fold::span_w(recs, c, count));
         let mut best: Option<(u64, u32)> = None;
         for b in self.st.topics.boundary_records() {
             if b <= self.st.live_from || b >= count || cuts.binary_search(&b).is_err() {
                 continue;
             }
-            let t = self.tokens(fold::span_w(recs, b, count));
+            let t = self.st.tokens(fold::span_w(recs, b, count));
             if t < lo || t > hi {
                 continue;
             }
             // A boundary that leaves less than `minFoldTokens` to fold would turn a fold that
             // pays into a skipped one (the policy checks the size at the moved cut).
-            if self.tokens(fold::span_w(recs, self.st.live_from, b)) < self.cfg.min_fold_tokens {
+            if self.st.tokens(fold::span_w(recs, self.st.live_from, b)) < self.cfg.min_fold_tokens {
                 continue;
             }
             let d = t.abs_diff(at_c);
@@ -467,15 +506,15 @@ impl Session {
             return None;
         }
         let recs = &self.st.records;
-        let tail_c = self.tokens(fold::span_w(recs, c, count));
+        let tail_c = self.st.tokens(fold::span_w(recs, c, count));
         let b = self
             .st
             .topics
             .boundary_records()
             .into_iter()
             .find(|b| *b >= c && *b < count && cuts.binary_search(b).is_ok())?;
-        let moved = tail_c.saturating_sub(self.tokens(fold::span_w(recs, b, count)));
-        let region = self.tokens(fold::span_w(recs, self.st.live_from, b));
+        let moved = tail_c.saturating_sub(self.st.tokens(fold::span_w(recs, b, count)));
+        let region = self.st.tokens(fold::span_w(recs, self.st.live_from, b));
         (b != c && moved <= self.cfg.tail_tokens / 2 && region >= self.cfg.min_fold_tokens)
             .then_some(b)
     }

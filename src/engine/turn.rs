@@ -2,7 +2,7 @@
 //! and the host's `compact()` without a message list.
 
 use super::gate::{host_turn_threshold, model_managed};
-use super::state::{CallRow, CommitStatus, Event, OutKey};
+use super::state::{ArtifactNote, CallRow, CommitStatus, Event, OutKey};
 use super::{
     state, AssembleInput, AssembleReport, CommitInput, CommitOutcome, CompactAnswer, CompactInput,
     Op, Session, LOW_SAVING_DIVISOR,
@@ -15,6 +15,24 @@ use crate::record::{MsgHash, MsgRecord};
 use crate::{cost, tokens};
 
 impl Session {
+    /// A tool result was shrunk to a preview plus an artifact (`tool_result_persist` or the
+    /// tool-result middleware): counted in stats, listed for fold records.
+    pub fn note_artifact(
+        &mut self,
+        artifact_id: &str,
+        tool_name: &str,
+        original_chars: u64,
+        now_ms: f64,
+    ) -> Result<()> {
+        let note = ArtifactNote {
+            id: artifact_id.to_string(),
+            tool: tool_name.to_string(),
+            chars: original_chars,
+            at: if now_ms.is_finite() { now_ms } else { 0.0 },
+        };
+        self.emit(Event::Artifact { note })
+    }
+
     /// Host `compact()` without a message list: fold at the next assemble.
     pub fn request_fold(&mut self, _now_ms: f64) -> Result<()> {
         if self.st.force_fold {
@@ -152,7 +170,7 @@ impl Session {
             msgs.push(host.message().cloned().unwrap_or_default());
             ws.push(tokens::weighted_chars(j));
         }
-        let stat = self.static_tokens();
+        let stat = self.st.static_tokens();
         let mut asst: Vec<usize> = Vec::new();
         for (k, m) in msgs.iter().enumerate() {
             if m.role_str() == "assistant" && m.usage().is_some() {
@@ -171,7 +189,7 @@ impl Session {
                 None if j > 0 => out_w + ws[..asst[j - 1]].iter().sum::<u64>(),
                 None => 0,
             };
-            let predicted = cost::floor_block(stat + self.tokens(shared_w), cost::DS_BLOCK);
+            let predicted = cost::floor_block(stat + self.st.tokens(shared_w), cost::DS_BLOCK);
             let model = msgs[k]
                 .model()
                 .map(str::to_string)

@@ -17,7 +17,7 @@
 pub use crate::engine::topics::{TopicPending, TopicState};
 use crate::error::Result;
 use crate::pairing::ShapeRole;
-use crate::tokens::Calibration;
+use crate::tokens::{Calibration, DEFAULT_SLOPE};
 use serde::{Deserialize, Serialize};
 
 /// Number of leading keys `a` and `b` share.
@@ -150,6 +150,36 @@ pub struct SessionState {
 }
 
 impl SessionState {
+    /// Calibration is trusted once it has seen prompts of clearly different sizes: a two-point
+    /// fit needs spread, and `Calibration` fits one point (or equal sizes) through the origin,
+    /// which makes the first turn (≈ 12K static tokens over a few hundred chars of history) read
+    /// as 2 tokens per char, 6.7× too high. Until then: default slope, static = residual of the
+    /// last observation.
+    pub fn calibrated(&self) -> bool {
+        let g = &self.calib_guard;
+        self.calibration.samples() >= 2 && g.hi.saturating_sub(g.lo) >= (g.lo / 10).max(2_000)
+    }
+
+    /// Estimated tokens of `w` weighted chars of messages.
+    pub fn tokens(&self, w: u64) -> u64 {
+        if self.calibrated() {
+            self.calibration.tokens(w)
+        } else {
+            (w as f64 * DEFAULT_SLOPE).round() as u64
+        }
+    }
+
+    /// Estimated static prompt (system prompt + tools).
+    pub fn static_tokens(&self) -> u64 {
+        if self.calibrated() {
+            return self.calibration.static_tokens();
+        }
+        match self.calib_guard.last {
+            Some([x, y]) => y.saturating_sub((x as f64 * DEFAULT_SLOPE).round() as u64),
+            None => 0,
+        }
+    }
+
     /// Read a snapshot (the JSON text of a state).
     pub fn from_snapshot(text: &str) -> serde_json::Result<SessionState> {
         serde_json::from_str(text)

@@ -235,7 +235,7 @@ pub struct ArtifactNote {
 }
 
 /// Range and last point of the calibration observations (the engine trusts the fit only once
-/// the observed sizes spread; see `Session::calibrated`).
+/// the observed sizes spread; see `SessionState::calibrated`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CalibGuard {

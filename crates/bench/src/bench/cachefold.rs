@@ -311,7 +311,7 @@ impl Strategy for Cachefold {
         c.insert("foldsStored".into(), self.folds.len() as u64);
         // The engine's token estimate, calibrated from the usage the simulator reports (exact
         // DeepSeek-V4 counts): mean absolute error over its recent calls, in basis points.
-        let stats = self.session.stats();
+        let stats = self.session.view().stats();
         let cal = &stats["calibration"];
         if let Some(e) = cal["meanAbsErrorPct"].as_f64() {
             c.insert("calibErrBp".into(), (e * 100.0).round() as u64);

@@ -192,7 +192,7 @@ pub struct ReplayOutcome {
     pub repair_shifts: u64,
     /// Engine errors (the shim would pass history through).
     pub errors: Vec<String>,
-    /// `Session::stats()` at the end.
+    /// `Session::view().stats()` at the end.
     pub stats: Value,
     /// Journal written.
     pub journal: String,
@@ -452,7 +452,7 @@ pub fn replay(
         }
     }
     d.out.snapshot = d.s.snapshot();
-    d.out.stats = d.s.stats();
+    d.out.stats = d.s.view().stats();
     if opts.check_journal {
         let last = calls.len();
         match Session::restore(cfg.clone(), "replay", None, &d.out.journal) {
