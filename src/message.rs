@@ -15,6 +15,7 @@
 //! | anything else | nothing: passed through as it came |
 
 use crate::error::{Error, Result};
+use crate::tokens;
 use serde::de::{Deserialize, IgnoredAny};
 use serde_json::{Number, Value};
 
@@ -195,6 +196,17 @@ impl Fields {
             Content::Parts(items) => items.iter().map(PartBuf::part).collect(),
             Content::None => Vec::new(),
         }
+    }
+
+    /// Image parts: how many, and the bytes of their base64 `data` in all.
+    pub fn images(&self) -> (u64, u64) {
+        let Content::Parts(items) = &self.content else {
+            return (0, 0);
+        };
+        items.iter().fold((0, 0), |(n, bytes), p| match p {
+            PartBuf::Image { data_len, .. } => (n + 1, bytes + *data_len as u64),
+            _ => (n, bytes),
+        })
     }
 
     /// Tool calls of an assistant message, in order.
@@ -417,6 +429,14 @@ impl HostMessage {
             HostMessage::Exact(m) | HostMessage::Sanitised(m, _) => Some(m),
             HostMessage::Opaque(_) => None,
         }
+    }
+
+    /// The message's weight for token estimates: [`tokens::message_weight`] of `json`, the host's
+    /// text this was read from, its images counted by part, not by data (an opaque message by
+    /// its text).
+    pub fn weight(&self, json: &str) -> u64 {
+        let (n, bytes) = self.message().map_or((0, 0), Fields::images);
+        tokens::message_weight(json, n, bytes)
     }
 
     /// Why the message was quarantined (`None` when it was read exactly).

@@ -61,6 +61,24 @@ pub fn weighted_chars(s: &str) -> u64 {
     (tenths + 5) / 10
 }
 
+/// Weight of one image part, in place of its base64 `data`: about 1,600 tokens at
+/// [`DEFAULT_SLOPE`]. Providers bill an image by its pixels, not by the length of its encoding:
+/// Anthropic about 1,600 tokens for the largest image it does not shrink (1.15 megapixels),
+/// OpenAI's high-detail tiles and Gemini's 258-token tiles less for a screenshot. Counted as text,
+/// a 1 MB screenshot weighed ~1.4 million chars (~400,000 estimated tokens): the fold rules saw
+/// a prompt hundreds of times its real size and folded the image away in the turn it arrived.
+pub const IMAGE_WEIGHT: u64 = 5_334;
+
+/// [`weighted_chars`] of a message's JSON text whose image parts (`images` of them, their base64
+/// `data` strings `data_bytes` long in all) each weigh [`IMAGE_WEIGHT`] instead of their data.
+/// Base64 is ASCII and `JSON.stringify` escapes none of its characters, so the data weighs its
+/// length in the text.
+pub fn message_weight(json: &str, images: u64, data_bytes: u64) -> u64 {
+    weighted_chars(json)
+        .saturating_sub(data_bytes)
+        .saturating_add(images.saturating_mul(IMAGE_WEIGHT))
+}
+
 /// Default slope before any observation: DeepSeek's documented 0.3 token per English char.
 pub const DEFAULT_SLOPE: f64 = 0.3;
 /// Slope bounds: below 0.05 or above 2 tokens per weighted char is a measurement error
@@ -351,5 +369,25 @@ mod tests {
         // Missing fields (older snapshot) deserialize to the defaults.
         let empty: Calibration = serde_json::from_str("{}").unwrap();
         assert_eq!(empty, Calibration::default());
+    }
+
+    /// An image weighs [`IMAGE_WEIGHT`] whatever the length of its data; a message without
+    /// images weighs its text.
+    #[test]
+    fn images_weigh_a_fixed_amount_not_their_data() {
+        let text = r#"{"role":"user","content":[{"type":"text","text":"é what is wrong here?"}]}"#;
+        assert_eq!(message_weight(text, 0, 0), weighted_chars(text));
+        for data in ["", "QUJD", &"A".repeat(1_400_000)] {
+            let json = format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":"é"}},{{"type":"image","data":"{data}","mimeType":"image/png"}}]}}"#
+            );
+            let bare = weighted_chars(&json) - data.len() as u64;
+            assert_eq!(
+                message_weight(&json, 1, data.len() as u64),
+                bare + IMAGE_WEIGHT
+            );
+        }
+        // Data lengths past the text (a caller's mistake) never wrap.
+        assert_eq!(message_weight("{}", 2, 1_000), 2 * IMAGE_WEIGHT);
     }
 }

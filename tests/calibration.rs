@@ -128,3 +128,57 @@ fn a_long_first_turn_calibrates_the_estimate_when_the_host_assembles_once() {
 fn a_long_first_turn_calibrates_the_estimate_when_the_host_assembles_every_call() {
     check(true);
 }
+
+/// A screenshot (about 1.4 MB of base64) in a user message and in a tool result weighs one image
+/// each, not 1.4 million chars: no fold of a prompt that fits, and both images reach the model
+/// in the turn they arrive and on later turns.
+#[test]
+fn screenshots_count_as_images_not_as_their_base64() {
+    let data = "iVBORw0KGgo".repeat(130_000);
+    let shot = |role_user: bool, ts: u64| -> String {
+        let img = serde_json::json!({"type": "image", "data": data, "mimeType": "image/png"});
+        if role_user {
+            serde_json::json!({"role": "user", "content": [{"type": "text", "text": "what is wrong on this page?"}, img], "timestamp": ts})
+        } else {
+            serde_json::json!({"role": "toolResult", "toolCallId": "call_shot", "toolName": "browser", "content": [{"type": "text", "text": "screenshot taken"}, img], "isError": false, "timestamp": ts})
+        }
+        .to_string()
+    };
+    let mut s = Session::new(cfg(), "s-shots");
+    let mut msgs = Vec::new();
+    for k in 0..3 {
+        turn(&mut msgs, k, "src/a.rs", 2_000);
+    }
+    let ts = T0 + 10 * 60_000;
+    msgs.push(shot(true, ts));
+    msgs.push(calls(
+        &[("call_shot", "browser", "http://localhost:3000")],
+        ts + 1,
+    ));
+    msgs.push(shot(false, ts + 2));
+    let images = msgs.len() - 3;
+    let budget = Some(60_000);
+    for extra in 0..3 {
+        if extra > 0 {
+            turn(&mut msgs, 10 + extra, "src/b.rs", 2_000);
+        }
+        let p = shim(&mut s, &msgs, Some("anthropic/claude-sonnet-4-6"), budget);
+        assert!(
+            p.report.folds.is_empty(),
+            "turn +{extra}: folded {:?}",
+            p.report.folds
+        );
+        assert!(
+            p.estimated_tokens < 20_000,
+            "turn +{extra}: estimate {} for ~8K tokens of text and two images",
+            p.estimated_tokens
+        );
+        let out = resolve(&p, &msgs);
+        for i in [images, images + 2] {
+            assert!(
+                out.contains(&msgs[i]),
+                "turn +{extra}: image message {i} not sent as it was"
+            );
+        }
+    }
+}

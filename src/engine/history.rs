@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::message::Fields;
 use crate::pairing::Shape;
 use crate::record::{MsgHash, MsgRecord, Ts};
-use crate::{cost, digest, tokens};
+use crate::{cost, digest};
 use serde_json::Value;
 
 impl Session {
@@ -128,7 +128,7 @@ impl Session {
     /// `h` is the message's [`Session::msg_hash`] (the caller has it already).
     pub(super) fn ingest(&mut self, i: u32, json: &str, h: MsgHash) -> Result<Option<String>> {
         let host = crate::message::parse_host(json);
-        let w = tokens::weighted_chars(json);
+        let w = host.weight(json);
         let q = host.quarantine().map(str::to_string);
         let Some(m) = host.message() else {
             let rec = MsgRecord {

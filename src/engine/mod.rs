@@ -35,8 +35,9 @@
 //!   threshold and condensing shrinks the records, all segments become one (`c<k>`), declared
 //!   with its price; JS stores the whole condensed range under `c<k>`.
 //!
-//! Token estimates: weighted chars of the message JSON through [`tokens::Calibration`], fed by
-//! `commit_turn`. The fit is used once its observations spread (≥ 2 samples over ≥ 2,000
+//! Token estimates: weighted chars of the message JSON (an image part by a fixed weight, not
+//! its base64 data: [`crate::tokens::message_weight`]) through [`crate::tokens::Calibration`],
+//! fed by `commit_turn`. The fit is used once its observations spread (≥ 2 samples over ≥ 2,000
 //! weighted chars and 10 %); before that, the default slope and the last residual as static
 //! (a one-point fit through the origin reads a 12K-token system prompt as 2 tokens per char).
 
@@ -52,7 +53,6 @@ use crate::config::Config;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::record::MsgHash;
-use crate::tokens;
 use by_index::ByIndex;
 use history::Evicted;
 use journal::{Event, ReplayReport};
@@ -706,7 +706,7 @@ impl Session {
         let mut appended_w = 0u64;
         for i in out.len() as u32..count {
             if let Some(j) = given.get(&i) {
-                appended_w += tokens::weighted_chars(j);
+                appended_w += crate::message::parse_host(j).weight(j);
             }
         }
         Some(AssemblePlan {

@@ -7,12 +7,12 @@ use super::{
     state, AssembleInput, AssembleReport, CommitInput, CommitOutcome, CompactAnswer, CompactInput,
     Op, Session, LOW_SAVING_DIVISOR,
 };
+use crate::cost;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::message::Fields;
 use crate::pairing::{Shape, ShapeRole};
 use crate::record::{MsgHash, MsgRecord};
-use crate::{cost, tokens};
 
 impl Session {
     /// A tool result was shrunk to a preview plus an artifact (`tool_result_persist` or the
@@ -168,7 +168,7 @@ impl Session {
         for j in &input.messages {
             let host = crate::message::parse_host(j);
             msgs.push(host.message().cloned().unwrap_or_default());
-            ws.push(tokens::weighted_chars(j));
+            ws.push(host.weight(j));
         }
         let stat = self.st.static_tokens();
         let mut asst: Vec<usize> = Vec::new();
