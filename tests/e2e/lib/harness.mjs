@@ -95,10 +95,12 @@ export class Harness {
    * @param {"strict"|"optimistic"} [o.cacheMode]
    * @param {(s:string)=>void} [o.log]
    * @param {Record<string,unknown>} [o.extraConfig] deep-merged into openclaw.json before start
-   * @param {Record<string,string>} [o.files] workspace files to create (name → content)
+   * @param {Record<string,string|Buffer>} [o.files] workspace files to create (name → content)
    * @param {boolean} [o.reasoning]      a thinking model: `reasoning: true` in the model entry and a
    *                                     fake provider that streams reasoning_content and requires it back
    * @param {number} [o.tokenScale]     the fake provider reports this many tokens per estimated token
+   * @param {string[]} [o.input]         the model's input modalities (default ["text"]; ["text", "image"]:
+   *                                     a vision model, whose `read` of an image returns the image)
    * @param {boolean} [o.local]          drive turns with `openclaw agent --local` (no Gateway)
    * @param {boolean} [o.settle]         after each turn, wait for the host's post-turn work (default
    *                                     true; see Harness#settle)
@@ -196,7 +198,7 @@ export class Harness {
                 id: MODEL_ID,
                 name: "Fake DeepSeek V4 Flash",
                 reasoning: !!this.o.reasoning,
-                input: ["text"],
+                input: this.o.input ?? ["text"],
                 cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
                 contextWindow: cw,
                 maxTokens: this.o.maxTokens ?? 4096,

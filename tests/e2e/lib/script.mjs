@@ -5,7 +5,8 @@
 //
 // The newest message of a host request is the transient `<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>`
 // user message (docs/host-integration.md), so the real prompt is the last user message
-// that is not internal context. The step to run is the number of assistant messages after that
+// that is not internal context (nor a vision model's tool-result images, which the host sends as
+// a user message after the tool messages). The step to run is the number of assistant messages after that
 // prompt (each completed tool round adds one), so a turn walks its steps in order and then
 // answers with text. Steps:
 //   {"read": "file" | {path, offset?, limit?}}        → tool `read`
@@ -52,10 +53,19 @@ function isInternal(m) {
   return m?.role === "user" && contentText(m.content).includes(INTERNAL_CONTEXT_MARK);
 }
 
-/** Index of the real prompt (last non-internal user message), or -1. */
+// A `tool` message of chat completions holds text only, so the host sends a vision model's
+// tool-result images in a user message after the tool messages ("Image(s) from tool result #1
+// (read):" and `image_url` parts). It belongs to the tool round, not to the user.
+const TOOL_IMAGES_RE = /^Image\(s\) from tool result #\d+/;
+function isToolImages(m) {
+  const c = m?.role === "user" ? m.content : null;
+  return Array.isArray(c) && c.length > 0 && TOOL_IMAGES_RE.test(c[0]?.text ?? "") && c.every((p) => p?.type === "image_url" || (p?.type === "text" && TOOL_IMAGES_RE.test(p.text ?? "")));
+}
+
+/** Index of the real prompt (last user message that is neither internal context nor tool-result images), or -1. */
 export function realPromptIndex(messages) {
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]?.role === "user" && !isInternal(messages[i])) return i;
+    if (messages[i]?.role === "user" && !isInternal(messages[i]) && !isToolImages(messages[i])) return i;
   }
   return -1;
 }

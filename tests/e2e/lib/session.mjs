@@ -21,6 +21,7 @@ import { summarizeRun } from "./analyze.mjs";
  * @param {boolean} [opts.keep]
  * @param {(s:string)=>void} [opts.log]
  * @param {"strict"|"optimistic"} [opts.cacheMode]
+ * @param {string[]} [opts.input]         the model's input modalities (Harness `input`)
  * @param {boolean} [opts.transcript]     read the session's persisted transcript (default true)
  * @param {(h: Harness, result: object) => Promise<void>} [opts.inspect] called before the harness closes
  */
@@ -38,6 +39,7 @@ export async function runScenario(spec, scenario, opts = {}) {
     baseDir: opts.baseDir,
     keep: opts.keep,
     cacheMode: opts.cacheMode,
+    input: opts.input,
     log: opts.log,
   });
   const session = `${scenario.name}-${spec.engine}`.replace(/[^a-z0-9-]/gi, "-").toLowerCase();
