@@ -321,8 +321,11 @@ export class Harness {
     const args = [this.tc.openclaw, "gateway", "run", "--allow-unconfigured", "--bind", "loopback", "--port", String(this.gatewayPort), "--auth", "token"];
     fs.appendFileSync(this.gatewayLogPath, `\n=== gateway start ${new Date().toISOString()} port ${this.gatewayPort}\n`);
     this.gateway = spawnLogged(this.tc.node, args, { env: this.env(), cwd: this.work, logFile: this.gatewayLogPath });
+    // The poll ends with the wait: left running after a failed start, it kept the test process
+    // alive (a Gateway that refused its config failed the test in seconds, then hung the run).
+    let waiting = true;
     const ready = (async () => {
-      for (;;) {
+      while (waiting) {
         await sleep(250);
         const text = this.gatewayLog();
         if (/\bready\b/i.test(text.slice(text.lastIndexOf("=== gateway start"))) && (await this.probeGateway())) return;
@@ -343,6 +346,8 @@ export class Harness {
     } catch (e) {
       e.message += `\n(gateway log tail:\n${this.gatewayLog().slice(-2000)})`;
       throw e;
+    } finally {
+      waiting = false;
     }
     this.gatewayPids = this.findGatewayPids().map((p) => p.pid);
     this.gatewayReadyMs = Date.now() - t0;
