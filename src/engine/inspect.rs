@@ -1,8 +1,8 @@
 //! The topic tools' answers, rendered here so the shim stays thin: `cachefold_topics` (topics
 //! with turn ranges, tokens, folded/live), `cachefold_preview` (what the model sees now, part
-//! by part), `cachefold_recover` by turn or topic id (which stored lines hold the turns); `cachefold_pin`
-//! changes the state and is in `topics.rs`. Every answer is `{text, details}`; the text is
-//! bounded.
+//! by part), `cachefold_recover` by turn or topic id (which stored lines hold the turns);
+//! `cachefold_pin` changes the state and is in `topics.rs`. Every answer is
+//! `{text, details}`; the text is bounded.
 
 use super::state::SessionState;
 use crate::config::Config;
@@ -26,8 +26,8 @@ fn place(st: &SessionState, r: u32) -> &'static str {
 }
 
 /// A read-only view of a session, its state and config, for the answers that only read them
-/// (the topic tools here, the stats in `stats.rs`). [`super::Session::view`] makes one; it can neither
-/// change the state nor journal anything.
+/// (the topic tools here, the stats in `stats.rs`). [`super::Session::view`] makes one; it can
+/// neither change the state nor journal anything.
 #[derive(Debug, Clone, Copy)]
 pub struct View<'a> {
     pub(super) st: &'a SessionState,
