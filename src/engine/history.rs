@@ -251,12 +251,12 @@ impl Session {
         if self.st.live_from < new_base {
             // The host dropped messages that are still live: fold them (and up to the next cut).
             let rcount = self.st.recorded();
-            let cuts = self.live_cuts(rcount);
+            let cuts = self.view().live_cuts(rcount);
             let Some(&cut) = cuts.iter().find(|c| **c >= new_base) else {
                 return Ok(Evicted::No);
             };
             let round = self.round(rcount, input, model);
-            let before = self.estimate(rcount);
+            let before = self.view().estimate(rcount);
             let id = self.next_fold_id();
             let p = self.prepare(&id, self.st.live_from, cut, None);
             let decision = cost::fold_decision_with(

@@ -26,8 +26,9 @@ fn place(st: &SessionState, r: u32) -> &'static str {
 }
 
 /// A read-only view of a session, its state and config, for the answers that only read them
-/// (the topic tools here, the stats in `stats.rs`). [`super::Session::view`] makes one; it can
-/// neither change the state nor journal anything.
+/// (the topic tools here, the stats in `stats.rs`, the prompt's measures the fold rules start
+/// from in `limits.rs`). [`super::Session::view`] makes one; it can neither change the state
+/// nor journal anything.
 #[derive(Debug, Clone, Copy)]
 pub struct View<'a> {
     pub(super) st: &'a SessionState,

@@ -83,6 +83,7 @@ pub mod evict;
 mod gate;
 mod history;
 mod inspect;
+mod limits;
 mod output;
 mod policy;
 mod stats;
@@ -618,8 +619,8 @@ impl Session {
         report.breaker_tripped = self.st.breaker_tripped();
         let est = self.st.tokens(built.w);
         if report.budget_tokens == 0 {
-            report.budget_tokens = self.budget(input);
-            report.threshold_tokens = self.threshold(input);
+            report.budget_tokens = self.view().budget(input);
+            report.threshold_tokens = self.view().threshold(input);
             report.tokens_before = self.st.static_tokens() + est;
         }
         report.tokens_after = self.st.static_tokens() + est;

@@ -1,24 +1,17 @@
 //! Fold policy: when a fold pays, where it cuts, what its record holds, emergency and forced
 //! folds, condensation. See the module docs of [`super`] for the rules.
 
-use super::gate::host_turn_threshold;
 use super::state::{self, Event, FoldReason, MsgRecord, Segment};
 use super::{
     AssembleInput, AssembleReport, CondenseReport, FoldReport, FoldWrite, Op, Prepared, Session,
-    DEFAULT_BUDGET, EMERGENCY_HEADROOM, LOW_SAVING_DIVISOR,
+    EMERGENCY_HEADROOM, LOW_SAVING_DIVISOR,
 };
 use crate::digest::Digest;
 use crate::error::Result;
-use crate::pairing::ShapeRole;
-use crate::record::MsgHash;
 use crate::{cost, fold, tokens};
 
 /// [`Session::candidate`]'s answer when no cut leaves a tail within `tailTokens`.
 const LAST_TURN_OVER_TAIL: &str = "the last turn alone exceeds tailTokens";
-
-/// Bounds of [`Session::expected_calls`] without `expectedRemainingCalls`.
-const EXPECTED_CALLS_MIN: u64 = 4;
-const EXPECTED_CALLS_MAX: u64 = 200;
 
 /// What does not change within one round of the fold policy.
 pub(super) struct Round {
@@ -33,8 +26,8 @@ pub(super) struct Round {
     /// The provider's cache terms now: write premium, minimum length, expired after an idle gap.
     pub terms: cost::CacheTerms,
     /// When the end of the history (`count`) is a turn boundary an emergency fold may cut at
-    /// ([`Session::end_is_cut`]): the prompt size it is the last resort against, the host's
-    /// budget or its pre-turn trigger, whichever is lower ([`Session::hard_limit`]).
+    /// ([`super::View::end_is_cut`]): the prompt size it is the last resort against, the host's
+    /// budget or its pre-turn trigger, whichever is lower ([`super::View::hard_limit`]).
     pub end_cut: Option<u64>,
 }
 
@@ -60,62 +53,6 @@ pub(super) enum Step {
 }
 
 impl Session {
-    /// The token budget folds answer to: the config's, else the host's for this call.
-    ///
-    /// OpenClaw hands the pre-prompt assemble `window − reserve` (22.6K of a 48K window,
-    /// measured) and the tool-loop assembles nearly the whole window (47.6K). Answering to the
-    /// largest budget seen was measured worse in the 48K e2e run (0.90× legacy's input cost
-    /// instead of 0.57×): prompts grew into the host's pre-compaction memory flush, which
-    /// rewrites the system prompt. So the pre-prompt budget governs folds, and the in-loop
-    /// assembles, with their larger budgets, never fold mid-turn.
-    pub(super) fn budget(&self, input: &AssembleInput) -> u64 {
-        if self.cfg.token_budget > 0 {
-            return self.cfg.token_budget;
-        }
-        input
-            .token_budget
-            .filter(|b| *b > 0)
-            .unwrap_or(DEFAULT_BUDGET)
-    }
-
-    /// The prompt size (static + messages) above which folds are due: `compactRatio × budget`,
-    /// lowered so that the turn to come, grown as the recent turns grew, still ends under the
-    /// host's pre-turn threshold (see [`host_turn_threshold`]); otherwise the host would find the
-    /// last call of a large turn over its threshold and call `compact()` before the next turn.
-    /// Never lowered below half the ratio's figure: a turn that alone fills the window cannot
-    /// be made room for by folding every turn.
-    pub(super) fn threshold(&self, input: &AssembleInput) -> u64 {
-        let base = (self.cfg.compact_ratio * self.budget(input) as f64)
-            .floor()
-            .max(0.0) as u64;
-        match self.st.window.and_then(host_turn_threshold) {
-            Some(host) => {
-                let growth = self
-                    .st
-                    .tokens(self.st.turn_ws.iter().copied().max().unwrap_or(0));
-                base.min(host.saturating_sub(growth).max(base / 2))
-            }
-            None => base,
-        }
-    }
-
-    /// Weighted chars of head + segments (records and kept messages).
-    pub(super) fn prefix_w(&self) -> u64 {
-        let mut w = fold::span_w(&self.st.records, 0, self.st.head_len);
-        for s in &self.st.segs {
-            w += s.w + s.protected_w;
-        }
-        w
-    }
-
-    pub(super) fn layout_w(&self, count: u32) -> u64 {
-        self.prefix_w() + fold::span_w(&self.st.records, self.st.live_from, count)
-    }
-
-    pub(super) fn estimate(&self, count: u32) -> u64 {
-        self.st.static_tokens() + self.st.tokens(self.layout_w(count))
-    }
-
     /// The provider's cache terms for `model` at `now_ms` ([`crate::providers::terms`]); the
     /// last request is the later of the last committed call (its row's time) and the last
     /// request this process planned for it, and `other_ms`, the last request another session
@@ -140,80 +77,19 @@ impl Session {
         crate::providers::terms(profile.as_ref(), now_ms, last)
     }
 
-    /// Calls the fold pricing expects to come: `expectedRemainingCalls` when set, else the
-    /// calls so far (committed calls or assistant records, whichever is more) within
-    /// [`EXPECTED_CALLS_MIN`, `EXPECTED_CALLS_MAX`]. Runs on every assemble, so it stops
-    /// counting where the answer is known: no count once the committed calls reach the cap,
-    /// and assistant records only up to the cap (a long session's answer costs at most the
-    /// walk to its 200th assistant record, not a walk of the whole history).
-    pub(super) fn expected_calls(&self) -> f64 {
-        if self.cfg.expected_remaining_calls > 0 {
-            return self.cfg.expected_remaining_calls as f64;
-        }
-        let calls = self.st.totals.calls;
-        let assistants = if calls >= EXPECTED_CALLS_MAX {
-            0
-        } else {
-            self.st
-                .records
-                .iter()
-                .filter(|r| r.shape.role == ShapeRole::Assistant)
-                .take(EXPECTED_CALLS_MAX as usize)
-                .count() as u64
-        };
-        calls
-            .max(assistants)
-            .clamp(EXPECTED_CALLS_MIN, EXPECTED_CALLS_MAX) as f64
-    }
-
     /// The inputs of the fold rules for one assemble over `count` records.
     pub(super) fn round(&self, count: u32, input: &AssembleInput, model: Option<&str>) -> Round {
         Round {
             count,
             price: cost::price_for(&self.cfg, model, input.now_ms),
-            expected: self.expected_calls(),
-            thr: self.threshold(input),
+            expected: self.view().expected_calls(),
+            thr: self.view().threshold(input),
             terms: self.cache_terms(model, input.now_ms, input.last_request_ms),
             end_cut: self
+                .view()
                 .end_is_cut(count, input.prompt_pending)
-                .then(|| self.hard_limit(input)),
+                .then(|| self.view().hard_limit(input)),
         }
-    }
-
-    /// The prompt size past which the host cannot go on with what it has: its budget, or its
-    /// pre-turn trigger when the window is known (the host compacts the whole history there).
-    pub(super) fn hard_limit(&self, input: &AssembleInput) -> u64 {
-        let budget = self.budget(input);
-        self.st
-            .window
-            .and_then(host_turn_threshold)
-            .map_or(budget, |t| t.min(budget))
-    }
-
-    /// Whether `count`, the end of the recorded history, is a cut point for an emergency fold:
-    /// the host holds the current turn apart (`prompt_pending`), the history is all recorded,
-    /// and it ends with an assistant reply that leaves no call open, or with
-    /// [`Session::compact_request`]'s stand-in for a whole committed turn (a user record with
-    /// the default hash, which no host message has). A fold to there keeps the pinned head and
-    /// the earlier records as they are; without it, a last turn over the host's trigger on its
-    /// own could only go by the host's compaction, which replaces the whole history, head
-    /// included.
-    pub(super) fn end_is_cut(&self, count: u32, prompt_pending: bool) -> bool {
-        let recs = &self.st.records;
-        prompt_pending
-            && count as usize == recs.len()
-            && recs.last().is_some_and(|r| match r.shape.role {
-                ShapeRole::Assistant => r.shape.call_ids.is_empty(),
-                ShapeRole::User => r.h == MsgHash::default(),
-                _ => false,
-            })
-            && self.st.cuts.first_at_least(recs, count) == Some(count)
-    }
-
-    /// Boundaries strictly inside the live tail: `live_from < c < count`.
-    pub(super) fn live_cuts(&self, count: u32) -> Vec<u32> {
-        let live = self.st.live_from;
-        self.st.cuts.between(&self.st.records, live, count)
     }
 
     /// The priced candidate: earliest cut whose tail fits `tailTokens` (None when the live tail
@@ -248,7 +124,8 @@ impl Session {
         let protected_w = picked_w(&self.st.records, &self.kept_verbatim(from, to));
         let cand = cost::FoldCandidate {
             context_tokens: before,
-            unchanged_prefix_tokens: self.st.static_tokens() + self.st.tokens(self.prefix_w()),
+            unchanged_prefix_tokens: self.st.static_tokens()
+                + self.st.tokens(self.view().prefix_w()),
             new_record_tokens: 0,
             after_tokens: self
                 .st
@@ -321,7 +198,7 @@ impl Session {
 
     /// Prompt estimate if `p` were appended now.
     pub(super) fn estimate_with(&self, count: u32, p: &Prepared) -> u64 {
-        let w = self.prefix_w()
+        let w = self.view().prefix_w()
             + p.seg.w
             + p.seg.protected_w
             + fold::span_w(&self.st.records, p.seg.to, count);
@@ -337,7 +214,7 @@ impl Session {
         let stat = self.st.static_tokens();
         cost::FoldCandidate {
             context_tokens: before,
-            unchanged_prefix_tokens: stat + self.st.tokens(self.prefix_w()),
+            unchanged_prefix_tokens: stat + self.st.tokens(self.view().prefix_w()),
             new_record_tokens: self.st.tokens(p.seg.w),
             after_tokens: self
                 .st
@@ -371,9 +248,9 @@ impl Session {
         writes: &mut Vec<FoldWrite>,
     ) -> Result<()> {
         let round = self.round(count, input, model);
-        report.budget_tokens = self.budget(input);
+        report.budget_tokens = self.view().budget(input);
         report.threshold_tokens = round.thr;
-        report.tokens_before = self.estimate(count);
+        report.tokens_before = self.view().estimate(count);
         let forced = op == (Op::Compact { force: true }) || self.st.force_fold;
         report.forced = forced;
         // Iterate to a fixpoint: a fold or condensation changes the prefix and so the next
@@ -413,8 +290,8 @@ impl Session {
             ));
         }
         let count = r.count;
-        let before = self.estimate(count);
-        let cuts = self.live_cuts(count);
+        let before = self.view().estimate(count);
+        let cuts = self.view().live_cuts(count);
         // After an idle gap past the provider's cache lifetime the next request misses from its
         // first token anyway, so a fold then breaks nothing: the live tail goes down to
         // `tailTokens` now, also when the region is under `minFoldTokens`; and when the last
@@ -523,12 +400,12 @@ impl Session {
     /// down to a low-water mark. Also tells whether the prompt is over the threshold.
     pub(super) fn plan_emergency(&self, r: &Round, forced: bool) -> (bool, Step) {
         let (count, thr) = (r.count, r.thr);
-        let est = self.estimate(count);
+        let est = self.view().estimate(count);
         let emergency = est > thr;
         if !(emergency || forced) {
             return (emergency, Step::Skip(None));
         }
-        let cuts = self.live_cuts(count);
+        let cuts = self.view().live_cuts(count);
         // The end of the list (`r.end_cut`): the last resort of an emergency, taken only when no
         // cut inside the live tail brings the prompt under the host's hard limit, so the last
         // turn stays verbatim whenever the host can go on without folding it (a prompt over the
@@ -559,7 +436,7 @@ impl Session {
             });
         } else {
             let stat = self.st.static_tokens();
-            let fixed = self.prefix_w();
+            let fixed = self.view().prefix_w();
             // Hysteresis: an emergency fold goes down to a low-water mark, not just under the
             // threshold. Cutting the minimum made the next turn's growth cross the threshold
             // again, so every turn folded (and missed the cache after the new record) in the
@@ -731,7 +608,7 @@ impl Session {
         }
         let (count, thr) = (r.count, r.thr);
         let records_tokens = self.st.tokens(state::segs_w(&self.st.segs));
-        let before = self.estimate(count);
+        let before = self.view().estimate(count);
         let record_budget = self.record_budget(thr);
         // After an idle gap past the provider's cache lifetime the next request misses from its
         // first token anyway: condensing then breaks nothing, so it is done when it shrinks.

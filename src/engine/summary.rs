@@ -46,7 +46,7 @@ impl Session {
             return Ok(None);
         }
         let count = self.st.recorded();
-        let cuts = self.live_cuts(count);
+        let cuts = self.view().live_cuts(count);
         let Ok(c) = self.candidate(count, &cuts) else {
             return Ok(None);
         };

@@ -118,7 +118,7 @@ impl Session {
             &mut writes,
         )?;
         let before = report.tokens_before;
-        let after = sim.estimate(count);
+        let after = sim.view().estimate(count);
         if report.folds.is_empty() && report.condensed.is_none() {
             return Ok(nothing(
                 report

@@ -48,7 +48,7 @@ pub const MAX_CALL_ROWS: usize = 500;
 pub const MAX_OPEN_CALLS: usize = 64;
 /// Artifact notes kept.
 pub const MAX_ARTIFACTS: usize = 256;
-/// Committed turns whose size is kept for the growth projection (`Session::threshold`).
+/// Committed turns whose size is kept for the growth projection (`View::threshold`).
 pub const MAX_TURN_WS: usize = 4;
 /// Rolling window of the summary rate limit.
 pub const HOUR_MS: f64 = 3_600_000.0;
