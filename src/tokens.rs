@@ -65,8 +65,10 @@ pub fn weighted_chars(s: &str) -> u64 {
 /// [`DEFAULT_SLOPE`]. Providers bill an image by its pixels, not by the length of its encoding:
 /// Anthropic about 1,600 tokens for the largest image it does not shrink (1.15 megapixels),
 /// OpenAI's high-detail tiles and Gemini's 258-token tiles less for a screenshot. Counted as text,
-/// a 1 MB screenshot weighed ~1.4 million chars (~400,000 estimated tokens): the fold rules saw
-/// a prompt hundreds of times its real size and folded the image away in the turn it arrived.
+/// a 1 MB screenshot weighed ~1.4 million chars (~400,000 estimated tokens): met before any
+/// calibration, the fold rules folded the image away at once; read in a tool loop, it drove the
+/// calibration's slope to its floor and every later estimate went wrong (2.6× the billed prompt
+/// in `tests/e2e/images.test.mjs`).
 pub const IMAGE_WEIGHT: u64 = 5_334;
 
 /// [`weighted_chars`] of a message's JSON text whose image parts (`images` of them, their base64
