@@ -23,9 +23,10 @@
 //!   alone does not); the region `[liveFrom, c)` must reach `minFoldTokens`;
 //!   [`crate::cost::fold_decision`] must say it pays within the expected remaining calls
 //!   (config, else calls so far clamped to 4..200). When it pays and a ready LLM summary covers
-//!   exactly `[liveFrom, to)` with `to <= c` and at least half the region's tokens, the cut moves to
-//!   `to` and the record uses the summary. Three consecutive folds saving less than 5 % of the
-//!   estimate trip a breaker that stops priced folds (and summary requests) until a fold saves.
+//!   exactly `[liveFrom, to)` with `to <= c` and at least half the region's tokens, the cut
+//!   moves to `to` and the record uses the summary. Three consecutive folds saving less than 5 %
+//!   of the estimate trip a breaker that stops priced folds (and summary requests) until a fold
+//!   saves.
 //! * **Emergency**: static + message estimate over `compactRatio × budget` (budget = config,
 //!   else host, else 128,000) → fold at the smallest boundary that gets under, down to keeping
 //!   only the last boundary group, whatever the price (the price is reported).
